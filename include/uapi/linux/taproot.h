@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * taproot: sampling profiler ABI shared by taproot.ko and its userspace.
+ *
+ * This file is the only definition of the interface. The kernel module and
+ * the userspace library both include it, and both compile the size and offset
+ * assertions at its end, so a layout change breaks the build, not a user.
+ *
+ * ------------------------------------------------------------------------
+ * Generic netlink family "taproot" (TAPROOT_GENL_NAME), version 1
+ * ------------------------------------------------------------------------
+ *
+ * Every command needs CAP_PERFMON or CAP_SYS_ADMIN in the initial user
+ * namespace; the module checks this itself (GENL_ADMIN_PERM would test
+ * CAP_NET_ADMIN, which says nothing about the right to read other processes'
+ * stacks). Attributes are validated strictly: unknown attributes, values out
+ * of range and unknown flag bits are refused with an extended-ACK message that
+ * points at the attribute, and a refused request changes nothing.
+ *
+ * TAPROOT_CMD_GET_INFO        (request: no attributes)
+ *   reply:
+ *     TAPROOT_A_ABI_VERSION      u32  TAPROOT_ABI_VERSION of the module
+ *     TAPROOT_A_NR_CPUS          u32  possible CPUs = number of rings
+ *     TAPROOT_A_KERNEL_RELEASE   string, utsname release the module runs on
+ *     TAPROOT_A_FEATURES         u64  TAPROOT_FEAT_* the module provides
+ *     TAPROOT_A_RUNNING          u8   1 while sampling is started
+ *     TAPROOT_A_PAGE_SIZE        u32  kernel page size (mmap unit)
+ *
+ * TAPROOT_CMD_SET_CONFIG      (only the attributes given change)
+ *     TAPROOT_A_CFG_FREQ_HZ      u32  1..TAPROOT_FREQ_MAX samples/s per CPU
+ *     TAPROOT_A_CFG_KSTACK_DEPTH u32  0..TAPROOT_KSTACK_MAX kernel frames
+ *     TAPROOT_A_CFG_USTACK_BYTES u32  0..TAPROOT_USTACK_MAX, multiple of 8
+ *     TAPROOT_A_CFG_EVENTS       u32  TAPROOT_EV_* mask of record kinds on
+ *     TAPROOT_A_CFG_FLAGS        u32  TAPROOT_CFG_F_* mask
+ *     TAPROOT_A_CFG_RING_PAGES   u32  data pages per CPU ring, power of two,
+ *                                     TAPROOT_RING_PAGES_MIN..._MAX; only
+ *                                     while stopped and no ring is mapped
+ *     TAPROOT_A_CFG_WATERMARK    u32  bytes in a ring that wake poll();
+ *                                     1..data size
+ *     TAPROOT_A_CFG_TGIDS        nest of TAPROOT_A_CFG_TGID u32 (repeated),
+ *                                     at most TAPROOT_MAX_TGIDS; an empty
+ *                                     nest means the whole system
+ *   While running, FREQ_HZ and RING_PAGES are refused (-EBUSY); the other
+ *   attributes are applied atomically between two samples.
+ *   reply: none (ACK). Multicast: TAPROOT_NOTIFY_CONFIG.
+ *
+ * TAPROOT_CMD_GET_CONFIG      (request: no attributes)
+ *   reply: every TAPROOT_A_CFG_* attribute above, with its current value.
+ *
+ * TAPROOT_CMD_START / TAPROOT_CMD_STOP   (request: no attributes)
+ *   START resets nothing: ring positions and counters are cumulative for the
+ *   life of the module. -EALREADY when already in the requested state.
+ *   reply: none (ACK). Multicast: TAPROOT_NOTIFY_STARTED / _STOPPED.
+ *
+ * TAPROOT_CMD_GET_STATS       (request: no attributes)
+ *   reply:
+ *     TAPROOT_A_RUNNING          u8
+ *     TAPROOT_A_STATS_CPU        nest, one per possible CPU:
+ *       TAPROOT_A_STAT_CPU          u32  CPU number
+ *       TAPROOT_A_STAT_SAMPLES      u64  timer ticks that passed the filters
+ *       TAPROOT_A_STAT_RECORDS      u64  records written to the ring
+ *       TAPROOT_A_STAT_BYTES        u64  bytes written to the ring
+ *       TAPROOT_A_STAT_LOST_FULL    u64  records lost: ring full
+ *       TAPROOT_A_STAT_LOST_NESTED  u64  records lost: writers nested too deep
+ *       TAPROOT_A_STAT_USTACK_FAULTS u64 user stack copies cut short
+ *
+ * Multicast group "session" (TAPROOT_MCGRP_SESSION): TAPROOT_CMD_NOTIFY with
+ *     TAPROOT_A_NOTIFY           u32  TAPROOT_NOTIFY_*
+ *     TAPROOT_A_RUNNING          u8   state after the change
+ *
+ * ------------------------------------------------------------------------
+ * The rings: /dev/taproot
+ * ------------------------------------------------------------------------
+ *
+ * One ring per possible CPU. Opening, mapping and polling need the same
+ * privilege as netlink. Ring N is mapped at file offset TAPROOT_MMAP_OFFSET(N)
+ * and has three parts, each page aligned (P = page size, D = data size):
+ *
+ *   offset  0      P          2P                 2P+D               2P+2D
+ *           +------+----------+------------------+------------------+
+ *           | cons | producer | data             | data again       |
+ *           | (rw) | (ro)     | (ro)             | (same pages, ro) |
+ *           +------+----------+------------------+------------------+
+ *
+ * The data pages are mapped twice back to back, so a record that wraps past
+ * the end of the data area is still contiguous in memory: a reader never
+ * copies or splits. Only the consumer page may be mapped writable; any
+ * writable mapping that reaches past it fails with EPERM. Mappings must not
+ * extend beyond 2P+2D. A typical reader maps [0, P) read-write and
+ * [P, 2P+2D) read-only.
+ *
+ * Positions are free-running u64 byte counts; the offset of position x in
+ * the data area is x & (D - 1). data_head is where the producer will write
+ * next; data_tail is where the consumer will read next. Bytes in
+ * [data_tail, data_head) hold complete records.
+ *
+ * Ordering (the labels are repeated where each side does it):
+ *
+ *   kernel (producer)                  user (consumer)
+ *
+ *   reserve: if head - READ_ONCE(tail)  head = load_acquire(&data_head)  (C)
+ *            leaves no room, drop       read records in [tail, head)
+ *   write the record                    store_release(&data_tail, tail') (D)
+ *   smp_wmb()                     (A)
+ *   WRITE_ONCE(data_head, head')  (B)
+ *   A pairs with C: a reader that sees the new head sees the record.
+ *   D pairs with the producer's READ_ONCE(tail) plus the control dependency
+ *   of the space check: the kernel never overwrites bytes the reader has not
+ *   released.
+ *
+ * A reader must: validate every header (size >= sizeof(header), size a
+ * multiple of 8, size <= head - tail) before using a record; treat a record
+ * of unknown type as opaque and skip it by its size; never trust a length
+ * field inside a record without checking it against the record's size.
+ *
+ * Loss is never silent: when a record cannot be written, the counter of its
+ * cause in the producer page grows, and the next record that can be written
+ * on that CPU is preceded by a TAPROOT_REC_LOST record with the count.
+ *
+ * poll() on an open /dev/taproot reports POLLIN when any ring holds at least
+ * the watermark of unread bytes, or, on a slow timer, any unread byte.
+ */
+#ifndef _UAPI_LINUX_TAPROOT_H
+#define _UAPI_LINUX_TAPROOT_H
+
+#include <linux/types.h>
+
+#define TAPROOT_GENL_NAME	"taproot"
+#define TAPROOT_GENL_VERSION	1
+#define TAPROOT_MCGRP_SESSION	"session"
+#define TAPROOT_DEVICE_NAME	"taproot"	/* /dev/taproot */
+
+/*
+ * Bumped on any incompatible change to this file. Userspace refuses to talk
+ * to a module whose ABI version differs from the one it was built with.
+ */
+#define TAPROOT_ABI_VERSION	1
+
+/* Limits and defaults of the configuration. */
+#define TAPROOT_FREQ_MAX		1000
+#define TAPROOT_FREQ_DEFAULT		19	/* as Parca: off-beat with 10 ms ticks */
+#define TAPROOT_KSTACK_MAX		127	/* as PERF_MAX_STACK_DEPTH */
+#define TAPROOT_KSTACK_DEFAULT		127
+#define TAPROOT_USTACK_MAX		65536
+#define TAPROOT_USTACK_DEFAULT		8192	/* as perf --call-graph dwarf */
+#define TAPROOT_RING_PAGES_MIN		2
+#define TAPROOT_RING_PAGES_MAX		16384	/* 64 MiB per CPU with 4 KiB pages */
+#define TAPROOT_RING_PAGES_DEFAULT	256	/* 1 MiB per CPU */
+#define TAPROOT_MAX_TGIDS		64
+
+enum taproot_cmd {
+	TAPROOT_CMD_UNSPEC,
+	TAPROOT_CMD_GET_INFO,
+	TAPROOT_CMD_SET_CONFIG,
+	TAPROOT_CMD_GET_CONFIG,
+	TAPROOT_CMD_START,
+	TAPROOT_CMD_STOP,
+	TAPROOT_CMD_GET_STATS,
+	TAPROOT_CMD_NOTIFY,	/* multicast only */
+	__TAPROOT_CMD_MAX
+};
+#define TAPROOT_CMD_MAX (__TAPROOT_CMD_MAX - 1)
+
+enum taproot_attr {
+	TAPROOT_A_UNSPEC,
+	TAPROOT_A_ABI_VERSION,		/* u32 */
+	TAPROOT_A_NR_CPUS,		/* u32 */
+	TAPROOT_A_KERNEL_RELEASE,	/* string */
+	TAPROOT_A_FEATURES,		/* u64, TAPROOT_FEAT_* */
+	TAPROOT_A_RUNNING,		/* u8 */
+	TAPROOT_A_PAGE_SIZE,		/* u32 */
+	TAPROOT_A_CFG_FREQ_HZ,		/* u32 */
+	TAPROOT_A_CFG_KSTACK_DEPTH,	/* u32 */
+	TAPROOT_A_CFG_USTACK_BYTES,	/* u32 */
+	TAPROOT_A_CFG_EVENTS,		/* u32, TAPROOT_EV_* */
+	TAPROOT_A_CFG_FLAGS,		/* u32, TAPROOT_CFG_F_* */
+	TAPROOT_A_CFG_RING_PAGES,	/* u32 */
+	TAPROOT_A_CFG_WATERMARK,	/* u32 */
+	TAPROOT_A_CFG_TGIDS,		/* nest of TAPROOT_A_CFG_TGID */
+	TAPROOT_A_CFG_TGID,		/* u32, inside TAPROOT_A_CFG_TGIDS */
+	TAPROOT_A_STATS_CPU,		/* nest of TAPROOT_A_STAT_* */
+	TAPROOT_A_NOTIFY,		/* u32, TAPROOT_NOTIFY_* */
+	TAPROOT_A_PAD,
+	__TAPROOT_A_MAX
+};
+#define TAPROOT_A_MAX (__TAPROOT_A_MAX - 1)
+
+enum taproot_stat_attr {
+	TAPROOT_A_STAT_UNSPEC,
+	TAPROOT_A_STAT_CPU,		/* u32 */
+	TAPROOT_A_STAT_SAMPLES,		/* u64 */
+	TAPROOT_A_STAT_RECORDS,		/* u64 */
+	TAPROOT_A_STAT_BYTES,		/* u64 */
+	TAPROOT_A_STAT_LOST_FULL,	/* u64 */
+	TAPROOT_A_STAT_LOST_NESTED,	/* u64 */
+	TAPROOT_A_STAT_USTACK_FAULTS,	/* u64 */
+	TAPROOT_A_STAT_PAD,
+	__TAPROOT_A_STAT_MAX
+};
+#define TAPROOT_A_STAT_MAX (__TAPROOT_A_STAT_MAX - 1)
+
+enum taproot_notify {
+	TAPROOT_NOTIFY_STARTED = 1,
+	TAPROOT_NOTIFY_STOPPED,
+	TAPROOT_NOTIFY_CONFIG,
+};
+
+/* TAPROOT_A_FEATURES: what this build of the module provides. */
+#define TAPROOT_FEAT_SAMPLING		(1ULL << 0)	/* timer samples */
+#define TAPROOT_FEAT_KSTACK		(1ULL << 1)	/* kernel stacks */
+#define TAPROOT_FEAT_USTACK		(1ULL << 2)	/* user regs + stack */
+#define TAPROOT_FEAT_SCHED_EVENTS	(1ULL << 3)	/* switch, waking */
+#define TAPROOT_FEAT_PROC_EVENTS	(1ULL << 4)	/* fork, exec, exit */
+#define TAPROOT_FEAT_PREEMPT_RT		(1ULL << 5)	/* kernel is PREEMPT_RT */
+
+/* TAPROOT_A_CFG_EVENTS: which record kinds are produced. */
+#define TAPROOT_EV_SAMPLE	(1U << 0)
+#define TAPROOT_EV_SWITCH	(1U << 1)
+#define TAPROOT_EV_WAKING	(1U << 2)
+#define TAPROOT_EV_FORK		(1U << 3)
+#define TAPROOT_EV_EXEC		(1U << 4)
+#define TAPROOT_EV_EXIT		(1U << 5)
+#define TAPROOT_EV_ALL		((1U << 6) - 1)
+
+/* TAPROOT_A_CFG_FLAGS */
+#define TAPROOT_CFG_F_SAMPLE_IDLE	(1U << 0)	/* sample the idle task too */
+#define TAPROOT_CFG_F_ALL		((1U << 1) - 1)
+
+/* ---------------------------------------------------------------- rings */
+
+/* File offset of ring @cpu's mapping window. */
+#define TAPROOT_MMAP_CPU_SHIFT	32
+#define TAPROOT_MMAP_OFFSET(cpu) ((__u64)(cpu) << TAPROOT_MMAP_CPU_SHIFT)
+
+/* Page 0 of a ring's window: the only page userspace may write. */
+struct taproot_ring_consumer {
+	__u64 data_tail;	/* next byte the consumer reads; it alone writes */
+};
+
+/* Causes of loss, indexes into taproot_ring_producer.lost[]. */
+enum taproot_lost_cause {
+	TAPROOT_LOST_FULL,	/* no room: the consumer is behind */
+	TAPROOT_LOST_NESTED,	/* too many writers nested on one CPU */
+	TAPROOT_LOST_NR = 4	/* room for causes added later */
+};
+
+/* Page 1 of a ring's window: written by the kernel only. */
+struct taproot_ring_producer {
+	__u32 abi_version;	/* TAPROOT_ABI_VERSION */
+	__u32 cpu;		/* CPU this ring belongs to */
+	__u32 page_size;	/* unit of the layout */
+	__u32 data_offset;	/* offset of the data area in the window: 2P */
+	__u64 data_size;	/* D: bytes, a power of two */
+	__u64 reserved0[5];	/* pads the read-mostly line to 64 bytes */
+
+	/* Written on every record; on its own cache line. */
+	__u64 data_head;	/* next byte the producer writes */
+	__u64 lost[TAPROOT_LOST_NR];	/* cumulative records lost, by cause */
+	__u64 records;		/* cumulative records written */
+	__u64 reserved1[2];
+};
+
+/* ---------------------------------------------------------------- records */
+
+/*
+ * Every record starts with this header and is padded to a multiple of 8
+ * bytes; size includes the header and the padding.
+ */
+struct taproot_rec_header {
+	__u32 size;
+	__u16 type;		/* TAPROOT_REC_* */
+	__u16 flags;		/* per type */
+	__u64 time_ns;		/* CLOCK_MONOTONIC, comparable across CPUs */
+};
+
+enum taproot_rec_type {
+	TAPROOT_REC_SAMPLE = 1,
+	TAPROOT_REC_LOST,
+	TAPROOT_REC_SWITCH,
+	TAPROOT_REC_WAKING,
+	TAPROOT_REC_FORK,
+	TAPROOT_REC_EXEC,
+	TAPROOT_REC_EXIT,
+};
+
+/*
+ * x86-64 user general registers, as the task had them when it was
+ * interrupted or when it last entered the kernel: enough for any DWARF CFI
+ * rule to refer to.
+ */
+struct taproot_user_regs {
+	__u64 ax, bx, cx, dx, si, di, bp, sp;
+	__u64 r8, r9, r10, r11, r12, r13, r14, r15;
+	__u64 ip, flags;
+};
+
+/* taproot_rec_header.flags of a TAPROOT_REC_SAMPLE */
+#define TAPROOT_SAMPLE_F_USER_REGS	(1U << 0) /* user_regs are valid */
+#define TAPROOT_SAMPLE_F_IN_KERNEL	(1U << 1) /* interrupted in kernel mode */
+#define TAPROOT_SAMPLE_F_IDLE		(1U << 2) /* interrupted the idle task */
+#define TAPROOT_SAMPLE_F_KSTACK_TRUNC	(1U << 3) /* more kernel frames than room */
+#define TAPROOT_SAMPLE_F_USTACK_FAULT	(1U << 4) /* copy stopped at an unmapped page */
+#define TAPROOT_SAMPLE_F_KTHREAD	(1U << 5) /* a kernel thread: no user part */
+
+/*
+ * A timer sample. Followed by kstack_nr u64 kernel return addresses (the
+ * interrupted ip first), then ustack_len bytes copied from the user stack
+ * starting at user_regs.sp, then padding to 8 bytes.
+ */
+struct taproot_rec_sample {
+	struct taproot_rec_header hdr;
+	__u32 pid;		/* thread group id */
+	__u32 tid;
+	__u32 cpu;
+	__u16 kstack_nr;
+	__u16 reserved;
+	__u32 ustack_len;	/* bytes of user stack that follow */
+	__u32 period_us;	/* sampling period this sample stands for */
+	char comm[16];		/* task comm, NUL padded */
+	struct taproot_user_regs user_regs;
+	/* __u64 kstack[kstack_nr]; __u8 ustack[ustack_len]; */
+};
+
+/*
+ * Records that could not be written on this CPU since the previous LOST
+ * record, by cause. Precedes the first record written after the loss.
+ */
+struct taproot_rec_lost {
+	struct taproot_rec_header hdr;
+	__u64 lost[TAPROOT_LOST_NR];
+};
+
+/*
+ * Compile-time checks of the layout, evaluated by the kernel module and by
+ * userspace alike. Any change that moves a field fails both builds.
+ */
+#define __TAPROOT_CHECK(cond, msg) _Static_assert(cond, "taproot ABI: " msg)
+__TAPROOT_CHECK(sizeof(struct taproot_ring_consumer) == 8, "consumer page");
+__TAPROOT_CHECK(sizeof(struct taproot_ring_producer) == 128, "producer page");
+__TAPROOT_CHECK(__builtin_offsetof(struct taproot_ring_producer, data_head) == 64,
+		"data_head on its own cache line");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_header) == 16, "record header");
+__TAPROOT_CHECK(sizeof(struct taproot_user_regs) == 18 * 8, "user regs");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_sample) == 200, "sample record");
+__TAPROOT_CHECK(__builtin_offsetof(struct taproot_rec_sample, user_regs) == 56,
+		"sample user_regs");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_lost) == 48, "lost record");
+#undef __TAPROOT_CHECK
+
+#endif /* _UAPI_LINUX_TAPROOT_H */
