@@ -50,11 +50,11 @@ UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
 # $(call objs,VARIANT,SRCS)
 objs = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
-$(B)/plain/%.o: %.c $(wildcard lib/*.h) include/uapi/linux/taproot.h
+$(B)/plain/%.o: %.c $(wildcard lib/*.h ctl/*.h) include/uapi/linux/taproot.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/san/%.o: %.c $(wildcard lib/*.h) include/uapi/linux/taproot.h
+$(B)/san/%.o: %.c $(wildcard lib/*.h ctl/*.h) include/uapi/linux/taproot.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 

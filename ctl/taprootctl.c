@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootctl: control the taproot profiler module.
+ *
+ *   taprootctl [OPTIONS] COMMAND [ARGS]
+ *
+ * Commands come from the table below, in bpftool's grammar: a command may be
+ * abbreviated to any unambiguous prefix, "help" is generated from the table,
+ * and every command has a --json twin whose errors are JSON too.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/taproot.h>
+
+#include "taprootctl.h"
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+bool json_output;
+
+static const char *prog = "taprootctl";
+
+/* ------------------------------------------------------------- errors */
+
+static void p_vmsg(const char *fmt, va_list ap)
+{
+	struct taproot_json *j;
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fprintf(stderr, "%s: out of memory reporting an error\n", prog);
+		return;
+	}
+	if (!json_output) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+	} else if (taproot_json_new(stdout, &j) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+	} else {
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "error");
+		taproot_json_string(j, msg);
+		taproot_json_object_end(j);
+		if (taproot_json_free(j) < 0)
+			fprintf(stderr, "%s: %s\n", prog, msg);
+	}
+	free(msg);
+}
+
+int p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_vmsg(fmt, ap);
+	va_end(ap);
+	return EXIT_ERR;
+}
+
+int p_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_vmsg(fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+struct taproot_json *json_begin(void)
+{
+	struct taproot_json *j;
+	int err = taproot_json_new(stdout, &j);
+
+	if (err < 0) {
+		p_err("%s", taproot_errmsg(err));
+		return NULL;
+	}
+	return j;
+}
+
+int json_end(struct taproot_json *j)
+{
+	int err = taproot_json_free(j);
+
+	/* The JSON stream is broken: say so where a human will see it. */
+	if (err < 0) {
+		fprintf(stderr, "%s: %s\n", prog, taproot_errmsg(err));
+		return EXIT_ERR;
+	}
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------- help */
+
+static int do_help(int argc, char **argv);
+
+static const struct taproot_command commands[] = {
+	{ "load", do_load, "[--ko PATH] [PARAM=VALUE]...",
+	  "load taproot.ko into the running kernel",
+	  "Loads the module with libkmod, passing each PARAM=VALUE to it as a\n"
+	  "module parameter; a name the module does not declare is refused.\n"
+	  "Without --ko the file is, in this order: $TAPROOT_KO when set;\n"
+	  "../build/kmod/$(uname -r)/kmod/taproot.ko relative to the directory\n"
+	  "of this program, when it exists; the installed module named\n"
+	  "'taproot' (modules.dep of the running kernel). Needs CAP_SYS_MODULE.\n" },
+	{ "unload", do_unload, "",
+	  "unload taproot.ko",
+	  "Fails while a consumer has /dev/taproot open or mapped, and when\n"
+	  "the module is not loaded. Needs CAP_SYS_MODULE.\n" },
+	{ "status", do_status, "[--json]",
+	  "show the loaded module: ABI version, CPUs, kernel, features, state",
+	  "Asks the module over generic netlink (GET_INFO) and prints its ABI\n"
+	  "version, number of CPUs (rings), kernel release, features, whether\n"
+	  "sampling is running, and the page size. Fails when the module is not\n"
+	  "loaded or speaks another ABI version than this program (ABI "
+	  STR(TAPROOT_ABI_VERSION) "). Needs CAP_PERFMON or CAP_SYS_ADMIN.\n" },
+	{ "help", do_help, "[COMMAND]",
+	  "show this help, or the help of COMMAND", NULL },
+	{ NULL },
+};
+
+static void print_doc(const char *doc)
+{
+	const char *line = doc;
+
+	while (*line) {
+		size_t n = strcspn(line, "\n");
+
+		printf("    %.*s\n", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+}
+
+static void print_command(const struct taproot_command *c, bool doc)
+{
+	printf("  %s%s%s\n", c->name, c->args[0] ? " " : "", c->args);
+	printf("    %s\n", c->help);
+	if (doc && c->doc) {
+		putchar('\n');
+		print_doc(c->doc);
+	}
+}
+
+static void usage(void)
+{
+	const struct taproot_command *c;
+
+	printf("Usage: %s [OPTIONS] COMMAND [ARGS]\n"
+	       "       %s help [COMMAND]\n\n"
+	       "Commands (any unambiguous prefix works):\n", prog, prog);
+	for (c = commands; c->name; c++)
+		print_command(c, false);
+	printf("\nOptions:\n"
+	       "  -j, --json     JSON output: one value per command; errors as\n"
+	       "                 {\"error\": \"...\"} on stdout\n"
+	       "  -h, --help     show this help\n"
+	       "  -V, --version  show the version and the ABI version it speaks\n"
+	       "\nExit status: 0 success, 1 error, 2 usage error.\n");
+}
+
+static int do_help(int argc, char **argv)
+{
+	const struct taproot_command *c;
+	int err;
+
+	if (argc == 0) {
+		usage();
+		return EXIT_OK;
+	}
+	if (argc > 1)
+		return p_usage("'help' takes one COMMAND, not %d", argc);
+	err = taproot_cmd_find(commands, argv[0], &c);
+	if (err < 0)
+		return p_usage("%s", taproot_errmsg(err));
+	printf("Usage: %s %s%s%s\n", prog, c->name, c->args[0] ? " " : "", c->args);
+	printf("    %s\n", c->help);
+	if (c->doc) {
+		putchar('\n');
+		print_doc(c->doc);
+	}
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json",	no_argument,	NULL, 'j' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ "version",	no_argument,	NULL, 'V' },
+		{ NULL }
+	};
+	const struct taproot_command *c;
+	int opt, err;
+
+	/* "+": options end at the command; its own options are its own. */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+jhV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json_output = true;
+			break;
+		case 'h':
+			usage();
+			return EXIT_OK;
+		case 'V':
+			if (json_output) {
+				struct taproot_json *j = json_begin();
+
+				if (!j)
+					return EXIT_ERR;
+				taproot_json_object_begin(j);
+				taproot_json_key(j, "version");
+				taproot_json_string(j, TAPROOT_VERSION);
+				taproot_json_key(j, "abi_version");
+				taproot_json_u64(j, TAPROOT_ABI_VERSION);
+				taproot_json_object_end(j);
+				return json_end(j);
+			}
+			printf("%s %s (taproot ABI %d)\n", prog, TAPROOT_VERSION,
+			       TAPROOT_ABI_VERSION);
+			return EXIT_OK;
+		default:
+			return p_usage("unknown option '%s' (see '%s help')",
+				       argv[optind - 1], prog);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		return p_usage("missing COMMAND (see '%s help')", prog);
+
+	err = taproot_cmd_find(commands, argv[0], &c);
+	if (err < 0)
+		return p_usage("%s (see '%s help')", taproot_errmsg(err), prog);
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return do_help(1, (char *[]){ (char *)c->name });
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * taprootctl internals shared by the command files ctl/cmd-*.c.
+ *
+ * A command handler gets the arguments after its name and returns the exit
+ * status: EXIT_OK, EXIT_ERR after p_err(), EXIT_USAGE after p_usage().
+ */
+#ifndef TAPROOTCTL_H
+#define TAPROOTCTL_H
+
+#include <stdbool.h>
+
+#include "taproot.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_ERR = 1,
+	EXIT_USAGE = 2,
+};
+
+/* -j/--json, or a command's own --json: output is JSON, errors too. */
+extern bool json_output;
+
+/*
+ * Report an error: "taprootctl: MESSAGE" on stderr, or {"error":"MESSAGE"}
+ * on stdout in JSON mode. Returns EXIT_ERR.
+ */
+int p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same for a usage error; returns EXIT_USAGE. */
+int p_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A writer for one JSON value on stdout, or NULL after reporting the error
+ * (then return EXIT_ERR). json_end() frees it and reports a write error.
+ */
+struct taproot_json *json_begin(void);
+int json_end(struct taproot_json *j);
+
+/* Handlers, one file per group of commands. */
+int do_load(int argc, char **argv);	/* cmd-module.c */
+int do_unload(int argc, char **argv);
+int do_status(int argc, char **argv);	/* cmd-status.c */
+
+#endif /* TAPROOTCTL_H */

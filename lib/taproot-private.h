@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot internals: struct bodies and the functions the library's files
+ * share with each other and with the unit tests. Not for programs.
+ */
+#ifndef TAPROOT_PRIVATE_H
+#define TAPROOT_PRIVATE_H
+
+#include <linux/netlink.h>
+#include <linux/taproot.h>
+
+#include "taproot.h"
+
+/* ---------------------------------------------------------------- errors */
+
+/*
+ * Record the message for the failure @err of the current call, formatted
+ * from @fmt (NULL: taproot_strerror(@err)), and return @err, so a failing
+ * path reads "return tp_err(-EFOO, "what went wrong: %s", why);".
+ */
+int tp_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* -errno for a negative libnl error code (-NLE_*). */
+int tp_nlerr_to_errno(int nlerr);
+
+/* ---------------------------------------------------------------- netlink */
+
+struct nl_sock;
+struct nl_msg;
+
+struct taproot_nl {
+	struct nl_sock *sk;
+	int family;			/* resolved id of TAPROOT_GENL_NAME */
+};
+
+/*
+ * The name of taproot attribute @type for messages: "ABI_VERSION" for
+ * TAPROOT_A_ABI_VERSION; "#N", written into @buf of @len bytes, for a type
+ * without a name.
+ */
+const char *tp_nl_attr_name(int type, char *buf, size_t len);
+
+/*
+ * What a request is waiting for and what came back; lives on the stack of
+ * tp_nl_request() and is what the libnl callbacks see as their argument.
+ */
+struct tp_nl_reply {
+	/* Called for each reply message (not for ACKs or errors). */
+	int (*parse)(const struct nlmsghdr *nlh, void *arg);
+	void *arg;
+	const char *what;		/* the request, for messages */
+	int nr_replies;
+	int err;			/* first error: parse's or kernel's */
+	bool refused;			/* err is the kernel's NLMSG_ERROR */
+	bool done;			/* the ACK or the error arrived */
+	char extack[256];		/* NLMSGERR_ATTR_MSG, "" if none */
+};
+
+/*
+ * Send command @cmd of the taproot family, with the attributes @fill adds
+ * to the message (NULL: none), and wait for its ACK. Each reply message
+ * goes to @parse (NULL: replies are a protocol error). Returns 0, the first
+ * negative error of @parse, or the kernel's -errno; in the last case
+ * @reply->extack holds the kernel's message, if it sent one. @what names
+ * the request in messages ("get info").
+ */
+int tp_nl_request(struct taproot_nl *nl, uint8_t cmd, const char *what,
+		  int (*fill)(struct nl_msg *msg, void *arg),
+		  struct tp_nl_reply *reply);
+
+/*
+ * Record the message for the kernel's refusal @err (-errno) of request
+ * @what, with its extended-ACK text @extack ("" if none), and return @err.
+ * -EPERM says which capabilities are needed.
+ */
+int tp_nl_refused(int err, const char *what, const char *extack);
+
+/*
+ * Copy the extended-ACK message (NLMSGERR_ATTR_MSG) of the NLMSG_ERROR
+ * message @nlh into @buf of @len bytes, NUL terminated. Returns 1 when
+ * there was one, 0 when there was none, -TAPROOT_EPROTO when @nlh is not a
+ * well-formed NLMSG_ERROR or its attributes are malformed. Handles both
+ * capped and uncapped acknowledgements.
+ */
+int tp_nl_extack_msg(const struct nlmsghdr *nlh, char *buf, size_t len);
+
+/*
+ * Parse a TAPROOT_CMD_GET_INFO reply @nlh into @info.
+ *
+ * Validation: the message must be a generic netlink message of command
+ * GET_INFO; TAPROOT_A_ABI_VERSION is read and checked first (so a module of
+ * another ABI is reported as such, whatever else changed in its reply);
+ * then the attributes are validated by an nla_policy with exact lengths for
+ * integers and a NUL within 65 bytes for KERNEL_RELEASE; all six attributes
+ * are required; RUNNING must be 0 or 1, NR_CPUS at least 1, PAGE_SIZE a
+ * power of two.
+ *
+ * Attributes this parser does not use (newer ones above TAPROOT_A_MAX, or
+ * known ones that do not belong to this reply) are ignored: a module may add
+ * reply attributes without changing its ABI version, and an older tool must
+ * keep working with it. Requests are the other way round: the kernel refuses
+ * what it does not know.
+ *
+ * Returns 0, -TAPROOT_EABI (info->abi_version is set), or -TAPROOT_EPROTO
+ * with a message naming the attribute.
+ */
+int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info);
+
+/* ----------------------------------------------------------- the module */
+
+/* Where tp_ko_resolve() looks; each field may be NULL. */
+struct tp_ko_search {
+	const char *ko;		/* --ko PATH */
+	const char *env;	/* $TAPROOT_KO */
+	const char *exe;	/* the running program, absolute */
+	const char *release;	/* uname -r */
+};
+
+/*
+ * Steps 1-3 of taproot_module_find(), without side effects beyond stat(2):
+ * returns 0 with *@path set (caller frees) when a file was chosen, 1 when
+ * the installed module must be looked up (*@path NULL; @tried of @len bytes
+ * then lists the paths tried, "; " separated), or -ENOENT (message set)
+ * when an explicitly given file does not exist.
+ */
+int tp_ko_resolve(const struct tp_ko_search *s, char **path,
+		  char *tried, size_t len);
+
+#endif /* TAPROOT_PRIVATE_H */

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot: the userspace side of taproot, shared by taprootctl and
+ * taprootd. Public interface.
+ *
+ * Conventions, for every function below unless its contract says otherwise:
+ *
+ *  - A function that can fail returns an int: 0 (or a documented positive
+ *    value) on success, a negative value on failure. The negative value is
+ *    either -errno, for an error the system or the kernel reported, or
+ *    -TAPROOT_E*, for a condition of taproot's own (the codes start above
+ *    the last errno, so the two never collide).
+ *  - A failure is never silent: the failing call records a message for this
+ *    thread, with the details only it knows (the kernel's extended-ACK text,
+ *    the two ABI versions, the paths it tried). taproot_errmsg() returns it.
+ *  - Types are opaque; the library allocates them and the caller gives them
+ *    back to the matching _close/_free function. Strings passed in are
+ *    borrowed for the duration of the call only. Strings returned through an
+ *    out-parameter (char **) are allocated with malloc and owned by the
+ *    caller, who frees them with free().
+ *  - Nothing here is safe to call on one handle from two threads at once;
+ *    distinct handles are independent.
+ */
+#ifndef TAPROOT_H
+#define TAPROOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TAPROOT_VERSION	"0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+/*
+ * taproot's own error codes, with the generic message of each. The list
+ * generates both the enum and the message table (lib/error.c); a failing
+ * call usually records a more precise message, see taproot_errmsg().
+ */
+#define TAPROOT_ERRORS(E)						\
+	E(NOMODULE,  "taproot module not loaded (run 'taprootctl load')") \
+	E(ABI,       "the taproot module speaks another ABI version: load the matching taproot.ko") \
+	E(PROTO,     "malformed message from the taproot module")	\
+	E(LOADED,    "taproot module already loaded")			\
+	E(NOKO,      "taproot.ko not found")				\
+	E(MODPARAM,  "the module refused its parameters; see dmesg")	\
+	E(AMBIGUOUS, "ambiguous abbreviation")
+
+enum taproot_error {
+	TAPROOT_E_FIRST = 4095,		/* MAX_ERRNO: no errno is above */
+#define TAPROOT_E_ENUM(name, msg) TAPROOT_E##name,
+	TAPROOT_ERRORS(TAPROOT_E_ENUM)
+#undef TAPROOT_E_ENUM
+	TAPROOT_E_LAST
+};
+
+/*
+ * The generic message for @err, a negative value returned by this library
+ * (-errno or -TAPROOT_E*). Never NULL; the string is static.
+ */
+const char *taproot_strerror(int err);
+
+/*
+ * The message to show a user for @err: the one the last failing call of
+ * this thread recorded, when that call returned @err, else
+ * taproot_strerror(@err). Never NULL. The string stays valid until the next
+ * call into this library from the same thread.
+ */
+const char *taproot_errmsg(int err);
+
+/* ------------------------------------------------- netlink: the module */
+
+/*
+ * A connection to the taproot generic netlink family. One request at a time;
+ * requests block until the kernel answers.
+ */
+struct taproot_nl;
+
+/* What TAPROOT_CMD_GET_INFO tells about the loaded module. */
+struct taproot_info {
+	uint32_t abi_version;		/* TAPROOT_ABI_VERSION of the module */
+	uint32_t nr_cpus;		/* possible CPUs = number of rings */
+	char kernel_release[65];	/* utsname release, NUL terminated */
+	uint64_t features;		/* TAPROOT_FEAT_* */
+	bool running;			/* sampling is started */
+	uint32_t page_size;		/* kernel page size, the mmap unit */
+};
+
+/*
+ * Connect to the taproot family and check that the module speaks this
+ * library's ABI (one GET_INFO request): on success *@nlp is a handle the
+ * caller closes with taproot_nl_close(). Errors: -TAPROOT_ENOMODULE when
+ * the family is not registered (the module is not loaded), -TAPROOT_EABI
+ * when it speaks another ABI version, -EPERM without CAP_PERFMON or
+ * CAP_SYS_ADMIN, or any error of taproot_nl_get_info(); *@nlp is then NULL.
+ */
+int taproot_nl_open(struct taproot_nl **nlp);
+
+/* Close @nl (NULL is allowed) and free it. */
+void taproot_nl_close(struct taproot_nl *nl);
+
+/*
+ * Ask the module for its description (TAPROOT_CMD_GET_INFO) and fill @info.
+ * Every attribute of the reply is validated before use (the rules are at
+ * tp_info_parse() in lib/taproot-private.h). Errors: -EPERM (with the
+ * kernel's message), other -errno the kernel or the socket reported,
+ * -TAPROOT_EABI, -TAPROOT_EPROTO for a reply that is malformed or missing.
+ * On error @info's contents are unspecified, except that abi_version holds
+ * the module's version after -TAPROOT_EABI.
+ */
+int taproot_nl_get_info(struct taproot_nl *nl, struct taproot_info *info);
+
+/*
+ * 0 when a module of ABI version @module_abi can be used by this library
+ * (it equals TAPROOT_ABI_VERSION), else -TAPROOT_EABI with the message
+ * "module ABI version X, this tool speaks Y: load the matching taproot.ko".
+ */
+int taproot_abi_check(uint32_t module_abi);
+
+/*
+ * The short name of feature bit @bit of TAPROOT_A_FEATURES ("sampling",
+ * "kstack", ...), or NULL for a bit this library does not know.
+ */
+const char *taproot_feature_name(unsigned int bit);
+
+/* ----------------------------------------------- the module: load/unload */
+
+/*
+ * Find the taproot.ko to load, in this order:
+ *   1. @ko, when not NULL: that file, which must exist;
+ *   2. $TAPROOT_KO, when set and not empty: that file, which must exist;
+ *   3. the build tree next to the running program:
+ *      DIR/../build/kmod/RELEASE/kmod/taproot.ko, where DIR holds the
+ *      executable (/proc/self/exe) and RELEASE is uname -r;
+ *   4. the installed module named "taproot" (libkmod lookup in
+ *      /lib/modules/RELEASE).
+ * On success *@path is the file found (caller frees). Errors: -ENOENT when
+ * the file of 1 or 2 does not exist, -TAPROOT_ENOKO when 3 and 4 find
+ * nothing (the message lists what was tried), other -errno.
+ */
+int taproot_module_find(const char *ko, char **path);
+
+/*
+ * Load taproot.ko into the running kernel with libkmod. @ko is as for
+ * taproot_module_find(); @params is the module's parameter string
+ * ("name=value name2=\"value with spaces\"", as modprobe takes it) or NULL.
+ * Parameter names are checked against those the module declares (its
+ * modinfo) before the kernel sees them, since the kernel only warns about
+ * unknown ones. On success, when @path is not NULL, *@path is the file that
+ * was loaded (caller frees). Errors: -TAPROOT_ELOADED, -ENOENT /
+ * -TAPROOT_ENOKO (nothing to load), -EPERM (needs CAP_SYS_MODULE),
+ * -TAPROOT_EMODPARAM (an unknown parameter, or one the module refused),
+ * -ENOEXEC (built for another kernel), other -errno from the kernel; each
+ * with a message saying what to do.
+ */
+int taproot_module_load(const char *ko, const char *params, char **path);
+
+/*
+ * Unload taproot.ko. Errors: -TAPROOT_ENOMODULE when it is not loaded,
+ * -EBUSY while something holds it (/dev/taproot open or mapped), -EPERM,
+ * other -errno.
+ */
+int taproot_module_unload(void);
+
+/* -------------------------------------------------------- JSON writer */
+
+/*
+ * A streaming JSON writer: values are written to the FILE as they come,
+ * compact, with a newline after each complete top-level value. Misuse (a
+ * value where a key is expected, an unbalanced end, nesting deeper than 32)
+ * and write errors are sticky: the writer stops writing and
+ * taproot_json_free() reports the first one.
+ */
+struct taproot_json;
+
+/* A writer to @out (borrowed; the caller closes it). -ENOMEM. */
+int taproot_json_new(FILE *out, struct taproot_json **jp);
+
+/*
+ * Free @j (NULL is allowed). Returns 0 when everything was written and
+ * every object and array was closed, -EINVAL after misuse or with a value
+ * left open, -EIO after a write error.
+ */
+int taproot_json_free(struct taproot_json *j);
+
+void taproot_json_object_begin(struct taproot_json *j);
+void taproot_json_object_end(struct taproot_json *j);
+void taproot_json_array_begin(struct taproot_json *j);
+void taproot_json_array_end(struct taproot_json *j);
+/* Inside an object, before each value. */
+void taproot_json_key(struct taproot_json *j, const char *key);
+/*
+ * @s as a JSON string: quotes, backslashes and control characters are
+ * escaped, valid UTF-8 passes through, and each byte that is not part of
+ * valid UTF-8 becomes U+FFFD, so the output is always valid JSON. A NULL
+ * @s writes null.
+ */
+void taproot_json_string(struct taproot_json *j, const char *s);
+void taproot_json_u64(struct taproot_json *j, uint64_t v);
+void taproot_json_i64(struct taproot_json *j, int64_t v);
+void taproot_json_bool(struct taproot_json *j, bool v);
+void taproot_json_null(struct taproot_json *j);
+
+/* ------------------------------------------------------ command tables */
+
+/*
+ * A row of a command table in bpftool's style. A table is an array ending
+ * with a row whose name is NULL. Aliases are more rows with the same fn.
+ */
+struct taproot_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *args;	/* synopsis of the arguments, "" for none */
+	const char *help;	/* one line: what the command does */
+	const char *doc;	/* more lines for "help COMMAND", or NULL */
+};
+
+/*
+ * Select the row of @table that @word names: the row whose name equals
+ * @word, else the only row whose name starts with @word. On success
+ * *@row points into @table. Errors: -ENOENT when no row matches,
+ * -TAPROOT_EAMBIGUOUS when @word starts several names (the message lists
+ * them).
+ */
+int taproot_cmd_find(const struct taproot_command *table, const char *word,
+		     const struct taproot_command **row);
+
+#endif /* TAPROOT_H */
