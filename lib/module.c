@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <libkmod.h>
@@ -154,6 +155,14 @@ static int tp_kmod_new(struct kmod_ctx **ctx)
 	*ctx = kmod_new(NULL, NULL);
 	if (!*ctx)
 		return tp_err(-ENOMEM, "libkmod: cannot create a context");
+	/*
+	 * Every libkmod failure comes back to us as a return value, which we
+	 * report with what to do about it; libkmod's own log lines would say
+	 * the same thing a second time, less usefully. KMOD_LOG=debug (read
+	 * by kmod_new) still shows them.
+	 */
+	if (!getenv("KMOD_LOG"))
+		kmod_set_log_priority(*ctx, LOG_CRIT);
 	return 0;
 }
 

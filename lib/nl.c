@@ -137,10 +137,14 @@ static int tp_nl_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 
 int tp_nl_refused(int err, const char *what, const char *extack)
 {
+	static const char eperm[] = "needs CAP_PERFMON or CAP_SYS_ADMIN";
+	/* The kernel's text, unless it only says what eperm says. */
+	bool kernel = extack[0] && strcmp(extack, eperm);
+
 	if (err == -EPERM)
-		return tp_err(err, "permission denied: needs CAP_PERFMON or CAP_SYS_ADMIN%s%s%s",
-			      extack[0] ? " (kernel: " : "", extack,
-			      extack[0] ? ")" : "");
+		return tp_err(err, "permission denied: %s%s%s%s", eperm,
+			      kernel ? " (kernel: " : "", kernel ? extack : "",
+			      kernel ? ")" : "");
 	if (extack[0])
 		return tp_err(err, "%s: %s (%s)", what, extack,
 			      taproot_strerror(err));

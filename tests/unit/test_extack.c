@@ -152,12 +152,28 @@ static void extack_not_an_error_message_refused(void **state)
 
 static void extack_eperm_names_capabilities(void **state)
 {
-	int err = tp_nl_refused(-EPERM, "get info", KMSG);
+	int err = tp_nl_refused(-EPERM, "get info", "");
 
 	assert_int_equal(err, -EPERM);
 	assert_string_equal(taproot_errmsg(err),
+			    "permission denied: needs CAP_PERFMON or CAP_SYS_ADMIN");
+}
+
+static void extack_eperm_adds_other_kernel_text(void **state)
+{
+	int err = tp_nl_refused(-EPERM, "get info", "not in the initial user namespace");
+
+	assert_string_equal(taproot_errmsg(err),
 			    "permission denied: needs CAP_PERFMON or CAP_SYS_ADMIN "
-			    "(kernel: " KMSG ")");
+			    "(kernel: not in the initial user namespace)");
+}
+
+static void extack_eperm_same_kernel_text_not_repeated(void **state)
+{
+	int err = tp_nl_refused(-EPERM, "get info", KMSG);
+
+	assert_string_equal(taproot_errmsg(err),
+			    "permission denied: needs CAP_PERFMON or CAP_SYS_ADMIN");
 }
 
 static void extack_refusal_carries_kernel_text(void **state)
@@ -181,6 +197,8 @@ int main(void)
 		cmocka_unit_test(extack_long_message_truncated),
 		cmocka_unit_test(extack_not_an_error_message_refused),
 		cmocka_unit_test(extack_eperm_names_capabilities),
+		cmocka_unit_test(extack_eperm_adds_other_kernel_text),
+		cmocka_unit_test(extack_eperm_same_kernel_text_not_repeated),
 		cmocka_unit_test(extack_refusal_carries_kernel_text),
 	};
 
