@@ -20,7 +20,9 @@
  * TAPROOT_CMD_GET_INFO        (request: no attributes)
  *   reply:
  *     TAPROOT_A_ABI_VERSION      u32  TAPROOT_ABI_VERSION of the module
- *     TAPROOT_A_NR_CPUS          u32  possible CPUs = number of rings
+ *     TAPROOT_A_NR_CPUS          u32  nr_cpu_ids: rings are indexed by CPU
+ *                                     number, 0..NR_CPUS-1; a number that
+ *                                     is not a possible CPU has no ring
  *     TAPROOT_A_KERNEL_RELEASE   string, utsname release the module runs on
  *     TAPROOT_A_FEATURES         u64  TAPROOT_FEAT_* the module provides
  *     TAPROOT_A_RUNNING          u8   1 while sampling is started
