@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taproot.ko: load and unload.
+ *
+ * Load order follows what depends on what: the parts that hold data first,
+ * the device that exposes them next, and control (netlink) last, so that
+ * no command can reach something not yet set up. Unload is the mirror
+ * image: control goes first, so nothing new starts while the rest is torn
+ * down.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/init.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/stringify.h>
+
+#include "taproot.h"
+
+/*
+ * Read-only once loaded: the value at load time. Resizing the rings at
+ * run time is a netlink command (TAPROOT_A_CFG_RING_PAGES), not a write to
+ * /sys/module/taproot/parameters.
+ */
+unsigned int tap_ring_pages __ro_after_init = TAPROOT_RING_PAGES_DEFAULT;
+module_param_named(ring_pages, tap_ring_pages, uint, 0444);
+MODULE_PARM_DESC(ring_pages,
+		 "data pages per CPU ring, a power of two in ["
+		 __stringify(TAPROOT_RING_PAGES_MIN) ", "
+		 __stringify(TAPROOT_RING_PAGES_MAX) "] (default "
+		 __stringify(TAPROOT_RING_PAGES_DEFAULT) ")");
+
+static int __init tap_check_params(void)
+{
+	/* The ring indexes its data with "position & (size - 1)". */
+	if (!is_power_of_2(tap_ring_pages) ||
+	    tap_ring_pages < TAPROOT_RING_PAGES_MIN ||
+	    tap_ring_pages > TAPROOT_RING_PAGES_MAX) {
+		pr_err("ring_pages=%u: must be a power of two in [%u, %u]\n",
+		       tap_ring_pages, TAPROOT_RING_PAGES_MIN,
+		       TAPROOT_RING_PAGES_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init tap_init(void)
+{
+	int err;
+
+	err = tap_check_params();
+	if (err)
+		return err;
+
+	err = tap_dev_init();
+	if (err)
+		return err;
+
+	err = tap_genl_init();
+	if (err)
+		goto err_dev;
+
+	pr_info("loaded: ABI %u, ring_pages=%u\n", TAPROOT_ABI_VERSION,
+		tap_ring_pages);
+	return 0;
+
+err_dev:
+	tap_dev_exit();
+	return err;
+}
+
+static void __exit tap_exit(void)
+{
+	tap_genl_exit();
+	tap_dev_exit();
+}
+
+module_init(tap_init);
+module_exit(tap_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("taproot: continuous sampling profiler");

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * taproot.ko: what the files of the module share.
+ *
+ * One concern per file:
+ *   main.c   load and unload order, module parameters
+ *   genl.c   the "taproot" generic netlink family: control
+ *   dev.c    /dev/taproot: the file the per-CPU rings will be mapped from
+ *
+ * The ABI is <linux/taproot.h> (include/uapi/linux/taproot.h), the only
+ * definition of everything userspace sees. features.h is generated per
+ * kernel by scripts/kbuild from kmod/probes/: test HAS_* there rather than
+ * LINUX_VERSION_CODE, since Debian backports move APIs between versions.
+ *
+ * Kernel symbols of the module are prefixed tap_.
+ */
+#ifndef _TAPROOT_KMOD_H
+#define _TAPROOT_KMOD_H
+
+#include <linux/types.h>
+#include <linux/taproot.h>
+
+#include "features.h"
+
+/*
+ * ring_pages, the module parameter: data pages of each per-CPU ring at
+ * load, a power of two in [TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX]
+ * (main.c refuses to load otherwise).
+ */
+extern unsigned int tap_ring_pages;
+
+/*
+ * Each part registers itself with an init that returns 0 or -errno (and
+ * logs why) and leaves nothing behind on failure; its exit undoes a
+ * successful init. main.c calls them in dependency order.
+ */
+int tap_dev_init(void);
+void tap_dev_exit(void);
+
+int tap_genl_init(void);
+void tap_genl_exit(void);
+
+#endif /* _TAPROOT_KMOD_H */
