@@ -135,3 +135,6 @@ clean:
 	rm -rf $(B) kmod/taproot.ko ctl/taprootctl ctl/taprootd demo-out
 
 FORCE:
+
+# Keep objects that only pattern rules name (the unit tests' .o files).
+.SECONDARY:
