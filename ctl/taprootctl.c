@@ -95,6 +95,20 @@ int json_end(struct taproot_json *j)
 	return EXIT_OK;
 }
 
+int parse_json_flag(int *argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < *argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json_output = true;
+		else
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	return EXIT_OK;
+}
+
 /* ------------------------------------------------------------- help */
 
 static int do_help(int argc, char **argv);
@@ -119,6 +133,41 @@ static const struct taproot_command commands[] = {
 	  "sampling is running, and the page size. Fails when the module is not\n"
 	  "loaded or speaks another ABI version than this program (ABI "
 	  STR(TAPROOT_ABI_VERSION) "). Needs CAP_PERFMON or CAP_SYS_ADMIN.\n" },
+	{ "start", do_start, "[--json]",
+	  "start sampling on every CPU",
+	  "Sampling runs until 'stop' (or until the module is unloaded), with\n"
+	  "the configuration of 'config'. Ring positions and counters are not\n"
+	  "reset. Fails when sampling already runs. Needs CAP_PERFMON or\n"
+	  "CAP_SYS_ADMIN.\n" },
+	{ "stop", do_stop, "[--json]",
+	  "stop sampling",
+	  "Records already in the rings stay there for a consumer ('dump').\n"
+	  "Fails when sampling is not running.\n" },
+	{ "config", do_config, "[show] | set KEY VALUE [KEY VALUE]... [--json]",
+	  "show or change what is sampled and how",
+	  "'config' and 'config show' print the module's configuration, one\n"
+	  "KEY: VALUE per line, or one JSON object. 'config set' changes only\n"
+	  "the keys given, all of them or none:\n"
+	  "  freq HZ              samples per second per CPU, 1.." STR(TAPROOT_FREQ_MAX) "\n"
+	  "  kstack DEPTH         kernel frames per sample, 0.." STR(TAPROOT_KSTACK_MAX) "\n"
+	  "  ustack BYTES         user stack bytes per sample, 0.." STR(TAPROOT_USTACK_MAX) ",\n"
+	  "                       a multiple of 8\n"
+	  "  events LIST          comma list of sample, switch, waking, fork,\n"
+	  "                       exec, exit; or all, or none\n"
+	  "  idle on|off          sample the idle task too\n"
+	  "  ring-pages N         data pages per CPU ring, a power of two in\n"
+	  "                       " STR(TAPROOT_RING_PAGES_MIN) ".." STR(TAPROOT_RING_PAGES_MAX) "\n"
+	  "  watermark BYTES      unread bytes in a ring that wake its reader\n"
+	  "  pids PID[,PID]...    only these processes (at most " STR(TAPROOT_MAX_TGIDS) "); or all\n"
+	  "freq and ring-pages change only while sampling is stopped, and\n"
+	  "ring-pages only while no consumer has the rings mapped. Values are\n"
+	  "checked here first (exit 2); the module's refusals carry its reason.\n" },
+	{ "stats", do_stats, "[--json]",
+	  "show the per-CPU counters of the module",
+	  "One row per possible CPU and a total: samples taken, records and\n"
+	  "bytes written to the ring, records lost because the ring was full or\n"
+	  "writers nested too deep, and user stack copies cut short by a fault.\n"
+	  "The counters are cumulative for the life of the module.\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

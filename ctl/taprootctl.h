@@ -37,9 +37,19 @@ int p_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct taproot_json *json_begin(void);
 int json_end(struct taproot_json *j);
 
+/*
+ * Take every --json / -j out of @argv (a command's own twin of -j), set
+ * json_output for it, and shorten *@argc. Returns EXIT_OK.
+ */
+int parse_json_flag(int *argc, char **argv);
+
 /* Handlers, one file per group of commands. */
 int do_load(int argc, char **argv);	/* cmd-module.c */
 int do_unload(int argc, char **argv);
 int do_status(int argc, char **argv);	/* cmd-status.c */
+int do_start(int argc, char **argv);	/* cmd-session.c */
+int do_stop(int argc, char **argv);
+int do_config(int argc, char **argv);	/* cmd-config.c */
+int do_stats(int argc, char **argv);	/* cmd-stats.c */
 
 #endif /* TAPROOTCTL_H */

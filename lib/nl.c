@@ -329,3 +329,76 @@ const char *tp_nl_attr_name(int type, char *buf, size_t len)
 	snprintf(buf, len, "#%d", type);
 	return buf;
 }
+
+static const char *const tp_stat_attr_names[TAPROOT_A_STAT_MAX + 1] = {
+	[TAPROOT_A_STAT_CPU]		= "STAT_CPU",
+	[TAPROOT_A_STAT_SAMPLES]	= "STAT_SAMPLES",
+	[TAPROOT_A_STAT_RECORDS]	= "STAT_RECORDS",
+	[TAPROOT_A_STAT_BYTES]		= "STAT_BYTES",
+	[TAPROOT_A_STAT_LOST_FULL]	= "STAT_LOST_FULL",
+	[TAPROOT_A_STAT_LOST_NESTED]	= "STAT_LOST_NESTED",
+	[TAPROOT_A_STAT_USTACK_FAULTS]	= "STAT_USTACK_FAULTS",
+	[TAPROOT_A_STAT_PAD]		= "STAT_PAD",
+};
+
+_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_PAD,
+	       "a taproot stat attribute was added: name it in tp_stat_attr_names");
+
+const char *tp_nl_stat_attr_name(int type, char *buf, size_t len)
+{
+	if (type > 0 && type <= TAPROOT_A_STAT_MAX && tp_stat_attr_names[type])
+		return tp_stat_attr_names[type];
+	snprintf(buf, len, "#%d", type);
+	return buf;
+}
+
+/* ------------------------------------------------------------ replies */
+
+int tp_genl_attrs(const struct nlmsghdr *nlh, uint8_t cmd, const char *what,
+		  struct nlattr **head, int *len)
+{
+	/* libnl's accessors take non-const pointers; they only read. */
+	struct nlmsghdr *hdr = (struct nlmsghdr *)nlh;
+	const struct genlmsghdr *gh;
+
+	if (nlh->nlmsg_len < NLMSG_HDRLEN || !genlmsg_valid_hdr(hdr, 0))
+		return tp_err(-TAPROOT_EPROTO,
+			      "malformed reply to %s: %u bytes, no generic netlink header",
+			      what, nlh->nlmsg_len);
+	gh = genlmsg_hdr(hdr);
+	if (gh->cmd != cmd)
+		return tp_err(-TAPROOT_EPROTO, "reply to %s carries command %u",
+			      what, gh->cmd);
+	*head = genlmsg_attrdata(gh, 0);
+	*len = genlmsg_attrlen(gh, 0);
+	return 0;
+}
+
+int tp_nl_parse(struct nlattr **tb, int maxtype, struct nlattr *head, int len,
+		struct nla_policy *policy, const char *what,
+		const char *(*name)(int type, char *buf, size_t len))
+{
+	struct nlattr *a;
+	char buf[16];
+	int rem, alen;
+
+	/* Attributes are laid end to end; anything after the last is garbage. */
+	nla_for_each_attr(a, head, len, rem)
+		;
+	if (rem == 0 && nla_parse(tb, maxtype, head, len, policy) == 0)
+		return 0;
+
+	/* Name the first attribute the policy refuses, alone. */
+	nla_for_each_attr(a, head, len, rem) {
+		alen = (int)NLA_ALIGN(a->nla_len) < rem ?
+		       (int)NLA_ALIGN(a->nla_len) : rem;
+		if (nla_parse(tb, maxtype, a, alen, policy) < 0)
+			return tp_err(-TAPROOT_EPROTO,
+				      "malformed reply to %s: attribute %s of %d bytes",
+				      what, name(nla_type(a), buf, sizeof(buf)),
+				      nla_len(a));
+	}
+	return tp_err(-TAPROOT_EPROTO,
+		      "malformed reply to %s: %d bytes after the last whole attribute",
+		      what, rem);
+}

@@ -28,6 +28,8 @@ int tp_nlerr_to_errno(int nlerr);
 
 struct nl_sock;
 struct nl_msg;
+struct nlattr;
+struct nla_policy;
 
 struct taproot_nl {
 	struct nl_sock *sk;
@@ -69,6 +71,28 @@ int tp_nl_request(struct taproot_nl *nl, uint8_t cmd, const char *what,
 		  int (*fill)(struct nl_msg *msg, void *arg),
 		  struct tp_nl_reply *reply);
 
+/* The name of TAPROOT_A_STAT_* attribute @type, as tp_nl_attr_name(). */
+const char *tp_nl_stat_attr_name(int type, char *buf, size_t len);
+
+/*
+ * Find the attributes of the generic netlink message @nlh, which must be a
+ * reply of command @cmd: *@head and *@len. Returns 0 or -TAPROOT_EPROTO
+ * ("malformed reply to WHAT: ...", @what naming the request).
+ */
+int tp_genl_attrs(const struct nlmsghdr *nlh, uint8_t cmd, const char *what,
+		  struct nlattr **head, int *len);
+
+/*
+ * nla_parse() of [@head, @head + @len) into @tb (maxtype @maxtype) under
+ * @policy, after checking that the attributes are laid end to end with no
+ * bytes after the last. On failure, -TAPROOT_EPROTO with a message naming
+ * the first attribute @policy refuses (by @name) or the trailing garbage:
+ * "malformed reply to WHAT: attribute NAME of N bytes".
+ */
+int tp_nl_parse(struct nlattr **tb, int maxtype, struct nlattr *head, int len,
+		struct nla_policy *policy, const char *what,
+		const char *(*name)(int type, char *buf, size_t len));
+
 /*
  * Record the message for the kernel's refusal @err (-errno) of request
  * @what, with its extended-ACK text @extack ("" if none), and return @err.
@@ -106,6 +130,63 @@ int tp_nl_extack_msg(const struct nlmsghdr *nlh, char *buf, size_t len);
  * with a message naming the attribute.
  */
 int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info);
+
+/*
+ * Parse a TAPROOT_CMD_GET_CONFIG reply @nlh into @cfg (cfg->set becomes
+ * TAPROOT_CONFIG_ALL).
+ *
+ * Validation: a generic netlink message of command GET_CONFIG; attributes
+ * end to end, checked by an nla_policy with exact lengths; all eight
+ * TAPROOT_A_CFG_* attributes required; each value within the ABI's limits
+ * (tp_config_check()), except that unknown EVENTS and FLAGS bits are
+ * kept, not refused; the TGIDS nest holds only TGID u32 attributes of
+ * exactly 4 bytes, at most TAPROOT_MAX_TGIDS of them. Unknown attributes
+ * outside the nest are ignored, as in tp_info_parse(). Returns 0 or
+ * -TAPROOT_EPROTO with a message naming the attribute.
+ */
+int tp_config_parse(const struct nlmsghdr *nlh, struct taproot_config *cfg);
+
+/*
+ * Check the fields of @cfg named by cfg->set against the ABI's limits.
+ * Returns 0 or @err with a message "FIELD VALUE: why" prefixed by @what.
+ */
+int tp_config_check(const struct taproot_config *cfg, int err, const char *what);
+
+/* Add the attributes of the fields @cfg->set names to @msg (SET_CONFIG). */
+int tp_config_fill(struct nl_msg *msg, const struct taproot_config *cfg);
+
+/* Where tp_stats_parse() collects CPUs; zeroed before the first reply. */
+struct tp_stats {
+	bool running;
+	bool seen_running;
+	struct taproot_cpu_stats *cpus;	/* malloc'ed, grows */
+	size_t nr, alloc;
+};
+
+/*
+ * Parse a TAPROOT_CMD_GET_STATS reply @nlh, appending its CPUs to @st (a
+ * module may split a long reply over several messages).
+ *
+ * Validation: command GET_STATS; attributes end to end; RUNNING a u8 of 0
+ * or 1; each STATS_CPU nest end to end with exact lengths, every
+ * TAPROOT_A_STAT_* counter and CPU present; at most 65536 CPUs in all, no
+ * CPU twice. Unknown attributes are ignored. Returns 0 or -TAPROOT_EPROTO
+ * (st keeps what it had; the caller frees st->cpus either way).
+ */
+int tp_stats_parse(const struct nlmsghdr *nlh, struct tp_stats *st);
+
+/*
+ * After the last reply: RUNNING was seen, at least one CPU; sorts
+ * st->cpus by CPU number. Returns 0 or -TAPROOT_EPROTO.
+ */
+int tp_stats_finish(struct tp_stats *st);
+
+/*
+ * Parse a TAPROOT_CMD_NOTIFY message @nlh: NOTIFY (u32, a known
+ * TAPROOT_NOTIFY_*) and RUNNING (u8, 0 or 1) required. Returns 0 or
+ * -TAPROOT_EPROTO.
+ */
+int tp_notify_parse(const struct nlmsghdr *nlh, struct taproot_notification *n);
 
 /* ----------------------------------------------------------- the module */
 

@@ -124,6 +124,150 @@ int taproot_abi_check(uint32_t module_abi);
  */
 const char *taproot_feature_name(unsigned int bit);
 
+/* ------------------------------------------ netlink: configuration */
+
+/* Bits of taproot_config.set: which fields carry a value. */
+enum taproot_config_field {
+	TAPROOT_CONFIG_FREQ		= 1U << 0,	/* freq_hz */
+	TAPROOT_CONFIG_KSTACK		= 1U << 1,	/* kstack_depth */
+	TAPROOT_CONFIG_USTACK		= 1U << 2,	/* ustack_bytes */
+	TAPROOT_CONFIG_EVENTS		= 1U << 3,	/* events */
+	TAPROOT_CONFIG_FLAGS		= 1U << 4,	/* flags */
+	TAPROOT_CONFIG_RING_PAGES	= 1U << 5,	/* ring_pages */
+	TAPROOT_CONFIG_WATERMARK	= 1U << 6,	/* watermark */
+	TAPROOT_CONFIG_TGIDS		= 1U << 7,	/* nr_tgids, tgids */
+	TAPROOT_CONFIG_ALL		= (1U << 8) - 1
+};
+
+/*
+ * The sampling configuration (TAPROOT_A_CFG_*). For a SET_CONFIG request
+ * only the fields whose TAPROOT_CONFIG_* bit is in @set are sent, and only
+ * those change; GET_CONFIG fills every field and sets every bit.
+ */
+struct taproot_config {
+	uint32_t set;			/* TAPROOT_CONFIG_* */
+	uint32_t freq_hz;		/* 1..TAPROOT_FREQ_MAX per CPU */
+	uint32_t kstack_depth;		/* 0..TAPROOT_KSTACK_MAX frames */
+	uint32_t ustack_bytes;		/* 0..TAPROOT_USTACK_MAX, multiple of 8 */
+	uint32_t events;		/* TAPROOT_EV_* */
+	uint32_t flags;			/* TAPROOT_CFG_F_* */
+	uint32_t ring_pages;		/* data pages per CPU, a power of two */
+	uint32_t watermark;		/* unread bytes that wake poll() */
+	uint32_t nr_tgids;		/* 0: the whole system */
+	uint32_t tgids[64];		/* TAPROOT_MAX_TGIDS processes */
+};
+
+/*
+ * Send the fields of @cfg that @cfg->set names (TAPROOT_CMD_SET_CONFIG).
+ * Every given field is checked against the ABI's limits first (-EINVAL,
+ * with a message naming the field, and nothing is sent); the kernel then
+ * applies all of them or none. Errors: -EINVAL (@cfg->set is empty or
+ * names unknown bits, a value out of range, or the kernel's refusal with
+ * its message), -EBUSY (freq or ring-pages while sampling runs, ring-pages
+ * while a ring is mapped), -EPERM, other -errno.
+ */
+int taproot_nl_set_config(struct taproot_nl *nl, const struct taproot_config *cfg);
+
+/*
+ * Fill @cfg with the module's current configuration (TAPROOT_CMD_GET_CONFIG);
+ * cfg->set is TAPROOT_CONFIG_ALL. The reply is validated (tp_config_parse()).
+ * Errors: as taproot_nl_get_info().
+ */
+int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg);
+
+/*
+ * Set one field of @cfg from a KEY VALUE pair as taprootctl's "config set"
+ * takes it, and add its bit to cfg->set:
+ *   freq HZ            1..TAPROOT_FREQ_MAX
+ *   kstack DEPTH       0..TAPROOT_KSTACK_MAX
+ *   ustack BYTES       0..TAPROOT_USTACK_MAX, a multiple of 8
+ *   events LIST        comma list of sample,switch,waking,fork,exec,exit;
+ *                      or "all" or "none"
+ *   idle on|off        TAPROOT_CFG_F_SAMPLE_IDLE
+ *   ring-pages N       power of two, TAPROOT_RING_PAGES_MIN..._MAX
+ *   watermark BYTES    at least 1 (the kernel bounds it by the data size)
+ *   pids PID[,PID...]  at most TAPROOT_MAX_TGIDS, each > 0, no repeats;
+ *                      or "all" (the whole system)
+ * Numbers are decimal. Errors: -EINVAL with a message for the user
+ * ("unknown key", "given twice", "VALUE: why"); @cfg is then unchanged.
+ */
+int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
+			  const char *value);
+
+/*
+ * The name of TAPROOT_EV_* bit @bit ("sample", "switch", ...) or NULL for a
+ * bit this library does not know.
+ */
+const char *taproot_event_name(unsigned int bit);
+
+/* --------------------------------------- netlink: sampling and stats */
+
+/*
+ * Start or stop sampling on every CPU (TAPROOT_CMD_START / _STOP).
+ * Errors: -EALREADY when sampling already is in that state (with the
+ * message "sampling is already running" / "... not running"), -EPERM,
+ * other -errno with the kernel's message.
+ */
+int taproot_nl_start(struct taproot_nl *nl);
+int taproot_nl_stop(struct taproot_nl *nl);
+
+/* One CPU's counters, cumulative for the life of the module. */
+struct taproot_cpu_stats {
+	uint32_t cpu;
+	uint64_t samples;		/* timer ticks that passed the filters */
+	uint64_t records;		/* records written to the ring */
+	uint64_t bytes;			/* bytes written to the ring */
+	uint64_t lost_full;		/* records lost: ring full */
+	uint64_t lost_nested;		/* records lost: writers nested too deep */
+	uint64_t ustack_faults;		/* user stack copies cut short */
+};
+
+/*
+ * TAPROOT_CMD_GET_STATS: on success *@cpus is an array of *@nr entries,
+ * one per possible CPU, sorted by CPU number, allocated with malloc and
+ * owned by the caller (free()); *@running tells whether sampling runs.
+ * The reply is validated (tp_stats_parse()). Errors: as
+ * taproot_nl_get_info(); *@cpus is then NULL and *@nr 0.
+ */
+int taproot_nl_get_stats(struct taproot_nl *nl, bool *running,
+			 struct taproot_cpu_stats **cpus, size_t *nr);
+
+/* ------------------------------------------ netlink: notifications */
+
+/*
+ * A subscription to the "session" multicast group: its own socket, so
+ * that notifications never mix with the replies of a struct taproot_nl.
+ */
+struct taproot_nl_sub;
+
+/* A TAPROOT_CMD_NOTIFY event. */
+struct taproot_notification {
+	uint32_t what;			/* TAPROOT_NOTIFY_* */
+	bool running;			/* sampling state after the change */
+};
+
+/*
+ * Subscribe to the module's notifications: *@subp is a handle with a
+ * non-blocking socket the caller may poll (taproot_nl_sub_fd()) and closes
+ * with taproot_nl_sub_close(). Errors: -TAPROOT_ENOMODULE, -EPERM, other
+ * -errno; *@subp is then NULL.
+ */
+int taproot_nl_subscribe(struct taproot_nl_sub **subp);
+void taproot_nl_sub_close(struct taproot_nl_sub *sub);
+
+/* The socket's fd, for poll(): POLLIN when a notification may be read. */
+int taproot_nl_sub_fd(const struct taproot_nl_sub *sub);
+
+/*
+ * Read the next notification into @n without blocking: 1 when one was
+ * read, 0 when none is pending. Messages that are not taproot notifications
+ * from the kernel are skipped. Errors: -ENOBUFS when the socket overran and
+ * notifications were lost (ask GET_INFO for the state; the subscription
+ * goes on), -TAPROOT_EPROTO for a malformed notification (skipped; the
+ * next call goes on), other -errno.
+ */
+int taproot_nl_sub_read(struct taproot_nl_sub *sub, struct taproot_notification *n);
+
 /* ----------------------------------------------- the module: load/unload */
 
 /*

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootctl stats: the module's per-CPU counters and their totals.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "taprootctl.h"
+
+static void add(struct taproot_cpu_stats *t, const struct taproot_cpu_stats *c)
+{
+	t->samples += c->samples;
+	t->records += c->records;
+	t->bytes += c->bytes;
+	t->lost_full += c->lost_full;
+	t->lost_nested += c->lost_nested;
+	t->ustack_faults += c->ustack_faults;
+}
+
+static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
+{
+	printf("%-6s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %10" PRIu64
+	       " %12" PRIu64 " %14" PRIu64 "\n", cpu, c->samples, c->records,
+	       c->bytes, c->lost_full, c->lost_nested, c->ustack_faults);
+}
+
+static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)
+{
+	taproot_json_key(j, "samples");
+	taproot_json_u64(j, c->samples);
+	taproot_json_key(j, "records");
+	taproot_json_u64(j, c->records);
+	taproot_json_key(j, "bytes");
+	taproot_json_u64(j, c->bytes);
+	taproot_json_key(j, "lost_full");
+	taproot_json_u64(j, c->lost_full);
+	taproot_json_key(j, "lost_nested");
+	taproot_json_u64(j, c->lost_nested);
+	taproot_json_key(j, "ustack_faults");
+	taproot_json_u64(j, c->ustack_faults);
+}
+
+int do_stats(int argc, char **argv)
+{
+	struct taproot_cpu_stats *cpus, total = { 0 };
+	struct taproot_json *j;
+	struct taproot_nl *nl;
+	char name[16];
+	bool running;
+	size_t nr, i;
+	int err, ret = EXIT_OK;
+
+	err = parse_json_flag(&argc, argv);
+	if (err != EXIT_OK)
+		return err;
+	if (argc)
+		return p_usage("'stats': unknown argument '%s'", argv[0]);
+	err = taproot_nl_open(&nl);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	err = taproot_nl_get_stats(nl, &running, &cpus, &nr);
+	taproot_nl_close(nl);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	for (i = 0; i < nr; i++)
+		add(&total, &cpus[i]);
+
+	if (!json_output) {
+		printf("running: %s\n", running ? "yes" : "no");
+		printf("%-6s %12s %12s %14s %10s %12s %14s\n", "cpu", "samples",
+		       "records", "bytes", "lost-full", "lost-nested", "ustack-faults");
+		for (i = 0; i < nr; i++) {
+			snprintf(name, sizeof(name), "%" PRIu32, cpus[i].cpu);
+			print_row(name, &cpus[i]);
+		}
+		print_row("total", &total);
+		goto out;
+	}
+
+	j = json_begin();
+	if (!j) {
+		ret = EXIT_ERR;
+		goto out;
+	}
+	taproot_json_object_begin(j);
+	taproot_json_key(j, "running");
+	taproot_json_bool(j, running);
+	taproot_json_key(j, "cpus");
+	taproot_json_array_begin(j);
+	for (i = 0; i < nr; i++) {
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "cpu");
+		taproot_json_u64(j, cpus[i].cpu);
+		json_counters(j, &cpus[i]);
+		taproot_json_object_end(j);
+	}
+	taproot_json_array_end(j);
+	taproot_json_key(j, "total");
+	taproot_json_object_begin(j);
+	json_counters(j, &total);
+	taproot_json_object_end(j);
+	taproot_json_object_end(j);
+	ret = json_end(j);
+out:
+	free(cpus);
+	return ret;
+}
