@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""Talk to taproot's kernel interfaces directly, without the library or the
+CLI, so that tests can see exactly what the kernel answers.
+
+usage:
+  probe.py open PATH r|w|rw     open PATH; print "ok", or the errno name
+                                (e.g. EPERM) and exit 1
+  probe.py genl CMD             send generic netlink command CMD (a name of
+                                enum taproot_cmd without the prefix, e.g.
+                                GET_INFO, or a number) to family "taproot"
+                                with no attributes; print the reply's
+                                attributes as JSON, or "ERRNO: extack message"
+                                and exit 1
+
+The command and attribute numbers are read from include/uapi/linux/taproot.h,
+the single definition of the ABI.
+"""
+
+import errno
+import json
+import os
+import re
+import socket
+import struct
+import sys
+
+UAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+		    "../../include/uapi/linux/taproot.h")
+
+NETLINK_GENERIC = 16
+SOL_NETLINK = 270
+NETLINK_EXT_ACK = 11
+NLM_F_REQUEST, NLM_F_ACK = 1, 4
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+NLMSGERR_ATTR_MSG = 1
+NLM_F_CAPPED, NLM_F_ACK_TLVS = 0x100, 0x200
+GENL_ID_CTRL, CTRL_CMD_GETFAMILY = 0x10, 3
+CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 1, 2
+
+
+def enum(name):
+	"""Members of enum NAME in the uapi header, numbered as C does:
+	{member: (value, type word of its trailing comment or None)}."""
+	text = open(UAPI).read()
+	body = re.search(r"enum\s+" + name + r"\s*\{(.*?)\};", text, re.S).group(1)
+	vals, n = {}, -1
+	for m in re.finditer(r"^[ \t]*(\w+)[ \t]*(?:=[ \t]*([^,/\n]+?))?[ \t]*,?[ \t]*(?:/\*[ \t]*(\w+))?",
+			     body, re.M):
+		n = int(m.group(2), 0) if m.group(2) else n + 1
+		vals[m.group(1)] = (n, m.group(3))
+	return vals
+
+
+def attrs(buf):
+	out, off = {}, 0
+	while off + 4 <= len(buf):
+		alen, atype = struct.unpack_from("=HH", buf, off)
+		if alen < 4:
+			break
+		out.setdefault(atype & 0x3fff, []).append(buf[off + 4:off + alen])
+		off += (alen + 3) & ~3
+	return out
+
+
+def nla(atype, data):
+	return struct.pack("=HH", 4 + len(data), atype) + data + b"\0" * (-len(data) % 4)
+
+
+class Genl:
+	def __init__(self):
+		self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+		self.s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+		self.s.bind((0, 0))
+		self.seq = 0
+
+	def request(self, family, cmd, payload=b"", version=1):
+		"""Returns (errno, extack message, [reply payloads])."""
+		self.seq += 1
+		body = struct.pack("=BBH", cmd, version, 0) + payload
+		self.s.send(struct.pack("=IHHII", 16 + len(body), family,
+					NLM_F_REQUEST | NLM_F_ACK, self.seq, 0) + body)
+		replies = []
+		while True:
+			data = self.s.recv(65536)
+			off = 0
+			while off + 16 <= len(data):
+				mlen, mtype, mflags, seq, _ = struct.unpack_from("=IHHII", data, off)
+				msg = data[off + 16:off + mlen]
+				off += (mlen + 3) & ~3
+				if seq != self.seq:
+					continue
+				if mtype == NLMSG_ERROR:
+					err = -struct.unpack_from("=i", msg)[0]
+					text = ""
+					if mflags & NLM_F_ACK_TLVS:
+						skip = 4 + (16 if mflags & NLM_F_CAPPED
+							    else struct.unpack_from("=I", msg, 4)[0])
+						m = attrs(msg[(skip + 3) & ~3:]).get(NLMSGERR_ATTR_MSG)
+						if m:
+							text = m[0].rstrip(b"\0").decode(errors="replace")
+					return err, text, replies
+				if mtype == NLMSG_DONE:
+					return 0, "", replies
+				replies.append(msg[4:])	# past the genlmsghdr
+
+	def family(self, name):
+		err, text, rep = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
+					      nla(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0"))
+		if err:
+			return -err, text
+		return struct.unpack("=H", attrs(rep[0])[CTRL_ATTR_FAMILY_ID][0][:2])[0], ""
+
+
+def decode(value, kind):
+	if kind in ("u8", "u16", "u32", "u64"):
+		return int.from_bytes(value, "little")
+	if kind == "string":
+		return value.split(b"\0", 1)[0].decode(errors="replace")
+	return value.hex()
+
+
+def cmd_genl(name):
+	cmds = enum("taproot_cmd")
+	cmd = int(name) if name.isdigit() else cmds.get("TAPROOT_CMD_" + name.upper(), (None,))[0]
+	if cmd is None:
+		sys.exit(f"probe.py: unknown command {name}")
+	g = Genl()
+	fam, text = g.family("taproot")
+	if fam < 0:
+		print(f"{errno.errorcode.get(-fam, -fam)}: family taproot: {text}")
+		return 1
+	err, text, replies = g.request(fam, cmd)
+	if err:
+		print(f"{errno.errorcode.get(err, err)}: {text}")
+		return 1
+	known = {v: (k[len("TAPROOT_A_"):].lower(), kind)
+		 for k, (v, kind) in enum("taproot_attr").items()}
+	out = {}
+	for r in replies:
+		for t, vals in attrs(r).items():
+			key, kind = known.get(t, (str(t), None))
+			vals = [decode(v, kind) for v in vals]
+			out[key] = vals if len(vals) > 1 else vals[0]
+	print(json.dumps(out, sort_keys=True))
+	return 0
+
+
+def cmd_open(path, mode):
+	flags = {"r": os.O_RDONLY, "w": os.O_WRONLY, "rw": os.O_RDWR}[mode]
+	try:
+		os.close(os.open(path, flags))
+	except OSError as e:
+		print(errno.errorcode.get(e.errno, e.errno))
+		return 1
+	print("ok")
+	return 0
+
+
+def main(argv):
+	if len(argv) == 3 and argv[0] == "open":
+		return cmd_open(argv[1], argv[2])
+	if len(argv) == 2 and argv[0] == "genl":
+		return cmd_genl(argv[1])
+	sys.stderr.write(__doc__)
+	return 2
+
+
+if __name__ == "__main__":
+	sys.exit(main(sys.argv[1:]))
