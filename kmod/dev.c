@@ -1,43 +1,109 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/taproot: the file the per-CPU rings are mapped from and polled on
- * (<linux/taproot.h>, "The rings"). For now it only opens and closes.
+ * (<linux/taproot.h>, "The rings"); ring.c does the rings, this file the
+ * file.
  *
  * Privilege: the rings carry raw user stack bytes of every process, so the
  * node is 0600 and open() also wants CAP_PERFMON or CAP_SYS_ADMIN, the test
  * perf_event_open() applies to system-wide events. It is made once, at
- * open, as perf does for its fd: mmap and poll trust the open file.
+ * open, against the opener's credentials, as perf does for its fd: mmap and
+ * poll trust the open file. mmap() does not test perfmon_capable() again:
+ * it would test whoever maps, not the file's credentials, so it would break
+ * an agent that opens and then drops its capabilities, and it would protect
+ * nothing, since a process that receives the fd can equally receive a
+ * mapping made before it was passed. Whoever holds the open file holds the
+ * right to read the rings.
+ *
+ * One consumer at a time: a second open() fails with -EBUSY until the
+ * first file is released, that is until it is closed and every mapping of
+ * it is gone (a mapping holds its file). Two readers would race on each
+ * ring's data_tail, each releasing bytes the other has not read. The
+ * opener's thread group is the consumer: sample.c leaves it out of the
+ * profile (tap_dev_consumer_tgid()).
  *
  * Lifetime: .owner pins the module while a file is open, and a mapping
  * holds its file, so the module never unloads under a mapped ring.
- *
- * file->private_data: misc_open() points it at tap_misc; open() clears it.
- * Per-open reader state, when mmap and poll need some, is allocated in
- * open() into private_data and freed in a .release. State of a mapping
- * belongs to the VMA instead (vm_private_data): a mapping outlives close().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/capability.h>
+#include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
 
 #include "taproot.h"
+#include "ring.h"
+
+static atomic_t tap_dev_open_count = ATOMIC_INIT(0);
+static pid_t tap_dev_tgid;	/* of the opener; 0 while none */
+
+/* Any context: a plain load of a pid_t. */
+pid_t tap_dev_consumer_tgid(void)
+{
+	return READ_ONCE(tap_dev_tgid);
+}
 
 static int tap_dev_open(struct inode *inode, struct file *file)
 {
+	/* Privilege first: the unprivileged learn nothing, not even busy. */
 	if (!perfmon_capable())
 		return -EPERM;
+	if (atomic_cmpxchg(&tap_dev_open_count, 0, 1))
+		return -EBUSY;
 
+	WRITE_ONCE(tap_dev_tgid, task_tgid_nr(current));
 	file->private_data = NULL;
 	/* Offsets select rings (TAPROOT_MMAP_OFFSET); there is no stream. */
 	return nonseekable_open(inode, file);
 }
 
+static int tap_dev_release(struct inode *inode, struct file *file)
+{
+	WRITE_ONCE(tap_dev_tgid, 0);
+	atomic_set_release(&tap_dev_open_count, 0);
+	return 0;
+}
+
+/* Pages of the file offset that select a ring; the rest is the window. */
+#define TAP_DEV_CPU_PGSHIFT	(TAPROOT_MMAP_CPU_SHIFT - PAGE_SHIFT)
+
+/*
+ * Offset TAPROOT_MMAP_OFFSET(cpu) + a page offset within that ring's window
+ * (see <linux/taproot.h>). Shared mappings only, as perf and BPF rings: a
+ * private copy of the consumer page would swallow the reader's data_tail.
+ * A CPU without a ring, or a range outside [0, 2P+2D): -EINVAL. A
+ * writable mapping past the consumer page: -EPERM.
+ */
+static int tap_dev_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	unsigned long cpu = vma->vm_pgoff >> TAP_DEV_CPU_PGSHIFT;
+	unsigned long pgoff = vma->vm_pgoff & (BIT(TAP_DEV_CPU_PGSHIFT) - 1);
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	return tap_ring_mmap(cpu, vma, pgoff);
+}
+
+static __poll_t tap_dev_poll(struct file *file, struct poll_table_struct *wait)
+{
+	return tap_rings_poll(file, wait);
+}
+
 static const struct file_operations tap_dev_fops = {
 	.owner = THIS_MODULE,
 	.open = tap_dev_open,
+	.release = tap_dev_release,
+	.mmap = tap_dev_mmap,
+	.poll = tap_dev_poll,
 };
 
 static struct miscdevice tap_misc = {

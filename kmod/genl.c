@@ -38,12 +38,27 @@
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/netlink.h>
+#include <linux/slab.h>
 #include <linux/utsname.h>
 #include <net/genetlink.h>
 
+#include "config.h"
+#include "ring.h"
+#include "sample.h"
 #include "taproot.h"
+
+/*
+ * State. Commands that read or change the configuration or the sampling
+ * state hold tap_ctl_lock (config.h) from validation to the last change and
+ * the notification, so that concurrent requests apply one after the other
+ * and subscribers see notifications in the order of the changes. Nothing
+ * under it waits for a sample handler except stop, which releases the perf
+ * events, and a handler never takes it.
+ */
 
 /*
  * 6.2 split each command into do and dump halves: since then the family's
@@ -87,7 +102,8 @@ static int tap_genl_pre_doit(const struct tap_genl_hook_op *op,
 /* TAPROOT_A_FEATURES: only what this build really provides. */
 static u64 tap_features(void)
 {
-	u64 features = 0;
+	u64 features = TAPROOT_FEAT_SAMPLING | TAPROOT_FEAT_KSTACK |
+		       TAPROOT_FEAT_USTACK;
 
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		features |= TAPROOT_FEAT_PREEMPT_RT;
@@ -130,7 +146,7 @@ static int tap_genl_get_info(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_string(msg, TAPROOT_A_KERNEL_RELEASE, utsname()->release) ||
 	    nla_put_u64_64bit(msg, TAPROOT_A_FEATURES, tap_features(),
 			      TAPROOT_A_PAD) ||
-	    nla_put_u8(msg, TAPROOT_A_RUNNING, 0) ||	/* no sampling yet */
+	    nla_put_u8(msg, TAPROOT_A_RUNNING, tap_sample_running()) ||
 	    nla_put_u32(msg, TAPROOT_A_PAGE_SIZE, PAGE_SIZE))
 		goto err_free;
 
@@ -140,6 +156,405 @@ static int tap_genl_get_info(struct sk_buff *skb, struct genl_info *info)
 err_free:
 	/* tap_info_size() is an upper bound: this means it is wrong. */
 	WARN_ON_ONCE(1);
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/* ---------------------------------------------------------- NOTIFY */
+
+/*
+ * TAPROOT_CMD_NOTIFY to the "session" group, in every network namespace
+ * (netnsok). Under tap_ctl_lock, so that notifications keep the order of
+ * the changes. Best effort: a subscriber whose socket is full misses it and
+ * sees ENOBUFS on its socket, which is how netlink says so.
+ */
+static void tap_genl_notify(u32 what)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	lockdep_assert_held(&tap_ctl_lock);
+
+	msg = genlmsg_new(nla_total_size(sizeof(u32)) +
+			  nla_total_size(sizeof(u8)), GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &tap_genl_family, 0, TAPROOT_CMD_NOTIFY);
+	if (!hdr ||
+	    nla_put_u32(msg, TAPROOT_A_NOTIFY, what) ||
+	    nla_put_u8(msg, TAPROOT_A_RUNNING, tap_sample_running())) {
+		WARN_ON_ONCE(1);	/* the size above is wrong */
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	/* -ESRCH: nobody listens, which is fine. */
+	genlmsg_multicast_allns(&tap_genl_family, msg, 0, TAP_MCGRP_SESSION);
+}
+
+/* ---------------------------------------------------------- SET_CONFIG */
+
+static const struct nla_policy tap_tgids_policy[TAPROOT_A_CFG_TGID + 1] = {
+	[TAPROOT_A_CFG_TGID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+/*
+ * Beyond NLA_POLICY_RANGE, whose bounds are s16. Not const: 6.1's policy
+ * points at it through a non-const pointer.
+ */
+static struct netlink_range_validation tap_ustack_range __ro_after_init = {
+	.min = 0,
+	.max = TAPROOT_USTACK_MAX,
+};
+
+static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_TGIDS + 1] = {
+	[TAPROOT_A_CFG_FREQ_HZ] = NLA_POLICY_RANGE(NLA_U32, 1,
+						   TAPROOT_FREQ_MAX),
+	[TAPROOT_A_CFG_KSTACK_DEPTH] = NLA_POLICY_RANGE(NLA_U32, 0,
+							TAPROOT_KSTACK_MAX),
+	[TAPROOT_A_CFG_USTACK_BYTES] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							     &tap_ustack_range),
+	[TAPROOT_A_CFG_EVENTS] = NLA_POLICY_MASK(NLA_U32, TAPROOT_EV_ALL),
+	[TAPROOT_A_CFG_FLAGS] = NLA_POLICY_MASK(NLA_U32, TAPROOT_CFG_F_ALL),
+	[TAPROOT_A_CFG_RING_PAGES] = NLA_POLICY_RANGE(NLA_U32,
+						      TAPROOT_RING_PAGES_MIN,
+						      TAPROOT_RING_PAGES_MAX),
+	[TAPROOT_A_CFG_WATERMARK] = NLA_POLICY_MIN(NLA_U32, 1),
+	[TAPROOT_A_CFG_TGIDS] = NLA_POLICY_NESTED(tap_tgids_policy),
+};
+
+/*
+ * Reads the TGID set of @nest into @cfg. The policy has checked each
+ * TGID (a u32 > 0, nothing else in the nest).
+ */
+static int tap_parse_tgids(struct tap_config *cfg, const struct nlattr *nest,
+			   struct netlink_ext_ack *extack)
+{
+	const struct nlattr *a;
+	int rem;
+	u32 n = 0;
+
+	nla_for_each_nested(a, nest, rem) {
+		if (n == TAPROOT_MAX_TGIDS) {
+			NL_SET_ERR_MSG_ATTR(extack, nest, "too many tgids");
+			return -E2BIG;
+		}
+		cfg->tgids[n++] = nla_get_u32(a);
+	}
+	cfg->nr_tgids = n;
+	tap_config_sort_tgids(cfg);
+	return 0;
+}
+
+/*
+ * Applies the attributes of @tb to @cfg, a copy of the current
+ * configuration, checking what the policy could not. Changes nothing
+ * else: on error the caller drops the copy.
+ */
+static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
+			    struct netlink_ext_ack *extack)
+{
+	bool running = tap_sample_running();
+	struct nlattr *a;
+	u64 data_size;
+	int err;
+
+	a = tb[TAPROOT_A_CFG_FREQ_HZ];
+	if (a) {
+		if (running) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "cannot change the frequency while sampling");
+			return -EBUSY;
+		}
+		cfg->freq_hz = nla_get_u32(a);
+	}
+	a = tb[TAPROOT_A_CFG_KSTACK_DEPTH];
+	if (a)
+		cfg->kstack_depth = nla_get_u32(a);
+	a = tb[TAPROOT_A_CFG_USTACK_BYTES];
+	if (a) {
+		if (nla_get_u32(a) % 8) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "user stack bytes must be a multiple of 8");
+			return -EINVAL;
+		}
+		cfg->ustack_bytes = nla_get_u32(a);
+	}
+	a = tb[TAPROOT_A_CFG_EVENTS];
+	if (a)
+		cfg->events = nla_get_u32(a);
+	a = tb[TAPROOT_A_CFG_FLAGS];
+	if (a)
+		cfg->flags = nla_get_u32(a);
+	a = tb[TAPROOT_A_CFG_RING_PAGES];
+	if (a) {
+		if (running) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "cannot resize the rings while sampling");
+			return -EBUSY;
+		}
+		if (!is_power_of_2(nla_get_u32(a))) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "ring pages must be a power of two");
+			return -EINVAL;
+		}
+		cfg->ring_pages = nla_get_u32(a);
+	}
+
+	data_size = (u64)cfg->ring_pages * PAGE_SIZE;
+	a = tb[TAPROOT_A_CFG_WATERMARK];
+	if (a) {
+		if (nla_get_u32(a) > data_size) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "watermark exceeds the ring data size");
+			return -EINVAL;
+		}
+		cfg->watermark = nla_get_u32(a);
+		cfg->watermark_auto = false;
+	} else if (cfg->watermark_auto) {
+		cfg->watermark = tap_config_auto_watermark(cfg->ring_pages);
+	} else if (cfg->watermark > data_size) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[TAPROOT_A_CFG_RING_PAGES],
+				    "watermark exceeds the new ring data size");
+		return -EINVAL;
+	}
+
+	a = tb[TAPROOT_A_CFG_TGIDS];
+	if (a) {
+		err = tap_parse_tgids(cfg, a, extack);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Everything is checked before anything changes. The one step that can
+ * still fail, resizing the rings, comes first; what follows cannot fail.
+ */
+static int tap_genl_set_config(struct sk_buff *skb, struct genl_info *info)
+{
+	const struct tap_config *cur;
+	struct tap_config *cfg;
+	int err;
+
+	mutex_lock(&tap_ctl_lock);
+	cur = tap_config_locked();
+	cfg = tap_config_dup(GFP_KERNEL);
+	if (!cfg) {
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	err = tap_parse_config(cfg, info->attrs, info->extack);
+	if (err)
+		goto out_free;
+
+	if (cfg->ring_pages != cur->ring_pages) {
+		err = tap_rings_resize(cfg->ring_pages);
+		if (err == -EBUSY)
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[TAPROOT_A_CFG_RING_PAGES],
+					    "rings are mapped by a consumer");
+		else if (err)
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[TAPROOT_A_CFG_RING_PAGES],
+					    "cannot resize the rings");
+		if (err)
+			goto out_free;
+	}
+	if (cfg->watermark != cur->watermark ||
+	    cfg->ring_pages != cur->ring_pages)
+		tap_rings_set_watermark(cfg->watermark);
+
+	tap_config_publish(cfg);
+	tap_genl_notify(TAPROOT_NOTIFY_CONFIG);
+	mutex_unlock(&tap_ctl_lock);
+	return 0;
+
+out_free:
+	kfree(cfg);
+out_unlock:
+	mutex_unlock(&tap_ctl_lock);
+	return err;
+}
+
+/* ---------------------------------------------------------- GET_CONFIG */
+
+static size_t tap_config_size(void)
+{
+	return 7 * nla_total_size(sizeof(u32)) +	/* FREQ_HZ..WATERMARK */
+	       nla_total_size(0) +			/* TGIDS */
+	       TAPROOT_MAX_TGIDS * nla_total_size(sizeof(u32));
+}
+
+static int tap_put_config(struct sk_buff *msg, const struct tap_config *cfg)
+{
+	struct nlattr *nest;
+	u32 i;
+
+	if (nla_put_u32(msg, TAPROOT_A_CFG_FREQ_HZ, cfg->freq_hz) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_KSTACK_DEPTH, cfg->kstack_depth) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_USTACK_BYTES, cfg->ustack_bytes) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_EVENTS, cfg->events) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_FLAGS, cfg->flags) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_RING_PAGES, cfg->ring_pages) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_WATERMARK, cfg->watermark))
+		return -EMSGSIZE;
+
+	nest = nla_nest_start(msg, TAPROOT_A_CFG_TGIDS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < cfg->nr_tgids; i++)
+		if (nla_put_u32(msg, TAPROOT_A_CFG_TGID, cfg->tgids[i]))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int tap_genl_get_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	msg = genlmsg_new(tap_config_size(), GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &tap_genl_family, 0,
+				TAPROOT_CMD_GET_CONFIG);
+	if (!hdr)
+		goto err_free;
+
+	mutex_lock(&tap_ctl_lock);
+	err = tap_put_config(msg, tap_config_locked());
+	mutex_unlock(&tap_ctl_lock);
+	if (err)
+		goto err_free;
+
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free:
+	WARN_ON_ONCE(1);	/* tap_config_size() is wrong */
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/* ---------------------------------------------------------- START, STOP */
+
+static int tap_genl_start(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	mutex_lock(&tap_ctl_lock);
+	if (tap_sample_running()) {
+		GENL_SET_ERR_MSG(info, "sampling is already started");
+		err = -EALREADY;
+		goto out;
+	}
+	/* The rings' watermark is the configuration's, whatever they began with. */
+	tap_rings_set_watermark(tap_config_locked()->watermark);
+	err = tap_sample_start();
+	if (err == -ESHUTDOWN)
+		GENL_SET_ERR_MSG(info, "the module is unloading");
+	else if (err)
+		GENL_SET_ERR_MSG(info, "cannot create the sampling events");
+	if (err)
+		goto out;
+	tap_genl_notify(TAPROOT_NOTIFY_STARTED);
+out:
+	mutex_unlock(&tap_ctl_lock);
+	return err;
+}
+
+static int tap_genl_stop(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	mutex_lock(&tap_ctl_lock);
+	err = tap_sample_stop();
+	if (err) {
+		GENL_SET_ERR_MSG(info, "sampling is already stopped");
+		goto out;
+	}
+	tap_genl_notify(TAPROOT_NOTIFY_STOPPED);
+out:
+	mutex_unlock(&tap_ctl_lock);
+	return err;
+}
+
+/* ---------------------------------------------------------- GET_STATS */
+
+static size_t tap_stats_cpu_size(void)
+{
+	return nla_total_size(0) +			/* STATS_CPU */
+	       nla_total_size(sizeof(u32)) +		/* STAT_CPU */
+	       6 * nla_total_size_64bit(sizeof(u64));	/* the counters */
+}
+
+static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
+{
+	struct tap_sample_stats ss;
+	struct tap_ring_stats rs;
+	struct nlattr *nest;
+
+	tap_sample_get_stats(cpu, &ss);
+	tap_ring_get_stats(cpu, &rs);
+
+	nest = nla_nest_start(msg, TAPROOT_A_STATS_CPU);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(msg, TAPROOT_A_STAT_CPU, cpu) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_SAMPLES, ss.samples,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_RECORDS, rs.records,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_BYTES, rs.bytes,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_LOST_FULL,
+			      rs.lost[TAPROOT_LOST_FULL], TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_LOST_NESTED,
+			      rs.lost[TAPROOT_LOST_NESTED],
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_USTACK_FAULTS,
+			      ss.ustack_faults, TAPROOT_A_STAT_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+/*
+ * One nest per possible CPU, in one message: userspace must receive with
+ * a buffer sized for it (MSG_PEEK | MSG_TRUNC tells the size).
+ */
+static int tap_genl_get_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	unsigned int cpu;
+	void *hdr;
+
+	msg = genlmsg_new(nla_total_size(sizeof(u8)) +
+			  num_possible_cpus() * tap_stats_cpu_size(),
+			  GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &tap_genl_family, 0,
+				TAPROOT_CMD_GET_STATS);
+	if (!hdr)
+		goto err_free;
+	if (nla_put_u8(msg, TAPROOT_A_RUNNING, tap_sample_running()))
+		goto err_free;
+	for_each_possible_cpu(cpu)
+		if (tap_put_stats_cpu(msg, cpu))
+			goto err_free;
+
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free:
+	WARN_ON_ONCE(1);	/* the size above is wrong */
 	nlmsg_free(msg);
 	return -EMSGSIZE;
 }
@@ -158,6 +573,28 @@ static const struct genl_ops tap_genl_ops[] = {
 	{
 		.cmd = TAPROOT_CMD_GET_INFO,
 		.doit = tap_genl_get_info,
+	},
+	{
+		.cmd = TAPROOT_CMD_SET_CONFIG,
+		.doit = tap_genl_set_config,
+		.policy = tap_set_config_policy,
+		.maxattr = ARRAY_SIZE(tap_set_config_policy) - 1,
+	},
+	{
+		.cmd = TAPROOT_CMD_GET_CONFIG,
+		.doit = tap_genl_get_config,
+	},
+	{
+		.cmd = TAPROOT_CMD_START,
+		.doit = tap_genl_start,
+	},
+	{
+		.cmd = TAPROOT_CMD_STOP,
+		.doit = tap_genl_stop,
+	},
+	{
+		.cmd = TAPROOT_CMD_GET_STATS,
+		.doit = tap_genl_get_stats,
 	},
 };
 

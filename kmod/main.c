@@ -17,6 +17,7 @@
 #include <linux/stringify.h>
 
 #include "taproot.h"
+#include "ring.h"
 
 /*
  * Read-only once loaded: the value at load time. Resizing the rings at
@@ -53,9 +54,13 @@ static int __init tap_init(void)
 	if (err)
 		return err;
 
-	err = tap_dev_init();
+	err = tap_rings_init(tap_ring_pages);
 	if (err)
 		return err;
+
+	err = tap_dev_init();
+	if (err)
+		goto err_rings;
 
 	err = tap_genl_init();
 	if (err)
@@ -67,6 +72,8 @@ static int __init tap_init(void)
 
 err_dev:
 	tap_dev_exit();
+err_rings:
+	tap_rings_exit();
 	return err;
 }
 
@@ -74,6 +81,7 @@ static void __exit tap_exit(void)
 {
 	tap_genl_exit();
 	tap_dev_exit();
+	tap_rings_exit();	/* last: every producer and reader is gone */
 }
 
 module_init(tap_init);

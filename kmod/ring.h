@@ -57,12 +57,17 @@ void tap_ring_commit(struct taproot_rec_header *hdr, u32 used);
 /* Largest record a ring can take (a quarter of its data area). */
 u32 tap_ring_max_record(void);
 
-/* Per-CPU counters, for TAPROOT_CMD_GET_STATS. */
+/*
+ * Per-CPU counters, for TAPROOT_CMD_GET_STATS: cumulative for the life of
+ * the module (a resize carries them over); records and bytes count the
+ * TAPROOT_REC_LOST records too.
+ */
 struct tap_ring_stats {
 	u64 records;
 	u64 bytes;
 	u64 lost[TAPROOT_LOST_NR];
 };
+
 void tap_ring_get_stats(unsigned int cpu, struct tap_ring_stats *st);
 
 /* Bytes unread in a ring that make the producer wake poll() (SET_CONFIG). */
@@ -71,9 +76,11 @@ void tap_rings_set_watermark(u32 bytes);
 /*
  * Readers, used by dev.c. tap_ring_mmap() maps part of ring @cpu's window
  * (see <linux/taproot.h>) and counts the mapping until it is unmapped;
- * tap_rings_poll() is the whole of poll(): it reports EPOLLIN once the
- * producer's irq_work (past the watermark) or the slow timer (any unread
- * byte) has woken readers since the last poll of @file.
+ * tap_rings_poll() is the whole of poll(), level-triggered: EPOLLIN while
+ * any ring holds at least the watermark of unread bytes, or unread bytes
+ * that were already there at the last tick of the slow timer. Readers are
+ * woken by the producer's irq_work (past the watermark, when a reader
+ * waits) and by that timer (any unread byte).
  */
 int tap_ring_mmap(unsigned int cpu, struct vm_area_struct *vma,
 		  unsigned long pgoff_in_window);

@@ -5,7 +5,8 @@
  * One concern per file:
  *   main.c   load and unload order, module parameters
  *   genl.c   the "taproot" generic netlink family: control
- *   dev.c    /dev/taproot: the file the per-CPU rings will be mapped from
+ *   dev.c    /dev/taproot: the file the per-CPU rings are mapped from
+ *   ring.c   the per-CPU rings (ring.h): producer, wakeups, mmap, resize
  *
  * The ABI is <linux/taproot.h> (include/uapi/linux/taproot.h), the only
  * definition of everything userspace sees. features.h is generated per
@@ -36,6 +37,7 @@ extern unsigned int tap_ring_pages;
  */
 int tap_dev_init(void);
 void tap_dev_exit(void);
+pid_t tap_dev_consumer_tgid(void);	/* 0: none; any context */
 
 int tap_genl_init(void);
 void tap_genl_exit(void);

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The configuration of the module (TAPROOT_A_CFG_* of <linux/taproot.h>)
+ * and the lock that serialises control.
+ *
+ * The current configuration is an immutable struct tap_config reached
+ * through an RCU pointer. Writers (netlink commands, in process context)
+ * hold tap_ctl_lock, copy it with tap_config_dup(), change the copy and
+ * publish it with tap_config_publish(); the old one is freed after a grace
+ * period. Readers in atomic context (the sample handler: hardirq, and NMI
+ * by design) take it with tap_config_sched() and never block; readers
+ * holding tap_ctl_lock use tap_config_locked().
+ */
+#ifndef _TAPROOT_CONFIG_H
+#define _TAPROOT_CONFIG_H
+
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/types.h>
+#include <linux/taproot.h>
+
+struct tap_config {
+	u32 freq_hz;		/* TAPROOT_A_CFG_FREQ_HZ */
+	u32 kstack_depth;	/* TAPROOT_A_CFG_KSTACK_DEPTH */
+	u32 ustack_bytes;	/* TAPROOT_A_CFG_USTACK_BYTES */
+	u32 events;		/* TAPROOT_A_CFG_EVENTS */
+	u32 flags;		/* TAPROOT_A_CFG_FLAGS */
+	u32 ring_pages;		/* TAPROOT_A_CFG_RING_PAGES */
+	u32 watermark;		/* TAPROOT_A_CFG_WATERMARK */
+	/*
+	 * Until userspace sets a watermark, it follows the ring size (half
+	 * of the data area, as perf); once set, it stays as given.
+	 */
+	bool watermark_auto;
+	u32 nr_tgids;		/* 0: the whole system */
+	u32 tgids[TAPROOT_MAX_TGIDS];	/* sorted ascending, unique, > 0 */
+	struct rcu_head rcu;
+};
+
+/*
+ * Serialises every change of configuration and of sampling state (start,
+ * stop, ring resize): held by the netlink commands that change them and by
+ * module unload.
+ */
+extern struct mutex tap_ctl_lock;
+
+extern struct tap_config __rcu *tap_config_ptr;
+
+/* Lock-free read from atomic context (preemption or interrupts off). */
+static inline const struct tap_config *tap_config_sched(void)
+{
+	return rcu_dereference_sched(tap_config_ptr);
+}
+
+/* Read under tap_ctl_lock. */
+static inline const struct tap_config *tap_config_locked(void)
+{
+	return rcu_dereference_protected(tap_config_ptr,
+					 lockdep_is_held(&tap_ctl_lock));
+}
+
+/* A writable copy of the current configuration, or NULL. */
+struct tap_config *tap_config_dup(gfp_t gfp);
+
+/* Make @cfg current (under tap_ctl_lock); the old one is freed later. */
+void tap_config_publish(struct tap_config *cfg);
+
+/* Sort @cfg->tgids and drop duplicates. */
+void tap_config_sort_tgids(struct tap_config *cfg);
+
+/* Half the data area of a ring of @pages pages. */
+u32 tap_config_auto_watermark(u32 pages);
+
+/*
+ * Whether the TGID filter lets @tgid through: always with an empty set,
+ * else when @tgid is in it (binary search, at most 7 steps).
+ */
+static inline bool tap_config_tgid_ok(const struct tap_config *cfg, u32 tgid)
+{
+	u32 lo = 0, hi = cfg->nr_tgids;
+
+	if (!hi)
+		return true;
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (cfg->tgids[mid] == tgid)
+			return true;
+		if (cfg->tgids[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+#endif /* _TAPROOT_CONFIG_H */

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Timer sampling: TAPROOT_REC_SAMPLE records (<linux/taproot.h>).
+ *
+ * The timer. While started, every online CPU has one pinned kernel perf
+ * event, PERF_TYPE_SOFTWARE / PERF_COUNT_SW_CPU_CLOCK: an hrtimer of perf's
+ * that needs no PMU (there is none under QEMU TCG), with a period of
+ * 1e9 / freq_hz ns. The events are created and released by CPU hotplug
+ * callbacks (a dynamic CPUHP_AP_ONLINE_DYN state set up at start, removed
+ * at stop): perf detaches a CPU's kernel events when it goes offline and
+ * never brings them back, so a CPU that comes online gets a new event and
+ * one that goes offline releases its own. The state is above
+ * CPUHP_AP_PERF_ONLINE, so the event goes before perf's per-CPU context.
+ *
+ * The handler. perf calls tap_sample_handler() from its hrtimer, in
+ * hardirq context with interrupts off, on the sampled CPU, even on
+ * PREEMPT_RT (the hrtimer is HRTIMER_MODE_REL_HARD), with the interrupted
+ * registers. It is written as if it could run in NMI (a hardware event's
+ * handler would): it never sleeps, takes no lock, allocates nothing, does
+ * not printk; it reads the configuration with rcu_dereference_sched(),
+ * writes per-CPU counters with this_cpu_inc(), writes the record in place
+ * through tap_ring_reserve()/tap_ring_commit(), walks the kernel stack with
+ * the unwinder as perf's callchain does, and reads user memory only with
+ * copy_from_user_nofault() (never VMAs, mmap_lock or get_user_pages).
+ *
+ * Lifetime. perf_event_release_kernel() removes the event from its CPU
+ * (an IPI to that CPU, so a handler running there has finished) and
+ * cancels its hrtimer (hrtimer_cancel() waits for a running callback): once
+ * stop has returned, no handler of this module runs or will run, which is
+ * what unload and a ring resize rely on.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpuhotplug.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/unwind.h>
+
+#include "config.h"
+#include "ring.h"
+#include "sample.h"
+#include "taproot.h"
+
+static DEFINE_PER_CPU(struct perf_event *, tap_sample_event);
+static DEFINE_PER_CPU(struct tap_sample_stats, tap_sample_stats);
+
+/* The dynamic hotplug state while started, 0 while stopped. */
+static int tap_sample_hp_state;
+
+/* Fixed from start to stop (freq_hz cannot change while started). */
+static u64 tap_sample_period_ns;
+static u32 tap_sample_period_us;
+
+/* The first error of an online callback since start (0: none). */
+static int tap_sample_cpu_err;
+
+/*
+ * Set at unload, before control goes away: a START that comes in between
+ * is refused rather than left running.
+ */
+static bool tap_sample_closed;
+
+/*
+ * Copy up to @len bytes of user stack from @sp into @dst: page by page,
+ * since copy_from_user_nofault() copies all or nothing, keeping the pages
+ * that could be read. Returns the bytes copied.
+ */
+static u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
+{
+	u32 done = 0;
+
+	while (done < len) {
+		unsigned long src = sp + done;
+		u32 chunk = min_t(u32, len - done,
+				  PAGE_SIZE - offset_in_page(src));
+
+		if (copy_from_user_nofault(dst + done,
+					   (const void __user *)src, chunk))
+			break;
+		done += chunk;
+	}
+	return done;
+}
+
+static void tap_fill_user_regs(struct taproot_user_regs *u,
+			       const struct pt_regs *r)
+{
+	u->ax = r->ax;
+	u->bx = r->bx;
+	u->cx = r->cx;
+	u->dx = r->dx;
+	u->si = r->si;
+	u->di = r->di;
+	u->bp = r->bp;
+	u->sp = r->sp;
+	u->r8 = r->r8;
+	u->r9 = r->r9;
+	u->r10 = r->r10;
+	u->r11 = r->r11;
+	u->r12 = r->r12;
+	u->r13 = r->r13;
+	u->r14 = r->r14;
+	u->r15 = r->r15;
+	u->ip = r->ip;
+	u->flags = r->flags;
+}
+
+/*
+ * The interrupted ip, then the return addresses the unwinder finds, at
+ * most @max in all. Sets *@trunc when frames were left out.
+ */
+static u32 tap_walk_kstack(u64 *out, u32 max, struct pt_regs *regs,
+			   bool *trunc)
+{
+	struct unwind_state state;
+	unsigned long addr;
+	u32 nr = 0;
+
+	if (!max) {
+		*trunc = true;
+		return 0;
+	}
+	out[nr++] = regs->ip;
+	/* From regs, the unwinder starts at the interrupted frame's caller. */
+	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
+	     unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		if (nr == max) {
+			*trunc = true;
+			break;
+		}
+		out[nr++] = addr;
+	}
+	return nr;
+}
+
+static void tap_sample_handler(struct perf_event *event,
+			       struct perf_sample_data *data,
+			       struct pt_regs *regs)
+{
+	struct task_struct *task = current;
+	const struct tap_config *cfg;
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_sample *rec;
+	struct pt_regs *uregs;
+	bool in_kernel = !user_mode(regs);
+	bool ktrunc = false;
+	u32 kdepth, ubytes, size, max, nr, ulen, used;
+	u16 flags = 0;
+	pid_t consumer;
+	u64 *kstack;
+
+	cfg = tap_config_sched();
+	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_SAMPLE))
+		return;
+
+	if (is_idle_task(task)) {
+		if (!(cfg->flags & TAPROOT_CFG_F_SAMPLE_IDLE))
+			return;
+		flags |= TAPROOT_SAMPLE_F_IDLE;
+	}
+	/* The consumer would mostly see itself reading the rings. */
+	consumer = tap_dev_consumer_tgid();
+	if (consumer && task->tgid == consumer)
+		return;
+	if (!tap_config_tgid_ok(cfg, task->tgid))
+		return;
+
+	this_cpu_inc(tap_sample_stats.samples);
+
+	if (in_kernel)
+		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
+	if (task->flags & PF_KTHREAD)
+		flags |= TAPROOT_SAMPLE_F_KTHREAD;
+	/*
+	 * The user registers: the interrupted ones, or those the task saved
+	 * when it entered the kernel. A kernel thread has none, nor has a
+	 * task whose mm is gone (exiting).
+	 */
+	if (!in_kernel)
+		uregs = regs;
+	else if (!(task->flags & PF_KTHREAD) && task->mm)
+		uregs = task_pt_regs(task);
+	else
+		uregs = NULL;
+
+	/* The largest record this sample may need, within what fits. */
+	kdepth = in_kernel ? cfg->kstack_depth : 0;
+	ubytes = uregs ? cfg->ustack_bytes : 0;
+	size = sizeof(*rec) + kdepth * sizeof(u64) + ubytes;
+	max = round_down(tap_ring_max_record(), 8);
+	if (unlikely(size > max)) {
+		if (max < sizeof(*rec))
+			return;		/* not even the fixed part fits */
+		max -= sizeof(*rec);
+		kdepth = min_t(u32, kdepth, max / sizeof(u64));
+		ubytes = round_down(min_t(u32, ubytes,
+					  max - kdepth * sizeof(u64)), 8);
+		size = sizeof(*rec) + kdepth * sizeof(u64) + ubytes;
+	}
+
+	hdr = tap_ring_reserve(size, TAPROOT_REC_SAMPLE);
+	if (!hdr)
+		return;		/* counted and announced by the ring */
+	rec = container_of(hdr, struct taproot_rec_sample, hdr);
+
+	rec->pid = task->tgid;
+	rec->tid = task->pid;
+	rec->cpu = smp_processor_id();
+	rec->reserved = 0;
+	rec->period_us = tap_sample_period_us;
+	BUILD_BUG_ON(sizeof(rec->comm) != TASK_COMM_LEN);
+	memcpy(rec->comm, task->comm, sizeof(rec->comm));
+	rec->comm[sizeof(rec->comm) - 1] = '\0';
+
+	kstack = (u64 *)(rec + 1);
+	nr = 0;
+	if (in_kernel && cfg->kstack_depth) {
+		nr = tap_walk_kstack(kstack, kdepth, regs, &ktrunc);
+		if (ktrunc)
+			flags |= TAPROOT_SAMPLE_F_KSTACK_TRUNC;
+	}
+	rec->kstack_nr = nr;
+
+	ulen = 0;
+	if (uregs) {
+		flags |= TAPROOT_SAMPLE_F_USER_REGS;
+		tap_fill_user_regs(&rec->user_regs, uregs);
+		if (ubytes) {
+			ulen = tap_copy_ustack((u8 *)(kstack + nr), uregs->sp,
+					       ubytes);
+			if (ulen < ubytes) {
+				flags |= TAPROOT_SAMPLE_F_USTACK_FAULT;
+				this_cpu_inc(tap_sample_stats.ustack_faults);
+			}
+		}
+	} else {
+		memset(&rec->user_regs, 0, sizeof(rec->user_regs));
+	}
+	rec->ustack_len = ulen;
+	hdr->flags = flags;
+
+	/* Zero the padding, give back the rest. */
+	used = sizeof(*rec) + nr * sizeof(u64) + ulen;
+	memset((u8 *)rec + used, 0, round_up(used, 8) - used);
+	tap_ring_commit(hdr, round_up(used, 8));
+}
+
+static int tap_sample_cpu_online(unsigned int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = tap_sample_period_ns,
+		.pinned = 1,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, cpu, NULL,
+						 tap_sample_handler, NULL);
+	if (IS_ERR(event)) {
+		/*
+		 * Not an error for hotplug: a CPU must not stay offline for
+		 * the profiler's sake. Start reports it.
+		 */
+		pr_warn("CPU %u: cannot create the sampling event: %ld\n", cpu,
+			PTR_ERR(event));
+		if (!tap_sample_cpu_err)
+			tap_sample_cpu_err = PTR_ERR(event);
+		return 0;
+	}
+	per_cpu(tap_sample_event, cpu) = event;
+	return 0;
+}
+
+static int tap_sample_cpu_offline(unsigned int cpu)
+{
+	struct perf_event *event = per_cpu(tap_sample_event, cpu);
+
+	if (event) {
+		per_cpu(tap_sample_event, cpu) = NULL;
+		/* Waits for a handler running on @cpu. */
+		perf_event_release_kernel(event);
+	}
+	return 0;
+}
+
+int tap_sample_start(void)
+{
+	const struct tap_config *cfg = tap_config_locked();
+	int state;
+
+	lockdep_assert_held(&tap_ctl_lock);
+	if (tap_sample_hp_state)
+		return -EALREADY;
+	if (tap_sample_closed)
+		return -ESHUTDOWN;
+
+	tap_sample_period_ns = div_u64(NSEC_PER_SEC, cfg->freq_hz);
+	tap_sample_period_us = div_u64(tap_sample_period_ns, NSEC_PER_USEC);
+	tap_sample_cpu_err = 0;
+
+	/* Runs tap_sample_cpu_online() on every online CPU first. */
+	state = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "taproot:online",
+				  tap_sample_cpu_online,
+				  tap_sample_cpu_offline);
+	if (state < 0) {
+		pr_err("cannot set up the CPU hotplug state: %d\n", state);
+		return state;
+	}
+	if (tap_sample_cpu_err) {
+		cpuhp_remove_state(state);
+		return tap_sample_cpu_err;
+	}
+	WRITE_ONCE(tap_sample_hp_state, state);
+	return 0;
+}
+
+int tap_sample_stop(void)
+{
+	int state = tap_sample_hp_state;
+
+	lockdep_assert_held(&tap_ctl_lock);
+	if (!state)
+		return -EALREADY;
+
+	/* Runs tap_sample_cpu_offline() on every online CPU. */
+	cpuhp_remove_state(state);
+	WRITE_ONCE(tap_sample_hp_state, 0);
+	return 0;
+}
+
+bool tap_sample_running(void)
+{
+	return READ_ONCE(tap_sample_hp_state) != 0;
+}
+
+void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st)
+{
+	const struct tap_sample_stats *s = per_cpu_ptr(&tap_sample_stats, cpu);
+
+	/* Single aligned 64-bit loads: never torn on x86-64. */
+	st->samples = READ_ONCE(s->samples);
+	st->ustack_faults = READ_ONCE(s->ustack_faults);
+}
+
+/*
+ * Unload, first of all: stop sampling for good. When this returns no
+ * handler runs, and none will (START is refused from now on).
+ */
+void tap_sample_exit(void)
+{
+	mutex_lock(&tap_ctl_lock);
+	tap_sample_closed = true;
+	if (tap_sample_running())
+		tap_sample_stop();
+	mutex_unlock(&tap_ctl_lock);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Timer sampling (sample.c), as control (genl.c) and unload (main.c) see
+ * it. Start and stop are called with tap_ctl_lock held (config.h).
+ */
+#ifndef _TAPROOT_SAMPLE_H
+#define _TAPROOT_SAMPLE_H
+
+#include <linux/types.h>
+
+/*
+ * Start: one CPU-clock perf event per online CPU, at the configured
+ * frequency, and on every CPU that comes online until stop. -EALREADY when
+ * started; any other error leaves sampling stopped.
+ */
+int tap_sample_start(void);
+
+/*
+ * Stop: release every event; when this returns, no sample handler runs or
+ * will run. -EALREADY when stopped.
+ */
+int tap_sample_stop(void);
+
+bool tap_sample_running(void);
+
+/* Cumulative counters of @cpu since load, for TAPROOT_CMD_GET_STATS. */
+struct tap_sample_stats {
+	u64 samples;		/* ticks that passed the filters */
+	u64 ustack_faults;	/* user stack copies cut short */
+};
+
+void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st);
+
+#endif /* _TAPROOT_SAMPLE_H */
