@@ -188,6 +188,60 @@ int tp_stats_finish(struct tp_stats *st);
  */
 int tp_notify_parse(const struct nlmsghdr *nlh, struct taproot_notification *n);
 
+/* ---------------------------------------------------------------- rings */
+
+/* One CPU's ring, as the reader sees it. */
+struct tp_ring_cpu {
+	unsigned int cpu;
+	struct taproot_ring_consumer *cons;		/* rw page */
+	const struct taproot_ring_producer *prod;	/* ro page */
+	const uint8_t *data;		/* the data area, mapped twice */
+	uint64_t size;			/* D */
+	void *cons_map, *prod_map;	/* to munmap; NULL when not ours */
+	size_t cons_len, prod_len;
+	uint64_t tail;			/* what we have released */
+	uint64_t head;			/* head read by this consume call */
+	uint64_t pos;			/* next record to deliver */
+	uint64_t invalid;		/* corrupt records met */
+};
+
+struct taproot_ring {
+	int fd;				/* /dev/taproot, -1 in tests */
+	size_t page_size;
+	unsigned int nr, alloc;
+	struct tp_ring_cpu *cpus;	/* sorted by CPU number */
+	unsigned int *heap;		/* merge: indexes into cpus */
+};
+
+/* An empty reader of rings laid out with pages of @page_size, over @fd. */
+int tp_ring_new(int fd, size_t page_size, struct taproot_ring **rp);
+
+/*
+ * Add ring @cpu to @r: @cons is its consumer page (rw), @window its
+ * producer page followed by the data area mapped twice (ro). The producer
+ * page is checked against the layout first. When @owned, the two mappings
+ * (of @cons_len and @window_len bytes) are unmapped by
+ * taproot_ring_close(). Returns 0, -TAPROOT_EABI or -TAPROOT_EPROTO.
+ */
+int tp_ring_add(struct taproot_ring *r, unsigned int cpu, void *cons,
+		size_t cons_len, const void *window, size_t window_len,
+		bool owned);
+
+/*
+ * Check a producer page against the layout for ring @cpu with pages of
+ * @page_size: ABI version, CPU, page size, data_offset == 2P, data size a
+ * power of two, at least a page, at most TAPROOT_RING_PAGES_MAX pages.
+ */
+int tp_ring_check_producer(const struct taproot_ring_producer *prod,
+			   unsigned int cpu, size_t page_size);
+
+/*
+ * Parse a CPU list as /sys/devices/system/cpu/possible writes it ("0-3,5"
+ * and a newline) into @mask of @n entries: mask[c] is true for each CPU c
+ * listed below @n. Returns 0 or -EINVAL for malformed text.
+ */
+int tp_cpulist_parse(const char *s, bool *mask, size_t n);
+
 /* ----------------------------------------------------------- the module */
 
 /* Where tp_ko_resolve() looks; each field may be NULL. */

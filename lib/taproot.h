@@ -45,7 +45,9 @@
 	E(LOADED,    "taproot module already loaded")			\
 	E(NOKO,      "taproot.ko not found")				\
 	E(MODPARAM,  "the module refused its parameters; see dmesg")	\
-	E(AMBIGUOUS, "ambiguous abbreviation")
+	E(AMBIGUOUS, "ambiguous abbreviation")				\
+	E(CORRUPT,   "corrupt record in a taproot ring")		\
+	E(KPTR,      "kernel addresses are hidden (kernel.kptr_restrict)")
 
 enum taproot_error {
 	TAPROOT_E_FIRST = 4095,		/* MAX_ERRNO: no errno is above */
@@ -267,6 +269,154 @@ int taproot_nl_sub_fd(const struct taproot_nl_sub *sub);
  * next call goes on), other -errno.
  */
 int taproot_nl_sub_read(struct taproot_nl_sub *sub, struct taproot_notification *n);
+
+/* ------------------------------------------------------- the rings */
+
+/*
+ * The per-CPU rings of /dev/taproot, mapped for reading. There is one
+ * consumer at a time: the module refuses a second open.
+ */
+struct taproot_ring;
+struct taproot_rec_header;	/* <linux/taproot.h> */
+
+/*
+ * Open /dev/taproot and map the ring of every possible CPU below
+ * @info->nr_cpus (from taproot_nl_get_info()): CPUs missing from
+ * /sys/devices/system/cpu/possible have no ring and are skipped. Each
+ * producer page is checked (ABI version, CPU, page size, data offset, data
+ * size a power of two) before its data is mapped. Reading starts where the
+ * consumer page says the last reader stopped. Errors: -TAPROOT_ENOMODULE
+ * (no /dev/taproot), -EBUSY ("another consumer has /dev/taproot open"),
+ * -EPERM (needs CAP_PERFMON or CAP_SYS_ADMIN), -TAPROOT_EABI,
+ * -TAPROOT_EPROTO for a producer page that breaks the layout, other -errno.
+ */
+int taproot_ring_open(const struct taproot_info *info, struct taproot_ring **rp);
+
+/* Unmap every ring, close /dev/taproot and free @r (NULL is allowed). */
+void taproot_ring_close(struct taproot_ring *r);
+
+/* The /dev/taproot fd, for poll(): POLLIN when a ring has data to read. */
+int taproot_ring_fd(const struct taproot_ring *r);
+
+/*
+ * Wait up to @timeout_ms (-1: forever) for data. Returns 1 when a ring is
+ * readable, 0 on timeout, -EINTR when a signal arrived, other -errno.
+ */
+int taproot_ring_poll(struct taproot_ring *r, int timeout_ms);
+
+/* The callbacks of taproot_ring_consume(). */
+struct taproot_ring_ops {
+	/*
+	 * One valid record of ring @cpu (taproot_rec_check() passed). @rec
+	 * points into the mapping and is valid until the callback returns.
+	 * Return 0 to go on, anything else to stop consuming: the records
+	 * delivered so far are released, the others stay for the next call.
+	 */
+	int (*record)(const struct taproot_rec_header *rec, unsigned int cpu,
+		      void *arg);
+	/*
+	 * Optional: ring @cpu is corrupt at position @pos (@why says how);
+	 * its unread bytes, up to the head seen, are dropped.
+	 */
+	void (*corrupt)(unsigned int cpu, uint64_t pos, const char *why,
+			void *arg);
+};
+
+/*
+ * Deliver the records every ring holds now, in global time_ns order (a
+ * k-way merge over the CPUs, ties by CPU number; one CPU's records keep
+ * their ring order), then release the space of those delivered.
+ *
+ * Order holds within one call only: a record published on one CPU after
+ * this call read that CPU's head is delivered by a later call, even when
+ * its timestamp is earlier than records delivered now. A consumer that
+ * needs a total order must buffer across calls (e.g. hold records back
+ * for a few poll intervals) — this library does not.
+ *
+ * Each record is validated first; a record that fails means its ring is
+ * corrupt: ops->corrupt hears about it, the ring's invalid count grows,
+ * and everything unread in that ring up to the head seen is dropped —
+ * the reader does not guess where the next record starts. Records of
+ * types this library does not know are delivered too (skip them by size).
+ * In-band TAPROOT_REC_LOST records are delivered like any other.
+ *
+ * Returns the number of records delivered (>= 0); a callback that stops
+ * the call early does not make it an error.
+ */
+int taproot_ring_consume(struct taproot_ring *r,
+			 const struct taproot_ring_ops *ops, void *arg);
+
+/* What a ring's producer page and this reader know about it. */
+struct taproot_ring_stats {
+	uint32_t cpu;
+	uint64_t data_size;		/* D */
+	uint64_t records;		/* producer: records written, cumulative */
+	uint64_t lost[4];		/* producer: lost[TAPROOT_LOST_*], cumulative */
+	uint64_t unread;		/* bytes between tail and head now */
+	uint64_t invalid;		/* corrupt records this reader met */
+};
+
+/* Number of rings mapped (possible CPUs below nr_cpus). */
+unsigned int taproot_ring_count(const struct taproot_ring *r);
+
+/* Fill @st for the @i-th ring mapped (0 <= @i < taproot_ring_count()). */
+void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
+			struct taproot_ring_stats *st);
+
+/*
+ * Check the record at @rec, with @avail bytes readable there (the unread
+ * bytes of its ring from it on), before anything reads it: the header fits
+ * and @rec is 8-byte aligned; size >= the header, a multiple of 8, <=
+ * @avail; a SAMPLE holds its fixed part, kstack_nr <= TAPROOT_KSTACK_MAX,
+ * ustack_len <= TAPROOT_USTACK_MAX, and both arrays fit in size; a LOST
+ * record has exactly its size. Other types are only checked as headers.
+ * Returns 0, or -TAPROOT_ECORRUPT with *@why (static text) saying why.
+ */
+int taproot_rec_check(const void *rec, size_t avail, const char **why);
+
+/* "sample", "lost", "switch", ... or NULL for a type this library does not know. */
+const char *taproot_rec_type_name(unsigned int type);
+
+/* --------------------------------------------- kernel symbols */
+
+/* The kernel's text symbols (/proc/kallsyms), sorted by address. */
+struct taproot_ksyms;
+
+/*
+ * Load the text symbols (types t, T, w, W) of the kernel and its modules
+ * from @path (NULL: /proc/kallsyms). Lines are validated ("ADDR TYPE NAME"
+ * with an optional "\t[MODULE]"); a malformed line fails the load
+ * (-TAPROOT_EPROTO naming the line). Bounded: at most 8 Mi symbols, names
+ * up to 511 bytes. Errors: -TAPROOT_EKPTR when every address reads 0
+ * (kernel.kptr_restrict hides them from this process), -ENOENT, -ENOMEM,
+ * -E2BIG past the bounds, other -errno.
+ */
+int taproot_ksyms_load(const char *path, struct taproot_ksyms **kp);
+
+/* The same from an open stream (not closed). */
+int taproot_ksyms_read(FILE *f, struct taproot_ksyms **kp);
+
+void taproot_ksyms_free(struct taproot_ksyms *k);
+
+/* Number of symbols loaded. */
+size_t taproot_ksyms_count(const struct taproot_ksyms *k);
+
+/*
+ * The symbol holding @addr: its name (valid until taproot_ksyms_free()),
+ * with *@off the offset into it and *@module its module (NULL for the core
+ * kernel) when those are not NULL. A symbol is taken to end where the next
+ * one starts; the last symbol of the core kernel or of a module extends at
+ * most 64 KiB. NULL when no symbol holds @addr.
+ */
+const char *taproot_ksyms_lookup(const struct taproot_ksyms *k, uint64_t addr,
+				 uint64_t *off, const char **module);
+
+/*
+ * Write "name+0xoff" (with " [module]" for a module) for @addr into @buf
+ * of @len bytes; returns false, leaving "" in @buf, when no symbol holds it.
+ */
+bool taproot_ksyms_format(const struct taproot_ksyms *k, uint64_t addr,
+			  char *buf, size_t len);
 
 /* ----------------------------------------------- the module: load/unload */
 

@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ring consumer over rings laid out exactly as the kernel lays them out:
+ * a memfd holds consumer page, producer page and data; the reader's window
+ * maps the producer page and the data pages twice back to back (two mmaps
+ * of the same file pages), and the test writes records through a separate
+ * writable mapping, as the producer would. Plus record validation on
+ * corrupted records and the CPU list parser.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "taproot-private.h"
+
+#define NR_CPUS		3
+#define MAX_SEEN	256
+
+/* ------------------------------------------------------------ fixture */
+
+struct fake_ring {
+	int fd;
+	size_t p, d;
+	struct taproot_ring_consumer *cons;	/* the reader's rw page */
+	void *window;				/* the reader's ro window */
+	struct taproot_ring_producer *prod;	/* the producer's view */
+	uint8_t *data;				/* the producer's view, once */
+};
+
+struct seen {
+	unsigned int cpu;
+	uint16_t type;
+	uint32_t size;
+	uint64_t time;
+};
+
+struct fixture {
+	struct fake_ring rings[NR_CPUS];
+	struct taproot_ring *r;
+	struct seen seen[MAX_SEEN];
+	unsigned int nr_seen;
+	unsigned int stop_after;		/* 0: never stop */
+	unsigned int nr_corrupt;
+	unsigned int corrupt_cpu;
+	uint64_t corrupt_pos;
+	const char *corrupt_why;
+	uint8_t last_sample[4096];		/* copy of the last sample seen */
+};
+
+static void fake_ring_init(struct fake_ring *f, unsigned int cpu, size_t d)
+{
+	size_t p = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *w;
+
+	f->p = p;
+	f->d = d;
+	f->fd = memfd_create("taproot-ring", MFD_CLOEXEC);
+	assert_true(f->fd >= 0);
+	assert_int_equal(ftruncate(f->fd, (off_t)(2 * p + d)), 0);
+
+	f->cons = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	assert_true(f->cons != MAP_FAILED);
+	/* Reserve P + 2D, then map the producer page and data, and data again. */
+	w = mmap(NULL, p + 2 * d, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(w != MAP_FAILED);
+	assert_true(mmap(w, p + d, PROT_READ, MAP_SHARED | MAP_FIXED, f->fd,
+			 (off_t)p) == w);
+	assert_true(mmap(w + p + d, d, PROT_READ, MAP_SHARED | MAP_FIXED, f->fd,
+			 (off_t)(2 * p)) == w + p + d);
+	f->window = w;
+
+	f->prod = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)p);
+	assert_true(f->prod != MAP_FAILED);
+	f->data = mmap(NULL, d, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)(2 * p));
+	assert_true(f->data != MAP_FAILED);
+
+	f->prod->abi_version = TAPROOT_ABI_VERSION;
+	f->prod->cpu = cpu;
+	f->prod->page_size = (uint32_t)p;
+	f->prod->data_offset = (uint32_t)(2 * p);
+	f->prod->data_size = d;
+}
+
+static void fake_ring_fini(struct fake_ring *f)
+{
+	munmap(f->data, f->d);
+	munmap(f->prod, f->p);
+	munmap(f->window, f->p + 2 * f->d);
+	munmap(f->cons, f->p);
+	close(f->fd);
+}
+
+/* Both positions at @pos, as after a reader released everything up to it. */
+static void fake_ring_set_pos(struct fake_ring *f, uint64_t pos)
+{
+	f->prod->data_head = pos;
+	f->cons->data_tail = pos;
+}
+
+/* The producer: write @size bytes at head, wrapping in the data area; publish. */
+static void produce(struct fake_ring *f, const void *rec, size_t size)
+{
+	uint64_t head = f->prod->data_head;
+	const uint8_t *b = rec;
+	size_t i;
+
+	assert_true(head + size - f->cons->data_tail <= f->d);
+	for (i = 0; i < size; i++)
+		f->data[(head + i) & (f->d - 1)] = b[i];
+	/* (A)+(B) of the diagram. */
+	__atomic_store_n(&f->prod->data_head, head + size, __ATOMIC_RELEASE);
+}
+
+static size_t sample_build(void *buf, uint64_t time, uint16_t kstack_nr,
+			   uint32_t ustack_len)
+{
+	struct taproot_rec_sample *s = buf;
+	uint64_t *k = (uint64_t *)(s + 1);
+	uint8_t *u = (uint8_t *)(k + kstack_nr);
+	size_t size = (sizeof(*s) + kstack_nr * 8u + ustack_len + 7) & ~(size_t)7;
+	uint32_t i;
+
+	memset(buf, 0, size);
+	s->hdr.size = (uint32_t)size;
+	s->hdr.type = TAPROOT_REC_SAMPLE;
+	s->hdr.time_ns = time;
+	s->pid = 42;
+	s->tid = 43;
+	s->kstack_nr = kstack_nr;
+	s->ustack_len = ustack_len;
+	memcpy(s->comm, "yes", 4);
+	for (i = 0; i < kstack_nr; i++)
+		k[i] = 0xffffffff81000000ull + i;
+	for (i = 0; i < ustack_len; i++)
+		u[i] = (uint8_t)(i * 7 + 1);
+	return size;
+}
+
+static void produce_sample(struct fake_ring *f, uint64_t time)
+{
+	uint64_t buf[64];
+
+	produce(f, buf, sample_build(buf, time, 2, 16));
+}
+
+static void produce_lost(struct fake_ring *f, uint64_t time, uint64_t full)
+{
+	struct taproot_rec_lost l = {
+		.hdr = { .size = sizeof(l), .type = TAPROOT_REC_LOST, .time_ns = time },
+		.lost = { [TAPROOT_LOST_FULL] = full },
+	};
+
+	produce(f, &l, sizeof(l));
+}
+
+static int on_record(const struct taproot_rec_header *rec, unsigned int cpu, void *arg)
+{
+	struct fixture *fx = arg;
+	struct seen *s;
+
+	assert_true(fx->nr_seen < MAX_SEEN);
+	s = &fx->seen[fx->nr_seen++];
+	s->cpu = cpu;
+	s->type = rec->type;
+	s->size = rec->size;
+	s->time = rec->time_ns;
+	if (rec->type == TAPROOT_REC_SAMPLE && rec->size <= sizeof(fx->last_sample))
+		memcpy(fx->last_sample, rec, rec->size);
+	return fx->stop_after && fx->nr_seen == fx->stop_after;
+}
+
+static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg)
+{
+	struct fixture *fx = arg;
+
+	fx->nr_corrupt++;
+	fx->corrupt_cpu = cpu;
+	fx->corrupt_pos = pos;
+	fx->corrupt_why = why;
+}
+
+static const struct taproot_ring_ops ops = {
+	.record = on_record,
+	.corrupt = on_corrupt,
+};
+
+/* Rings of @d bytes for CPUs 0, 2 and 5 (not contiguous, as possible CPUs may be). */
+static const unsigned int cpu_ids[NR_CPUS] = { 0, 2, 5 };
+
+static int setup_d(void **state, size_t d)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	unsigned int i;
+
+	assert_non_null(fx);
+	for (i = 0; i < NR_CPUS; i++)
+		fake_ring_init(&fx->rings[i], cpu_ids[i], d);
+	*state = fx;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_d(state, 2 * (size_t)sysconf(_SC_PAGESIZE));
+}
+
+/* Attach the rings to a reader (after the test set their positions). */
+static void attach(struct fixture *fx)
+{
+	struct fake_ring *f;
+	unsigned int i;
+
+	assert_int_equal(tp_ring_new(-1, fx->rings[0].p, &fx->r), 0);
+	for (i = 0; i < NR_CPUS; i++) {
+		f = &fx->rings[i];
+		assert_int_equal(tp_ring_add(fx->r, cpu_ids[i], f->cons, f->p, f->window,
+					     f->p + 2 * f->d, false), 0);
+	}
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	unsigned int i;
+
+	taproot_ring_close(fx->r);
+	for (i = 0; i < NR_CPUS; i++)
+		fake_ring_fini(&fx->rings[i]);
+	free(fx);
+	return 0;
+}
+
+/* ------------------------------------------------------------ merge */
+
+static void ring_merge_delivers_in_time_order(void **state)
+{
+	struct fixture *fx = *state;
+	static const uint64_t want_time[] = { 10, 15, 20, 30, 40, 45, 50, 60, 70 };
+	static const unsigned int want_cpu[] = { 0, 5, 2, 5, 0, 2, 2, 0, 5 };
+	unsigned int i;
+
+	attach(fx);
+	produce_sample(&fx->rings[0], 10);
+	produce_sample(&fx->rings[0], 40);
+	produce_sample(&fx->rings[0], 60);
+	produce_sample(&fx->rings[1], 20);
+	produce_lost(&fx->rings[1], 45, 3);
+	produce_sample(&fx->rings[1], 50);
+	produce_sample(&fx->rings[2], 15);
+	produce_sample(&fx->rings[2], 30);
+	produce_sample(&fx->rings[2], 70);
+
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 9);
+	assert_int_equal(fx->nr_seen, 9);
+	for (i = 0; i < 9; i++) {
+		assert_int_equal(fx->seen[i].time, want_time[i]);
+		assert_int_equal(fx->seen[i].cpu, want_cpu[i]);
+	}
+	assert_int_equal(fx->seen[5].type, TAPROOT_REC_LOST);
+	assert_int_equal(fx->nr_corrupt, 0);
+}
+
+static void ring_merge_ties_broken_by_cpu(void **state)
+{
+	struct fixture *fx = *state;
+
+	attach(fx);
+	produce_sample(&fx->rings[2], 100);
+	produce_sample(&fx->rings[1], 100);
+	produce_sample(&fx->rings[0], 100);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 3);
+	assert_int_equal(fx->seen[0].cpu, 0);
+	assert_int_equal(fx->seen[1].cpu, 2);
+	assert_int_equal(fx->seen[2].cpu, 5);
+}
+
+/* One CPU's records keep their ring order even when their times do not. */
+static void ring_merge_keeps_ring_order_within_cpu(void **state)
+{
+	struct fixture *fx = *state;
+
+	attach(fx);
+	produce_sample(&fx->rings[0], 50);
+	produce_sample(&fx->rings[0], 20);
+	produce_sample(&fx->rings[1], 30);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 3);
+	assert_int_equal(fx->seen[0].time, 30);
+	assert_int_equal(fx->seen[1].time, 50);
+	assert_int_equal(fx->seen[2].time, 20);
+}
+
+/* Documented limit: order holds within one call only. */
+static void ring_later_records_go_to_next_call(void **state)
+{
+	struct fixture *fx = *state;
+
+	attach(fx);
+	produce_sample(&fx->rings[0], 100);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 1);
+	produce_sample(&fx->rings[1], 50);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 1);
+	assert_int_equal(fx->seen[1].time, 50);
+}
+
+/* ------------------------------------------------------------ release */
+
+static void ring_consume_releases_tail_to_head(void **state)
+{
+	struct fixture *fx = *state;
+	unsigned int i;
+
+	attach(fx);
+	for (i = 0; i < NR_CPUS; i++) {
+		produce_sample(&fx->rings[i], i);
+		produce_lost(&fx->rings[i], 10 + i, 1);
+	}
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 6);
+	for (i = 0; i < NR_CPUS; i++)
+		assert_int_equal(fx->rings[i].cons->data_tail, fx->rings[i].prod->data_head);
+	/* Nothing left: nothing delivered twice. */
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 0);
+	assert_int_equal(fx->nr_seen, 6);
+}
+
+static void ring_consume_across_wrap(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[1];
+	/* Free-running and past several laps: 64 bytes before the end. */
+	uint64_t start = 3 * f->d - 64;
+	uint64_t buf[512];
+	size_t size;
+	unsigned int i;
+
+	fake_ring_set_pos(f, start);
+	attach(fx);
+	size = sample_build(buf, 7, 4, 1000);
+	assert_true(size > 64);
+	produce(f, buf, size);
+	produce_lost(f, 8, 2);
+
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 2);
+	assert_int_equal(fx->seen[0].type, TAPROOT_REC_SAMPLE);
+	assert_int_equal(fx->seen[0].size, size);
+	/* Read in place through the second mapping: the bytes are whole. */
+	assert_memory_equal(fx->last_sample, buf, size);
+	assert_int_equal(fx->seen[1].type, TAPROOT_REC_LOST);
+	assert_int_equal(f->cons->data_tail, start + size + sizeof(struct taproot_rec_lost));
+	assert_int_equal(f->cons->data_tail, f->prod->data_head);
+
+	/* The room released is reused: fill the ring again across the end. */
+	for (i = 0; i < 20; i++)
+		produce_sample(f, 100 + i);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 20);
+	assert_int_equal(f->cons->data_tail, f->prod->data_head);
+	assert_int_equal(fx->nr_corrupt, 0);
+}
+
+static void ring_callback_stop_releases_only_delivered(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t after_first;
+
+	attach(fx);
+	produce_sample(&fx->rings[0], 1);
+	after_first = fx->rings[0].prod->data_head;
+	produce_sample(&fx->rings[0], 3);
+	produce_sample(&fx->rings[1], 2);
+	produce_sample(&fx->rings[1], 4);
+
+	fx->stop_after = 2;	/* times 1 (cpu 0) and 2 (cpu 2) */
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 2);
+	assert_int_equal(fx->rings[0].cons->data_tail, after_first);
+	assert_int_equal(fx->rings[1].cons->data_tail,
+			 fx->rings[1].prod->data_head - fx->seen[1].size);
+	fx->stop_after = 0;
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 2);
+	assert_int_equal(fx->seen[2].time, 3);
+	assert_int_equal(fx->seen[3].time, 4);
+}
+
+/* ------------------------------------------------------------ corruption */
+
+static void ring_corrupt_record_drops_rest_of_cpu(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[1];
+	struct taproot_ring_stats st;
+	uint64_t buf[64], bad_pos;
+	struct taproot_rec_sample *s = (void *)buf;
+	size_t size;
+
+	attach(fx);
+	produce_sample(f, 1);
+	bad_pos = f->prod->data_head;
+	size = sample_build(buf, 2, 2, 16);
+	s->kstack_nr = 200;
+	produce(f, buf, size);
+	produce_sample(f, 3);
+	produce_sample(&fx->rings[0], 4);
+
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 2);
+	assert_int_equal(fx->seen[0].time, 1);
+	assert_int_equal(fx->seen[1].time, 4);
+	assert_int_equal(fx->nr_corrupt, 1);
+	assert_int_equal(fx->corrupt_cpu, 2);
+	assert_int_equal(fx->corrupt_pos, bad_pos);
+	assert_string_equal(fx->corrupt_why, "sample kstack_nr above TAPROOT_KSTACK_MAX");
+	/* All of CPU 2's unread bytes are released; it reads on afterwards. */
+	assert_int_equal(f->cons->data_tail, f->prod->data_head);
+	taproot_ring_stats(fx->r, 1, &st);
+	assert_int_equal(st.cpu, 2);
+	assert_int_equal(st.invalid, 1);
+	assert_int_equal(st.unread, 0);
+	produce_sample(f, 5);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 1);
+	assert_int_equal(fx->seen[2].time, 5);
+}
+
+static void ring_head_too_far_ahead_is_corrupt(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[0];
+
+	attach(fx);
+	f->prod->data_head = f->d + 8;
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 0);
+	assert_int_equal(fx->nr_corrupt, 1);
+	assert_int_equal(fx->corrupt_pos, 0);
+	assert_int_equal(f->cons->data_tail, f->d + 8);
+}
+
+static void ring_unknown_type_delivered_and_skipped(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t rec[4] = { 0 };
+	struct taproot_rec_header *h = (struct taproot_rec_header *)rec;
+
+	attach(fx);
+	h->size = sizeof(rec);
+	h->type = 0x7777;
+	h->time_ns = 5;
+	produce(&fx->rings[0], rec, sizeof(rec));
+	produce_sample(&fx->rings[0], 6);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 2);
+	assert_int_equal(fx->seen[0].type, 0x7777);
+	assert_int_equal(fx->seen[1].type, TAPROOT_REC_SAMPLE);
+	assert_int_equal(fx->nr_corrupt, 0);
+}
+
+/* ------------------------------------------------------------ layout */
+
+static void ring_producer_page_checked(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[0];
+	struct taproot_ring *r;
+
+	assert_int_equal(tp_ring_new(-1, f->p, &r), 0);
+	f->prod->abi_version = TAPROOT_ABI_VERSION + 1;
+	assert_int_equal(tp_ring_add(r, 0, f->cons, f->p, f->window, f->p + 2 * f->d,
+				     false), -TAPROOT_EABI);
+	f->prod->abi_version = TAPROOT_ABI_VERSION;
+	assert_int_equal(tp_ring_add(r, 1, f->cons, f->p, f->window, f->p + 2 * f->d,
+				     false), -TAPROOT_EPROTO);
+	assert_non_null(strstr(taproot_errmsg(-TAPROOT_EPROTO), "says CPU 0"));
+	f->prod->data_offset = (uint32_t)f->p;
+	assert_int_equal(tp_ring_add(r, 0, f->cons, f->p, f->window, f->p + 2 * f->d,
+				     false), -TAPROOT_EPROTO);
+	f->prod->data_offset = (uint32_t)(2 * f->p);
+	f->prod->data_size = 3 * f->p;
+	assert_int_equal(tp_ring_add(r, 0, f->cons, f->p, f->window, f->p + 2 * f->d,
+				     false), -TAPROOT_EPROTO);
+	f->prod->data_size = f->d;
+	/* The window must hold the data twice. */
+	assert_int_equal(tp_ring_add(r, 0, f->cons, f->p, f->window, f->p + f->d,
+				     false), -TAPROOT_EPROTO);
+	assert_int_equal(tp_ring_add(r, 0, f->cons, f->p, f->window, f->p + 2 * f->d,
+				     false), 0);
+	assert_int_equal(taproot_ring_count(r), 1);
+	taproot_ring_close(r);
+}
+
+/* ------------------------------------------------------------ records */
+
+static int check(const void *rec, size_t avail, const char **why)
+{
+	return taproot_rec_check(rec, avail, why);
+}
+
+static void assert_rec_corrupt(const void *rec, size_t avail, const char *want)
+{
+	const char *why;
+
+	assert_int_equal(check(rec, avail, &why), -TAPROOT_ECORRUPT);
+	assert_non_null(why);
+	assert_string_equal(why, want);
+}
+
+static void rec_check_valid_records_pass(void **state)
+{
+	uint64_t buf[512];
+	struct taproot_rec_lost l = {
+		.hdr = { .size = sizeof(l), .type = TAPROOT_REC_LOST },
+	};
+	struct taproot_rec_sample *s = (void *)buf;
+	const char *why;
+	size_t size;
+
+	size = sample_build(buf, 1, TAPROOT_KSTACK_MAX, 0);
+	assert_int_equal(check(buf, size, &why), 0);
+	assert_null(why);
+	size = sample_build(buf, 1, 0, 1);	/* padded to 8 */
+	assert_int_equal(size, 208);
+	assert_int_equal(check(buf, size, &why), 0);
+	assert_int_equal(check(&l, sizeof(l), &why), 0);
+	/* Padding beyond what the arrays need is allowed (commit's @used). */
+	size = sample_build(buf, 1, 1, 8);
+	s->hdr.size = (uint32_t)size + 64;
+	assert_int_equal(check(buf, size + 64, &why), 0);
+}
+
+static void rec_check_bad_header_refused(void **state)
+{
+	uint64_t buf[8] = { 0 };
+	struct taproot_rec_header *h = (struct taproot_rec_header *)buf;
+
+	h->type = 0x99;
+	h->size = 24;
+	assert_rec_corrupt(buf, 15, "fewer unread bytes than a record header");
+	h->size = 8;
+	assert_rec_corrupt(buf, 64, "size smaller than the record header");
+	h->size = 0;
+	assert_rec_corrupt(buf, 64, "size smaller than the record header");
+	h->size = 20;
+	assert_rec_corrupt(buf, 64, "size not a multiple of 8");
+	h->size = 72;
+	assert_rec_corrupt(buf, 64, "size beyond the unread bytes");
+	h->size = UINT32_MAX & ~7u;
+	assert_rec_corrupt(buf, 64, "size beyond the unread bytes");
+	h->size = 16;
+	assert_rec_corrupt((const uint8_t *)buf + 4, 60, "record not 8-byte aligned");
+}
+
+static void rec_check_sample_lengths_refused(void **state)
+{
+	uint64_t buf[512];
+	struct taproot_rec_sample *s = (void *)buf;
+	size_t size;
+
+	size = sample_build(buf, 1, 0, 0);
+	s->hdr.size = 192;
+	assert_rec_corrupt(buf, size, "sample smaller than its fixed part");
+
+	size = sample_build(buf, 1, 2, 16);
+	s->kstack_nr = TAPROOT_KSTACK_MAX + 1;
+	assert_rec_corrupt(buf, size, "sample kstack_nr above TAPROOT_KSTACK_MAX");
+
+	size = sample_build(buf, 1, 2, 16);
+	s->ustack_len = TAPROOT_USTACK_MAX + 1;
+	assert_rec_corrupt(buf, size, "sample ustack_len above TAPROOT_USTACK_MAX");
+
+	size = sample_build(buf, 1, 2, 16);
+	s->kstack_nr = 3;	/* one frame more than the size holds */
+	assert_rec_corrupt(buf, size, "sample kstack and ustack overflow the record");
+
+	size = sample_build(buf, 1, 2, 16);
+	s->ustack_len = 17;
+	assert_rec_corrupt(buf, size, "sample kstack and ustack overflow the record");
+
+	/* Both at their maxima in a record too small: no arithmetic wraps. */
+	size = sample_build(buf, 1, 0, 0);
+	s->kstack_nr = TAPROOT_KSTACK_MAX;
+	s->ustack_len = TAPROOT_USTACK_MAX;
+	assert_rec_corrupt(buf, size, "sample kstack and ustack overflow the record");
+}
+
+static void rec_check_lost_size_fixed(void **state)
+{
+	uint64_t buf[8] = { 0 };
+	struct taproot_rec_header *h = (struct taproot_rec_header *)buf;
+
+	h->type = TAPROOT_REC_LOST;
+	h->size = 56;
+	assert_rec_corrupt(buf, 64, "lost record of the wrong size");
+	h->size = 40;
+	assert_rec_corrupt(buf, 64, "lost record of the wrong size");
+}
+
+static void rec_check_unknown_type_checked_as_header(void **state)
+{
+	uint64_t buf[4] = { 0 };
+	struct taproot_rec_header *h = (struct taproot_rec_header *)buf;
+	const char *why;
+
+	h->type = TAPROOT_REC_EXIT + 100;
+	h->size = 16;
+	assert_int_equal(check(buf, 16, &why), 0);
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_SAMPLE), "sample");
+	assert_null(taproot_rec_type_name(TAPROOT_REC_EXIT + 100));
+}
+
+/* ------------------------------------------------------------ cpu lists */
+
+static void cpulist_ranges_parsed(void **state)
+{
+	bool mask[8] = { 0 };
+	static const bool want[8] = { 1, 1, 1, 0, 0, 1, 0, 1 };
+
+	assert_int_equal(tp_cpulist_parse("0-2,5,7-20\n", mask, 8), 0);
+	assert_memory_equal(mask, want, sizeof(want));
+}
+
+static void cpulist_malformed_refused(void **state)
+{
+	bool mask[8];
+
+	assert_int_equal(tp_cpulist_parse("", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("\n", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("0-", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("3-1", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("0,,1", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("-1", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("0-3 ", mask, 8), -EINVAL);
+	assert_int_equal(tp_cpulist_parse("0-3\nx", mask, 8), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(ring_merge_delivers_in_time_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_merge_ties_broken_by_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_merge_keeps_ring_order_within_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_later_records_go_to_next_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_consume_releases_tail_to_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_consume_across_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_callback_stop_releases_only_delivered, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_corrupt_record_drops_rest_of_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_head_too_far_ahead_is_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_unknown_type_delivered_and_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(ring_producer_page_checked, setup, teardown),
+		cmocka_unit_test(rec_check_valid_records_pass),
+		cmocka_unit_test(rec_check_bad_header_refused),
+		cmocka_unit_test(rec_check_sample_lengths_refused),
+		cmocka_unit_test(rec_check_lost_size_fixed),
+		cmocka_unit_test(rec_check_unknown_type_checked_as_header),
+		cmocka_unit_test(cpulist_ranges_parsed),
+		cmocka_unit_test(cpulist_malformed_refused),
+	};
+
+	return cmocka_run_group_tests_name("ring", tests, NULL, NULL);
+}
