@@ -168,6 +168,22 @@ static const struct taproot_command commands[] = {
 	  "bytes written to the ring, records lost because the ring was full or\n"
 	  "writers nested too deep, and user stack copies cut short by a fault.\n"
 	  "The counters are cumulative for the life of the module.\n" },
+	{ "dump", do_dump,
+	  "[--count N] [--duration SEC] [--pid PID] [--ustack-bytes N] [--json]",
+	  "print the records of the rings, merged by time",
+	  "Becomes the consumer of /dev/taproot (one at a time) and prints each\n"
+	  "record as it is read, merged across CPUs in time order, until N\n"
+	  "records were printed, SEC seconds passed, or SIGINT/SIGTERM (then\n"
+	  "what the rings hold is drained and the exit status is 0). It does\n"
+	  "not start sampling. Plain output is one line per record (time, CPU,\n"
+	  "type, pid/tid, comm, flags, user ip/sp) with the kernel stack\n"
+	  "symbolized below it; --json prints one JSON object per line.\n"
+	  "--pid keeps the samples of one process (and LOST records).\n"
+	  "--ustack-bytes N prints the first N bytes of each user stack copy in\n"
+	  "hex (default 0: none). A summary goes to stderr at the end: records\n"
+	  "by type, records lost, corrupt records. Order holds within each read\n"
+	  "of the rings: a record published late with an earlier time than\n"
+	  "records already printed is printed after them.\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

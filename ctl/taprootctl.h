@@ -51,5 +51,6 @@ int do_start(int argc, char **argv);	/* cmd-session.c */
 int do_stop(int argc, char **argv);
 int do_config(int argc, char **argv);	/* cmd-config.c */
 int do_stats(int argc, char **argv);	/* cmd-stats.c */
+int do_dump(int argc, char **argv);	/* cmd-dump.c */
 
 #endif /* TAPROOTCTL_H */
