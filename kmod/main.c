@@ -58,9 +58,13 @@ static int __init tap_init(void)
 	if (err)
 		return err;
 
-	err = tap_dev_init();
+	err = tap_config_init();
 	if (err)
 		goto err_rings;
+
+	err = tap_dev_init();
+	if (err)
+		goto err_config;
 
 	err = tap_genl_init();
 	if (err)
@@ -72,6 +76,8 @@ static int __init tap_init(void)
 
 err_dev:
 	tap_dev_exit();
+err_config:
+	tap_config_exit();
 err_rings:
 	tap_rings_exit();
 	return err;
@@ -79,8 +85,10 @@ err_rings:
 
 static void __exit tap_exit(void)
 {
+	tap_sample_exit();	/* first: no handler runs after it */
 	tap_genl_exit();
 	tap_dev_exit();
+	tap_config_exit();
 	tap_rings_exit();	/* last: every producer and reader is gone */
 }
 

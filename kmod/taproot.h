@@ -7,6 +7,8 @@
  *   genl.c   the "taproot" generic netlink family: control
  *   dev.c    /dev/taproot: the file the per-CPU rings are mapped from
  *   ring.c   the per-CPU rings (ring.h): producer, wakeups, mmap, resize
+ *   config.c the configuration (config.h) and the control lock
+ *   sample.c timer sampling: per-CPU perf events, TAPROOT_REC_SAMPLE
  *
  * The ABI is <linux/taproot.h> (include/uapi/linux/taproot.h), the only
  * definition of everything userspace sees. features.h is generated per
@@ -41,5 +43,9 @@ pid_t tap_dev_consumer_tgid(void);	/* 0: none; any context */
 
 int tap_genl_init(void);
 void tap_genl_exit(void);
+
+int tap_config_init(void);
+void tap_config_exit(void);
+void tap_sample_exit(void);	/* stops sampling; no init */
 
 #endif /* _TAPROOT_KMOD_H */
