@@ -221,7 +221,8 @@ static void usage(void)
 	for (c = commands; c->name; c++)
 		print_command(c, false);
 	printf("\nOptions:\n"
-	       "  -j, --json     JSON output: one value per command; errors as\n"
+	       "  -j, --json     JSON output: one value per command (dump: one\n"
+	       "                 per record, a line each); errors as\n"
 	       "                 {\"error\": \"...\"} on stdout\n"
 	       "  -h, --help     show this help\n"
 	       "  -V, --version  show the version and the ABI version it speaks\n"

@@ -287,7 +287,7 @@ struct taproot_rec_header;	/* <linux/taproot.h> */
  * size a power of two) before its data is mapped. Reading starts where the
  * consumer page says the last reader stopped. Errors: -TAPROOT_ENOMODULE
  * (no /dev/taproot), -EBUSY ("another consumer has /dev/taproot open"),
- * -EPERM (needs CAP_PERFMON or CAP_SYS_ADMIN), -TAPROOT_EABI,
+ * -EPERM or -EACCES (needs CAP_PERFMON or CAP_SYS_ADMIN), -TAPROOT_EABI,
  * -TAPROOT_EPROTO for a producer page that breaks the layout, other -errno.
  */
 int taproot_ring_open(const struct taproot_info *info, struct taproot_ring **rp);
