@@ -189,7 +189,12 @@ static void tap_genl_notify(u32 what)
 	}
 	genlmsg_end(msg, hdr);
 	/* -ESRCH: nobody listens, which is fine. */
+#ifdef HAS_GENL_MCAST_ALLNS_GFP
+	genlmsg_multicast_allns(&tap_genl_family, msg, 0, TAP_MCGRP_SESSION,
+				GFP_KERNEL);
+#else
 	genlmsg_multicast_allns(&tap_genl_family, msg, 0, TAP_MCGRP_SESSION);
+#endif
 }
 
 /* ---------------------------------------------------------- SET_CONFIG */
