@@ -76,8 +76,19 @@ $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libtaproot.a
 $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libtaproot.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
-.PHONY: userspace unit
+.PHONY: userspace unit vm-progs
 userspace: ctl/taprootctl ctl/taprootd
+
+# Programs the VM tests run as profiling targets (tests/vm/progs/NAME.c ->
+# build/progs/NAME). Built like the binaries users profile on Debian: -O2,
+# no frame pointers.
+VM_PROG_SRCS := $(sort $(wildcard tests/vm/progs/*.c))
+VM_PROGS := $(patsubst tests/vm/progs/%.c,$(B)/progs/%,$(VM_PROG_SRCS))
+vm-progs: $(VM_PROGS)
+$(B)/progs/%: tests/vm/progs/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
+		-I$(TOP)/include/uapi -pthread -o $@ $<
 
 # Each unit test binary runs from the source tree (tests may read fixtures
 # relative to it); both variants must pass.
@@ -114,7 +125,7 @@ deps:
 	scripts/deps
 
 FLAVORS ?= 6.1 6.12 rt
-vm-check: kmods userspace
+vm-check: kmods userspace vm-progs
 	@set -e; for f in $(FLAVORS); do \
 		echo "==== VM tests on $$f ($$(scripts/kernels $$f))"; \
 		scripts/vm --kernel $$f -- tests/vm/run; done
