@@ -152,15 +152,14 @@ static void tap_sample_handler(struct perf_event *event,
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_sample *rec;
 	struct pt_regs *uregs;
-	bool in_kernel = !user_mode(regs);
-	bool ktrunc = false;
+	bool in_kernel, ktrunc = false;
 	u32 kdepth, ubytes, size, max, nr, ulen, used;
 	u16 flags = 0;
 	pid_t consumer;
 	u64 *kstack;
 
 	cfg = tap_config_sched();
-	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_SAMPLE))
+	if (unlikely(!cfg || !regs) || !(cfg->events & TAPROOT_EV_SAMPLE))
 		return;
 
 	if (is_idle_task(task)) {
@@ -177,6 +176,7 @@ static void tap_sample_handler(struct perf_event *event,
 
 	this_cpu_inc(tap_sample_stats.samples);
 
+	in_kernel = !user_mode(regs);
 	if (in_kernel)
 		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
 	if (task->flags & PF_KTHREAD)
