@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Helpers for the VM tests (tests/vm/test-*.sh). A test sources this file:
 #
-#	. "$(dirname "$0")/lib.sh"
+#	. "${0%/*}/lib.sh"
 #
 # Tests run as root inside a guest booted by scripts/vm, with the repository
 # as the working directory; tests/vm/run runs each in its own bash with a
@@ -18,8 +18,8 @@
 set -Eeuo pipefail
 trap '_lib_err $LINENO "$BASH_COMMAND" $?' ERR
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-KVER=$(uname -r)
+REPO=$(cd "${BASH_SOURCE[0]%/*}/../.." && pwd)
+read -r KVER </proc/sys/kernel/osrelease	# uname -r, without an exec
 # The module built for the running kernel, and the command-line tool.
 KO=$REPO/build/kmod/$KVER/kmod/taproot.ko
 CTL=$REPO/ctl/taprootctl
@@ -28,8 +28,12 @@ UAPI=$REPO/include/uapi/linux/taproot.h
 TEST_NAME=${0##*/}
 TEST_NAME=${TEST_NAME%.sh}
 TEST_NAME=${TEST_NAME#test-}
-# Scratch space of this test; tests/vm/run gives each test its own TMPDIR.
-_LIB_TMP=$(mktemp -d)
+# Scratch space of this test: tests/vm/run gives each test a fresh TMPDIR.
+if [ -n "${TAPROOT_TEST_FRESH_TMPDIR:-}" ]; then
+	_LIB_TMP=$TMPDIR
+else
+	_LIB_TMP=$(mktemp -d)
+fi
 
 _lib_err() {
 	echo "FAIL: line $1: '$2' exited $3" >&2

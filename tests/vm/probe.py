@@ -11,6 +11,8 @@ usage:
                                 with no attributes; print the reply's
                                 attributes as JSON, or "ERRNO: extack message"
                                 and exit 1
+  probe.py OP ARGS + OP ARGS...  several of the above in one process: one
+                                result line each, exit 1 if any failed
 
 The command and attribute numbers are read from include/uapi/linux/taproot.h,
 the single definition of the ABI.
@@ -157,12 +159,27 @@ def cmd_open(path, mode):
 
 
 def main(argv):
-	if len(argv) == 3 and argv[0] == "open":
-		return cmd_open(argv[1], argv[2])
-	if len(argv) == 2 and argv[0] == "genl":
-		return cmd_genl(argv[1])
-	sys.stderr.write(__doc__)
-	return 2
+	# Several operations separated by "+" run in one process (python starts
+	# slowly under TCG): one result line each, status 1 if any failed.
+	ops, cur = [], []
+	for a in argv:
+		if a == "+":
+			ops.append(cur)
+			cur = []
+		else:
+			cur.append(a)
+	ops.append(cur)
+	status = 0
+	for op in ops:
+		if len(op) == 3 and op[0] == "open":
+			status |= cmd_open(op[1], op[2])
+		elif len(op) == 2 and op[0] == "genl":
+			status |= cmd_genl(op[1])
+		else:
+			sys.stderr.write(__doc__)
+			return 2
+		sys.stdout.flush()
+	return status
 
 
 if __name__ == "__main__":

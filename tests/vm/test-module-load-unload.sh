@@ -3,7 +3,7 @@
 # as a 0600 character device and the module is listed; after each unload
 # both are gone. A valid module parameter reaches the module; an invalid one
 # makes the load fail and leaves nothing loaded.
-. "$(dirname "$0")/lib.sh"
+. "${0%/*}/lib.sh"
 require_module
 
 cycles=20

@@ -3,12 +3,12 @@
 # version, CPU count (the possible CPUs: one ring each) and the kernel
 # release, in human form and as JSON (--json before or after the command,
 # or -j). Without the module it fails and says how to load it.
-. "$(dirname "$0")/lib.sh"
+. "${0%/*}/lib.sh"
 require_module
 
 abi=$(uapi_define TAPROOT_ABI_VERSION)
 ncpus=$(cpulist_count "$(cat /sys/devices/system/cpu/possible)")
-krel=$(uname -r)
+krel=$KVER
 say "expecting ABI $abi, $ncpus possible CPUs, kernel $krel"
 
 say "status without the module"
