@@ -24,6 +24,9 @@ read -r KVER </proc/sys/kernel/osrelease	# uname -r, without an exec
 KO=$REPO/build/kmod/$KVER/kmod/taproot.ko
 CTL=$REPO/ctl/taprootctl
 PROBE=$REPO/tests/vm/probe.py
+# The C helpers of tests/vm/progs/NAME.c are at $PROGS/NAME (tests/vm/run
+# builds them before the tests run; tests/vm/build-progs says how).
+PROGS=$REPO/build/vm/progs
 UAPI=$REPO/include/uapi/linux/taproot.h
 TEST_NAME=${0##*/}
 TEST_NAME=${TEST_NAME%.sh}
