@@ -66,6 +66,7 @@
 #include <linux/jiffies.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/preempt.h>
@@ -713,7 +714,9 @@ int tap_ring_mmap(unsigned int cpu, struct vm_area_struct *vma,
 	mutex_lock(&tap_rings_mutex);
 	set = rcu_dereference_protected(tap_rings,
 					lockdep_is_held(&tap_rings_mutex));
-	ring = set && cpu < nr_cpu_ids ? set->ring[cpu] : NULL;
+	ring = NULL;
+	if (set && cpu < nr_cpu_ids)	/* @cpu comes from the file offset */
+		ring = set->ring[array_index_nospec(cpu, nr_cpu_ids)];
 	if (!ring) {
 		err = -EINVAL;
 		goto out;
