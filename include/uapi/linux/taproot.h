@@ -74,8 +74,11 @@
  * The rings: /dev/taproot
  * ------------------------------------------------------------------------
  *
- * One ring per possible CPU. Opening, mapping and polling need the same
- * privilege as netlink. Ring N is mapped at file offset TAPROOT_MMAP_OFFSET(N)
+ * One ring per possible CPU. Opening needs the same privilege as netlink,
+ * and /dev/taproot has one consumer at a time: a second open fails with
+ * EBUSY until the first file is closed and all its mappings are gone (two
+ * readers would race on data_tail). The consumer's own process is never
+ * sampled. Open it O_RDWR. Ring N is mapped at file offset TAPROOT_MMAP_OFFSET(N)
  * and has three parts, each page aligned (P = page size, D = data size):
  *
  *   offset  0      P          2P                 2P+D               2P+2D
@@ -87,8 +90,11 @@
  * The data pages are mapped twice back to back, so a record that wraps past
  * the end of the data area is still contiguous in memory: a reader never
  * copies or splits. Only the consumer page may be mapped writable; any
- * writable mapping that reaches past it fails with EPERM. Mappings must not
- * extend beyond 2P+2D. A typical reader maps [0, P) read-write and
+ * writable mapping that reaches past it fails with EPERM, and read-only
+ * mappings cannot be made writable later (mprotect fails with EACCES).
+ * Mappings must be MAP_SHARED, must not extend beyond 2P+2D, and name a
+ * possible CPU (else EINVAL); they are not inherited across fork and cannot
+ * be grown by mremap. A typical reader maps [0, P) read-write and
  * [P, 2P+2D) read-only.
  *
  * Positions are free-running u64 byte counts; the offset of position x in
@@ -117,10 +123,16 @@
  *
  * Loss is never silent: when a record cannot be written, the counter of its
  * cause in the producer page grows, and the next record that can be written
- * on that CPU is preceded by a TAPROOT_REC_LOST record with the count.
+ * on that CPU is preceded by a TAPROOT_REC_LOST record with the count (and
+ * that record's timestamp). Losses still pending when sampling stops are
+ * only in lost[]. A data_tail outside [data_head - D, data_head] is a
+ * consumer bug: the kernel then writes nothing to that ring and counts every
+ * record as lost (TAPROOT_LOST_FULL) until the tail is sane again.
  *
- * poll() on an open /dev/taproot reports POLLIN when any ring holds at least
- * the watermark of unread bytes, or, on a slow timer, any unread byte.
+ * poll() on an open /dev/taproot is level-triggered: POLLIN while any ring
+ * holds at least the watermark of unread bytes (default: half the data
+ * area), or holds bytes that were already unread at the last tick of a
+ * 100 ms timer, so a trickle of records arrives within about one tick.
  */
 #ifndef _UAPI_LINUX_TAPROOT_H
 #define _UAPI_LINUX_TAPROOT_H
