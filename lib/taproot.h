@@ -520,4 +520,292 @@ struct taproot_command {
 int taproot_cmd_find(const struct taproot_command *table, const char *word,
 		     const struct taproot_command **row);
 
+/* ------------------------------------- profiles: builder, pprof writer */
+/*
+ * (lib/profile.c, lib/pprof.c.) A profile is an in-memory aggregate of
+ * samples, independent of where the frames come from: each sample is a
+ * stack (frames leaf first), labels and one value per sample type;
+ * identical (stack, labels) pairs are merged by summing their values. It
+ * is then written as a gzipped perftools.profiles.Profile (pprof) and
+ * reset for the next interval.
+ */
+struct taproot_profile;
+
+/* A pprof ValueType: "samples"/"count", "cpu"/"nanoseconds", ... */
+struct taproot_profile_value_type {
+	const char *type;
+	const char *unit;
+};
+
+#define TAPROOT_PROFILE_MAX_VALUES	8
+#define TAPROOT_PROFILE_MAX_STACKS	65536	/* default stack-table cap */
+#define TAPROOT_PROFILE_MAX_BUILD_ID	64	/* bytes */
+
+/* What a profile holds; the strings are copied by taproot_profile_new(). */
+struct taproot_profile_desc {
+	const struct taproot_profile_value_type *sample_types;
+	size_t nr_sample_types;		/* 1..TAPROOT_PROFILE_MAX_VALUES */
+	struct taproot_profile_value_type period_type;	/* {NULL, NULL}: none */
+	int64_t period;
+	const char *default_sample_type; /* a sample type's type, or NULL */
+	const char *const *comments;	/* written in every profile */
+	size_t nr_comments;
+	int64_t time_nanos;		/* wall clock start, ns since the epoch */
+	int64_t duration_nanos;
+	/*
+	 * Distinct (stack, labels) entries kept per interval; 0 means
+	 * TAPROOT_PROFILE_MAX_STACKS. Once full, a sample whose entry does
+	 * not exist yet is added to one "[truncated: stack table full]"
+	 * sample (no labels) instead, and counted (stats.folded; the written
+	 * profile says so in a comment). Memory is bounded by it: frames,
+	 * functions, mappings and strings are only kept for entries kept.
+	 */
+	size_t max_stacks;
+};
+
+/*
+ * Fill @desc for a CPU profile sampled at @hz per CPU: sample types
+ * samples/count and cpu/nanoseconds (default "cpu"), period type
+ * cpu/nanoseconds, period 1e9 / @hz. Other fields are zeroed. Add values
+ * {1, period} per sample.
+ */
+void taproot_profile_desc_cpu(struct taproot_profile_desc *desc, uint32_t hz);
+
+/*
+ * One frame of a stack, as the profile takes it (the symbolizer's struct
+ * taproot_frame converts field by field; the address and the mapping's
+ * range come from the process's maps). Frames go leaf first. A location is one frame, or
+ * an inline chain: frames with @inlined set are inlined into the next
+ * frame of the array, and the run ending with the first frame without
+ * @inlined is one pprof location whose lines are those frames, innermost
+ * first; its address and mapping are the last frame's.
+ *
+ * The mapping is named by @mapping_path (NULL: the frame has none);
+ * a kernel frame (@is_kernel) without @mapping_path gets
+ * "[kernel.kallsyms]". Mappings are told apart by path, build ID and
+ * range. A marker frame ("[unknown]", "[truncated]", the off-wake
+ * separator "--") has just a @function: no mapping, address 0.
+ * @function NULL leaves the location unsymbolized (address only);
+ * @system_name NULL means the same as @function. NULL strings and 0
+ * numbers are "unknown". Every string is borrowed for the call only.
+ */
+struct taproot_profile_frame {
+	const char *function;
+	const char *system_name;
+	const char *file;
+	int64_t line;
+	const char *mapping_path;
+	const uint8_t *build_id;	/* written in hex; NULL: none */
+	size_t build_id_len;		/* at most TAPROOT_PROFILE_MAX_BUILD_ID */
+	uint64_t mapping_start, mapping_limit, mapping_offset;
+	uint64_t address;
+	bool is_kernel;
+	bool inlined;
+};
+
+/*
+ * A sample label: a string label when @str is not NULL, else a numeric
+ * one (@num, with the optional @unit). Labels are compared in the order
+ * given: pass them in a fixed order.
+ */
+struct taproot_profile_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	const char *unit;
+};
+
+#define TAPROOT_LABEL_STR(k, s)	((struct taproot_profile_label){ .key = (k), .str = (s) })
+#define TAPROOT_LABEL_NUM(k, n)	((struct taproot_profile_label){ .key = (k), .num = (n) })
+
+/* What a profile holds now (since the last reset). */
+struct taproot_profile_stats {
+	uint64_t adds;			/* taproot_profile_add() calls that succeeded */
+	uint64_t folded;		/* of them, folded into the truncated sample */
+	size_t stacks;			/* distinct (stack, labels) entries */
+	size_t max_stacks;
+	size_t locations, functions, mappings, strings;
+	size_t bytes;			/* memory held by the profile */
+};
+
+/*
+ * A new, empty profile described by @desc. Errors: -EINVAL (no sample
+ * types or too many, a NULL type or unit, a default_sample_type that is
+ * not one of them), -ENOMEM. *@pp is NULL on error.
+ */
+int taproot_profile_new(const struct taproot_profile_desc *desc,
+			struct taproot_profile **pp);
+
+/* Free @p (NULL is allowed). */
+void taproot_profile_free(struct taproot_profile *p);
+
+/*
+ * Add a sample: the stack @frames (@nr frames, leaf first), @nlabels
+ * @labels and @values (one per sample type). When the same stack with the
+ * same labels was added since the last reset, the values are added to it;
+ * that path allocates nothing. Hashing and lookups cost O(@nr + @nlabels)
+ * plus the strings' lengths. Errors: -EINVAL (the last frame has
+ * @inlined set, a frame of an inline chain without @function, a label
+ * without a key, a build ID longer than TAPROOT_PROFILE_MAX_BUILD_ID),
+ * -ENOMEM; the sample is then not counted, the profile stays valid.
+ */
+int taproot_profile_add(struct taproot_profile *p,
+			const struct taproot_profile_frame *frames, size_t nr,
+			const struct taproot_profile_label *labels, size_t nlabels,
+			const int64_t *values);
+
+/* The time and duration the next write reports. */
+void taproot_profile_set_time(struct taproot_profile *p, int64_t time_nanos,
+			      int64_t duration_nanos);
+
+/*
+ * Empty @p for the next interval starting at @time_nanos (duration 0);
+ * the desc is kept, and so is the memory, for reuse.
+ */
+void taproot_profile_reset(struct taproot_profile *p, int64_t time_nanos);
+
+void taproot_profile_stats(const struct taproot_profile *p,
+			   struct taproot_profile_stats *st);
+
+/*
+ * Serialize @p as a perftools.profiles.Profile message, gzipped when
+ * @gzip. On success *@buf (malloc'ed, caller frees) holds *@len bytes.
+ * Errors: -ENOMEM, -EOVERFLOW.
+ */
+int taproot_pprof_encode(const struct taproot_profile *p, bool gzip,
+			 void **buf, size_t *len);
+
+/* Write @p, gzipped, to @fd. Errors: as encode, and write(2)'s -errno. */
+int taproot_pprof_write_fd(const struct taproot_profile *p, int fd);
+
+/*
+ * Write @p, gzipped, to @path atomically: to "@path.tmp.XXXXXX" in the
+ * same directory, mode 0600, fsync'ed, then renamed over @path and the
+ * directory fsync'ed. @path never holds a partial file. On error
+ * (-ENOSPC, -EACCES, ...) the temporary file is removed and @path is
+ * untouched, except when only the final fsync of the directory failed:
+ * @path then holds the complete new profile, and the error is returned
+ * since it may not be durable.
+ */
+int taproot_pprof_write_file(const struct taproot_profile *p, const char *path);
+
+/* ------------------------------------------ end of the profiles' section */
+
+/* ---------------------------------------- user stack unwinding (DWARF CFI) */
+/*
+ * (lib/cfi.c, lib/unwind.c.) Recovers a user call chain from a sample's
+ * registers and its copy of the user stack, by the CFI (.eh_frame,
+ * .debug_frame) of the ELF files mapped at each pc. Each ELF's CFI is
+ * compiled once into a compact table of {pc -> rule}, kept in a cache keyed
+ * by an identity the caller chooses (the build ID) and bounded in bytes
+ * (least recently used tables go first). Rules the table cannot express are
+ * evaluated by libdw per frame. The unwinder never opens a file or reads
+ * /proc: the caller maps each pc to an ELF through a callback.
+ */
+struct taproot_unwinder;
+struct taproot_user_regs;	/* <linux/taproot.h> */
+/*
+ * The seam with the process model: struct taproot_unwind_map (in the
+ * "processes, ELF files, symbols" section, filled by
+ * taproot_proc_unwind_map()) describes the ELF mapped at a pc: elf (libelf
+ * handle, the caller's, valid for the call), key + key_len (bytes
+ * naming the ELF's contents: the build ID; compiled tables are cached by
+ * it), bias (ELF vaddr = pc - bias) and the mapping [start, end).
+ */
+struct taproot_unwind_map;
+
+struct taproot_unwind_ops {
+	/*
+	 * Describe the mapping holding @pc of the process being unwound (@arg
+	 * is taproot_unwind()'s): fill @map and return 1, or return 0 when
+	 * @pc is in no mapping with an ELF (anonymous memory, JIT code, the
+	 * vDSO when the caller has no ELF of it). The Elf and the key need to
+	 * stay valid until taproot_unwind() returns. Any other value stops
+	 * the unwind as if 0 were returned. Called once or more per frame.
+	 */
+	int (*map)(uint64_t pc, struct taproot_unwind_map *map, void *arg);
+};
+
+/* Why an unwind stopped. */
+enum taproot_unwind_end {
+	TAPROOT_UNWIND_COMPLETE,	/* outermost frame: RA undefined or 0 */
+	TAPROOT_UNWIND_TRUNCATED,	/* needed stack beyond the copy */
+	TAPROOT_UNWIND_NO_MAPPING,	/* the last pc is in no mapped ELF */
+	TAPROOT_UNWIND_NO_CFI,		/* no CFI for the last pc, no rbp chain */
+	TAPROOT_UNWIND_BAD_FRAME,	/* CFI or the stack gave an impossible frame */
+	TAPROOT_UNWIND_MAX_DEPTH,	/* the pcs array is full */
+	TAPROOT_UNWIND_NR_ENDS
+};
+
+/* "complete", "truncated", "no-mapping", "no-cfi", "bad-frame", "max-depth" */
+const char *taproot_unwind_end_name(enum taproot_unwind_end end);
+
+/* taproot_unwind()'s flags[i] */
+#define TAPROOT_FRAME_EXACT	(1U << 0) /* pc is exact: leaf, or after a signal */
+#define TAPROOT_FRAME_SLOW	(1U << 1) /* this frame's caller came from libdw */
+#define TAPROOT_FRAME_FP	(1U << 2) /* ... from the rbp chain (no CFI) */
+
+#define TAPROOT_UNWIND_CACHE_DEFAULT	(64U << 20)	/* bytes of tables */
+
+/*
+ * A new unwinder with a cache of compiled tables of at most @cache_bytes
+ * (0: TAPROOT_UNWIND_CACHE_DEFAULT). A table larger than the whole limit is
+ * still compiled and used, and evicted by the next one. @ops is copied.
+ * Errors: -EINVAL (no map callback), -ENOMEM.
+ */
+int taproot_unwinder_new(const struct taproot_unwind_ops *ops, size_t cache_bytes,
+			 struct taproot_unwinder **up);
+
+/* Free @u and every table it holds (NULL is allowed). */
+void taproot_unwinder_free(struct taproot_unwinder *u);
+
+/* What a taproot_unwind() call found; also summed in the stats. */
+struct taproot_unwind_result {
+	unsigned int nr;		/* pcs written */
+	enum taproot_unwind_end end;
+	unsigned int slow_frames;	/* callers libdw found */
+	unsigned int fp_frames;		/* callers the rbp chain found */
+};
+
+/*
+ * Unwind the user stack of one sample: @regs as sampled, @stack the
+ * @stack_len bytes copied from address regs->sp. Writes up to @max pcs to
+ * @pcs, leaf first: pcs[0] is regs->ip, each next one a return address as
+ * found on the stack (not adjusted: a symbolizer looks up pc - 1 for a
+ * frame without TAPROOT_FRAME_EXACT). @flags, when not NULL, receives
+ * TAPROOT_FRAME_* of each pc. Fills @res; every stop is an end reason in
+ * res->end, not an error: the caller adds a marker frame for it. A word
+ * needed beyond the end of the copy stops with TAPROOT_UNWIND_TRUNCATED,
+ * and the pcs found until then stay. Frames of ELFs without CFI are
+ * unwound by the rbp chain when it validates (each saved rbp above the
+ * previous, within the copy).
+ *
+ * Returns res->nr (>= 0; 0 only when @max is 0) or -ENOMEM (a table could
+ * not be compiled; the pcs found so far are in @pcs, res->nr of them). The
+ * map callback gets @arg. Compiling a table may take from milliseconds to
+ * seconds for a large library, once per key while it stays cached.
+ */
+int taproot_unwind(struct taproot_unwinder *u, void *arg,
+		   const struct taproot_user_regs *regs,
+		   const void *stack, size_t stack_len,
+		   uint64_t *pcs, uint8_t *flags, unsigned int max,
+		   struct taproot_unwind_result *res);
+
+/* Cumulative counters of an unwinder. */
+struct taproot_unwind_stats {
+	uint64_t unwinds;
+	uint64_t frames;		/* pcs written */
+	uint64_t ends[TAPROOT_UNWIND_NR_ENDS];
+	uint64_t slow_frames, fp_frames;
+	uint64_t rule_cache_hits, rule_cache_misses;
+	uint64_t tables;		/* cached now */
+	uint64_t table_bytes;		/* held now */
+	uint64_t compiles;		/* tables compiled */
+	uint64_t compile_ns;		/* time spent compiling */
+	uint64_t evictions;
+};
+
+void taproot_unwinder_stats(const struct taproot_unwinder *u,
+			    struct taproot_unwind_stats *st);
+
 #endif /* TAPROOT_H */
