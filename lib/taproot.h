@@ -704,6 +704,7 @@ int taproot_pprof_write_file(const struct taproot_profile *p, const char *path);
  */
 struct taproot_unwinder;
 struct taproot_user_regs;	/* <linux/taproot.h> */
+struct Elf;			/* <libelf.h> */
 /*
  * The seam with the process model: struct taproot_unwind_map (in the
  * "processes, ELF files, symbols" section, filled by
@@ -712,7 +713,12 @@ struct taproot_user_regs;	/* <linux/taproot.h> */
  * naming the ELF's contents: the build ID; compiled tables are cached by
  * it), bias (ELF vaddr = pc - bias) and the mapping [start, end).
  */
-struct taproot_unwind_map;
+struct taproot_unwind_map {
+	struct Elf *elf;
+	const uint8_t *key;
+	size_t key_len;
+	uint64_t bias, start, end;
+};
 
 struct taproot_unwind_ops {
 	/*
