@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The process model: this process's own /proc/self/maps; a synthetic
+ * /proc tree (a temporary directory passed as proc_root) with odd maps
+ * lines, malformed lines, a reused pid, refreshes, exec and eviction; a
+ * real child that exits.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proc.h"
+
+#define FIXTURES "tests/unit/fixtures/"
+
+/* A function of this binary to look up. */
+__attribute__((noinline)) int procmaps_local_function(int x);
+__attribute__((noinline)) int procmaps_local_function(int x)
+{
+	return x * 7 + 1;
+}
+
+/* ---------------------------------------------- a fake /proc directory */
+
+struct fake {
+	char root[64];
+};
+
+static void fake_write(struct fake *fk, int pid, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", fk->root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", fk->root, pid, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void fake_stat(struct fake *fk, int pid, uint64_t start)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "%d (fake) S 1 %d %d 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 %llu "
+		 "10000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+		 pid, pid, pid, (unsigned long long)start);
+	fake_write(fk, pid, "stat", buf);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static int fake_setup(void **state)
+{
+	struct fake *fk = calloc(1, sizeof(*fk));
+
+	assert_non_null(fk);
+	strcpy(fk->root, "/tmp/taproot-procs-XXXXXX");
+	assert_non_null(mkdtemp(fk->root));
+	*state = fk;
+	return 0;
+}
+
+static int fake_teardown(void **state)
+{
+	struct fake *fk = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fk->root);
+	assert_int_equal(system(cmd), 0);
+	free(fk);
+	return 0;
+}
+
+static struct taproot_procs *fake_procs(struct fake *fk, unsigned int refresh_ms,
+					unsigned int max_procs)
+{
+	struct taproot_procs_opts o;
+	struct taproot_procs *procs;
+
+	taproot_procs_opts_default(&o);
+	o.proc_root = fk->root;
+	o.refresh_ms = refresh_ms;
+	o.max_procs = max_procs;
+	assert_int_equal(taproot_procs_new(&o, &procs), 0);
+	return procs;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void stat_start_time_odd_comm(void **state)
+{
+	char *text = slurp(FIXTURES "stat-odd.txt");
+	uint64_t start = 0;
+
+	assert_int_equal(tp_stat_start_time(text, strlen(text), &start), 0);
+	assert_int_equal(start, 987654);
+	/* Cut short, no comm, a letter in the start time. */
+	assert_int_equal(tp_stat_start_time(text, 40, &start), -TAPROOT_EPROTO);
+	assert_int_equal(tp_stat_start_time("12 S 1 2", 8, &start), -TAPROOT_EPROTO);
+	free(text);
+	text = "1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x 1";
+	assert_int_equal(tp_stat_start_time(text, strlen(text), &start), -TAPROOT_EPROTO);
+	text = "1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12 1";
+	assert_int_equal(tp_stat_start_time(text, strlen(text), &start), 0);
+	assert_int_equal(start, 12);
+}
+
+static void self_maps(void **state)
+{
+	struct taproot_procs *procs;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	char exe[PATH_MAX];
+	/* libc's own, not a sanitizer's interceptor */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *printf_addr = libc ? dlsym(libc, "printf") : NULL;
+	int local = 0;
+	ssize_t n;
+
+	assert_int_equal(taproot_procs_new(NULL, &procs), 0);
+	assert_int_equal(taproot_proc_get(procs, getpid(), 0, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	assert_true(taproot_proc_map_count(p) >= 3);
+	assert_true(taproot_proc_start_time(p) > 0);
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(taproot_proc_find_map(p, (uint64_t)(uintptr_t)procmaps_local_function,
+					       &m), 0);
+	assert_string_equal(m->path, exe);
+	assert_non_null(m->elf);
+	assert_true(m->start <= (uintptr_t)procmaps_local_function &&
+		    (uintptr_t)procmaps_local_function < m->end);
+
+	assert_non_null(printf_addr);
+	assert_int_equal(taproot_proc_find_map(p, (uint64_t)(uintptr_t)printf_addr, &m), 0);
+	assert_non_null(strstr(m->path, "libc.so"));
+	assert_non_null(m->elf);
+	dlclose(libc);
+
+	/* The stack is not executable. */
+	assert_int_equal(taproot_proc_find_map(p, (uint64_t)(uintptr_t)&local, &m), -ENOENT);
+	taproot_procs_free(procs);
+}
+
+static void fixture_odd_lines(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 0, 16);
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	char *maps = slurp(FIXTURES "maps-odd.txt");
+
+	fake_stat(fk, 4242, 1000);
+	fake_write(fk, 4242, "maps", maps);
+	free(maps);
+	assert_int_equal(taproot_proc_get(procs, 4242, 0, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	assert_int_equal(taproot_proc_start_time(p), 1000);
+	assert_int_equal(taproot_proc_map_count(p), 9);
+
+	m = taproot_proc_map(p, 0);
+	assert_string_equal(m->path, "/opt/odd app/bin/my prog");
+	assert_int_equal(m->start, 0x401000);
+	assert_int_equal(m->end, 0x402000);
+	assert_int_equal(m->pgoff, 0x1000);
+	assert_int_equal(m->dev, makedev(8, 1));
+	assert_int_equal(m->ino, 131074);
+	assert_int_equal(m->flags, 0);
+
+	m = taproot_proc_map(p, 1);		/* rwxp, no path, a trailing space */
+	assert_string_equal(m->path, "");
+	assert_int_equal(m->flags, TAPROOT_MAP_ANON);
+
+	m = taproot_proc_map(p, 2);
+	assert_string_equal(m->path, "/memfd:jit");
+	assert_int_equal(m->flags, TAPROOT_MAP_DELETED);
+
+	m = taproot_proc_map(p, 3);
+	assert_string_equal(m->path, "/usr/lib/x86_64-linux-gnu/libgone.so.1");
+	assert_int_equal(m->flags, TAPROOT_MAP_DELETED);
+	assert_int_equal(m->dev, makedev(0xfd, 2));
+
+	m = taproot_proc_map(p, 4);
+	assert_string_equal(m->path, "/tmp/new\nline.so");
+	assert_int_equal(m->dev, makedev(0x103, 0xa));
+
+	m = taproot_proc_map(p, 5);
+	assert_string_equal(m->path, "[anon:v8 code]");
+	assert_int_equal(m->flags, TAPROOT_MAP_ANON | TAPROOT_MAP_SPECIAL);
+
+	m = taproot_proc_map(p, 6);
+	assert_int_equal(m->start, 0x7f3000000000);
+	assert_int_equal(m->flags, TAPROOT_MAP_ANON);
+
+	m = taproot_proc_map(p, 7);
+	assert_string_equal(m->path, "[vdso]");
+	assert_int_equal(m->flags, TAPROOT_MAP_VDSO);
+
+	m = taproot_proc_map(p, 8);
+	assert_string_equal(m->path, "[vsyscall]");
+	assert_int_equal(m->flags, TAPROOT_MAP_VSYSCALL);
+	assert_null(taproot_proc_map(p, 9));
+
+	/* Lookups: file missing -> no ELF with the error; vDSO -> ours. */
+	assert_int_equal(taproot_proc_find_map(p, 0x401800, &m), 0);
+	assert_null(m->elf);
+	assert_int_equal(m->elf_err, -ENOENT);
+	assert_int_equal(taproot_proc_find_map(p, 0x7f0000000010, &m), 0);
+	assert_null(m->elf);
+	assert_int_equal(m->elf_err, 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x7ffc00100400, &m), 0);
+	if (!m->elf)
+		fail_msg("vdso: %s", taproot_errmsg(m->elf_err));
+	assert_int_equal(m->bias, 0x7ffc00100000);
+	assert_int_equal(taproot_proc_find_map(p, 0x402000, &m), -ENOENT);
+	assert_int_equal(taproot_proc_find_map(p, 0x3fffff, &m), -ENOENT);
+	taproot_procs_free(procs);
+}
+
+static void fixture_malformed_lines(void **state)
+{
+	static const char *const bad[] = {
+		"00400000-00401000 r-xp 00000000 08:01",		/* no inode */
+		"00400000-00401000 r-xp 00000000 08:01 12x /a",		/* bad inode */
+		"0040000g-00401000 r-xp 00000000 08:01 1 /a",		/* bad hex */
+		"00400000 00401000 r-xp 00000000 08:01 1 /a",		/* no dash */
+		"00401000-00400000 r-xp 00000000 08:01 1 /a",		/* end < start */
+		"00400000-00400000 r-xp 00000000 08:01 1 /a",		/* empty */
+		"00400100-00401000 r-xp 00000000 08:01 1 /a",		/* unaligned */
+		"00400000-00401000 rxxp 00000000 08:01 1 /a",		/* perms */
+		"00400000-00401000 r-xq 00000000 08:01 1 /a",		/* perms */
+		"00400000-00401000 r-x 00000000 08:01 1 /a",		/* perms */
+		"00400000-00401000 r-xp 00000000 0801 1 /a",		/* dev */
+		"00400000-00401000 r-xp 00000000 08:01:1 1 /a",		/* dev */
+		"00400000-00401000 r-xp 00000000 08:01  1 /a",		/* two spaces */
+		"00400000-00401000 r-xp 10000000000000000 08:01 1 /a",	/* 17 digits */
+		"00000000-00001000 r-xp 00000000 08:01 1 /a",		/* before line 1 */
+		"",							/* empty line */
+		"garbage",
+	};
+	struct fake *fk = *state;
+	char text[512], *big;
+	size_t i;
+
+	fake_stat(fk, 7, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct taproot_procs *procs = fake_procs(fk, 0, 16);
+		struct taproot_proc *p;
+		const char *why;
+
+		snprintf(text, sizeof(text),
+			 "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n%s\n", bad[i]);
+		fake_write(fk, 7, "maps", text);
+		assert_int_equal(taproot_proc_get(procs, 7, 0, &p), 0);
+		why = taproot_proc_gone(p);
+		if (!why)
+			fail_msg("line accepted: '%s'", bad[i]);
+		assert_non_null(strstr(why, "line 2"));
+		taproot_procs_free(procs);
+	}
+
+	/* A line longer than the cap. */
+	big = malloc(TP_MAPS_LINE_MAX + 200);
+	assert_non_null(big);
+	i = (size_t)snprintf(big, 100, "00100000-00101000 r-xp 00000000 08:01 5 /");
+	memset(big + i, 'a', TP_MAPS_LINE_MAX);
+	strcpy(big + i + TP_MAPS_LINE_MAX, "\n");
+	fake_write(fk, 7, "maps", big);
+	free(big);
+	{
+		struct taproot_procs *procs = fake_procs(fk, 0, 16);
+		struct taproot_proc *p;
+
+		assert_int_equal(taproot_proc_get(procs, 7, 0, &p), 0);
+		assert_non_null(taproot_proc_gone(p));
+		assert_non_null(strstr(taproot_proc_gone(p), "longer than"));
+		taproot_procs_free(procs);
+	}
+}
+
+static void fixture_pid_reuse(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 0, 16);
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+
+	fake_stat(fk, 77, 100);
+	fake_write(fk, 77, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/first\n");
+	assert_int_equal(taproot_proc_get(procs, 77, 0, &p), 0);
+	assert_int_equal(taproot_proc_start_time(p), 100);
+	assert_string_equal(taproot_proc_map(p, 0)->path, "/bin/first");
+
+	/* The pid now belongs to another process. */
+	fake_stat(fk, 77, 200);
+	fake_write(fk, 77, "maps", "00200000-00201000 r-xp 00000000 08:01 6 /bin/second\n");
+	assert_int_equal(taproot_proc_get(procs, 77, 200, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	assert_int_equal(taproot_proc_start_time(p), 200);
+	assert_int_equal(taproot_proc_map_count(p), 1);
+	assert_string_equal(taproot_proc_map(p, 0)->path, "/bin/second");
+	assert_int_equal(taproot_proc_find_map(p, 0x100000, &m), -ENOENT);
+
+	/* A late sample of the first one: it is gone, and says so. */
+	assert_int_equal(taproot_proc_get(procs, 77, 100, &p), 0);
+	assert_non_null(taproot_proc_gone(p));
+	assert_string_equal(taproot_proc_gone(p), "process exited (pid reused)");
+	assert_int_equal(taproot_proc_find_map(p, 0x100000, &m), -ESRCH);
+
+	/* Without a start time: whatever has the pid now. */
+	assert_int_equal(taproot_proc_get(procs, 77, 0, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	assert_int_equal(taproot_proc_start_time(p), 200);
+	taproot_procs_get_stats(procs, &st);
+	assert_true(st.pid_reused >= 2);
+	taproot_procs_free(procs);
+}
+
+static void fixture_refresh_and_exec(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs;
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	static const char one[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n";
+	static const char two[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
+				  "00300000-00301000 r-xp 00000000 08:01 6 /lib/new.so\n";
+
+	/* Refreshes limited to once a minute: a new mapping is not seen. */
+	fake_stat(fk, 88, 5);
+	fake_write(fk, 88, "maps", one);
+	procs = fake_procs(fk, 60000, 16);
+	assert_int_equal(taproot_proc_get(procs, 88, 0, &p), 0);
+	fake_write(fk, 88, "maps", two);
+	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), -ENOENT);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.refreshes, 0);
+	/* exec invalidates at once. */
+	taproot_proc_exec(procs, 88);
+	assert_int_equal(taproot_proc_get(procs, 88, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), 0);
+	assert_string_equal(m->path, "/lib/new.so");
+	taproot_procs_free(procs);
+
+	/* Without the limit, the pc outside the maps re-reads them. */
+	fake_write(fk, 88, "maps", one);
+	procs = fake_procs(fk, 0, 16);
+	assert_int_equal(taproot_proc_get(procs, 88, 0, &p), 0);
+	fake_write(fk, 88, "maps", two);
+	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), 0);
+	assert_string_equal(m->path, "/lib/new.so");
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.refreshes, 1);
+	assert_int_equal(st.procs_read, 2);
+	taproot_procs_free(procs);
+}
+
+static void fixture_lru_eviction(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 0, 2);
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	int pid;
+
+	for (pid = 100; pid < 103; pid++) {
+		fake_stat(fk, pid, (uint64_t)pid);
+		fake_write(fk, pid, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
+	}
+	assert_int_equal(taproot_proc_get(procs, 100, 0, &p), 0);
+	assert_int_equal(taproot_proc_get(procs, 101, 0, &p), 0);
+	assert_int_equal(taproot_proc_get(procs, 100, 0, &p), 0);	/* 101 is now LRU */
+	assert_int_equal(taproot_proc_get(procs, 102, 0, &p), 0);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.procs_evicted, 1);
+	assert_int_equal(st.procs_read, 3);
+	assert_int_equal(taproot_proc_get(procs, 100, 0, &p), 0);	/* still there */
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.procs_read, 3);
+	assert_int_equal(taproot_proc_get(procs, 101, 0, &p), 0);	/* read again */
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.procs_read, 4);
+	assert_int_equal(st.procs_evicted, 2);
+	assert_int_equal(taproot_proc_get(procs, 0, 0, &p), -EINVAL);
+	taproot_procs_free(procs);
+}
+
+static void fixture_no_such_process(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 0, 16);
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+
+	assert_int_equal(taproot_proc_get(procs, 999, 0, &p), 0);
+	assert_string_equal(taproot_proc_gone(p), "process exited");
+	assert_int_equal(taproot_proc_find_map(p, 0x1000, &m), -ESRCH);
+
+	/* A zombie: stat but empty maps. */
+	fake_stat(fk, 998, 3);
+	fake_write(fk, 998, "maps", "");
+	assert_int_equal(taproot_proc_get(procs, 998, 0, &p), 0);
+	assert_non_null(strstr(taproot_proc_gone(p), "process exited"));
+	taproot_procs_free(procs);
+}
+
+static void real_child_exits(void **state)
+{
+	struct taproot_procs_opts o;
+	struct taproot_procs *procs;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	uint64_t pc = (uint64_t)(uintptr_t)procmaps_local_function, start;
+	int status;
+	pid_t child;
+
+	taproot_procs_opts_default(&o);
+	o.exit_grace_ms = 60000;
+	assert_int_equal(taproot_procs_new(&o, &procs), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(taproot_proc_get(procs, child, 0, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	start = taproot_proc_start_time(p);
+	assert_true(start > 0);
+	assert_int_equal(taproot_proc_find_map(p, pc, &m), 0);	/* forked: same layout */
+
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	taproot_proc_forget(procs, child);
+
+	/* Late samples of it still find its maps, by start time or not. */
+	assert_int_equal(taproot_proc_get(procs, child, start, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	assert_int_equal(taproot_proc_find_map(p, pc, &m), 0);
+	assert_non_null(m->elf);
+	assert_int_equal(taproot_proc_get(procs, child, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, pc, &m), 0);
+	taproot_procs_free(procs);
+
+	/* Without the grace: read afresh, it is gone, with the reason. */
+	o.exit_grace_ms = 0;
+	assert_int_equal(taproot_procs_new(&o, &procs), 0);
+	assert_int_equal(taproot_proc_get(procs, child, start, &p), 0);
+	assert_non_null(taproot_proc_gone(p));
+	assert_non_null(strstr(taproot_proc_gone(p), "process exited"));
+	assert_int_equal(taproot_proc_find_map(p, pc, &m), -ESRCH);
+	taproot_procs_free(procs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stat_start_time_odd_comm),
+		cmocka_unit_test(self_maps),
+		cmocka_unit_test_setup_teardown(fixture_odd_lines, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_malformed_lines, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_pid_reuse, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_refresh_and_exec, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_lru_eviction, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_no_such_process, fake_setup, fake_teardown),
+		cmocka_unit_test(real_child_exits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
