@@ -90,11 +90,23 @@ $(B)/progs/%: tests/vm/progs/%.c
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
 		-I$(TOP)/include/uapi -pthread -o $@ $<
 
+# ------------------------------------------- the real pprof tool, for tests
+# tests/unit/test_pprof.c reads the profiles lib/pprof.c writes with the
+# real pprof, found through $TAPROOT_PPROF. Built offline (about 20 s) from
+# Debian's golang-go and golang-github-google-pprof-dev (scripts/deps).
+PPROF := $(B)/pprof
+$(PPROF):
+	@mkdir -p $(@D)
+	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=$(B)/gocache \
+		go build -o $@ github.com/google/pprof
+# ------------------------------------------------------------------------
+
 # Each unit test binary runs from the source tree (tests may read fixtures
 # relative to it); both variants must pass.
 unit: $(addprefix $(B)/plain/tests/,$(UNIT_NAMES)) \
-      $(addprefix $(B)/san/tests/,$(UNIT_NAMES))
+      $(addprefix $(B)/san/tests/,$(UNIT_NAMES)) | $(PPROF)
 	@set -e; for t in $^; do echo "== $${t#$(B)/}"; \
+		TAPROOT_PPROF=$(PPROF) \
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
 # ---------------------------------------------------------------- kernel
