@@ -113,11 +113,14 @@ int tp_step_fast(const struct tp_cfi_rule *r, const struct tp_regs *in,
 		out->valid |= in->valid & BIT(TP_REG_RBP);
 		break;
 	case TP_RBP_CFA:
-		ret = mem_read(mem, cfa + (uint64_t)(int64_t)r->rbp_off, &bp);
-		if (ret != TP_STEP_OK)
-			return ret;
-		out->r[TP_REG_RBP] = bp;
-		out->valid |= BIT(TP_REG_RBP);
+		/*
+		 * Outside the copy (an epilogue past "pop %rbp" still says CFA-16,
+		 * below sp): the caller's rbp is unknown, the unwind goes on.
+		 */
+		if (mem_read(mem, cfa + (uint64_t)(int64_t)r->rbp_off, &bp) == TP_STEP_OK) {
+			out->r[TP_REG_RBP] = bp;
+			out->valid |= BIT(TP_REG_RBP);
+		}
 		break;
 	default:
 		break;
@@ -342,17 +345,18 @@ int tp_step_slow(Dwarf_CFI *cfi, uint64_t vaddr, const struct tp_regs *in,
 		}
 		if (nops == 0)				/* undefined */
 			continue;
+		/*
+		 * Only rip and rsp are needed to go on: another register that
+		 * cannot be recovered (its rule needs an unknown register, its
+		 * slot is outside the copy) becomes unknown.
+		 */
 		ret = eval(ops, nops, in, mem, cfa, true, &v, &value);
-		if (ret == TAPROOT_UNWIND_BAD_FRAME && reg != TP_REG_RIP &&
-		    reg != TP_REG_RSP && reg != TP_REG_RBP) {
-			continue;	/* a register the unwinder does not need */
-		}
-		if (ret != TP_STEP_OK)
-			goto out;
-		if (!value) {
+		if (ret == TP_STEP_OK && !value)
 			ret = mem_read(mem, v, &v);
-			if (ret != TP_STEP_OK)
+		if (ret != TP_STEP_OK) {
+			if (reg == TP_REG_RIP || reg == TP_REG_RSP)
 				goto out;
+			continue;
 		}
 		out->r[reg] = v;
 		out->valid |= BIT(reg);
@@ -562,9 +566,14 @@ static int get_table(struct taproot_unwinder *u, const struct taproot_unwind_map
 	if (err) {
 		/* no usable CFI: an empty table, so as not to try again */
 		t = calloc(1, sizeof(*t));
-		if (!t)
+		if (t)
+			t->rules = calloc(1, sizeof(*t->rules));	/* NONE */
+		if (!t || !t->rules) {
+			tp_cfi_table_free(t);
 			return tp_err(-ENOMEM, NULL);
-		t->bytes = sizeof(*t);
+		}
+		t->nr_rules = 1;
+		t->bytes = sizeof(*t) + sizeof(*t->rules);
 	}
 	e = malloc(sizeof(*e) + m->key_len);
 	if (!e || (u->nr_tables + 1 > u->nr_buckets && grow_buckets(u))) {

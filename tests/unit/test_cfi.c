@@ -322,7 +322,13 @@ static void test_step_bounds(void **state)
 	mem.len = 15;
 	assert_int_equal(tp_step_fast(&r, &in, &mem, &out), TAPROOT_UNWIND_TRUNCATED);
 	mem.len = 16;
+	/* the saved rbp below the copy: unknown, the step goes on */
 	in.r[TP_REG_RSP] = STACK_BASE - 8;
+	assert_int_equal(tp_step_fast(&r, &in, &mem, &out), TP_STEP_OK);
+	assert_int_equal(out.r[TP_REG_RIP], word_at(STACK_BASE));
+	assert_false(out.valid & (1U << TP_REG_RBP));
+	/* the return address below it: a bad frame */
+	in.r[TP_REG_RSP] = STACK_BASE - 16;
 	assert_int_equal(tp_step_fast(&r, &in, &mem, &out), TAPROOT_UNWIND_BAD_FRAME);
 	r.kind = TP_CFI_FP;
 	in.valid &= ~(1U << TP_REG_RBP);
