@@ -1,12 +1,845 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The symbolizer: pc -> frames.
+ * The symbolizer: a pc becomes frames {function, file, line, mapping,
+ * build ID}, several for one pc when code was inlined (innermost first).
+ *
+ * User pcs: the process model finds the mapping and its ELF file (cached);
+ * on first use this file gets, once, a sorted symbol table (its .symtab,
+ * else that of a separate debug file, else .dynsym) and, when DWARF is
+ * there, a libdw handle for inline chains and file:line. Separate debug
+ * files are found by build ID (/usr/lib/debug/.build-id/xx/rest.debug)
+ * and by .gnu_debuglink (next to the file, in .debug/, under
+ * /usr/lib/debug/DIR/; CRC checked), each first inside the process's root,
+ * then in ours. C++ names are demangled with libstdc++'s __cxa_demangle,
+ * loaded at run time. JIT code comes from the process's perf map. Kernel
+ * pcs come from the kallsyms table (lib/ksyms.c).
+ *
+ * Bounds: per ELF file at most TP_SYMS_MAX symbols, one debug file and one
+ * libdw handle, all freed when the ELF cache evicts the file; at most
+ * TP_INLINE_MAX frames per pc.
  */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <zlib.h>
 
 #include "proc.h"
 
+/* ------------------------------------------------------- demangling */
+
+typedef char *(*tp_cxa_demangle_fn)(const char *mangled, char *buf, size_t *len,
+				    int *status);
+
+static tp_cxa_demangle_fn tp_cxa_demangle;
+static pthread_once_t tp_demangle_once = PTHREAD_ONCE_INIT;
+
+static void tp_demangle_load(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	void *sym = h ? dlsym(h, "__cxa_demangle") : NULL;
+
+	/* Kept loaded for the life of the process. */
+	if (sym)
+		memcpy(&tp_cxa_demangle, &sym, sizeof(sym));
+}
+
+char *tp_demangle(const char *name)
+{
+	int status = -1;
+	char *out;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	pthread_once(&tp_demangle_once, tp_demangle_load);
+	if (!tp_cxa_demangle)
+		return NULL;
+	out = tp_cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* ------------------------------------------------------ symbol tables */
+
+struct tp_symbol {
+	uint64_t addr, size;
+	const char *name;		/* in libelf's string table data */
+	uint8_t bind, type;
+};
+
+struct tp_elfsym {
+	struct tp_symbol *syms;		/* sorted by addr, one per addr */
+	size_t nr;
+	const char *source;		/* "symtab", "debug", "dynsym", "none" */
+	struct taproot_elf *debug;	/* separate debug file, owned */
+	char *debug_path;		/* "" when none */
+	Dwarf *dwarf;			/* over debug or the file; NULL: none */
+	bool dwarf_tried;
+};
+
 void tp_elfsym_free(struct tp_elfsym *s)
 {
-	(void)s;
+	if (!s)
+		return;
+	if (s->dwarf)
+		dwarf_end(s->dwarf);
+	tp_elf_free(s->debug);
+	free(s->syms);
+	free(s->debug_path);
+	free(s);
+}
+
+static Elf_Scn *tp_find_section(Elf *elf, const char *name, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, count = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) && ++count < 65536) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, out))
+			continue;
+		n = elf_strptr(elf, shstrndx, out->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static Elf_Scn *tp_find_section_type(Elf *elf, uint32_t type, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t count = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && ++count < 65536)
+		if (gelf_getshdr(scn, out) && out->sh_type == type && out->sh_size)
+			return scn;
+	return NULL;
+}
+
+static bool tp_has_debug_info(Elf *elf)
+{
+	GElf_Shdr sh;
+
+	if (tp_find_section(elf, ".debug_info", &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size)
+		return true;
+	return tp_find_section(elf, ".zdebug_info", &sh) && sh.sh_type != SHT_NOBITS;
+}
+
+static unsigned int tp_underscores(const char *s)
+{
+	unsigned int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static int tp_bind_rank(uint8_t bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:	return 0;
+	case STB_WEAK:		return 1;
+	case STB_LOCAL:		return 2;
+	default:		return 3;
+	}
+}
+
+/*
+ * By address; at one address the preferred name first: global over weak
+ * over local, FUNC over IFUNC, fewer leading underscores ("printf" over
+ * "_IO_printf"), shorter, then by bytes: deterministic.
+ */
+static int tp_symbol_cmp(const void *a, const void *b)
+{
+	const struct tp_symbol *x = a, *y = b;
+	unsigned int ux, uy;
+	size_t lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (tp_bind_rank(x->bind) != tp_bind_rank(y->bind))
+		return tp_bind_rank(x->bind) - tp_bind_rank(y->bind);
+	if (x->type != y->type)
+		return x->type == STT_FUNC ? -1 : 1;
+	/* "fopen" over its versioned "fopen@@GLIBC_2.2.5" */
+	if (!strchr(x->name, '@') != !strchr(y->name, '@'))
+		return strchr(x->name, '@') ? 1 : -1;
+	ux = tp_underscores(x->name);
+	uy = tp_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Add the function symbols of symbol table @scn of @elf to @s. */
+static int tp_symtab_add(struct tp_elfsym *s, size_t *alloc, Elf *elf, Elf_Scn *scn,
+			 const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!data || !sh->sh_entsize || sh->sh_type == SHT_NOBITS)
+		return 0;
+	n = data->d_size / sh->sh_entsize;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		uint8_t type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		if (s->nr == TP_SYMS_MAX)
+			return tp_err(-E2BIG, "more than %u symbols", TP_SYMS_MAX);
+		if (s->nr == *alloc) {
+			size_t a = *alloc ? *alloc * 2 : 1024;
+			struct tp_symbol *ns = realloc(s->syms, a * sizeof(*ns));
+
+			if (!ns)
+				return tp_err(-ENOMEM, NULL);
+			s->syms = ns;
+			*alloc = a;
+		}
+		s->syms[s->nr++] = (struct tp_symbol){
+			.addr = sym.st_value, .size = sym.st_size, .name = name,
+			.bind = GELF_ST_BIND(sym.st_info), .type = type,
+		};
+	}
+	return 0;
+}
+
+/* Sort and keep one symbol per address, the preferred one. */
+static void tp_symtab_finish(struct tp_elfsym *s)
+{
+	size_t i, o;
+
+	qsort(s->syms, s->nr, sizeof(*s->syms), tp_symbol_cmp);
+	for (i = 0, o = 0; i < s->nr; i++) {
+		if (o && s->syms[o - 1].addr == s->syms[i].addr) {
+			if (!s->syms[o - 1].size)
+				s->syms[o - 1].size = s->syms[i].size;
+			continue;
+		}
+		s->syms[o++] = s->syms[i];
+	}
+	s->nr = o;
+}
+
+int tp_file_crc32(int fd, uint32_t *crc)
+{
+	static const size_t chunk = 1 << 16;
+	unsigned char *buf = malloc(chunk);
+	uLong c = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while ((n = pread(fd, buf, chunk, off)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			free(buf);
+			return (int)n;
+		}
+		c = crc32(c, buf, (uInt)n);
+		off += n;
+	}
+	free(buf);
+	*crc = (uint32_t)c;
+	return 0;
+}
+
+/* .gnu_debuglink of @elf: the file name (a plain name) and its CRC. */
+static bool tp_debuglink(Elf *elf, char *name, size_t len, uint32_t *crc)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = tp_find_section(elf, ".gnu_debuglink", &sh);
+	Elf_Data *data;
+	const char *ident;
+	size_t n, off;
+	uint32_t c;
+
+	if (!scn || sh.sh_type == SHT_NOBITS || !(data = elf_rawdata(scn, NULL)) || !data->d_buf)
+		return false;
+	n = strnlen(data->d_buf, data->d_size);
+	if (!n || n >= len || n == data->d_size)
+		return false;
+	off = (n + 4) & ~(size_t)3;
+	if (off + 4 > data->d_size)
+		return false;
+	memcpy(name, data->d_buf, n + 1);
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	memcpy(&c, (const char *)data->d_buf + off, 4);
+	ident = elf_getident(elf, NULL);
+	if (ident && ident[EI_DATA] == ELFDATA2MSB)
+		c = __builtin_bswap32(c);
+	*crc = c;
+	return true;
+}
+
+/*
+ * Open @path as the debug file of @e, if it is one: a different file,
+ * with @e's build ID when @e has one, else with the debuglink CRC @crc
+ * (@check_crc).
+ */
+static struct taproot_elf *tp_try_debug(struct taproot_elf *e, const char *path,
+					bool check_crc, uint32_t crc)
+{
+	struct taproot_elf *d;
+	uint32_t got;
+
+	if (tp_elf_open(path, false, &d))
+		return NULL;
+	if (d->dev == e->dev && d->ino == e->ino)
+		goto reject;		/* the file itself */
+	if (e->build_id_len) {
+		if (d->build_id_len == e->build_id_len &&
+		    !memcmp(d->build_id, e->build_id, e->build_id_len))
+			return d;
+		if (d->build_id_len)
+			goto reject;	/* another build */
+	}
+	if (!check_crc || d->size > TP_DEBUG_FILE_MAX || tp_file_crc32(d->fd, &got) || got != crc)
+		goto reject;
+	return d;
+reject:
+	tp_elf_free(d);
+	return NULL;
+}
+
+/* Find a separate debug file for @e; sets s->debug and s->debug_path. */
+static void tp_find_debug(struct taproot_elf *e, struct tp_elfsym *s)
+{
+	const char *roots[2] = { e->root ? e->root : "", "" };
+	char path[PATH_MAX], link[256], dir[PATH_MAX], hex[2 * TP_BUILD_ID_MAX + 1];
+	size_t i, r, nroots = roots[0][0] ? 2 : 1;
+	uint32_t crc = 0;
+	bool has_link;
+	char *slash;
+
+	if (e->fd < 0 || !e->name || e->name[0] != '/')
+		return;
+	if (e->build_id_len >= 2) {
+		for (i = 0; i < e->build_id_len; i++)
+			sprintf(hex + 2 * i, "%02x", e->build_id[i]);
+		for (r = 0; r < nroots && !s->debug; r++) {
+			snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+				 roots[r], hex, hex + 2);
+			s->debug = tp_try_debug(e, path, false, 0);
+		}
+	}
+	has_link = tp_debuglink(e->elf, link, sizeof(link), &crc);
+	if (!s->debug && has_link) {
+		snprintf(dir, sizeof(dir), "%s", e->name);
+		slash = strrchr(dir, '/');
+		slash[slash == dir ? 1 : 0] = '\0';	/* "/x" -> "/" */
+		if (!strcmp(dir, "/"))
+			dir[0] = '\0';
+		for (r = 0; r < nroots && !s->debug; r++) {
+			for (i = 0; i < 3 && !s->debug; i++) {
+				int n;
+
+				if (i == 0)
+					n = snprintf(path, sizeof(path), "%s%s/%s", roots[r], dir, link);
+				else if (i == 1)
+					n = snprintf(path, sizeof(path), "%s%s/.debug/%s", roots[r], dir,
+						     link);
+				else
+					n = snprintf(path, sizeof(path), "%s/usr/lib/debug%s/%s",
+						     roots[r], dir, link);
+				if (n < 0 || (size_t)n >= sizeof(path))
+					continue;
+				s->debug = tp_try_debug(e, path, true, crc);
+			}
+		}
+	}
+	if (s->debug)
+		s->debug_path = strdup(s->debug->path);
+}
+
+/* Build what symbolization of @e needs, once. */
+static int tp_elfsym_get(struct taproot_elf *e, struct tp_elfsym **sp)
+{
+	struct tp_elfsym *s;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	size_t alloc = 0;
+	int err = 0;
+
+	if (e->sym) {
+		*sp = e->sym;
+		return 0;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return tp_err(-ENOMEM, NULL);
+	s->source = "none";
+	if (!tp_find_section_type(e->elf, SHT_SYMTAB, &sh) || !tp_has_debug_info(e->elf))
+		tp_find_debug(e, s);
+
+	if ((scn = tp_find_section_type(e->elf, SHT_SYMTAB, &sh))) {
+		err = tp_symtab_add(s, &alloc, e->elf, scn, &sh);
+		s->source = "symtab";
+	} else if (s->debug && (scn = tp_find_section_type(s->debug->elf, SHT_SYMTAB, &sh)) &&
+		   sh.sh_type != SHT_NOBITS) {
+		err = tp_symtab_add(s, &alloc, s->debug->elf, scn, &sh);
+		s->source = "debug";
+	}
+	if (!err && !s->nr && (scn = tp_find_section_type(e->elf, SHT_DYNSYM, &sh))) {
+		err = tp_symtab_add(s, &alloc, e->elf, scn, &sh);
+		s->source = "dynsym";
+	}
+	if (err && err != -E2BIG) {
+		tp_elfsym_free(s);
+		return err;
+	}
+	tp_symtab_finish(s);
+	if (!s->debug_path)
+		s->debug_path = strdup("");
+	if (!s->debug_path) {
+		tp_elfsym_free(s);
+		return tp_err(-ENOMEM, NULL);
+	}
+	e->sym = s;
+	*sp = s;
+	return 0;
+}
+
+static const struct tp_symbol *tp_symtab_lookup(const struct tp_elfsym *s, uint64_t vaddr)
+{
+	size_t lo = 0, hi = s->nr, mid, i;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* Sizes are respected: a pc past a symbol's end is not in it. */
+	for (i = lo; i > 0 && lo - i < 4; i--) {
+		const struct tp_symbol *sym = &s->syms[i - 1];
+
+		if (sym->size) {
+			if (vaddr - sym->addr < sym->size)
+				return sym;
+		} else if (i == lo && (lo == s->nr || vaddr < s->syms[lo].addr) &&
+			   vaddr - sym->addr < 4096) {
+			/* No size (assembly): up to the next symbol, within a page. */
+			return sym;
+		}
+	}
+	return NULL;
+}
+
+const char *tp_elf_symbol(struct taproot_elf *e, uint64_t vaddr, uint64_t *off,
+			  const char **which)
+{
+	const struct tp_symbol *sym;
+	struct tp_elfsym *s;
+
+	if (tp_elfsym_get(e, &s))
+		return NULL;
+	if (which)
+		*which = s->source;
+	sym = tp_symtab_lookup(s, vaddr);
+	if (!sym)
+		return NULL;
+	if (off)
+		*off = vaddr - sym->addr;
+	return sym->name;
+}
+
+const char *tp_elf_debug_path(struct taproot_elf *e)
+{
+	struct tp_elfsym *s;
+
+	return tp_elfsym_get(e, &s) ? "" : s->debug_path;
+}
+
+static Dwarf *tp_elf_dwarf(struct taproot_elf *e, struct tp_elfsym *s)
+{
+	if (!s->dwarf_tried) {
+		s->dwarf_tried = true;
+		if (s->debug && tp_has_debug_info(s->debug->elf))
+			s->dwarf = dwarf_begin_elf(s->debug->elf, DWARF_C_READ, NULL);
+		else if (tp_has_debug_info(e->elf))
+			s->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
+	}
+	return s->dwarf;
+}
+
+/* ------------------------------------------------------- the symbolizer */
+
+/* Strings a call returns that nobody else owns: freed by the next call. */
+#define TP_SCRATCH_MAX	(TP_INLINE_MAX + 4)
+
+struct taproot_sym {
+	struct taproot_procs *procs;
+	const struct taproot_ksyms *ksyms;
+	struct taproot_frame frames[TP_INLINE_MAX];
+	char *scratch[TP_SCRATCH_MAX];
+	size_t nr_scratch;
+};
+
+int taproot_sym_new(struct taproot_procs *procs, const struct taproot_ksyms *ksyms,
+		    struct taproot_sym **sp)
+{
+	struct taproot_sym *s = calloc(1, sizeof(*s));
+
+	*sp = NULL;
+	if (!s)
+		return tp_err(-ENOMEM, NULL);
+	s->procs = procs;
+	s->ksyms = ksyms;
+	*sp = s;
+	return 0;
+}
+
+static void tp_sym_reset(struct taproot_sym *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_scratch; i++)
+		free(s->scratch[i]);
+	s->nr_scratch = 0;
+	memset(s->frames, 0, sizeof(s->frames));
+}
+
+void taproot_sym_free(struct taproot_sym *s)
+{
+	if (!s)
+		return;
+	tp_sym_reset(s);
+	free(s);
+}
+
+/* Keep @str (malloc'ed) until the next call; NULL when out of room. */
+static const char *tp_sym_keep(struct taproot_sym *s, char *str)
+{
+	if (!str)
+		return NULL;
+	if (s->nr_scratch == TP_SCRATCH_MAX) {
+		free(str);
+		return NULL;
+	}
+	s->scratch[s->nr_scratch++] = str;
+	return str;
+}
+
+static const char *tp_sym_printf(struct taproot_sym *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *tp_sym_printf(struct taproot_sym *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *str;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&str, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : tp_sym_keep(s, str);
+}
+
+/*
+ * @name demangled (kept in scratch) or as it is, without a symbol version
+ * ("fopen@@GLIBC_2.2.5" of a debug file's .symtab is "fopen").
+ */
+static const char *tp_sym_name(struct taproot_sym *s, const char *name)
+{
+	const char *at = strchr(name, '@'), *d;
+	char *plain = NULL;
+
+	if (at && at != name) {
+		plain = strndup(name, (size_t)(at - name));
+		if (plain)
+			name = plain;
+	}
+	d = tp_sym_keep(s, tp_demangle(name));
+	if (d) {
+		free(plain);
+		return d;
+	}
+	if (plain) {
+		d = tp_sym_keep(s, plain);
+		return d ? d : "[unknown]";
+	}
+	return name;
+}
+
+/* The name of a subprogram or inlined subroutine DIE, demangled. */
+static const char *tp_die_name(struct taproot_sym *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
+	    (name = dwarf_formstring(&attr)))
+		return tp_sym_name(s, name);
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr) && (name = dwarf_formstring(&attr)))
+		return name;
+	return NULL;
+}
+
+/* The call site of inlined subroutine @die: file and line. */
+static void tp_call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, unsigned int *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word w;
+	size_t nfiles;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &w) &&
+	    w <= UINT32_MAX)
+		*line = (unsigned int)w;
+	if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &w) &&
+	    !dwarf_getsrcfiles(cu, &files, &nfiles) && w < nfiles)
+		*file = dwarf_filesrc(files, w, NULL, NULL);
+}
+
+/*
+ * Frames for ELF vaddr @vaddr of @e into s->frames: DWARF's inline chain
+ * when there is one, else the symbol table's function; "[unknown]" when
+ * neither knows. Returns the number of frames.
+ */
+static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint64_t vaddr,
+			     const char *map_path)
+{
+	struct taproot_frame outer, *f = s->frames, base = {
+		.function = "[unknown]",
+		.map_path = map_path,
+		.build_id = e->build_id_len ? e->build_id : NULL,
+		.build_id_len = e->build_id_len,
+		.map_offset = vaddr,
+	};
+	const struct tp_symbol *sym = NULL;
+	struct tp_elfsym *es;
+	Dwarf_Die cudie, *scopes = NULL;
+	Dwarf *dw;
+	int nscopes, i, nr = 0, fn[TP_INLINE_MAX];
+
+	f[0] = base;
+	if (tp_elfsym_get(e, &es))
+		return 1;
+	sym = tp_symtab_lookup(es, vaddr);
+	if (sym) {
+		f[0].function = tp_sym_name(s, sym->name);
+		f[0].sym_offset = vaddr - sym->addr;
+		f[0].known = true;
+	}
+	dw = tp_elf_dwarf(e, es);
+	if (!dw || !dwarf_addrdie(dw, vaddr, &cudie))
+		return 1;
+
+	/* The innermost line, for the innermost frame. */
+	{
+		Dwarf_Line *l = dwarf_getsrc_die(&cudie, vaddr);
+		int lineno = 0;
+
+		if (l) {
+			f[0].file = dwarf_linesrc(l, NULL, NULL);
+			if (!dwarf_lineno(l, &lineno) && lineno > 0)
+				f[0].line = (unsigned int)lineno;
+		}
+	}
+
+	/*
+	 * dwarf_getscopes() continues from an inlined subroutine into its
+	 * abstract origin's parents; the concrete chain (inlined subroutine,
+	 * blocks, the function it was inlined into) is that of the innermost
+	 * scope's DIE.
+	 */
+	nscopes = dwarf_getscopes(&cudie, vaddr, &scopes);
+	if (nscopes > 0) {
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	}
+	for (i = 0; i < nscopes && nr < TP_INLINE_MAX; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			fn[nr++] = i;
+		} else if (tag == DW_TAG_subprogram) {
+			fn[nr++] = i;
+			break;
+		}
+	}
+	if (nr <= 1) {
+		/* No inlining: the symbol's name, DWARF's when it has none. */
+		if (nr == 1 && !sym) {
+			const char *name = tp_die_name(s, &scopes[fn[0]]);
+
+			if (name) {
+				f[0].function = name;
+				f[0].known = true;
+			}
+		}
+		free(scopes);
+		return 1;
+	}
+	/*
+	 * fn[0] is the innermost inlined subroutine, fn[nr - 1] the function
+	 * it all was inlined into. Frame i > 0 is at the call site of frame
+	 * i - 1; the last keeps the symbol table's name and offset.
+	 */
+	outer = f[0];
+	for (i = 0; i < nr; i++) {
+		const char *name;
+
+		if (i > 0) {
+			f[i] = base;
+			tp_call_site(&cudie, &scopes[fn[i - 1]], &f[i].file, &f[i].line);
+		}
+		f[i].inlined = i < nr - 1;
+		if (i == nr - 1 && sym) {
+			f[i].function = outer.function;
+			f[i].sym_offset = outer.sym_offset;
+			f[i].known = true;
+			continue;
+		}
+		name = tp_die_name(s, &scopes[fn[i]]);
+		f[i].function = name ? name : "[unknown]";
+		f[i].known = name != NULL;
+		f[i].sym_offset = 0;
+	}
+	free(scopes);
+	return nr;
+}
+
+/* One unknown frame. */
+static int tp_sym_unknown(struct taproot_sym *s, const char *function, const char *map_path,
+			  uint64_t offset)
+{
+	s->frames[0] = (struct taproot_frame){
+		.function = function ? function : "[unknown]",
+		.map_path = map_path ? map_path : "[unknown]",
+		.map_offset = offset,
+	};
+	return 1;
+}
+
+/* The fixed entry points of the legacy vsyscall page. */
+static const char *tp_vsyscall_name(uint64_t pc)
+{
+	switch ((pc - 0xffffffffff600000ull) >> 10) {
+	case 0:	return "gettimeofday";
+	case 1:	return "time";
+	case 2:	return "getcpu";
+	default: return NULL;
+	}
+}
+
+int taproot_sym_elf(struct taproot_sym *s, struct taproot_elf *elf, uint64_t vaddr,
+		    unsigned int flags, const struct taproot_frame **frames)
+{
+	tp_sym_reset(s);
+	if ((flags & TAPROOT_SYM_RETADDR) && vaddr)
+		vaddr--;
+	*frames = s->frames;
+	return tp_sym_elf_frames(s, elf, vaddr, elf->path);
+}
+
+int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc,
+		     unsigned int flags, const struct taproot_frame **frames)
+{
+	const struct taproot_map *m = NULL;
+	const struct tp_perfsym *ps;
+	int err;
+
+	tp_sym_reset(s);
+	*frames = s->frames;
+	if ((flags & TAPROOT_SYM_RETADDR) && pc)
+		pc--;
+	err = taproot_proc_find_map(proc, pc, &m);
+	if (err == -ESRCH) {
+		const char *why = taproot_proc_gone(proc);
+
+		return tp_sym_unknown(s, tp_sym_printf(s, "[unknown: %s]",
+						       why ? why : "process exited"),
+				      NULL, pc);
+	}
+	if (err == 0 && m->elf)
+		return tp_sym_elf_frames(s, m->elf, pc - m->bias, m->path);
+	if (err == 0 && (m->flags & TAPROOT_MAP_VSYSCALL)) {
+		const char *name = tp_vsyscall_name(pc);
+
+		tp_sym_unknown(s, name, m->path, pc - m->start);
+		s->frames[0].known = name != NULL;
+		return 1;
+	}
+	/* Anonymous executable memory, or none: JIT code? */
+	if (!err || err == -ENOENT) {
+		if (proc->state == TP_PROC_LIVE || proc->state == TP_PROC_EXITED) {
+			err = tp_proc_perfmap(proc);
+			if (err == -ENOMEM)
+				return err;
+		}
+		ps = tp_perfmap_lookup(proc->perfmap, pc);
+		if (ps) {
+			tp_sym_unknown(s, proc->perfmap->strings + ps->name,
+				       tp_sym_printf(s, "[perf-%d.map]", proc->pid), pc);
+			s->frames[0].sym_offset = pc - ps->start;
+			s->frames[0].known = true;
+			return 1;
+		}
+	}
+	if (m)	/* a file we cannot read, or anonymous: keep the file offset */
+		return tp_sym_unknown(s, NULL, m->path[0] ? m->path : "[anon]",
+				      pc - m->start + m->pgoff);
+	return tp_sym_unknown(s, NULL, NULL, pc);
+}
+
+int taproot_sym_kernel(struct taproot_sym *s, uint64_t pc, unsigned int flags,
+		       const struct taproot_frame **frames)
+{
+	const char *name = NULL, *module = NULL;
+	uint64_t off = 0;
+
+	tp_sym_reset(s);
+	*frames = s->frames;
+	if ((flags & TAPROOT_SYM_RETADDR) && pc)
+		pc--;
+	if (s->ksyms)
+		name = taproot_ksyms_lookup(s->ksyms, pc, &off, &module);
+	tp_sym_unknown(s, name, module ? tp_sym_printf(s, "[%s]", module) : "[kernel.kallsyms]",
+		       pc);
+	s->frames[0].sym_offset = off;
+	s->frames[0].known = name != NULL;
+	return 1;
 }
