@@ -101,6 +101,17 @@ $(PPROF):
 		go build -o $@ github.com/google/pprof
 # ------------------------------------------------------------------------
 
+# ------------------------------------ CFI fixtures (tests/unit/test_cfi.c)
+# A shared object whose code has .debug_frame and no .eh_frame, read by
+# test_cfi from the source tree as build/fixtures/cfi-debug-frame.so.
+CFI_FIXTURES := $(B)/fixtures/cfi-debug-frame.so
+$(B)/fixtures/cfi-debug-frame.so: tests/unit/fixtures/cfi-debug-frame.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIC -shared -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -o $@ $<
+$(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi: | $(CFI_FIXTURES)
+# ------------------------------------------------------------------------
+
 # Each unit test binary runs from the source tree (tests may read fixtures
 # relative to it); both variants must pass.
 unit: $(addprefix $(B)/plain/tests/,$(UNIT_NAMES)) \

@@ -175,6 +175,16 @@ static int eval(const Dwarf_Op *ops, size_t n, const struct tp_regs *in,
 			PUSH(in->r[reg] + op->number);
 			continue;
 		}
+		if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg31) || atom == DW_OP_regx) {
+			/* in a register (DW_CFA_register): its value, nothing to read */
+			Dwarf_Word reg = atom == DW_OP_regx ? op->number : atom - DW_OP_reg0;
+
+			if (reg >= TP_NR_REGS || !(in->valid & BIT(reg)))
+				return TAPROOT_UNWIND_BAD_FRAME;
+			PUSH(in->r[reg]);
+			*value = true;
+			break;
+		}
 		switch (atom) {
 		case DW_OP_bregx:
 			if (op->number >= TP_NR_REGS || !(in->valid & BIT(op->number)))

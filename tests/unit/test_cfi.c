@@ -36,6 +36,8 @@ static const char *const system_elfs[] = {
 	"/usr/bin/python3.11",
 	"/usr/bin/perl",
 	"/usr/bin/gdb",
+	/* .debug_frame only (built by the Makefile; tests run from the tree) */
+	"build/fixtures/cfi-debug-frame.so",
 };
 
 struct elf_file {
@@ -210,6 +212,11 @@ static void check_elf(const char *path, unsigned int *kinds_seen)
 	for (int k = 0; k < 8; k++)
 		if (kinds[k])
 			kinds_seen[k]++;
+	for (uint32_t i = 0; i < t->nr_rules; i++)
+		if (t->rules[i].src == TP_CFI_SRC_DEBUG) {
+			kinds_seen[7]++;	/* an ELF with .debug_frame rules */
+			break;
+		}
 
 	c.eh = dwarf_getcfi_elf(ef.elf);
 	dbg = dwarf_begin_elf(ef.elf, DWARF_C_READ, NULL);
@@ -284,6 +291,9 @@ static void test_oracle(void **state)
 	assert_true(kinds_seen[TP_CFI_PLT] > 0);
 	assert_true(kinds_seen[TP_CFI_SIGNAL] > 0);
 	assert_true(kinds_seen[TP_CFI_END] > 0);
+	/* the fixture's code has .debug_frame only */
+	if (!access("build/fixtures/cfi-debug-frame.so", R_OK))
+		assert_true(kinds_seen[7] > 0);
 }
 
 /* The PLT rule: CFA moves by 8 once the entry pushed its index. */

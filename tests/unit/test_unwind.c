@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -855,6 +856,142 @@ static void test_self(void **state)
 	free(c.stack);
 }
 
+/* A real signal frame: captured in a handler, through __restore_rt. */
+static struct capture *sig_capture;
+
+static void on_sigusr1(int sig)
+{
+	capture_here(sig_capture);
+	sink = sig;
+}
+
+__attribute__((noinline)) static int sig_level2(struct capture *c, int x)
+{
+	sig_capture = c;
+	raise(SIGUSR1);
+	sink = x;
+	return x + 2;
+}
+
+__attribute__((noinline)) static int sig_level1(struct capture *c, int x)
+{
+	int r = sig_level2(c, x + 1);
+
+	sink = r;
+	return r + 1;
+}
+
+static void test_self_signal(void **state)
+{
+	static const struct taproot_unwind_ops ops = { .map = map_cb };
+	struct capture c = { .stack = malloc(64 * 1024) };
+	struct taproot_unwinder *u = NULL;
+	struct taproot_unwind_result res;
+	struct tmaps *ms = calloc(1, sizeof(*ms));
+	struct sigaction sa = { .sa_handler = on_sigusr1 }, old;
+	uint64_t pcs[128];
+	uint8_t flags[128];
+	const char *want[] = { "capture_here", "on_sigusr1", "sig_level2", "sig_level1",
+			       "test_self_signal", "main", "_start" };
+	unsigned int w = 0, exact_at = 0;
+	const struct tmap *exe;
+
+	assert_non_null(c.stack);
+	assert_non_null(ms);
+	find_stack_top();
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	assert_int_equal(sig_level1(&c, 1), 5);
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	tmaps_self(ms);
+	exe = map_of(ms, (uint64_t)(uintptr_t)&sig_level1);
+	assert_non_null(exe);
+
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
+	assert_true(taproot_unwind(u, ms, &c.regs, c.stack, c.len, pcs, flags, 128, &res) > 0);
+	for (unsigned int i = 0; i < res.nr; i++) {
+		const struct tmap *m = map_of(ms, pcs[i]);
+		uint64_t v = pcs[i] - (flags[i] & TAPROOT_FRAME_EXACT ? 0 : 1);
+		const char *name = m == exe ? exe_symbol(exe->elf, v - exe->bias) : NULL;
+
+		print_message("  #%-2u %#014llx %s %s%s\n", i, (unsigned long long)pcs[i],
+			      m ? m->key : "?", name ? name : "",
+			      flags[i] & TAPROOT_FRAME_EXACT ? " (exact)" : "");
+		if (name && w < 7 && !strcmp(name, want[w]))
+			w++;
+		if (i > 0 && (flags[i] & TAPROOT_FRAME_EXACT))
+			exact_at = i;
+	}
+	print_message("  end: %s, %u frames\n", taproot_unwind_end_name(res.end), res.nr);
+	assert_int_equal(w, 7);
+	assert_int_equal(res.end, TAPROOT_UNWIND_COMPLETE);
+	/* the interrupted pc, in libc (the kill syscall), is exact */
+	assert_true(exact_at > 2);
+	assert_non_null(strstr(map_of(ms, pcs[exact_at])->key, "libc.so"));
+	taproot_unwinder_free(u);
+	tmaps_free(ms);
+	free(ms);
+	free(c.stack);
+}
+
+/* Rules only libdw can evaluate (ld.so has some) go through the slow path. */
+static void test_slow_path(void **state)
+{
+	static const struct taproot_unwind_ops ops = { .map = map_cb };
+	struct tmaps *ms = calloc(1, sizeof(*ms));
+	struct taproot_unwinder *u = NULL;
+	struct taproot_unwind_result res;
+	struct tp_cfi_table *t = NULL;
+	struct taproot_user_regs regs;
+	uint64_t *stack = calloc(1024, 8), pcs[4], lo, hi;
+	uint8_t flags[4];
+	unsigned int slow = 0, complete = 0;
+	struct tmap *m;
+
+	assert_non_null(ms);
+	assert_non_null(stack);
+	m = &ms->m[0];
+	m->elf = open_elf("/lib64/ld-linux-x86-64.so.2", &m->fd);
+	assert_non_null(m->elf);		/* this test's own loader */
+	elf_span(m->elf, &lo, &hi);
+	m->bias = LIBC_BIAS;
+	m->start = LIBC_BIAS + lo;
+	m->end = LIBC_BIAS + hi;
+	snprintf(m->key, sizeof(m->key), "ld.so");
+	ms->n = 1;
+	assert_int_equal(tp_cfi_compile(m->elf, &t), 0);
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
+
+	for (uint32_t i = 0; i + 1 < t->nr; i++) {
+		if (t->rules[t->row_rule[i]].kind != TP_CFI_SLOW)
+			continue;
+		/* every register 512 bytes up the copy, whatever the CFA uses */
+		memset(&regs, 0, sizeof(regs));
+		regs.ax = regs.bx = regs.cx = regs.dx = regs.si = regs.di = regs.bp =
+			regs.r8 = regs.r9 = regs.r10 = regs.r11 = regs.r12 = regs.r13 =
+			regs.r14 = regs.r15 = SYN_BASE + 4096;
+		regs.sp = SYN_BASE;
+		regs.ip = t->base + t->pcs[i] + LIBC_BIAS;
+		/* zeros: the return address read is 0, the end */
+		taproot_unwind(u, ms, &regs, stack, 1024 * 8, pcs, flags, 4, &res);
+		slow++;
+		if (!(flags[0] & TAPROOT_FRAME_SLOW))
+			print_message("  %#llx: %s\n", (unsigned long long)(t->base + t->pcs[i]),
+				      taproot_unwind_end_name(res.end));
+		assert_true(flags[0] & TAPROOT_FRAME_SLOW);
+		assert_int_equal(res.slow_frames, 1);
+		if (res.end == TAPROOT_UNWIND_COMPLETE && res.nr == 1)
+			complete++;
+	}
+	print_message("  ld.so: %u slow rows, %u unwound to RA 0\n", slow, complete);
+	assert_true(slow > 0);
+	assert_true(complete > 0);
+	tp_cfi_table_free(t);
+	taproot_unwinder_free(u);
+	tmaps_free(ms);
+	free(ms);
+	free(stack);
+}
+
 /* Speed on libc's synthetic chains, spread over many pcs (colder cache). */
 static void test_speed_synthetic(void **state)
 {
@@ -913,6 +1050,8 @@ int main(void)
 		cmocka_unit_test(test_fp_fallback),
 		cmocka_unit_test(test_cache_lru),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_self_signal),
+		cmocka_unit_test(test_slow_path),
 		cmocka_unit_test(test_speed_synthetic),
 	};
 
