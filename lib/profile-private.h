@@ -103,6 +103,16 @@ struct taproot_profile {
 	TP_VEC(uint32_t, scratch_locs);
 	TP_VEC(struct tp_line, scratch_lines);
 	TP_VEC(struct tp_label, scratch_labels);
+	/*
+	 * Strings already looked up by this add, by address: within one call
+	 * an address always holds the same text (the caller's strings live
+	 * through the call), so a mapping path or file name repeated over
+	 * the frames is hashed once. Cleared by each add.
+	 */
+	struct tp_str_memo {
+		const char *s;
+		uint32_t id;
+	} memo[32];
 };
 
 #undef TP_VEC

@@ -39,15 +39,18 @@ static inline uint32_t hfold(uint64_t h)
 	return (uint32_t)h;
 }
 
+/* Eight bytes at a time; good enough for a hash table, and fast. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = hmix(h, w);
 	}
-	return h;
+	w = 0;
+	memcpy(&w, s, len);
+	return hmix(h, w);
 }
 
 /* ------------------------------------------------ arrays, hash tables */
@@ -179,19 +182,48 @@ static int str_push(struct taproot_profile *p, const char *s, size_t len)
 	return 0;
 }
 
+static int str_lookup(struct taproot_profile *p, const char *s, bool create,
+		      uint32_t *id);
+
+static struct tp_str_memo *memo_slot(struct taproot_profile *p, const char *s)
+{
+	uintptr_t a = (uintptr_t)s;
+
+	return &p->memo[(a ^ (a >> 5) ^ (a >> 10)) % (sizeof(p->memo) / sizeof(p->memo[0]))];
+}
+
 /* NULL and "" are string 0. */
 static int str_id(struct taproot_profile *p, const char *s, bool create,
 		  uint32_t *id)
 {
-	struct str_key k;
-	struct tp_hslot *slot;
-	uint32_t hash;
+	struct tp_str_memo *memo;
 	int err;
 
 	if (!s || !*s) {
 		*id = 0;
 		return 0;
 	}
+	memo = memo_slot(p, s);
+	if (memo->s == s) {
+		*id = memo->id;
+		return 0;
+	}
+	err = str_lookup(p, s, create, id);
+	if (!err) {
+		memo->s = s;
+		memo->id = *id;
+	}
+	return err;
+}
+
+static int str_lookup(struct taproot_profile *p, const char *s, bool create,
+		      uint32_t *id)
+{
+	struct str_key k;
+	struct tp_hslot *slot;
+	uint32_t hash;
+	int err;
+
 	k.s = s;
 	k.len = strlen(s);
 	hash = hfold(hash_bytes(s, k.len));
@@ -448,7 +480,7 @@ static int resolve(struct taproot_profile *p, const struct taproot_profile_frame
 		   size_t nr, const struct taproot_profile_label *labels, size_t nlabels,
 		   bool create, struct sample_key *k)
 {
-	uint32_t nlocs = 0;
+	uint32_t nlocs = 0, nl = 0;
 	int err;
 
 	for (size_t i = 0; i < nr;) {
@@ -477,8 +509,12 @@ static int resolve(struct taproot_profile *p, const struct taproot_profile_frame
 	}
 	for (size_t i = 0; i < nlabels; i++) {
 		const struct taproot_profile_label *l = &labels[i];
-		struct tp_label *t = &p->scratch_labels[i];
+		struct tp_label *t = &p->scratch_labels[nl];
 
+		/* pprof cannot tell str "" (index 0) from a number: drop it. */
+		if (l->str && !*l->str)
+			continue;
+		nl++;
 		t->num = l->str ? 0 : l->num;
 		if ((err = str_id(p, l->key, create, &t->key)) ||
 		    (err = str_id(p, l->str, create, &t->str)) ||
@@ -488,7 +524,7 @@ static int resolve(struct taproot_profile *p, const struct taproot_profile_frame
 	k->locs = p->scratch_locs;
 	k->nlocs = nlocs;
 	k->labels = p->scratch_labels;
-	k->nlabels = (uint32_t)nlabels;
+	k->nlabels = nl;
 	return 0;
 }
 
@@ -556,6 +592,7 @@ int taproot_profile_add(struct taproot_profile *p,
 
 	if ((err = check_sample(frames, nr, labels, nlabels, values)))
 		return err;
+	memset(p->memo, 0, sizeof(p->memo));
 	/* Scratch: one location and one line per frame at most. */
 	if (p->alloc_scratch_locs < nr || p->alloc_scratch_lines < nr + 1 ||
 	    p->alloc_scratch_labels < nlabels) {

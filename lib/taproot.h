@@ -821,7 +821,8 @@ struct taproot_profile_frame {
 /*
  * A sample label: a string label when @str is not NULL, else a numeric
  * one (@num, with the optional @unit). Labels are compared in the order
- * given: pass them in a fixed order.
+ * given: pass them in a fixed order. A string label whose @str is "" is
+ * left out (pprof would read it as the number 0).
  */
 struct taproot_profile_label {
 	const char *key;

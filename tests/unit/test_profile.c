@@ -174,6 +174,11 @@ static void labels_and_stacks_distinguish(void **state)
 	c[0] = (struct taproot_profile_label){ .key = "tid", .str = "x" };
 	assert_int_equal(taproot_profile_add(p, f, 2, c, 1, one), 0);
 	assert_int_equal(p->nr_samples, 9);
+	/* An empty string label is left out. */
+	c[1] = (struct taproot_profile_label){ .key = "comm", .str = "" };
+	assert_int_equal(taproot_profile_add(p, f, 2, c, 2, one), 0);
+	assert_int_equal(p->nr_samples, 9);
+	assert_int_equal(p->values[8 * 2], 3);
 	taproot_profile_free(p);
 }
 
@@ -404,6 +409,30 @@ static void many_stacks_found_again(void **state)
 	taproot_profile_free(p);
 }
 
+/* Strings are borrowed per call: a buffer reused with new text is new. */
+static void reused_buffer_is_new_string(void **state)
+{
+	struct taproot_profile *p = new_cpu(0);
+	char name[16] = "first";
+	struct taproot_profile_frame f[] = { UFRAME(name, 0x401000),
+					     UFRAME("main", 0x402000) };
+
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	strcpy(name, "second");
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_funcs, 3);
+	assert_int_equal(p->nr_samples, 2);
+	assert_string_equal(fn_name(p, 1), "first");
+	assert_string_equal(fn_name(p, 3), "second");
+	/* Equal text at another address is the same string. */
+	f[0].function = "first";
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_funcs, 3);
+	assert_int_equal(p->nr_samples, 2);
+	assert_int_equal(p->values[0], 2);
+	taproot_profile_free(p);
+}
+
 static void bad_arguments_refused(void **state)
 {
 	struct taproot_profile *p = new_cpu(0);
@@ -435,6 +464,7 @@ int main(void)
 		cmocka_unit_test(cap_folds_new_stacks),
 		cmocka_unit_test(reset_starts_over),
 		cmocka_unit_test(many_stacks_found_again),
+		cmocka_unit_test(reused_buffer_is_new_string),
 		cmocka_unit_test(bad_arguments_refused),
 	};
 
