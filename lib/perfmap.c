@@ -158,7 +158,8 @@ int tp_perfmap_read(FILE *f, struct tp_perfmap **pmp)
 		err = tp_err(-EIO, "reading a perf map: %s", strerror(errno));
 		goto fail;
 	}
-	qsort(pm->syms, pm->nr, sizeof(*pm->syms), tp_perfsym_cmp);
+	if (pm->nr)
+		qsort(pm->syms, pm->nr, sizeof(*pm->syms), tp_perfsym_cmp);
 	/* Of several at one start, keep the first (the latest written). */
 	for (i = 0, o = 0; i < pm->nr; i++)
 		if (!o || pm->syms[o - 1].start != pm->syms[i].start)

@@ -87,6 +87,22 @@ struct tp_elfsym {
 	char *debug_path;		/* "" when none */
 	Dwarf *dwarf;			/* over debug or the file; NULL: none */
 	bool dwarf_tried;
+	/*
+	 * The DWARF functions (concrete subprograms) by address range, indexed
+	 * one compilation unit at a time, when a pc first falls in it: a pc's
+	 * function is then a binary search away, and only its own subtree is
+	 * walked for inlined subroutines.
+	 */
+	struct tp_dwfn *fns;
+	size_t nr_fns, alloc_fns;
+	bool fns_sorted;
+	uint64_t *cus;			/* offsets of the CUs indexed, sorted */
+	size_t nr_cus, alloc_cus;
+};
+
+struct tp_dwfn {
+	uint64_t lo, hi;		/* [lo, hi) */
+	uint64_t die;			/* DIE offset */
 };
 
 void tp_elfsym_free(struct tp_elfsym *s)
@@ -96,6 +112,8 @@ void tp_elfsym_free(struct tp_elfsym *s)
 	if (s->dwarf)
 		dwarf_end(s->dwarf);
 	tp_elf_free(s->debug);
+	free(s->fns);
+	free(s->cus);
 	free(s->syms);
 	free(s->debug_path);
 	free(s);
@@ -238,7 +256,8 @@ static void tp_symtab_finish(struct tp_elfsym *s)
 {
 	size_t i, o;
 
-	qsort(s->syms, s->nr, sizeof(*s->syms), tp_symbol_cmp);
+	if (s->nr)
+		qsort(s->syms, s->nr, sizeof(*s->syms), tp_symbol_cmp);
 	for (i = 0, o = 0; i < s->nr; i++) {
 		if (o && s->syms[o - 1].addr == s->syms[i].addr) {
 			if (!s->syms[o - 1].size)
@@ -499,6 +518,175 @@ static Dwarf *tp_elf_dwarf(struct taproot_elf *e, struct tp_elfsym *s)
 	return s->dwarf;
 }
 
+/* ----------------------------------------------- DWARF function index */
+
+#define TP_DWFNS_MAX	(4u << 20)	/* function ranges per ELF file */
+#define TP_DW_DEPTH	64		/* DIE nesting walked */
+
+static int tp_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int tp_dwfn_cmp(const void *a, const void *b)
+{
+	const struct tp_dwfn *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int tp_dwfn_add(struct tp_elfsym *s, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	int n = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0 && n++ < 1024) {
+		if (hi <= lo)
+			continue;
+		if (s->nr_fns == TP_DWFNS_MAX)
+			return -E2BIG;
+		if (s->nr_fns == s->alloc_fns) {
+			size_t a = s->alloc_fns ? s->alloc_fns * 2 : 256;
+			struct tp_dwfn *f = realloc(s->fns, a * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			s->fns = f;
+			s->alloc_fns = a;
+		}
+		s->fns[s->nr_fns++] = (struct tp_dwfn){
+			.lo = lo, .hi = hi, .die = dwarf_dieoffset(die),
+		};
+		s->fns_sorted = false;
+	}
+	return 0;
+}
+
+/*
+ * Record the concrete functions among the children of @parent: the
+ * subprograms with code, and those in namespaces, classes and the like.
+ */
+static int tp_dwfn_walk(struct tp_elfsym *s, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+	int err, res;
+
+	if (depth > TP_DW_DEPTH || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			err = tp_dwfn_add(s, &child);
+			if (err)
+				return err;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			err = tp_dwfn_walk(s, &child, depth + 1);
+			if (err)
+				return err;
+			break;
+		default:
+			break;
+		}
+	} while ((res = dwarf_siblingof(&child, &child)) == 0);
+	return 0;
+}
+
+/* Index the CU @cu once. */
+static int tp_dwfn_index_cu(struct tp_elfsym *s, Dwarf_Die *cu)
+{
+	uint64_t off = dwarf_dieoffset(cu);
+
+	if (s->nr_cus && bsearch(&off, s->cus, s->nr_cus, sizeof(*s->cus), tp_u64_cmp))
+		return 0;
+	if (s->nr_cus == s->alloc_cus) {
+		size_t a = s->alloc_cus ? s->alloc_cus * 2 : 64;
+		uint64_t *c = realloc(s->cus, a * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		s->cus = c;
+		s->alloc_cus = a;
+	}
+	s->cus[s->nr_cus++] = off;
+	qsort(s->cus, s->nr_cus, sizeof(*s->cus), tp_u64_cmp);
+	return tp_dwfn_walk(s, cu, 0);
+}
+
+/*
+ * The DWARF chain of @vaddr into @chain (innermost first): inlined
+ * subroutines, then the function they were inlined into. Returns the
+ * number of DIEs (0: no function known).
+ */
+static int tp_dwfn_chain(struct tp_elfsym *s, Dwarf_Die *cu, uint64_t vaddr,
+			 Dwarf_Die *chain, int max)
+{
+	Dwarf_Die die, child, stack[TP_INLINE_MAX];
+	size_t lo = 0, hi, mid;
+	int n = 0, i, steps = 0;
+	bool found = false;
+
+	if (tp_dwfn_index_cu(s, cu) == -ENOMEM)
+		return 0;
+	if (!s->fns_sorted && s->nr_fns) {
+		qsort(s->fns, s->nr_fns, sizeof(*s->fns), tp_dwfn_cmp);
+		s->fns_sorted = true;
+	}
+	hi = s->nr_fns;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->fns[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = 0; lo > 0 && i < 4; lo--, i++) {
+		if (vaddr < s->fns[lo - 1].hi) {
+			found = dwarf_offdie(s->dwarf, s->fns[lo - 1].die, &die) != NULL;
+			break;
+		}
+	}
+	if (!found)
+		return 0;
+	stack[n++] = die;
+	/* Down the blocks and inlined subroutines holding @vaddr. */
+	for (;;) {
+		bool deeper = false;
+
+		if (dwarf_child(&die, &child) != 0)
+			break;
+		do {
+			int tag = dwarf_tag(&child);
+
+			if (++steps > 100000)
+				break;
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+			     tag == DW_TAG_try_block || tag == DW_TAG_catch_block) &&
+			    dwarf_haspc(&child, vaddr) > 0) {
+				if (tag == DW_TAG_inlined_subroutine && n < TP_INLINE_MAX)
+					stack[n++] = child;
+				die = child;
+				deeper = true;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!deeper || steps > 100000)
+			break;
+	}
+	for (i = 0; i < n && i < max; i++)
+		chain[i] = stack[n - 1 - i];
+	return i;
+}
+
 /* ------------------------------------------------------- the symbolizer */
 
 /* Strings a call returns that nobody else owns: freed by the next call. */
@@ -647,9 +835,9 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 	};
 	const struct tp_symbol *sym = NULL;
 	struct tp_elfsym *es;
-	Dwarf_Die cudie, *scopes = NULL;
+	Dwarf_Die cudie, chain[TP_INLINE_MAX];
 	Dwarf *dw;
-	int nscopes, i, nr = 0, fn[TP_INLINE_MAX];
+	int i, nr;
 
 	f[0] = base;
 	if (tp_elfsym_get(e, &es))
@@ -676,47 +864,23 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 		}
 	}
 
-	/*
-	 * dwarf_getscopes() continues from an inlined subroutine into its
-	 * abstract origin's parents; the concrete chain (inlined subroutine,
-	 * blocks, the function it was inlined into) is that of the innermost
-	 * scope's DIE.
-	 */
-	nscopes = dwarf_getscopes(&cudie, vaddr, &scopes);
-	if (nscopes > 0) {
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
-	}
-	for (i = 0; i < nscopes && nr < TP_INLINE_MAX; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag == DW_TAG_inlined_subroutine) {
-			fn[nr++] = i;
-		} else if (tag == DW_TAG_subprogram) {
-			fn[nr++] = i;
-			break;
-		}
-	}
+	nr = tp_dwfn_chain(es, &cudie, vaddr, chain, TP_INLINE_MAX);
 	if (nr <= 1) {
 		/* No inlining: the symbol's name, DWARF's when it has none. */
 		if (nr == 1 && !sym) {
-			const char *name = tp_die_name(s, &scopes[fn[0]]);
+			const char *name = tp_die_name(s, &chain[0]);
 
 			if (name) {
 				f[0].function = name;
 				f[0].known = true;
 			}
 		}
-		free(scopes);
 		return 1;
 	}
 	/*
-	 * fn[0] is the innermost inlined subroutine, fn[nr - 1] the function
-	 * it all was inlined into. Frame i > 0 is at the call site of frame
-	 * i - 1; the last keeps the symbol table's name and offset.
+	 * chain[0] is the innermost inlined subroutine, chain[nr - 1] the
+	 * function it all was inlined into. Frame i > 0 is at the call site of
+	 * frame i - 1; the last keeps the symbol table's name and offset.
 	 */
 	outer = f[0];
 	for (i = 0; i < nr; i++) {
@@ -724,7 +888,7 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 
 		if (i > 0) {
 			f[i] = base;
-			tp_call_site(&cudie, &scopes[fn[i - 1]], &f[i].file, &f[i].line);
+			tp_call_site(&cudie, &chain[i - 1], &f[i].file, &f[i].line);
 		}
 		f[i].inlined = i < nr - 1;
 		if (i == nr - 1 && sym) {
@@ -733,12 +897,11 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 			f[i].known = true;
 			continue;
 		}
-		name = tp_die_name(s, &scopes[fn[i]]);
+		name = tp_die_name(s, &chain[i]);
 		f[i].function = name ? name : "[unknown]";
 		f[i].known = name != NULL;
 		f[i].sym_offset = 0;
 	}
-	free(scopes);
 	return nr;
 }
 

@@ -517,7 +517,11 @@ struct taproot_map {
 	uint64_t ino;
 	const char *path;		/* "" when anonymous; "[vdso]"; no " (deleted)" */
 	uint32_t flags;			/* TAPROOT_MAP_* */
-	struct taproot_elf *elf;	/* set by taproot_proc_find_map(), may be NULL */
+	/*
+	 * Set by taproot_proc_find_map() for the mapping it returns, and
+	 * valid as its result is; through taproot_proc_map(), stale.
+	 */
+	struct taproot_elf *elf;	/* NULL: no file, or it cannot be read */
 	int elf_err;			/* why elf is NULL (0: no file to open) */
 	uint64_t bias;			/* ELF vaddr = pc - bias, when elf */
 };
@@ -787,22 +791,27 @@ struct taproot_profile_desc {
 void taproot_profile_desc_cpu(struct taproot_profile_desc *desc, uint32_t hz);
 
 /*
- * One frame of a stack, as the profile takes it (the symbolizer's struct
- * taproot_frame converts field by field; the address and the mapping's
- * range come from the process's maps). Frames go leaf first. A location is one frame, or
- * an inline chain: frames with @inlined set are inlined into the next
- * frame of the array, and the run ending with the first frame without
- * @inlined is one pprof location whose lines are those frames, innermost
- * first; its address and mapping are the last frame's.
+ * One frame of a stack, as the profile takes it. Frames go leaf first.
  *
- * The mapping is named by @mapping_path (NULL: the frame has none);
- * a kernel frame (@is_kernel) without @mapping_path gets
- * "[kernel.kallsyms]". Mappings are told apart by path, build ID and
- * range. A marker frame ("[unknown]", "[truncated]", the off-wake
- * separator "--") has just a @function: no mapping, address 0.
- * @function NULL leaves the location unsymbolized (address only);
- * @system_name NULL means the same as @function. NULL strings and 0
- * numbers are "unknown". Every string is borrowed for the call only.
+ * A location is one frame, or an inline chain: a frame with @inlined set
+ * is inlined into the next frame of the array, and the run ending with
+ * the first frame without @inlined is one pprof location whose lines are
+ * those frames, innermost first; its address and mapping are the last
+ * frame's (the others' are ignored).
+ *
+ * The mapping is named by @mapping_path (NULL: the frame has none), with
+ * the range and file offset of /proc/PID/maps; mappings are told apart by
+ * path, build ID and range, and IDs go in the order first seen (pprof's
+ * "File:" header names mapping 1). A kernel frame (@is_kernel) without
+ * @mapping_path gets "[kernel.kallsyms]" (range as given, 0-0 is fine);
+ * a module frame passes "[MODULE]". A marker frame ("[unknown]",
+ * "[truncated]", the off-wake separator "--") has just a @function: no
+ * mapping, address 0. @function NULL (or "") leaves the location
+ * unsymbolized, an address in its mapping, and the mapping then says
+ * has_functions false; pass NULL rather than a placeholder name for a pc
+ * the symbolizer did not know, so the flags stay true. @system_name NULL
+ * means the same as @function. NULL strings and 0 numbers are "unknown".
+ * Every string is borrowed for the call only.
  */
 struct taproot_profile_frame {
 	const char *function;
