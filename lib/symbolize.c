@@ -94,8 +94,7 @@ struct tp_elfsym {
 	 * walked for inlined subroutines.
 	 */
 	struct tp_dwfn *fns;
-	size_t nr_fns, alloc_fns;
-	bool fns_sorted;
+	size_t nr_fns, alloc_fns;	/* sorted by lo */
 	uint64_t *cus;			/* offsets of the CUs indexed, sorted */
 	size_t nr_cus, alloc_cus;
 };
@@ -562,7 +561,6 @@ static int tp_dwfn_add(struct tp_elfsym *s, Dwarf_Die *die)
 		s->fns[s->nr_fns++] = (struct tp_dwfn){
 			.lo = lo, .hi = hi, .die = dwarf_dieoffset(die),
 		};
-		s->fns_sorted = false;
 	}
 	return 0;
 }
@@ -605,6 +603,8 @@ static int tp_dwfn_walk(struct tp_elfsym *s, Dwarf_Die *parent, int depth)
 static int tp_dwfn_index_cu(struct tp_elfsym *s, Dwarf_Die *cu)
 {
 	uint64_t off = dwarf_dieoffset(cu);
+	size_t old;
+	int err;
 
 	if (s->nr_cus && bsearch(&off, s->cus, s->nr_cus, sizeof(*s->cus), tp_u64_cmp))
 		return 0;
@@ -619,7 +619,35 @@ static int tp_dwfn_index_cu(struct tp_elfsym *s, Dwarf_Die *cu)
 	}
 	s->cus[s->nr_cus++] = off;
 	qsort(s->cus, s->nr_cus, sizeof(*s->cus), tp_u64_cmp);
-	return tp_dwfn_walk(s, cu, 0);
+	old = s->nr_fns;
+	err = tp_dwfn_walk(s, cu, 0);
+	if (err && err != -E2BIG)
+		return err;
+	/* Sort the CU's functions, merge them with the sorted others. */
+	if (s->nr_fns > old) {
+		struct tp_dwfn *merged;
+		size_t i = 0, j = old, k = 0;
+
+		qsort(s->fns + old, s->nr_fns - old, sizeof(*s->fns), tp_dwfn_cmp);
+		if (old && tp_dwfn_cmp(&s->fns[old - 1], &s->fns[old]) > 0) {
+			merged = malloc(s->nr_fns * sizeof(*merged));
+			if (!merged) {
+				s->nr_fns = old;
+				return -ENOMEM;
+			}
+			while (i < old && j < s->nr_fns)
+				merged[k++] = tp_dwfn_cmp(&s->fns[i], &s->fns[j]) <= 0 ?
+					      s->fns[i++] : s->fns[j++];
+			while (i < old)
+				merged[k++] = s->fns[i++];
+			while (j < s->nr_fns)
+				merged[k++] = s->fns[j++];
+			free(s->fns);
+			s->fns = merged;
+			s->alloc_fns = s->nr_fns;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -637,10 +665,6 @@ static int tp_dwfn_chain(struct tp_elfsym *s, Dwarf_Die *cu, uint64_t vaddr,
 
 	if (tp_dwfn_index_cu(s, cu) == -ENOMEM)
 		return 0;
-	if (!s->fns_sorted && s->nr_fns) {
-		qsort(s->fns, s->nr_fns, sizeof(*s->fns), tp_dwfn_cmp);
-		s->fns_sorted = true;
-	}
 	hi = s->nr_fns;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
