@@ -31,11 +31,12 @@ UAPI=$REPO/include/uapi/linux/taproot.h
 TEST_NAME=${0##*/}
 TEST_NAME=${TEST_NAME%.sh}
 TEST_NAME=${TEST_NAME#test-}
-# Scratch space of this test: tests/vm/run gives each test a fresh TMPDIR.
+# Scratch space of this test, TEST_TMP: tests/vm/run gives each test a fresh
+# TMPDIR and says so; run by hand, a test gets a new directory.
 if [ -n "${TAPROOT_TEST_FRESH_TMPDIR:-}" ]; then
-	_LIB_TMP=$TMPDIR
+	TEST_TMP=$TMPDIR
 else
-	_LIB_TMP=$(mktemp -d)
+	TEST_TMP=$(mktemp -d)
 fi
 
 _lib_err() {
@@ -57,9 +58,9 @@ say() {
 # status in RC. Only CMD is executed: under TCG every exec costs tens of ms.
 run() {
 	RC=0
-	"$@" >"$_LIB_TMP/out" 2>"$_LIB_TMP/err" || RC=$?
-	_lib_slurp OUT "$_LIB_TMP/out"
-	_lib_slurp ERR "$_LIB_TMP/err"
+	"$@" >"$TEST_TMP/.run-out" 2>"$TEST_TMP/.run-err" || RC=$?
+	_lib_slurp OUT "$TEST_TMP/.run-out"
+	_lib_slurp ERR "$TEST_TMP/.run-err"
 }
 
 # _lib_slurp VAR FILE: VAR = contents of FILE without trailing newlines.

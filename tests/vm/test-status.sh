@@ -33,11 +33,11 @@ forms=("--json status" "status --json" "-j status")
 for i in "${!forms[@]}"; do
 	# shellcheck disable=SC2086 # the form is words on purpose
 	expect_ok "${forms[i]}" "$CTL" ${forms[i]}
-	printf '%s\n' "$OUT" >"$TMPDIR/json.$i"
+	printf '%s\n' "$OUT" >"$TEST_TMP/json.$i"
 done
-leaves=$(json_leaves "$TMPDIR"/json.*) || die "taprootctl ${forms[*]}: output is not JSON"
+leaves=$(json_leaves "$TEST_TMP"/json.*) || die "taprootctl ${forms[*]}: output is not JSON"
 for i in "${!forms[@]}"; do
-	f="${forms[i]}" p="^$(ere_quote "$TMPDIR/json.$i"):"
+	f="${forms[i]}" p="^$(ere_quote "$TEST_TMP/json.$i"):"
 	assert_match "$f: ABI version $abi" "$leaves" "${p}[^=]*abi[^=]*=$abi\$"
 	assert_match "$f: $ncpus CPUs" "$leaves" "${p}[^=]*cpu[^=]*=$ncpus\$"
 	assert_match "$f: kernel release" "$leaves" "${p}[^=]*=$(ere_quote "$krel")\$"
