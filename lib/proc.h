@@ -244,6 +244,13 @@ int tp_proc_perfmap(struct taproot_proc *p);
  */
 char *tp_demangle(const char *name);
 
+/*
+ * The NT_GNU_BUILD_ID in the raw notes @buf of @len bytes (as
+ * /sys/kernel/notes gives them) into @id of @max bytes: its length, 0 when
+ * there is none or the notes are malformed.
+ */
+size_t tp_notes_build_id(const uint8_t *buf, size_t len, uint8_t *id, size_t max);
+
 /* The CRC-32 of .gnu_debuglink over the file @fd (read from its start). */
 int tp_file_crc32(int fd, uint32_t *crc);
 

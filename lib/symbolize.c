@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <zlib.h>
 
@@ -719,10 +720,54 @@ static int tp_dwfn_chain(struct tp_elfsym *s, Dwarf_Die *cu, uint64_t vaddr,
 struct taproot_sym {
 	struct taproot_procs *procs;
 	const struct taproot_ksyms *ksyms;
+	uint8_t kernel_build_id[TP_BUILD_ID_MAX];	/* from /sys/kernel/notes */
+	size_t kernel_build_id_len;
 	struct taproot_frame frames[TP_INLINE_MAX];
 	char *scratch[TP_SCRATCH_MAX];
 	size_t nr_scratch;
 };
+
+size_t tp_notes_build_id(const uint8_t *buf, size_t len, uint8_t *id, size_t max)
+{
+	size_t off = 0;
+
+	/* Elf{32,64}_Nhdr: namesz, descsz, type; name and desc 4-aligned. */
+	while (len - off >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t name_len, desc_len;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		off += 12;
+		name_len = ((size_t)namesz + 3) & ~(size_t)3;
+		desc_len = ((size_t)descsz + 3) & ~(size_t)3;
+		if (namesz > len || descsz > len || name_len > len - off ||
+		    desc_len > len - off - name_len)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + off, "GNU", 4) &&
+		    descsz && descsz <= max) {
+			memcpy(id, buf + off + name_len, descsz);
+			return descsz;
+		}
+		off += name_len + desc_len;
+	}
+	return 0;
+}
+
+/* The running kernel's build ID, from /sys/kernel/notes. */
+static size_t tp_kernel_build_id(uint8_t *id, size_t max)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 ? tp_notes_build_id(buf, (size_t)n, id, max) : 0;
+}
 
 int taproot_sym_new(struct taproot_procs *procs, const struct taproot_ksyms *ksyms,
 		    struct taproot_sym **sp)
@@ -734,6 +779,9 @@ int taproot_sym_new(struct taproot_procs *procs, const struct taproot_ksyms *ksy
 		return tp_err(-ENOMEM, NULL);
 	s->procs = procs;
 	s->ksyms = ksyms;
+	if (ksyms)
+		s->kernel_build_id_len = tp_kernel_build_id(s->kernel_build_id,
+							    sizeof(s->kernel_build_id));
 	*sp = s;
 	return 0;
 }
@@ -1026,6 +1074,10 @@ int taproot_sym_kernel(struct taproot_sym *s, uint64_t pc, unsigned int flags,
 		name = taproot_ksyms_lookup(s->ksyms, pc, &off, &module);
 	tp_sym_unknown(s, name, module ? tp_sym_printf(s, "[%s]", module) : "[kernel.kallsyms]",
 		       pc);
+	if (!module && s->kernel_build_id_len) {
+		s->frames[0].build_id = s->kernel_build_id;
+		s->frames[0].build_id_len = s->kernel_build_id_len;
+	}
 	s->frames[0].sym_offset = off;
 	s->frames[0].known = name != NULL;
 	return 1;

@@ -451,6 +451,42 @@ static void kernel_symbols(void **state)
 	taproot_ksyms_free(k);
 }
 
+static void kernel_notes_build_id(void **state)
+{
+	/* Two notes: "Linux" type 6, then "GNU" build ID of 20 bytes. */
+	static const uint8_t notes[] = {
+		6, 0, 0, 0,  4, 0, 0, 0,  6, 0, 0, 0,  'L', 'i', 'n', 'u', 'x', 0, 0, 0,
+		1, 2, 3, 4,
+		4, 0, 0, 0,  20, 0, 0, 0,  3, 0, 0, 0,  'G', 'N', 'U', 0,
+		0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	};
+	uint8_t id[64];
+	FILE *f;
+
+	assert_int_equal(tp_notes_build_id(notes, sizeof(notes), id, sizeof(id)), 20);
+	assert_int_equal(id[0], 0xde);
+	assert_int_equal(id[19], 16);
+	/* Cut anywhere: no build ID, no read past the end. */
+	for (size_t n = 0; n < sizeof(notes); n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+
+		assert_non_null(copy);
+		memcpy(copy, notes, n);
+		assert_int_equal(tp_notes_build_id(copy, n, id, sizeof(id)), 0);
+		free(copy);
+	}
+	/* The running kernel's, when readable: Debian's kernels have one. */
+	f = fopen("/sys/kernel/notes", "rb");
+	if (f) {
+		uint8_t buf[4096];
+		size_t n = fread(buf, 1, sizeof(buf), f);
+
+		fclose(f);
+		if (n)
+			assert_true(tp_notes_build_id(buf, n, id, sizeof(id)) >= 16);
+	}
+}
+
 static void unknown_and_exited(void **state)
 {
 	struct env *env = *state;
@@ -535,6 +571,7 @@ int main(void)
 		cmocka_unit_test(perfmap_parse_malformed),
 		cmocka_unit_test(jit_code_from_perf_map),
 		cmocka_unit_test(kernel_symbols),
+		cmocka_unit_test(kernel_notes_build_id),
 		cmocka_unit_test(unknown_and_exited),
 		cmocka_unit_test(corrupted_library_symbolizes_safely),
 	};
