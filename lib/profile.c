@@ -284,8 +284,15 @@ static int map_id(struct taproot_profile *p, const struct taproot_profile_frame 
 		}
 		bid[2 * f->build_id_len] = '\0';
 	}
-	if ((err = str_id(p, path, create, &k.file)) ||
-	    (err = str_id(p, bid, create, &k.build_id)))
+	/*
+	 * bid is a stack buffer, at the same address for every frame: it must
+	 * not go through str_id()'s per-address memo.
+	 */
+	if ((err = str_id(p, path, create, &k.file)))
+		return err;
+	if (!bid[0])
+		k.build_id = 0;
+	else if ((err = str_lookup(p, bid, create, &k.build_id)))
 		return err;
 	hash = hfold(hmix(hmix(hmix(hmix(hmix(0, k.start), k.limit), k.offset),
 			       k.file), k.build_id));
