@@ -1,0 +1,793 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The userspace pipeline: ring records in, pprof files out.
+ *
+ * Data flows one way, one sample at a time:
+ *
+ *   SAMPLE record
+ *     -> process model (taproot_proc_get: maps of the pid, read when first
+ *        seen, re-read when a pc falls outside them; an unreadable process
+ *        gives one "[unknown: REASON]" frame and is counted)
+ *     -> unwinder (the sample's user registers and stack copy; the end
+ *        reason of an incomplete unwind becomes a marker frame at the root
+ *        of the stack, "[truncated]", "[no cfi]", ...; ends are counted)
+ *     -> symbolizer (user pcs: ELF symbols, inline chains, file:line;
+ *        kernel pcs: kallsyms under "[kernel.kallsyms]"), through a cache
+ *        of symbolized pcs
+ *     -> profile builder (kernel frames on top of user frames, leaf first;
+ *        labels pid, comm, thread_comm and optionally tid, cpu)
+ *     -> pprof writer (taproot_pipeline_write(): atomic, 0600).
+ *
+ * The pipeline never reads a ring itself: the caller consumes the rings
+ * (taproot_ring_consume()) and hands each record over, so taprootctl
+ * record, taprootd and the unit tests share this file unchanged.
+ *
+ * Memory is bounded: the profile by its stack table (max_stacks), the
+ * unwinder by its table cache, the process model by its LRU, the
+ * symbolized-pc cache and the process-name cache by their entry counts
+ * (both are emptied when full), the self-time table by its entry count
+ * (later names go to "[other]").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/taproot.h>
+
+#include "taproot-private.h"
+
+#define PL_MAX_USER_FRAMES	128	/* default pcs unwound per sample */
+#define PL_MAX_INLINE		16	/* frames per pc, as the symbolizer */
+#define PL_SYM_CACHE_DEFAULT	65536	/* symbolized pcs kept */
+#define PL_COMM_CACHE		4096	/* process names kept */
+#define PL_TOP_MAX		16384	/* distinct leaf functions counted */
+
+/* ------------------------------------------------- symbolized pc cache */
+
+/*
+ * One symbolized pc: profile frames (innermost first) whose strings and
+ * build IDs live in the same allocation, after the frames.
+ */
+struct pl_sym {
+	struct pl_sym *next;		/* hash chain */
+	int pid;			/* -1: kernel */
+	uint64_t start_time;
+	uint64_t pc;
+	unsigned int flags;		/* TAPROOT_SYM_RETADDR */
+	unsigned int nr;
+	unsigned int unknown;		/* frames the symbolizer did not know */
+	struct taproot_profile_frame frames[];
+};
+
+struct pl_symcache {
+	struct pl_sym **buckets;
+	size_t nbuckets;		/* power of two */
+	size_t count, max;
+};
+
+static uint64_t pl_hash(int pid, uint64_t start_time, uint64_t pc, unsigned int flags)
+{
+	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL;
+
+	h ^= pc + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+	h ^= start_time * 0xff51afd7ed558ccdULL + flags;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+static void pl_symcache_clear(struct pl_symcache *c)
+{
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		struct pl_sym *e = c->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+		c->buckets[i] = NULL;
+	}
+	c->count = 0;
+}
+
+static struct pl_sym *pl_symcache_find(struct pl_symcache *c, int pid, uint64_t start_time,
+				       uint64_t pc, unsigned int flags)
+{
+	struct pl_sym *e = c->buckets[pl_hash(pid, start_time, pc, flags) & (c->nbuckets - 1)];
+
+	for (; e; e = e->next)
+		if (e->pc == pc && e->pid == pid && e->start_time == start_time &&
+		    e->flags == flags)
+			return e;
+	return NULL;
+}
+
+static size_t pl_strsize(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+static const char *pl_strcopy(char **pos, const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	d = *pos;
+	memcpy(d, s, n);
+	*pos += n;
+	return d;
+}
+
+/*
+ * Copy @nr frames (strings borrowed from the symbolizer) into a new cache
+ * entry and insert it. NULL on -ENOMEM.
+ */
+static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t start_time,
+				      uint64_t pc, unsigned int flags,
+				      const struct taproot_profile_frame *frames, unsigned int nr,
+				      unsigned int unknown)
+{
+	size_t size = sizeof(struct pl_sym) + nr * sizeof(frames[0]);
+	struct pl_sym *e;
+	char *pos;
+	size_t b;
+
+	for (unsigned int i = 0; i < nr; i++)
+		size += pl_strsize(frames[i].function) + pl_strsize(frames[i].file) +
+			pl_strsize(frames[i].mapping_path) +
+			(frames[i].build_id ? frames[i].build_id_len : 0);
+	if (c->count >= c->max)
+		pl_symcache_clear(c);
+	e = malloc(size);
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	e->start_time = start_time;
+	e->pc = pc;
+	e->flags = flags;
+	e->nr = nr;
+	e->unknown = unknown;
+	pos = (char *)&e->frames[nr];
+	for (unsigned int i = 0; i < nr; i++) {
+		struct taproot_profile_frame *f = &e->frames[i];
+
+		*f = frames[i];
+		f->function = pl_strcopy(&pos, frames[i].function);
+		f->system_name = NULL;
+		f->file = pl_strcopy(&pos, frames[i].file);
+		f->mapping_path = pl_strcopy(&pos, frames[i].mapping_path);
+		if (frames[i].build_id && frames[i].build_id_len) {
+			memcpy(pos, frames[i].build_id, frames[i].build_id_len);
+			f->build_id = (const uint8_t *)pos;
+			pos += frames[i].build_id_len;
+		} else {
+			f->build_id = NULL;
+			f->build_id_len = 0;
+		}
+	}
+	b = pl_hash(pid, start_time, pc, flags) & (c->nbuckets - 1);
+	e->next = c->buckets[b];
+	c->buckets[b] = e;
+	c->count++;
+	return e;
+}
+
+/* ------------------------------------------------------ process names */
+
+struct pl_comm {
+	int pid;			/* 0: free */
+	uint64_t start_time;
+	char comm[16];
+};
+
+/* ------------------------------------------------- self time per leaf */
+
+struct pl_top {
+	char *name;			/* NULL: free slot */
+	uint64_t samples;
+};
+
+/* ------------------------------------------------------------ pipeline */
+
+struct taproot_pipeline {
+	struct taproot_pipeline_opts opts;
+	struct taproot_procs *procs;
+	struct taproot_sym *sym;
+	struct taproot_unwinder *unwinder;
+	struct taproot_profile *profile;
+	int64_t period_ns;
+	int64_t start_ns;		/* wall clock, start of the interval */
+
+	struct pl_symcache symcache;
+	uint64_t procs_refreshes;	/* procs stats seen: a change flushes symcache */
+	uint64_t procs_read;
+
+	struct pl_comm *comms;		/* PL_COMM_CACHE, open addressing */
+	size_t ncomms;
+
+	struct pl_top *top;		/* PL_TOP_MAX * 2 slots */
+	size_t ntop;
+	uint64_t top_other;
+
+	/* scratch, per sample */
+	uint64_t *pcs;
+	uint8_t *pcflags;
+	struct taproot_profile_frame *frames;
+	size_t max_frames;
+
+	struct taproot_pipeline_stats st;
+};
+
+static const char *const pl_end_marker[TAPROOT_UNWIND_NR_ENDS] = {
+	[TAPROOT_UNWIND_COMPLETE] = NULL,
+	[TAPROOT_UNWIND_TRUNCATED] = "[truncated]",
+	[TAPROOT_UNWIND_NO_MAPPING] = "[no mapping]",
+	[TAPROOT_UNWIND_NO_CFI] = "[no cfi]",
+	[TAPROOT_UNWIND_BAD_FRAME] = "[bad frame]",
+	[TAPROOT_UNWIND_MAX_DEPTH] = "[max depth]",
+};
+
+void taproot_pipeline_opts_default(struct taproot_pipeline_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = TAPROOT_FREQ_DEFAULT;
+	o->max_user_frames = PL_MAX_USER_FRAMES;
+	o->sym_cache_entries = PL_SYM_CACHE_DEFAULT;
+}
+
+static int64_t pl_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The map callback of the unwinder over the process model: 1 found, 0 none. */
+static int pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
+{
+	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
+}
+
+int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
+			 struct taproot_pipeline **pp)
+{
+	static const struct taproot_unwind_ops uops = { .map = pl_unwind_map };
+	struct taproot_profile_desc desc;
+	struct taproot_pipeline *p;
+	int err;
+
+	*pp = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return tp_err(-ENOMEM, NULL);
+	if (opts)
+		p->opts = *opts;
+	else
+		taproot_pipeline_opts_default(&p->opts);
+	if (!p->opts.freq_hz || p->opts.freq_hz > TAPROOT_FREQ_MAX) {
+		uint32_t hz = p->opts.freq_hz;
+
+		free(p);
+		return tp_err(-EINVAL, "pipeline: frequency %" PRIu32 " Hz, need 1..%d",
+			      hz, TAPROOT_FREQ_MAX);
+	}
+	if (!p->opts.max_user_frames)
+		p->opts.max_user_frames = PL_MAX_USER_FRAMES;
+	if (!p->opts.sym_cache_entries)
+		p->opts.sym_cache_entries = PL_SYM_CACHE_DEFAULT;
+
+	err = taproot_procs_new(p->opts.procs, &p->procs);
+	if (err < 0)
+		goto fail;
+	err = taproot_sym_new(p->procs, p->opts.ksyms, &p->sym);
+	if (err < 0)
+		goto fail;
+	err = taproot_unwinder_new(&uops, p->opts.unwind_cache_bytes, &p->unwinder);
+	if (err < 0)
+		goto fail;
+
+	taproot_profile_desc_cpu(&desc, p->opts.freq_hz);
+	p->period_ns = desc.period;
+	desc.max_stacks = p->opts.max_stacks;
+	desc.comments = p->opts.comments;
+	desc.nr_comments = p->opts.nr_comments;
+	p->start_ns = pl_wall_ns();
+	desc.time_nanos = p->start_ns;
+	err = taproot_profile_new(&desc, &p->profile);
+	if (err < 0)
+		goto fail;
+
+	p->symcache.nbuckets = 1;
+	while (p->symcache.nbuckets < p->opts.sym_cache_entries)
+		p->symcache.nbuckets <<= 1;
+	p->symcache.max = p->opts.sym_cache_entries;
+	p->symcache.buckets = calloc(p->symcache.nbuckets, sizeof(p->symcache.buckets[0]));
+	p->comms = calloc(PL_COMM_CACHE, sizeof(p->comms[0]));
+	p->top = calloc(PL_TOP_MAX * 2, sizeof(p->top[0]));
+	p->max_frames = TAPROOT_KSTACK_MAX + (size_t)p->opts.max_user_frames * PL_MAX_INLINE + 2;
+	p->frames = calloc(p->max_frames, sizeof(p->frames[0]));
+	p->pcs = calloc(p->opts.max_user_frames, sizeof(p->pcs[0]));
+	p->pcflags = calloc(p->opts.max_user_frames, sizeof(p->pcflags[0]));
+	if (!p->symcache.buckets || !p->comms || !p->top || !p->frames || !p->pcs ||
+	    !p->pcflags) {
+		err = tp_err(-ENOMEM, NULL);
+		goto fail;
+	}
+	*pp = p;
+	return 0;
+fail:
+	taproot_pipeline_free(p);
+	return err;
+}
+
+static void pl_top_clear(struct taproot_pipeline *p)
+{
+	for (size_t i = 0; i < PL_TOP_MAX * 2; i++) {
+		free(p->top[i].name);
+		p->top[i].name = NULL;
+		p->top[i].samples = 0;
+	}
+	p->ntop = 0;
+	p->top_other = 0;
+}
+
+void taproot_pipeline_free(struct taproot_pipeline *p)
+{
+	if (!p)
+		return;
+	if (p->top)
+		pl_top_clear(p);
+	free(p->top);
+	if (p->symcache.buckets)
+		pl_symcache_clear(&p->symcache);
+	free(p->symcache.buckets);
+	free(p->comms);
+	free(p->frames);
+	free(p->pcs);
+	free(p->pcflags);
+	taproot_profile_free(p->profile);
+	taproot_unwinder_free(p->unwinder);
+	taproot_sym_free(p->sym);
+	taproot_procs_free(p->procs);
+	free(p);
+}
+
+/* ------------------------------------------------------------- labels */
+
+/*
+ * The name of process @pid: the comm of its main thread, which is the
+ * sample's own when the sample is of the main thread; else
+ * /proc/PID/comm, cached; else the thread's (the process is gone).
+ */
+static const char *pl_process_comm(struct taproot_pipeline *p, int pid, uint64_t start_time,
+				   int tid, const char *thread_comm)
+{
+	size_t i = ((uint32_t)pid * 2654435761U) % PL_COMM_CACHE, n;
+	struct pl_comm *c = NULL;
+	char path[64];
+	const char *root = p->opts.procs && p->opts.procs->proc_root ?
+			   p->opts.procs->proc_root : "/proc";
+	ssize_t len;
+	int fd;
+
+	for (n = 0; n < PL_COMM_CACHE; n++, i = (i + 1) % PL_COMM_CACHE) {
+		if (!p->comms[i].pid || p->comms[i].pid == pid) {
+			c = &p->comms[i];
+			break;
+		}
+	}
+	if (c && c->pid == pid && c->start_time == start_time && pid != tid)
+		return c->comm;
+	if (!c || (!c->pid && p->ncomms >= PL_COMM_CACHE * 3 / 4)) {
+		memset(p->comms, 0, PL_COMM_CACHE * sizeof(p->comms[0]));
+		p->ncomms = 0;
+		i = ((uint32_t)pid * 2654435761U) % PL_COMM_CACHE;
+		c = &p->comms[i];
+	}
+	if (!c->pid)
+		p->ncomms++;
+	c->pid = pid;
+	c->start_time = start_time;
+	if (pid == tid) {
+		snprintf(c->comm, sizeof(c->comm), "%s", thread_comm);
+		return c->comm;
+	}
+	snprintf(path, sizeof(path), "%s/%d/comm", root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, c->comm, sizeof(c->comm) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0) {
+		snprintf(c->comm, sizeof(c->comm), "%s", thread_comm);
+	} else {
+		c->comm[len] = '\0';
+		c->comm[strcspn(c->comm, "\n")] = '\0';
+	}
+	return c->comm;
+}
+
+/* ------------------------------------------------------- self per leaf */
+
+static void pl_top_count(struct taproot_pipeline *p, const char *name)
+{
+	size_t mask = PL_TOP_MAX * 2 - 1, i;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *s = name; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	for (i = h & mask;; i = (i + 1) & mask) {
+		struct pl_top *t = &p->top[i];
+
+		if (t->name && !strcmp(t->name, name)) {
+			t->samples++;
+			return;
+		}
+		if (!t->name) {
+			if (p->ntop >= PL_TOP_MAX || !(t->name = strdup(name))) {
+				p->top_other++;
+				return;
+			}
+			p->ntop++;
+			t->samples = 1;
+			return;
+		}
+	}
+}
+
+static int pl_top_cmp(const void *a, const void *b)
+{
+	const struct taproot_pipeline_top *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+size_t taproot_pipeline_top(const struct taproot_pipeline *p,
+			    struct taproot_pipeline_top *top, size_t n)
+{
+	struct taproot_pipeline_top *all;
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	all = malloc((p->ntop + 1) * sizeof(*all));
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < PL_TOP_MAX * 2; i++)
+		if (p->top[i].name)
+			all[k++] = (struct taproot_pipeline_top){ p->top[i].name, p->top[i].samples };
+	if (p->top_other)
+		all[k++] = (struct taproot_pipeline_top){ "[other]", p->top_other };
+	qsort(all, k, sizeof(*all), pl_top_cmp);
+	if (k > n)
+		k = n;
+	memcpy(top, all, k * sizeof(*all));
+	free(all);
+	return k;
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* Room for @n more frames in p->frames after @nf. */
+static bool pl_room(const struct taproot_pipeline *p, size_t nf, size_t n)
+{
+	return nf + n <= p->max_frames;
+}
+
+/*
+ * Convert the symbolizer's @nr frames of one pc into profile frames at
+ * @out: strings are the symbolizer's (copied by the cache right after).
+ */
+static unsigned int pl_convert(const struct taproot_frame *sf, int nr, uint64_t address,
+			       bool is_kernel, bool have_map, uint64_t mstart, uint64_t mend,
+			       uint64_t mpgoff, struct taproot_profile_frame *out)
+{
+	unsigned int unknown = 0;
+
+	for (int i = 0; i < nr; i++) {
+		const struct taproot_frame *f = &sf[i];
+		struct taproot_profile_frame *o = &out[i];
+
+		memset(o, 0, sizeof(*o));
+		/*
+		 * A pc the symbolizer did not know stays an address in its
+		 * mapping (function NULL), unless it is part of an inline chain,
+		 * whose frames all need a name.
+		 */
+		o->function = f->known || nr > 1 ? f->function : NULL;
+		if (!f->known)
+			unknown++;
+		if (f->known && strncmp(f->function, "[unknown", 8) != 0)
+			o->file = f->file;
+		o->line = f->line;
+		o->address = address;
+		o->is_kernel = is_kernel;
+		o->inlined = f->inlined;
+		o->build_id = f->build_id;
+		o->build_id_len = f->build_id ? f->build_id_len : 0;
+		if (is_kernel) {
+			o->mapping_path = f->map_path;
+		} else if (have_map) {
+			o->mapping_path = f->map_path;
+			o->mapping_start = mstart;
+			o->mapping_limit = mend;
+			o->mapping_offset = mpgoff;
+		}
+		if (o->build_id_len > TAPROOT_PROFILE_MAX_BUILD_ID) {
+			o->build_id = NULL;
+			o->build_id_len = 0;
+		}
+	}
+	return unknown;
+}
+
+/* A symbolized pc from the cache, or symbolized now and cached. */
+static const struct pl_sym *pl_symbolize(struct taproot_pipeline *p, struct taproot_proc *proc,
+					 uint64_t pc, unsigned int flags)
+{
+	struct taproot_profile_frame tmp[PL_MAX_INLINE];
+	const struct taproot_frame *sf;
+	const struct taproot_map *m = NULL;
+	uint64_t start_time = proc ? taproot_proc_start_time(proc) : 0;
+	uint64_t address = (flags & TAPROOT_SYM_RETADDR) && pc ? pc - 1 : pc;
+	uint64_t mstart = 0, mend = 0, mpgoff = 0;
+	int pid = proc ? taproot_proc_pid(proc) : -1;
+	bool have_map = false;
+	struct pl_sym *e;
+	unsigned int unknown;
+	int nr;
+
+	e = pl_symcache_find(&p->symcache, pid, start_time, pc, flags);
+	if (e) {
+		p->st.sym_cache_hits++;
+		return e;
+	}
+	p->st.sym_cache_misses++;
+	if (proc) {
+		if (taproot_proc_find_map(proc, address, &m) == 0) {
+			have_map = true;
+			mstart = m->start;
+			mend = m->end;
+			mpgoff = m->pgoff;
+		}
+		nr = taproot_sym_user(p->sym, proc, pc, flags, &sf);
+	} else {
+		nr = taproot_sym_kernel(p->sym, pc, flags, &sf);
+	}
+	if (nr <= 0)
+		return NULL;
+	if (nr > PL_MAX_INLINE)
+		nr = PL_MAX_INLINE;
+	unknown = pl_convert(sf, nr, address, !proc, have_map, mstart, mend, mpgoff, tmp);
+	return pl_symcache_add(&p->symcache, pid, start_time, pc, flags, tmp,
+			       (unsigned int)nr, unknown);
+}
+
+/* A frame with just a name: "[truncated]", "[unknown: process exited]". */
+static void pl_marker(struct taproot_profile_frame *f, const char *name)
+{
+	memset(f, 0, sizeof(*f));
+	f->function = name;
+}
+
+/*
+ * The symbolized pcs may be stale once the process model re-read some
+ * maps (a pc now in another mapping): then the cache starts over.
+ */
+static void pl_check_refresh(struct taproot_pipeline *p)
+{
+	struct taproot_procs_stats ps;
+
+	taproot_procs_get_stats(p->procs, &ps);
+	if (ps.refreshes != p->procs_refreshes) {
+		p->procs_refreshes = ps.refreshes;
+		pl_symcache_clear(&p->symcache);
+		p->st.sym_cache_flushes++;
+	}
+}
+
+static int pl_add_sym(struct taproot_pipeline *p, size_t *nf, const struct pl_sym *e)
+{
+	if (!pl_room(p, *nf, e->nr))
+		return -E2BIG;
+	memcpy(&p->frames[*nf], e->frames, e->nr * sizeof(e->frames[0]));
+	*nf += e->nr;
+	p->st.frames++;
+	p->st.frames_unsymbolized += e->unknown ? 1 : 0;
+	return 0;
+}
+
+static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
+		     unsigned int cpu)
+{
+	const uint64_t *kstack = (const uint64_t *)(s + 1);
+	const uint8_t *ustack = (const uint8_t *)(kstack + s->kstack_nr);
+	struct taproot_profile_label labels[5];
+	struct taproot_proc *proc = NULL;
+	struct taproot_unwind_result res;
+	char thread_comm[sizeof(s->comm) + 1], marker[160];
+	const char *comm, *leaf;
+	unsigned int i, nl = 0;
+	size_t nf = 0;
+	int64_t values[2];
+	int err;
+
+	memcpy(thread_comm, s->comm, sizeof(s->comm));
+	thread_comm[sizeof(s->comm)] = '\0';
+
+	/* Kernel frames: the interrupted ip (exact) when in the kernel, then return addresses. */
+	for (i = 0; i < s->kstack_nr; i++) {
+		bool exact = i == 0 && (s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL);
+		const struct pl_sym *e;
+
+		if (p->opts.no_kernel)
+			break;
+		e = pl_symbolize(p, NULL, kstack[i], exact ? 0 : TAPROOT_SYM_RETADDR);
+		if (!e)
+			return tp_err(-ENOMEM, NULL);
+		pl_add_sym(p, &nf, e);
+	}
+	if (s->kstack_nr && (s->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC) && !p->opts.no_kernel &&
+	    pl_room(p, nf, 1))
+		pl_marker(&p->frames[nf++], "[kernel truncated]");
+
+	/* The user part. */
+	if ((s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) &&
+	    !(s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD) && s->pid) {
+		const char *gone;
+
+		err = taproot_proc_get(p->procs, (int)s->pid, 0, &proc);
+		if (err < 0)
+			return err;
+		pl_check_refresh(p);
+		gone = taproot_proc_gone(proc);
+		if (gone) {
+			p->st.proc_unknown++;
+			snprintf(marker, sizeof(marker), "[unknown: %s]", gone);
+			pl_marker(&p->frames[nf++], marker);
+		} else {
+			unsigned int max = p->opts.max_user_frames;
+
+			err = taproot_unwind(p->unwinder, proc, &s->user_regs, ustack,
+					     s->ustack_len, p->pcs, p->pcflags, max, &res);
+			/* -ENOMEM: the pcs found so far are there; go on with them. */
+			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
+				res.end = TAPROOT_UNWIND_BAD_FRAME;
+			pl_check_refresh(p);
+			p->st.user_stacks++;
+			p->st.unwind[res.end]++;
+			for (i = 0; i < res.nr; i++) {
+				unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ?
+						  0 : TAPROOT_SYM_RETADDR;
+				const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
+
+				if (!e)
+					return tp_err(-ENOMEM, NULL);
+				if (pl_add_sym(p, &nf, e) < 0)
+					break;
+			}
+			if (pl_end_marker[res.end] && pl_room(p, nf, 1))
+				pl_marker(&p->frames[nf++], pl_end_marker[res.end]);
+		}
+	} else {
+		p->st.kernel_only++;
+	}
+	if (!nf)
+		pl_marker(&p->frames[nf++], "[no stack]");
+
+	/* Labels, in a fixed order. */
+	comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
+				      (int)s->tid, thread_comm) : thread_comm;
+	labels[nl++] = TAPROOT_LABEL_NUM("pid", s->pid);
+	labels[nl++] = TAPROOT_LABEL_STR("comm", comm);
+	labels[nl++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
+	if (p->opts.label_tid)
+		labels[nl++] = TAPROOT_LABEL_NUM("tid", s->tid);
+	if (p->opts.label_cpu)
+		labels[nl++] = TAPROOT_LABEL_NUM("cpu", cpu);
+
+	values[0] = 1;
+	values[1] = s->period_us ? (int64_t)s->period_us * 1000 : p->period_ns;
+	err = taproot_profile_add(p->profile, p->frames, nf, labels, nl, values);
+	if (err < 0) {
+		p->st.dropped++;
+		return err;
+	}
+	p->st.samples++;
+
+	leaf = p->frames[0].function;
+	if (!leaf || !leaf[0])
+		leaf = p->frames[0].mapping_path ? p->frames[0].mapping_path : "[unknown]";
+	pl_top_count(p, leaf);
+	return 0;
+}
+
+int taproot_pipeline_add_record(struct taproot_pipeline *p,
+				const struct taproot_rec_header *rec, unsigned int cpu)
+{
+	const char *why;
+	int err;
+
+	p->st.records++;
+	err = taproot_rec_check(rec, rec->size, &why);
+	if (err < 0) {
+		p->st.dropped++;
+		return tp_err(err, "pipeline: invalid record: %s", why);
+	}
+	switch (rec->type) {
+	case TAPROOT_REC_SAMPLE:
+		err = pl_sample(p, (const struct taproot_rec_sample *)rec, cpu);
+		if (err < 0 && err != -ENOMEM)
+			err = 0;	/* counted; the next sample goes on */
+		return err;
+	case TAPROOT_REC_LOST: {
+		const struct taproot_rec_lost *l = (const struct taproot_rec_lost *)rec;
+
+		for (unsigned int i = 0; i < TAPROOT_LOST_NR; i++)
+			p->st.lost += l->lost[i];
+		return 0;
+	}
+	default:
+		p->st.other_records++;
+		return 0;
+	}
+}
+
+void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost)
+{
+	p->st.lost += lost;
+}
+
+void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pipeline_stats *st)
+{
+	struct taproot_profile_stats ps;
+	struct taproot_procs_stats prs;
+
+	*st = p->st;
+	taproot_profile_stats(p->profile, &ps);
+	st->folded = ps.folded;
+	st->stacks = ps.stacks;
+	st->profile_bytes = ps.bytes;
+	taproot_procs_get_stats(p->procs, &prs);
+	st->procs_read = prs.procs_read;
+	st->procs_gone = prs.procs_gone;
+	st->sym_cache_entries = p->symcache.count;
+}
+
+const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p)
+{
+	return p->profile;
+}
+
+int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)
+{
+	int64_t now = pl_wall_ns();
+
+	taproot_profile_set_time(p->profile, p->start_ns, now - p->start_ns);
+	return taproot_pprof_write_file(p->profile, path);
+}
+
+void taproot_pipeline_reset(struct taproot_pipeline *p)
+{
+	p->start_ns = pl_wall_ns();
+	taproot_profile_reset(p->profile, p->start_ns);
+	pl_top_clear(p);
+}
+
+double taproot_pipeline_unwind_rate(const struct taproot_pipeline_stats *st)
+{
+	if (!st->user_stacks)
+		return 0;
+	return (double)st->unwind[TAPROOT_UNWIND_COMPLETE] / (double)st->user_stacks;
+}

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pipeline, end to end on the host: SAMPLE records built from this
+ * process's own registers and stack (captured inside a chain of noinline
+ * functions, as test_unwind does), a kernel stack of addresses from
+ * /proc/kallsyms when it shows them, a LOST record and records of a pid
+ * that does not exist; the profile is written and read back with the real
+ * pprof tool (-traces), which must show the chain in order, main below it,
+ * kernel frames above it, labels, and the lost and unknown counts in the
+ * stats.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <setjmp.h>
+
+#include <cmocka.h>
+
+#include <linux/taproot.h>
+
+#include "taproot.h"
+
+/* ------------------------------------------------------ capture */
+
+#define STACK_MAX	(16 * 1024)
+
+struct capture {
+	struct taproot_user_regs regs;
+	uint8_t stack[STACK_MAX];
+	size_t len;
+};
+
+static uint64_t stack_top;
+static volatile int sink;
+
+__attribute__((noinline, no_sanitize_address))
+static void copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i];
+}
+
+__attribute__((noinline))
+static void pipeline_capture(struct capture *c)
+{
+	uint64_t sp, bp, ip;
+
+	__asm__ volatile("lea 0f(%%rip), %0\n"
+			 "0:\n\t"
+			 "mov %%rsp, %1\n\t"
+			 "mov %%rbp, %2\n"
+			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
+	memset(&c->regs, 0, sizeof(c->regs));
+	c->regs.ip = ip;
+	c->regs.sp = sp;
+	c->regs.bp = bp;
+	c->len = stack_top - sp;
+	if (c->len > STACK_MAX)
+		c->len = STACK_MAX;
+	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
+}
+
+__attribute__((noinline)) static int pipeline_leaf(struct capture *c, int x)
+{
+	pipeline_capture(c);
+	sink = x;
+	return x + 3;
+}
+
+__attribute__((noinline)) static int pipeline_middle(struct capture *c, int x)
+{
+	int r = pipeline_leaf(c, x * 2);
+
+	sink = r;
+	return r + 2;
+}
+
+__attribute__((noinline)) static int pipeline_outer(struct capture *c, int x)
+{
+	int r = pipeline_middle(c, x + 1);
+
+	sink = r;
+	return r + 1;
+}
+
+static void find_stack_top(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			stack_top = end;
+	}
+	fclose(f);
+	assert_true(stack_top != 0);
+}
+
+/* ------------------------------------------------------ records */
+
+/* A SAMPLE record of this process with @nk kernel addresses and @c's stack. */
+static struct taproot_rec_header *make_sample(const struct capture *c, uint32_t pid,
+					      const uint64_t *kstack, unsigned int nk,
+					      const char *comm)
+{
+	size_t size = sizeof(struct taproot_rec_sample) + nk * 8 + (c ? c->len : 0);
+	struct taproot_rec_sample *s;
+
+	size = (size + 7) & ~(size_t)7;
+	s = calloc(1, size);
+	assert_non_null(s);
+	s->hdr.size = (uint32_t)size;
+	s->hdr.type = TAPROOT_REC_SAMPLE;
+	s->hdr.flags = c ? TAPROOT_SAMPLE_F_USER_REGS : TAPROOT_SAMPLE_F_KTHREAD;
+	if (nk && c)
+		s->hdr.flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
+	s->pid = pid;
+	s->tid = pid;
+	s->cpu = 1;
+	s->kstack_nr = (uint16_t)nk;
+	s->ustack_len = c ? (uint32_t)c->len : 0;
+	s->period_us = 10000;
+	snprintf(s->comm, sizeof(s->comm), "%s", comm);
+	if (c)
+		s->user_regs = c->regs;
+	memcpy(s + 1, kstack, nk * 8);
+	if (c)
+		memcpy((uint8_t *)(s + 1) + nk * 8, c->stack, c->len);
+	return &s->hdr;
+}
+
+/* Two kernel text addresses from /proc/kallsyms, when it shows them. */
+static unsigned int kernel_addrs(uint64_t *k, const char **n0, const char **n1,
+				 struct taproot_ksyms **ks)
+{
+	static char name0[128], name1[128];
+	const char *name;
+
+	if (taproot_ksyms_load(NULL, ks) < 0)
+		return 0;
+	/* Two functions of the core kernel. */
+	k[0] = 0;
+	k[1] = 0;
+	{
+		FILE *f = fopen("/proc/kallsyms", "re");
+		char line[512], nm[256], t;
+		unsigned long long a;
+
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f) && !k[1]) {
+			if (sscanf(line, "%llx %c %255s", &a, &t, nm) != 3 || (t != 'T' && t != 't') ||
+			    strchr(line, '['))
+				continue;
+			if (!strcmp(nm, "schedule") && !k[0])
+				k[0] = a + 1;
+			else if (!strcmp(nm, "do_syscall_64") && k[0])
+				k[1] = a + 5;	/* a return address inside it */
+		}
+		fclose(f);
+	}
+	if (!k[0] || !k[1])
+		return 0;
+	name = taproot_ksyms_lookup(*ks, k[0], NULL, NULL);
+	snprintf(name0, sizeof(name0), "%s", name ? name : "?");
+	name = taproot_ksyms_lookup(*ks, k[1] - 1, NULL, NULL);
+	snprintf(name1, sizeof(name1), "%s", name ? name : "?");
+	*n0 = name0;
+	*n1 = name1;
+	return 2;
+}
+
+/* ------------------------------------------------------ helpers */
+
+static char *run(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *run(int *status, const char *fmt, ...)
+{
+	char *cmd, *out = NULL, buf[4096];
+	size_t len = 0, n;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) >= 0);
+	va_end(ap);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		out = realloc(out, len + n + 1);
+		assert_non_null(out);
+		memcpy(out + len, buf, n);
+		len += n;
+	}
+	if (!out)
+		out = calloc(1, 1);
+	out[len] = '\0';
+	st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	if (*status)
+		fprintf(stderr, "command failed (%d): %s\n%s\n", *status, cmd, out);
+	free(cmd);
+	return out;
+}
+
+static const char *pprof_tool(void)
+{
+	const char *p = getenv("TAPROOT_PPROF");
+
+	if (!p || !*p)
+		p = "build/pprof";
+	if (access(p, X_OK))
+		fail_msg("the pprof tool %s is missing: run the tests through 'make unit'", p);
+	return p;
+}
+
+/* Position of line @needle (a substring) in @text after @from, or NULL. */
+static const char *find_after(const char *text, const char *from, const char *needle)
+{
+	return strstr(from ? from : text, needle);
+}
+
+/* ------------------------------------------------------ the test */
+
+static void test_self_profile(void **state)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline_top top[4];
+	struct taproot_ksyms *ks = NULL;
+	struct taproot_rec_header *recs[8];
+	struct taproot_rec_lost lost = { .hdr = { .size = sizeof(lost), .type = TAPROOT_REC_LOST } };
+	const char *kn0 = NULL, *kn1 = NULL, *at, *tr, *libc_line, *exe_line;
+	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
+	uint64_t k[2];
+	unsigned int nk, nrec = 0, i;
+	char *out;
+	int status;
+	struct stat sb;
+
+	assert_non_null(c);
+	find_stack_top();
+	assert_int_equal(pipeline_outer(c, 1), 10);
+	nk = kernel_addrs(k, &kn0, &kn1, &ks);
+
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	o.ksyms = ks;
+	o.label_tid = true;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+
+	/* 3 user-only samples, 1 with kernel frames on top, 1 of a gone pid, 1 kthread. */
+	for (i = 0; i < 3; i++)
+		recs[nrec++] = make_sample(c, (uint32_t)getpid(), NULL, 0, "test-pipeline");
+	recs[nrec++] = make_sample(c, (uint32_t)getpid(), k, nk, "test-pipeline");
+	recs[nrec++] = make_sample(c, 0x3ffffff0, NULL, 0, "ghost");
+	recs[nrec++] = make_sample(NULL, 2, k, nk, "kthreadd");
+	lost.lost[TAPROOT_LOST_FULL] = 5;
+	lost.lost[TAPROOT_LOST_NESTED] = 2;
+
+	for (i = 0; i < nrec; i++)
+		assert_int_equal(taproot_pipeline_add_record(p, recs[i], 1), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, &lost.hdr, 0), 0);
+
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.records, nrec + 1);
+	assert_int_equal(st.samples, nrec);
+	assert_int_equal(st.lost, 7);
+	assert_int_equal(st.user_stacks, 4);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_COMPLETE], 4);
+	assert_int_equal(st.proc_unknown, 1);
+	assert_int_equal(st.kernel_only, 1);
+	assert_true(st.sym_cache_hits > 0);
+	assert_true(taproot_pipeline_unwind_rate(&st) == 1.0);
+
+	/* The leaf of the 3 + (1 if no kernel frames) user samples. */
+	assert_true(taproot_pipeline_top(p, top, 4) >= 2);
+	assert_string_equal(top[0].name, "pipeline_capture");
+	assert_int_equal(top[0].samples, nk ? 3 : 4);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	assert_int_equal(taproot_pipeline_write(p, path), 0);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+
+	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	print_message("%s", out);
+	/* The chain, leaf first, then main below it. */
+	at = find_after(out, NULL, "pipeline_capture");
+	assert_non_null(at);
+	at = find_after(out, at, "pipeline_leaf");
+	assert_non_null(at);
+	at = find_after(out, at, "pipeline_middle");
+	assert_non_null(at);
+	at = find_after(out, at, "pipeline_outer");
+	assert_non_null(at);
+	at = find_after(out, at, "test_self_profile");
+	assert_non_null(at);
+	assert_non_null(strstr(out, " main"));
+	assert_non_null(strstr(out, "[unknown: "));
+	assert_non_null(strstr(out, "comm:  test-pipeline"));
+	assert_non_null(strstr(out, "thread_comm:  ghost"));
+	assert_non_null(strstr(out, "pid:  "));
+	assert_non_null(strstr(out, "tid:  "));
+	if (nk) {
+		/* kernel frames above the user leaf in the same trace */
+		tr = strstr(out, kn0);
+		assert_non_null(tr);
+		assert_non_null(strstr(tr, kn1));
+		assert_non_null(strstr(strstr(tr, kn1), "pipeline_capture"));
+	} else {
+		print_message("  (kernel addresses hidden: kernel frames not checked)\n");
+	}
+	free(out);
+
+	/* Each mapping carries its own file's build ID. */
+	out = run(&status, "%s -raw %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	libc_line = strstr(out, "/libc.so.6 ");
+	assert_non_null(libc_line);
+	assert_non_null(exe_line = strstr(out, "test_pipeline "));
+	assert_true(strncmp(strchr(libc_line, ' '), strchr(exe_line, ' '), 41) != 0);
+	free(out);
+
+	/* A reset starts an empty interval; stats stay cumulative. */
+	taproot_pipeline_reset(p);
+	assert_int_equal(taproot_pipeline_top(p, top, 4), 0);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.stacks, 0);
+	assert_int_equal(st.samples, nrec);
+
+	unlink(path);
+	rmdir(dir);
+	for (i = 0; i < nrec; i++)
+		free(recs[i]);
+	taproot_pipeline_free(p);
+	taproot_ksyms_free(ks);
+	free(c);
+}
+
+static void test_invalid(void **state)
+{
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	struct taproot_pipeline_stats st;
+	struct taproot_rec_sample s = { .hdr = { .size = sizeof(s), .type = TAPROOT_REC_SAMPLE } };
+
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 0;
+	assert_int_equal(taproot_pipeline_new(&o, &p), -EINVAL);
+	assert_null(p);
+	o.freq_hz = 99;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	s.kstack_nr = 3;		/* does not fit in the record */
+	assert_int_equal(taproot_pipeline_add_record(p, &s.hdr, 0), -TAPROOT_ECORRUPT);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(st.samples, 0);
+	taproot_pipeline_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_self_profile),
+		cmocka_unit_test(test_invalid),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
