@@ -79,16 +79,11 @@ $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libtaproot.a
 .PHONY: userspace unit vm-progs
 userspace: ctl/taprootctl ctl/taprootd
 
-# Programs the VM tests run as profiling targets (tests/vm/progs/NAME.c ->
-# build/progs/NAME). Built like the binaries users profile on Debian: -O2,
-# no frame pointers.
-VM_PROG_SRCS := $(sort $(wildcard tests/vm/progs/*.c))
-VM_PROGS := $(patsubst tests/vm/progs/%.c,$(B)/progs/%,$(VM_PROG_SRCS))
-vm-progs: $(VM_PROGS)
-$(B)/progs/%: tests/vm/progs/%.c
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
-		-I$(TOP)/include/uapi -pthread -o $@ $<
+# Programs the VM tests run as profiling targets: tests/vm/build-progs
+# compiles tests/vm/progs/NAME.c to build/vm/progs/NAME (scripts/vm also runs
+# it before each boot; this target is for building them by hand).
+vm-progs:
+	tests/vm/build-progs
 
 # ------------------------------------------- the real pprof tool, for tests
 # tests/unit/test_pprof.c reads the profiles lib/pprof.c writes with the
@@ -99,6 +94,27 @@ $(PPROF):
 	@mkdir -p $(@D)
 	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=$(B)/gocache \
 		go build -o $@ github.com/google/pprof
+# ------------------------------------------------------------------------
+
+# -------------------- tapwork: a profiling target with a shared library
+# tests/vm/progs/tapwork.c calls into tests/vm/progs/libtapwork.c, a shared
+# library. tests/vm/build-progs builds both into build/vm/progs (where the
+# VM tests look) from the flags of their "// vm-cflags:" lines; these two
+# explicit rules override the generic build/progs pattern rule above for
+# `make vm-progs`, which would build the library as a program.
+$(B)/progs/libtapwork: tests/vm/progs/libtapwork.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
+		-shared -fPIC -Wl,-soname,libtapwork -o $@ $<
+$(B)/progs/tapwork: tests/vm/progs/tapwork.c $(B)/progs/libtapwork
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
+		-o $@ $< -L$(B)/progs -l:libtapwork -Wl,-rpath,'$$ORIGIN'
+# The VM tests of record/taprootd and the demo read profiles with the real
+# pprof, and run the programs tests/vm/build-progs builds.
+.PHONY: vm-progs-guest
+vm-progs-guest:
+	tests/vm/build-progs
+vm-check: | $(PPROF) vm-progs-guest
 # ------------------------------------------------------------------------
 
 # ------------------------------------ CFI fixtures (tests/unit/test_cfi.c)
@@ -141,28 +157,38 @@ sparse:
 
 # ------------------------------------------------------------ top level
 
-.PHONY: all deps check vm-check demo clean FORCE
+.PHONY: all deps check vm-check vm-selftest demo clean FORCE
 all: kmod userspace
 
 deps:
 	scripts/deps
 
 FLAVORS ?= 6.1 6.12 rt
+# Every kernel runs even when one fails, so one failure does not hide the
+# others' results; the target fails at the end if any did.
 vm-check: kmods userspace vm-progs
-	@set -e; for f in $(FLAVORS); do \
+	@failed=""; for f in $(FLAVORS); do \
 		echo "==== VM tests on $$f ($$(scripts/kernels $$f))"; \
-		scripts/vm --kernel $$f -- tests/vm/run; done
+		scripts/vm --kernel $$f -- tests/vm/run || failed="$$failed $$f"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "==== VM tests failed on:$$failed"; exit 1; fi
+
+# The harness's own tests: it passes exit codes through and fails a run whose
+# console shows a crash or a WARNING even when the script succeeded.
+vm-selftest:
+	tests/vm/selftest
 
 # Dependencies first, in a sub-make, so that pkg-config and the kernel list
 # are evaluated after the packages exist.
 check:
 	scripts/deps
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory vm-selftest
 	$(MAKE) --no-print-directory vm-check
 
 demo:
 	scripts/deps
-	$(MAKE) --no-print-directory kmods userspace
+	$(MAKE) --no-print-directory kmods userspace vm-progs-guest $(PPROF)
 	scripts/demo
 
 clean:
