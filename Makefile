@@ -96,26 +96,10 @@ $(PPROF):
 		go build -o $@ github.com/google/pprof
 # ------------------------------------------------------------------------
 
-# -------------------- tapwork: a profiling target with a shared library
-# tests/vm/progs/tapwork.c calls into tests/vm/progs/libtapwork.c, a shared
-# library. tests/vm/build-progs builds both into build/vm/progs (where the
-# VM tests look) from the flags of their "// vm-cflags:" lines; these two
-# explicit rules override the generic build/progs pattern rule above for
-# `make vm-progs`, which would build the library as a program.
-$(B)/progs/libtapwork: tests/vm/progs/libtapwork.c
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
-		-shared -fPIC -Wl,-soname,libtapwork -o $@ $<
-$(B)/progs/tapwork: tests/vm/progs/tapwork.c $(B)/progs/libtapwork
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror \
-		-o $@ $< -L$(B)/progs -l:libtapwork -Wl,-rpath,'$$ORIGIN'
 # The VM tests of record/taprootd and the demo read profiles with the real
-# pprof, and run the programs tests/vm/build-progs builds.
-.PHONY: vm-progs-guest
-vm-progs-guest:
-	tests/vm/build-progs
-vm-check: | $(PPROF) vm-progs-guest
-# ------------------------------------------------------------------------
+# pprof. (tests/vm/progs/tapwork.c and its shared library libtapwork.c are
+# built by tests/vm/build-progs, from their "// vm-cflags:" lines.)
+vm-check: | $(PPROF)
 
 # ------------------------------------ CFI fixtures (tests/unit/test_cfi.c)
 # A shared object whose code has .debug_frame and no .eh_frame, read by
@@ -188,7 +172,7 @@ check:
 
 demo:
 	scripts/deps
-	$(MAKE) --no-print-directory kmods userspace vm-progs-guest $(PPROF)
+	$(MAKE) --no-print-directory kmods userspace vm-progs $(PPROF)
 	scripts/demo
 
 clean:
