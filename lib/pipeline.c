@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gelf.h>
 #include <linux/taproot.h>
 
 #include "taproot-private.h"
@@ -574,6 +575,29 @@ static const struct pl_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 			       (unsigned int)nr, unknown);
 }
 
+/*
+ * Whether @pc, the last pc of an unwind that found no CFI for it, is at
+ * the entry point of its ELF (e_entry, within ENTRY_SLACK bytes): the
+ * outermost frame of the process. The dynamic loader's _start has no CFI
+ * (glibc's RTLD_START is bare assembly: "mov %rsp, %rdi; call _dl_start"),
+ * so every sample taken while ld.so runs before main would otherwise end
+ * in "[no cfi]" although nothing is missing.
+ */
+#define ENTRY_SLACK	32
+
+static bool pl_at_entry(struct taproot_proc *proc, uint64_t pc)
+{
+	const struct taproot_map *m;
+	GElf_Ehdr eh;
+	uint64_t v;
+
+	if (taproot_proc_find_map(proc, pc, &m) < 0 || !m->elf ||
+	    !gelf_getehdr(taproot_elf_handle(m->elf), &eh) || !eh.e_entry)
+		return false;
+	v = pc - m->bias;
+	return v >= eh.e_entry && v < eh.e_entry + ENTRY_SLACK;
+}
+
 /* A frame with just a name: "[truncated]", "[unknown: process exited]". */
 static void pl_marker(struct taproot_profile_frame *f, const char *name)
 {
@@ -665,6 +689,12 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
 				res.end = TAPROOT_UNWIND_BAD_FRAME;
 			pl_check_refresh(p);
+			if (res.end == TAPROOT_UNWIND_NO_CFI && res.nr &&
+			    pl_at_entry(proc, p->pcs[res.nr - 1] -
+					(p->pcflags[res.nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
+				res.end = TAPROOT_UNWIND_COMPLETE;
+				p->st.unwind_at_entry++;
+			}
 			p->st.user_stacks++;
 			p->st.unwind[res.end]++;
 			for (i = 0; i < res.nr; i++) {

@@ -1040,7 +1040,10 @@ void taproot_unwinder_stats(const struct taproot_unwinder *u,
  * outside them re-reads them; a process that cannot be read gives one
  * "[unknown: REASON]" frame), the unwinder (its user registers and stack
  * copy; an incomplete unwind ends in a marker frame "[truncated]", "[no
- * cfi]", "[no mapping]", "[bad frame]" or "[max depth]", at the root), the
+ * cfi]", "[no mapping]", "[bad frame]" or "[max depth]", at the root;
+ * an unwind that ends without CFI at an ELF's entry point, as everything
+ * that runs in ld.so before main does, is the outermost frame: complete),
+ * the
  * symbolizer (inline chains, file:line; kernel frames from kallsyms under
  * "[kernel.kallsyms]", on top of the user frames, leaf first) and into a
  * CPU profile (taproot_profile_desc_cpu(): samples/count and
@@ -1082,6 +1085,8 @@ struct taproot_pipeline_stats {
 	uint64_t kernel_only;		/* samples without a user part */
 	uint64_t user_stacks;		/* user stacks unwound */
 	uint64_t unwind[TAPROOT_UNWIND_NR_ENDS];	/* of them, by end reason */
+	uint64_t unwind_at_entry;	/* of the complete ones: ended without CFI
+					 * at an ELF's entry point (ld.so's _start) */
 	uint64_t proc_unknown;		/* samples of processes that could not be read */
 	uint64_t frames;		/* pcs symbolized (user and kernel) */
 	uint64_t frames_unsymbolized;	/* of them, without a function name */
