@@ -184,6 +184,28 @@ static const struct taproot_command commands[] = {
 	  "by type, records lost, corrupt records. Order holds within each read\n"
 	  "of the rings: a record published late with an earlier time than\n"
 	  "records already printed is printed after them.\n" },
+	{ "record", do_record,
+	  "[--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]\n"
+	  "         [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]\n"
+	  "         --output DIR [-- COMMAND ARGS...]",
+	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
+	  "Configures the module (freq, default " STR(99) " Hz; ustack; pids), becomes the\n"
+	  "consumer of the rings, starts sampling, turns every sample into\n"
+	  "a call stack (DWARF unwinding, symbols, kernel frames on top) and\n"
+	  "writes a pprof profile, DIR/cpu.pb.gz (DIR is created, mode 0700).\n"
+	  "With a COMMAND: runs it (held until the module filters on its pid),\n"
+	  "follows its children (polled every 100 ms: a child is sampled from\n"
+	  "at most ~100 ms after its fork; at most " STR(TAPROOT_MAX_TGIDS) " processes) until it\n"
+	  "exits, and exits with its status. Without: --pid PID... (or --all,\n"
+	  "the default) for --duration seconds (default 10). SIGINT/SIGTERM end\n"
+	  "the session early; the profile is still written. At the end the\n"
+	  "module's previous configuration is restored and sampling stopped.\n"
+	  "Progress goes to stderr; a summary (samples, lost, unwind success,\n"
+	  "top 10 functions by self samples) to stdout, or as JSON with --json;\n"
+	  "--stats-json FILE writes that JSON to FILE too. --label-tid and\n"
+	  "--label-cpu add tid and cpu labels (more distinct samples).\n"
+	  "--ring-pages N resizes the rings for the session (restored after).\n"
+	  "Refused while sampling already runs (taprootd or another record).\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

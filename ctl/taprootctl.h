@@ -52,5 +52,6 @@ int do_stop(int argc, char **argv);
 int do_config(int argc, char **argv);	/* cmd-config.c */
 int do_stats(int argc, char **argv);	/* cmd-stats.c */
 int do_dump(int argc, char **argv);	/* cmd-dump.c */
+int do_record(int argc, char **argv);	/* cmd-record.c */
 
 #endif /* TAPROOTCTL_H */

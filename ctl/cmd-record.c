@@ -1,0 +1,890 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootctl record: one profiling session, written as DIR/cpu.pb.gz.
+ *
+ *   record [--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]
+ *          [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]
+ *          --output DIR [-- COMMAND ARGS...]
+ *
+ * It configures the module (saving its configuration first), becomes the
+ * consumer of the rings, starts sampling, feeds every record to the
+ * pipeline (lib/pipeline.c), and at the end stops sampling, drains the
+ * rings, restores the configuration and writes the profile. SIGINT and
+ * SIGTERM end the session early: what was collected is still written.
+ *
+ * With a COMMAND, it is forked stopped on a pipe until the module filters
+ * on its pid, then released; its descendants are followed by polling
+ * /proc/PID/task/TID/children every FOLLOW_MS and adding their TGIDs to the
+ * filter (the module filters by TGID only): a new child is sampled from at
+ * most about FOLLOW_MS after its fork. The session ends when COMMAND exits,
+ * and record exits with its status.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/taproot.h>
+
+#include "taprootctl.h"
+
+#define RECORD_FREQ_DEFAULT	99	/* Hz: a short session wants more than 19 */
+#define RECORD_DURATION_DEFAULT	10.0	/* s, without a command */
+#define RECORD_POLL_MS		100	/* longest wait between two reads of the rings */
+#define FOLLOW_MS		100	/* how often a command's children are looked for */
+#define PROGRESS_TTY_MS		500
+#define PROGRESS_LINE_MS	5000
+#define TOP_N			10
+
+static volatile sig_atomic_t record_signal;
+
+static void record_on_signal(int sig)
+{
+	record_signal = sig;
+}
+
+struct record_opts {
+	uint32_t freq;
+	double duration;		/* 0: none given */
+	uint32_t pids[TAPROOT_MAX_TGIDS];
+	unsigned int nr_pids;
+	bool all;
+	bool ustack_set;
+	uint32_t ustack;
+	uint32_t ring_pages;		/* 0: the module's */
+	bool label_tid, label_cpu;
+	const char *output;
+	const char *stats_json;
+	char **command;			/* NULL: none */
+};
+
+struct record {
+	struct record_opts o;
+	struct taproot_nl *nl;
+	struct taproot_ring *ring;
+	struct taproot_pipeline *pl;
+	struct taproot_ksyms *ksyms;
+	struct taproot_config saved;
+	bool config_changed;
+	bool started;
+
+	pid_t child;			/* 0: no command */
+	int child_status;		/* waitpid()'s, when child_done */
+	bool child_done;
+	uint32_t tgids[TAPROOT_MAX_TGIDS];	/* the filter while following */
+	unsigned int nr_tgids;
+	bool follow_full_warned;
+	uint64_t followed;		/* children added to the filter */
+
+	uint64_t lost_base;		/* rings' lost counters at the start */
+	uint64_t lost;
+	uint64_t corrupt;
+	double t0, t_end;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *v)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end || errno || n < min || n > max)
+		return p_usage("'record %s' needs a number in %" PRIu32 "..%" PRIu32 ", not '%s'",
+			       opt, min, max, s);
+	*v = (uint32_t)n;
+	return EXIT_OK;
+}
+
+static int add_pids(struct record_opts *o, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int ret = EXIT_OK;
+	uint32_t pid;
+
+	if (!copy)
+		return p_err("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		ret = parse_u32("--pid", tok, 1, INT32_MAX, &pid);
+		if (ret != EXIT_OK)
+			break;
+		if (o->nr_pids == TAPROOT_MAX_TGIDS) {
+			ret = p_usage("'record --pid': at most %d processes", TAPROOT_MAX_TGIDS);
+			break;
+		}
+		o->pids[o->nr_pids++] = pid;
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	int i, ret;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *eq = strchr(a, '=');
+		char name[32];
+		size_t len = eq ? (size_t)(eq - a) : strlen(a);
+
+		if (!strcmp(a, "--")) {
+			if (i + 1 >= argc)
+				return p_usage("'record --' needs a COMMAND after it");
+			o->command = &argv[i + 1];
+			break;
+		}
+		if (a[0] != '-')
+			return p_usage("'record': unexpected argument '%s' (a command goes after '--')",
+				       a);
+		if (len >= sizeof(name))
+			return p_usage("'record': unknown option '%s'", a);
+		memcpy(name, a, len);
+		name[len] = '\0';
+		if (!strcmp(name, "--all") || !strcmp(name, "--label-tid") ||
+		    !strcmp(name, "--label-cpu")) {
+			if (eq)
+				return p_usage("'record %s' takes no value", name);
+			if (!strcmp(name, "--all"))
+				o->all = true;
+			else if (!strcmp(name, "--label-tid"))
+				o->label_tid = true;
+			else
+				o->label_cpu = true;
+			continue;
+		}
+		if (strcmp(name, "--freq") && strcmp(name, "--duration") && strcmp(name, "--pid") &&
+		    strcmp(name, "--ustack") && strcmp(name, "--output") && strcmp(name, "-o") &&
+		    strcmp(name, "--stats-json") && strcmp(name, "--ring-pages"))
+			return p_usage("'record': unknown option '%s'", a);
+		if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			return p_usage("'record %s' needs a value", name);
+		}
+
+		ret = EXIT_OK;
+		if (!strcmp(name, "--freq")) {
+			ret = parse_u32(name, val, 1, TAPROOT_FREQ_MAX, &o->freq);
+		} else if (!strcmp(name, "--duration")) {
+			char *end;
+
+			errno = 0;
+			o->duration = strtod(val, &end);
+			if (val[0] < '0' || val[0] > '9' || *end || errno || !(o->duration > 0) ||
+			    o->duration > 1e7)
+				return p_usage("'record --duration' needs a positive number of seconds, not '%s'",
+					       val);
+		} else if (!strcmp(name, "--pid")) {
+			ret = add_pids(o, val);
+			/* --pid 1 2 3: more pids may follow as separate words */
+			while (ret == EXIT_OK && i + 1 < argc && argv[i + 1][0] >= '0' &&
+			       argv[i + 1][0] <= '9')
+				ret = add_pids(o, argv[++i]);
+		} else if (!strcmp(name, "--ustack")) {
+			ret = parse_u32(name, val, 0, TAPROOT_USTACK_MAX, &o->ustack);
+			if (ret == EXIT_OK && o->ustack % 8)
+				return p_usage("'record --ustack' needs a multiple of 8, not '%s'", val);
+			o->ustack_set = true;
+		} else if (!strcmp(name, "--ring-pages")) {
+			ret = parse_u32(name, val, TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX,
+					&o->ring_pages);
+			if (ret == EXIT_OK && (o->ring_pages & (o->ring_pages - 1)))
+				return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
+		} else if (!strcmp(name, "--stats-json")) {
+			o->stats_json = val;
+		} else {
+			o->output = val;
+		}
+		if (ret != EXIT_OK)
+			return ret;
+	}
+	if (!o->output)
+		return p_usage("'record' needs --output DIR");
+	if (o->command && (o->nr_pids || o->all))
+		return p_usage("'record': a COMMAND is profiled alone: no --pid or --all with it");
+	if (o->nr_pids && o->all)
+		return p_usage("'record': --pid and --all exclude each other");
+	if (!o->command && !o->nr_pids)
+		o->all = true;
+	return EXIT_OK;
+}
+
+/* mkdir -p @dir, the last component mode 0700. */
+static int make_output_dir(const char *dir)
+{
+	char *p = strdup(dir), *s;
+	struct stat st;
+	int ret = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			ret = -errno;
+			break;
+		}
+		*s = '/';
+	}
+	if (!ret && mkdir(p, 0700) < 0 && errno != EEXIST)
+		ret = -errno;
+	if (!ret && (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)))
+		ret = -ENOTDIR;
+	free(p);
+	return ret;
+}
+
+/* ------------------------------------------------------------ the rings */
+
+static int on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
+{
+	struct record *r = arg;
+
+	/* Errors are counted in the pipeline's stats; the session goes on. */
+	taproot_pipeline_add_record(r->pl, h, cpu);
+	return 0;
+}
+
+static int on_discard(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
+{
+	return 0;
+}
+
+static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg)
+{
+	struct record *r = arg;
+
+	r->corrupt++;
+	fprintf(stderr, "taprootctl: record: ring of CPU %u corrupt at %" PRIu64 ": %s; "
+		"its unread bytes were dropped\n", cpu, pos, why);
+}
+
+static uint64_t rings_lost(struct taproot_ring *ring)
+{
+	struct taproot_ring_stats st;
+	uint64_t lost = 0;
+
+	for (unsigned int i = 0; i < taproot_ring_count(ring); i++) {
+		taproot_ring_stats(ring, i, &st);
+		for (unsigned int c = 0; c < TAPROOT_LOST_NR; c++)
+			lost += st.lost[c];
+	}
+	return lost;
+}
+
+/* ------------------------------------------------- following children */
+
+static bool tgid_known(const struct record *r, uint32_t pid)
+{
+	for (unsigned int i = 0; i < r->nr_tgids; i++)
+		if (r->tgids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Add the children of every thread of @pid to r->tgids; true if any was new. */
+static bool add_children(struct record *r, uint32_t pid)
+{
+	char path[64], buf[4096];
+	struct dirent *de;
+	bool added = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		ssize_t n;
+		char *s, *end;
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task/%.16s/children", pid,
+			 de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (s = buf; *s; s = end) {
+			unsigned long c = strtoul(s, &end, 10);
+
+			if (end == s)
+				break;
+			if (!c || c > INT32_MAX || tgid_known(r, (uint32_t)c))
+				continue;
+			if (r->nr_tgids == TAPROOT_MAX_TGIDS) {
+				if (!r->follow_full_warned)
+					fprintf(stderr, "taprootctl: record: more than %d processes to "
+						"follow: new ones are not sampled\n", TAPROOT_MAX_TGIDS);
+				r->follow_full_warned = true;
+				break;
+			}
+			r->tgids[r->nr_tgids++] = (uint32_t)c;
+			r->followed++;
+			added = true;
+		}
+	}
+	closedir(d);
+	return added;
+}
+
+/*
+ * Look for new descendants of the command and put them in the module's
+ * filter; drop processes that are gone to make room.
+ */
+static void follow_children(struct record *r)
+{
+	struct taproot_config cfg = { .set = TAPROOT_CONFIG_TGIDS };
+	bool changed = false;
+	unsigned int i, n;
+	int err;
+
+	for (i = 0, n = 0; i < r->nr_tgids; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%" PRIu32, r->tgids[i]);
+		if (i == 0 || access(path, F_OK) == 0)
+			r->tgids[n++] = r->tgids[i];
+		else
+			changed = true;
+	}
+	r->nr_tgids = n;
+	for (i = 0; i < r->nr_tgids; i++)	/* grows while it runs: grandchildren too */
+		changed |= add_children(r, r->tgids[i]);
+	if (!changed)
+		return;
+	cfg.nr_tgids = r->nr_tgids;
+	memcpy(cfg.tgids, r->tgids, r->nr_tgids * sizeof(cfg.tgids[0]));
+	err = taproot_nl_set_config(r->nl, &cfg);
+	if (err < 0)
+		fprintf(stderr, "taprootctl: record: following children: %s\n",
+			taproot_errmsg(err));
+}
+
+/* ------------------------------------------------------------ the command */
+
+/*
+ * Fork @argv stopped: the child waits until a byte arrives on the pipe
+ * (*@release is its write end), then execs. EOF without a byte: exit 127.
+ */
+static pid_t spawn_stopped(char **argv, int *release)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "taprootctl: record: cannot run '%s': %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	*release = fds[1];
+	return pid;
+}
+
+static void reap_child(struct record *r, bool block)
+{
+	int st;
+	pid_t p;
+
+	if (!r->child || r->child_done)
+		return;
+	do {
+		p = waitpid(r->child, &st, block ? 0 : WNOHANG);
+	} while (p < 0 && errno == EINTR && block);
+	if (p == r->child) {
+		r->child_done = true;
+		r->child_status = st;
+	}
+}
+
+/*
+ * The session is over and the command still runs: ended by the duration,
+ * wait for it; by a signal, pass the signal on and wait a few seconds;
+ * never released, it exits at once.
+ */
+static void wait_child(struct record *r)
+{
+	int sig = record_signal;
+	double deadline = now_s() + 5;
+
+	if (sig)
+		kill(r->child, sig);
+	for (;;) {
+		reap_child(r, false);
+		if (r->child_done || (sig && now_s() > deadline))
+			return;
+		if (!sig && record_signal) {	/* a signal while waiting */
+			sig = record_signal;
+			kill(r->child, sig);
+			deadline = now_s() + 5;
+		}
+		usleep(20000);
+	}
+}
+
+static int child_exit_code(const struct record *r)
+{
+	if (WIFEXITED(r->child_status))
+		return WEXITSTATUS(r->child_status);
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return EXIT_ERR;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void progress(struct record *r, bool tty, bool final)
+{
+	struct taproot_pipeline_stats st;
+	double el = now_s() - r->t0;
+
+	taproot_pipeline_stats(r->pl, &st);
+	if (tty)
+		fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  %6" PRIu64
+			" lost%s\033[K%s", el, st.samples, rings_lost(r->ring) - r->lost_base,
+			r->child && !r->child_done ? "  (command running)" : "",
+			final ? "\n" : "");
+	else
+		fprintf(stderr, "taprootctl record: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost\n",
+			el, st.samples, rings_lost(r->ring) - r->lost_base);
+	fflush(stderr);
+}
+
+static void write_stats_json(struct record *r, FILE *f, const char *path, double secs,
+			     const struct taproot_pipeline_top *top, size_t ntop)
+{
+	struct taproot_pipeline_stats st;
+	struct taproot_json *j;
+	unsigned int e;
+
+	if (taproot_json_new(f, &j) < 0)
+		return;
+	taproot_pipeline_stats(r->pl, &st);
+	taproot_json_object_begin(j);
+	taproot_json_key(j, "output");
+	taproot_json_string(j, path);
+	taproot_json_key(j, "duration_s");
+	taproot_json_u64(j, (uint64_t)(secs * 1000 + 0.5) / 1000);
+	taproot_json_key(j, "duration_ms");
+	taproot_json_u64(j, (uint64_t)(secs * 1000 + 0.5));
+	taproot_json_key(j, "freq");
+	taproot_json_u64(j, r->o.freq);
+	taproot_json_key(j, "samples");
+	taproot_json_u64(j, st.samples);
+	taproot_json_key(j, "lost");
+	taproot_json_u64(j, r->lost);
+	taproot_json_key(j, "corrupt");
+	taproot_json_u64(j, r->corrupt);
+	taproot_json_key(j, "dropped");
+	taproot_json_u64(j, st.dropped);
+	taproot_json_key(j, "kernel_only");
+	taproot_json_u64(j, st.kernel_only);
+	taproot_json_key(j, "user_stacks");
+	taproot_json_u64(j, st.user_stacks);
+	taproot_json_key(j, "unwind");
+	taproot_json_object_begin(j);
+	for (e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++) {
+		taproot_json_key(j, taproot_unwind_end_name(e));
+		taproot_json_u64(j, st.unwind[e]);
+	}
+	taproot_json_object_end(j);
+	taproot_json_key(j, "unwind_at_entry");
+	taproot_json_u64(j, st.unwind_at_entry);
+	taproot_json_key(j, "unwind_complete_permille");
+	taproot_json_u64(j, (uint64_t)(taproot_pipeline_unwind_rate(&st) * 1000 + 0.5));
+	taproot_json_key(j, "proc_unknown");
+	taproot_json_u64(j, st.proc_unknown);
+	taproot_json_key(j, "frames");
+	taproot_json_u64(j, st.frames);
+	taproot_json_key(j, "frames_unsymbolized");
+	taproot_json_u64(j, st.frames_unsymbolized);
+	taproot_json_key(j, "stacks");
+	taproot_json_u64(j, st.stacks);
+	taproot_json_key(j, "folded");
+	taproot_json_u64(j, st.folded);
+	taproot_json_key(j, "followed");
+	taproot_json_u64(j, r->followed);
+	if (r->child) {
+		taproot_json_key(j, "command_status");
+		if (r->child_done)
+			taproot_json_i64(j, child_exit_code(r));
+		else
+			taproot_json_null(j);
+	}
+	taproot_json_key(j, "top");
+	taproot_json_array_begin(j);
+	for (size_t i = 0; i < ntop; i++) {
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "function");
+		taproot_json_string(j, top[i].name);
+		taproot_json_key(j, "samples");
+		taproot_json_u64(j, top[i].samples);
+		taproot_json_object_end(j);
+	}
+	taproot_json_array_end(j);
+	taproot_json_object_end(j);
+	taproot_json_free(j);
+}
+
+static void summary(struct record *r, const char *path, double secs)
+{
+	struct taproot_pipeline_top top[TOP_N];
+	struct taproot_pipeline_stats st;
+	size_t ntop = taproot_pipeline_top(r->pl, top, TOP_N);
+	unsigned int e;
+	bool any = false;
+
+	taproot_pipeline_stats(r->pl, &st);
+	if (r->o.stats_json) {
+		FILE *f = fopen(r->o.stats_json, "we");
+
+		if (!f)
+			fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,
+				strerror(errno));
+		else {
+			write_stats_json(r, f, path, secs, top, ntop);
+			if (fclose(f) == EOF)
+				fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,
+					strerror(errno));
+		}
+	}
+	if (json_output) {
+		write_stats_json(r, stdout, path, secs, top, ntop);
+		return;
+	}
+	printf("taprootctl record: wrote %s: %" PRIu64 " samples in %.1f s at %" PRIu32 " Hz\n",
+	       path, st.samples, secs, r->o.freq);
+	printf("  %-10s%" PRIu64 "%s\n", "lost:", r->lost,
+	       r->lost ? " (the rings were full: try a lower --freq or more --ring-pages)" : "");
+	printf("  %-10s", "unwind:");
+	if (!st.user_stacks) {
+		printf("no user stacks\n");
+	} else {
+		printf("%.1f%% complete (%" PRIu64 " of %" PRIu64 " user stacks",
+		       100.0 * taproot_pipeline_unwind_rate(&st),
+		       st.unwind[TAPROOT_UNWIND_COMPLETE], st.user_stacks);
+		for (e = 1; e < TAPROOT_UNWIND_NR_ENDS; e++) {
+			if (!st.unwind[e])
+				continue;
+			printf("%s %s %" PRIu64, any ? "," : ";", taproot_unwind_end_name(e),
+			       st.unwind[e]);
+			any = true;
+		}
+		printf(")\n");
+	}
+	if (st.proc_unknown)
+		printf("  %-10s%" PRIu64 " samples of processes that could not be read\n",
+		       "unknown:", st.proc_unknown);
+	if (r->child) {
+		printf("  %-10s", "command:");
+		if (!r->child_done)
+			printf("still running\n");
+		else if (WIFEXITED(r->child_status))
+			printf("exited with status %d\n", WEXITSTATUS(r->child_status));
+		else if (WIFSIGNALED(r->child_status))
+			printf("killed by signal %d (%s)\n", WTERMSIG(r->child_status),
+			       strsignal(WTERMSIG(r->child_status)));
+		if (r->followed)
+			printf("  %-10s%" PRIu64 " child processes followed\n", "children:",
+			       r->followed);
+	}
+	if (ntop) {
+		printf("  top functions (self):\n");
+		printf("  %8s %6s  %s\n", "samples", "self%", "function");
+		for (size_t i = 0; i < ntop; i++)
+			printf("  %8" PRIu64 " %5.1f%%  %s\n", top[i].samples,
+			       st.samples ? 100.0 * (double)top[i].samples / (double)st.samples : 0,
+			       top[i].name);
+	}
+	printf("  open it:  pprof -top %s   (or pprof -http=: %s)\n", path, path);
+}
+
+/* ------------------------------------------------------------ record */
+
+/* Put the module's configuration back as it was before the session. */
+static void restore_config(struct record *r)
+{
+	struct taproot_config c = r->saved;
+	int err;
+
+	if (!r->config_changed)
+		return;
+	c.set = TAPROOT_CONFIG_ALL;
+	if (!r->o.ring_pages)
+		c.set &= ~TAPROOT_CONFIG_RING_PAGES;
+	err = taproot_nl_set_config(r->nl, &c);
+	if (err < 0)
+		fprintf(stderr, "taprootctl: record: restoring the module's configuration: %s\n",
+			taproot_errmsg(err));
+}
+
+static int configure(struct record *r, uint32_t page_size)
+{
+	struct taproot_config c = { 0 };
+	int err;
+
+	c.set = TAPROOT_CONFIG_FREQ | TAPROOT_CONFIG_EVENTS | TAPROOT_CONFIG_TGIDS;
+	c.freq_hz = r->o.freq;
+	c.events = r->saved.events | TAPROOT_EV_SAMPLE;
+	if (r->o.ustack_set) {
+		c.set |= TAPROOT_CONFIG_USTACK;
+		c.ustack_bytes = r->o.ustack;
+	}
+	if (r->o.ring_pages) {
+		c.set |= TAPROOT_CONFIG_RING_PAGES;
+		c.ring_pages = r->o.ring_pages;
+		/* The saved watermark may not fit a smaller ring. */
+		if (r->saved.watermark > r->o.ring_pages * page_size / 2) {
+			c.set |= TAPROOT_CONFIG_WATERMARK;
+			c.watermark = r->o.ring_pages * page_size / 2;
+		}
+	}
+	if (r->child) {
+		c.nr_tgids = 1;
+		c.tgids[0] = (uint32_t)r->child;
+	} else if (!r->o.all) {
+		c.nr_tgids = r->o.nr_pids;
+		memcpy(c.tgids, r->o.pids, r->o.nr_pids * sizeof(c.tgids[0]));
+	}
+	r->config_changed = true;
+	err = taproot_nl_set_config(r->nl, &c);
+	if (err < 0)
+		return p_err("configuring the module: %s", taproot_errmsg(err));
+	return EXIT_OK;
+}
+
+int do_record(int argc, char **argv)
+{
+	static const struct taproot_ring_ops ops = {
+		.record = on_record,
+		.corrupt = on_corrupt,
+	};
+	static const struct taproot_ring_ops discard = { .record = on_discard };
+	struct sigaction sa = { .sa_handler = record_on_signal }, old_int, old_term;
+	struct taproot_pipeline_opts po;
+	struct record r = { .o = { .freq = RECORD_FREQ_DEFAULT } };
+	struct taproot_info info;
+	char *path = NULL, comment[256];
+	const char *comments[1] = { comment };
+	double last_follow = 0, last_progress = 0, secs = 0;
+	bool tty = isatty(STDERR_FILENO);
+	int release = -1, ret, err, n;
+
+	ret = parse_json_flag(&argc, argv);
+	if (ret == EXIT_OK)
+		ret = parse_args(argc, argv, &r.o);
+	if (ret != EXIT_OK)
+		return ret;
+	if (!r.o.command && !r.o.duration)
+		r.o.duration = RECORD_DURATION_DEFAULT;
+
+	err = make_output_dir(r.o.output);
+	if (err < 0)
+		return p_err("--output %s: %s", r.o.output, strerror(-err));
+	if (asprintf(&path, "%s/cpu.pb.gz", r.o.output) < 0)
+		return p_err("out of memory");
+
+	err = taproot_nl_open(&r.nl);
+	if (err == 0)
+		err = taproot_nl_get_info(r.nl, &info);
+	if (err == 0 && info.running)
+		err = -EBUSY;
+	if (err == 0)
+		err = taproot_nl_get_config(r.nl, &r.saved);
+	if (err < 0) {
+		ret = err == -EBUSY ?
+		      p_err("sampling is already running (another session, or taprootd?): "
+			    "'taprootctl stop' it first") :
+		      p_err("%s", taproot_errmsg(err));
+		goto out;
+	}
+
+	err = taproot_ksyms_load(NULL, &r.ksyms);
+	if (err < 0)
+		fprintf(stderr, "taprootctl: record: kernel frames stay unnamed: %s\n",
+			taproot_errmsg(err));
+	taproot_pipeline_opts_default(&po);
+	po.freq_hz = r.o.freq;
+	po.ksyms = r.ksyms;
+	po.label_tid = r.o.label_tid;
+	po.label_cpu = r.o.label_cpu;
+	snprintf(comment, sizeof(comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
+		 TAPROOT_VERSION, r.o.freq, info.kernel_release);
+	po.comments = comments;
+	po.nr_comments = 1;
+	err = taproot_pipeline_new(&po, &r.pl);
+	if (err < 0) {
+		ret = p_err("%s", taproot_errmsg(err));
+		goto out;
+	}
+
+	/* Signals end the session (no SA_RESTART: the wait returns). */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	if (r.o.command) {
+		r.child = spawn_stopped(r.o.command, &release);
+		if (r.child < 0) {
+			ret = p_err("cannot fork: %s", strerror((int)-r.child));
+			r.child = 0;
+			goto out;
+		}
+		r.tgids[0] = (uint32_t)r.child;
+		r.nr_tgids = 1;
+	}
+
+	ret = configure(&r, info.page_size);
+	if (ret != EXIT_OK)
+		goto out;
+	err = taproot_ring_open(&info, &r.ring);
+	if (err < 0) {
+		ret = p_err("%s", taproot_errmsg(err));
+		goto out;
+	}
+	/* What earlier sessions left in the rings is not ours. */
+	while (taproot_ring_consume(r.ring, &discard, &r) > 0)
+		;
+	r.lost_base = rings_lost(r.ring);
+
+	err = taproot_nl_start(r.nl);
+	if (err < 0) {
+		ret = p_err("starting: %s", taproot_errmsg(err));
+		goto out;
+	}
+	r.started = true;
+	r.t0 = now_s();
+	if (r.o.duration)
+		r.t_end = r.t0 + r.o.duration;
+	if (release >= 0) {
+		if (write(release, "", 1) != 1)
+			fprintf(stderr, "taprootctl: record: releasing the command: %s\n",
+				strerror(errno));
+		close(release);
+		release = -1;
+	}
+
+	for (;;) {
+		double t;
+		int timeout = RECORD_POLL_MS;
+
+		taproot_ring_consume(r.ring, &ops, &r);
+		if (record_signal)
+			break;
+		t = now_s();
+		if (r.child) {
+			reap_child(&r, false);
+			if (r.child_done)
+				break;
+			if ((t - last_follow) * 1000 >= FOLLOW_MS) {
+				follow_children(&r);
+				last_follow = t;
+			}
+		}
+		if (r.t_end && t >= r.t_end)
+			break;
+		if ((t - last_progress) * 1000 >= (tty ? PROGRESS_TTY_MS : PROGRESS_LINE_MS)) {
+			if (last_progress || tty)
+				progress(&r, tty, false);
+			last_progress = t;
+		}
+		if (r.t_end && (r.t_end - t) * 1000 < timeout)
+			timeout = (int)((r.t_end - t) * 1000) + 1;
+		n = taproot_ring_poll(r.ring, timeout);
+		if (n < 0 && n != -EINTR) {
+			ret = p_err("%s", taproot_errmsg(n));
+			goto out;
+		}
+	}
+
+out:
+	if (r.started) {
+		secs = now_s() - r.t0;
+		err = taproot_nl_stop(r.nl);
+		if (err < 0 && err != -EALREADY)
+			fprintf(stderr, "taprootctl: record: stopping: %s\n", taproot_errmsg(err));
+		/* Everything published up to the stop. */
+		for (int i = 0; i < 64 && taproot_ring_consume(r.ring, &ops, &r) > 0; i++)
+			;
+		r.lost = rings_lost(r.ring) - r.lost_base;
+		if (tty)
+			progress(&r, tty, true);
+	}
+	taproot_ring_close(r.ring);
+	r.ring = NULL;
+	if (r.nl)
+		restore_config(&r);
+	if (release >= 0)
+		close(release);		/* the command was never released: it exits 127 */
+
+	if (r.started) {
+		err = taproot_pipeline_write(r.pl, path);
+		if (err < 0)
+			ret = p_err("writing %s: %s", path, taproot_errmsg(err));
+	}
+	if (r.child && !r.child_done)
+		wait_child(&r);
+	if (r.started && err >= 0 && ret == EXIT_OK) {
+		summary(&r, path, secs);
+		if (r.child && r.child_done)
+			ret = child_exit_code(&r);
+	}
+	if (r.pl) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+	taproot_pipeline_free(r.pl);
+	taproot_ksyms_free(r.ksyms);
+	taproot_nl_close(r.nl);
+	free(path);
+	return ret;
+}
