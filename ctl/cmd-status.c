@@ -32,6 +32,7 @@ static void print_plain(const struct taproot_info *info)
 	printf("%s\n", any ? "" : "none");
 	printf("%-16s%s\n", "running:", info->running ? "yes" : "no");
 	printf("%-16s%" PRIu32 "\n", "page size:", info->page_size);
+	daemon_status_plain();
 }
 
 static int print_json(const struct taproot_info *info)
@@ -69,6 +70,7 @@ static int print_json(const struct taproot_info *info)
 	taproot_json_bool(j, info->running);
 	taproot_json_key(j, "page_size");
 	taproot_json_u64(j, info->page_size);
+	daemon_status_json(j);
 	taproot_json_object_end(j);
 	return json_end(j);
 }

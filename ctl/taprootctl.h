@@ -54,4 +54,8 @@ int do_stats(int argc, char **argv);	/* cmd-stats.c */
 int do_dump(int argc, char **argv);	/* cmd-dump.c */
 int do_record(int argc, char **argv);	/* cmd-record.c */
 
+/* taprootd's state for 'status' (cmd-daemon.c): its own lines, or a "taprootd" member. */
+void daemon_status_plain(void);
+void daemon_status_json(struct taproot_json *j);
+
 #endif /* TAPROOTCTL_H */

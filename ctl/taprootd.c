@@ -1,82 +1,145 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * taprootd: the taproot daemon.
+ * taprootd: the taproot daemon. Continuous profiles, one file per interval.
  *
- * This version checks the loaded module (generic netlink GET_INFO, ABI
- * version), logs one line describing it on stderr, and waits for SIGTERM or
- * SIGINT. The options that will steer profile collection are parsed and
- * validated now, so that a service definition written today keeps working.
+ * It follows the module's session through the "session" multicast group:
+ * while sampling runs (whoever started it: 'taprootctl start', or taprootd
+ * itself with --start) it is the consumer of the rings and feeds every
+ * record to the pipeline (lib/pipeline.c); when sampling stops it drains
+ * the rings and lets go of /dev/taproot, so the module can be unloaded.
+ * Every --interval seconds the profile of the interval is written to
+ * OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (UTC start of the interval) through a
+ * temporary name, fsync and rename (taproot_pprof_write_file()), and the
+ * oldest of its own files beyond --retain are deleted. An interval without
+ * samples writes nothing.
+ *
+ * Signals: SIGTERM/SIGINT write the partial profile of the current
+ * interval and exit 0; SIGHUP ends the current interval (written) and
+ * re-reads the --config file (options given on the command line keep
+ * their values). A state file (--state, default
+ * /run/taproot/taprootd.json) is rewritten every interval with taprootd's
+ * pid, CPU time, RSS and counters; 'taprootctl status' shows it while that
+ * pid lives. Logs go to stderr, or to syslog with --syslog.
+ *
+ * Memory is bounded by the pipeline's caches and the profile's stack cap
+ * (--max-stacks).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/taproot.h>
 
+#include "daemon.h"
 #include "taproot.h"
 
-#define INTERVAL_DEFAULT	10
-#define INTERVAL_MAX		86400
-#define RETAIN_MAX		1000000
-
 static const char *prog = "taprootd";
+static bool use_syslog;
 
-struct options {
-	const char *output;
-	unsigned long interval;
-	unsigned long retain;
-	bool foreground;
-};
-
-static void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void log_msg(const char *fmt, ...)
+void log_msg(int prio, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (use_syslog) {
+		vsyslog(prio, fmt, ap);
+	} else {
+		fprintf(stderr, "%s: ", prog);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+struct daemon {
+	struct daemon_opts o;
+	unsigned int cmdline;		/* DOPT_* given on the command line */
+	const char *config;		/* --config FILE or NULL */
+	const char *state_path;
+	bool start;			/* --start: start sampling if stopped */
+	bool started_it;		/* ... and it did: stop it at exit */
+
+	struct taproot_nl *nl;
+	struct taproot_nl_sub *sub;
+	struct taproot_info info;
+	struct taproot_ring *ring;	/* open while sampling runs */
+	struct taproot_ksyms *ksyms;
+	struct taproot_pipeline *pl;
+	uint32_t pl_freq;
+	bool running;
+
+	int64_t interval_start;		/* wall clock s of the current interval */
+	uint64_t interval_samples;	/* pipeline samples at its start */
+	double next_write;		/* monotonic s */
+	time_t last_stamp;
+	uint64_t profiles;
+	char last_profile[4096];
+	int64_t started;
+	uint64_t lost_seen;		/* from the rings' counters */
+	uint64_t lost_base;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void usage(void)
 {
 	printf("Usage: %s [OPTIONS]\n"
 	       "\n"
-	       "Checks that the taproot module is loaded and speaks this program's\n"
-	       "ABI version (%d), logs one line describing it on stderr, then runs\n"
-	       "until SIGTERM or SIGINT and exits 0. Profiles are not collected yet:\n"
-	       "the options below are validated and otherwise unused.\n"
+	       "Writes a CPU profile of the whole system (as the module is configured:\n"
+	       "'taprootctl config') every interval while sampling runs, as\n"
+	       "OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (pprof format; UTC start of the\n"
+	       "interval). It follows the module's session: it reads the rings while\n"
+	       "sampling runs, whoever starts it, and lets go of them when it stops.\n"
 	       "\n"
 	       "Options:\n"
-	       "  -o, --output DIR    directory for profiles; must be a writable\n"
-	       "                      directory (default: the current directory)\n"
-	       "  -i, --interval S    seconds per profile, 1..%d (default %d)\n"
-	       "  -r, --retain N      profiles to keep, 0 for all, at most %d\n"
-	       "                      (default 0)\n"
-	       "  -f, --foreground    stay in the foreground; without it, taprootd\n"
-	       "                      detaches (new session, cwd and stderr kept)\n"
-	       "                      once the module check has passed\n"
-	       "  -h, --help          show this help\n"
-	       "  -V, --version       show the version and the ABI version\n"
+	       "  -o, --output DIR     directory for profiles (default: the current one)\n"
+	       "  -i, --interval S     seconds per profile, 1..%d (default %d)\n"
+	       "  -r, --retain N       profiles to keep, 0 for all (default 0); only\n"
+	       "                       files of taprootd's own pattern are deleted\n"
+	       "  -s, --start          start sampling if it is stopped (and stop it at exit)\n"
+	       "  -c, --config FILE    read options from FILE (keys: output, interval,\n"
+	       "                       retain, max-stacks, label-tid, label-cpu; 'KEY VALUE'\n"
+	       "                       lines, # comments); re-read on SIGHUP. Options on the\n"
+	       "                       command line win over the file.\n"
+	       "      --state FILE     state file for 'taprootctl status' (default\n"
+	       "                       " TAPROOTD_STATE_DEFAULT ")\n"
+	       "      --max-stacks N   distinct stacks per profile (default %d)\n"
+	       "      --label-tid      add a tid label to samples\n"
+	       "      --label-cpu      add a cpu label to samples\n"
+	       "      --syslog         log to syslog (daemon facility) instead of stderr\n"
+	       "  -f, --foreground     stay in the foreground; without it, taprootd\n"
+	       "                       detaches once the module check has passed\n"
+	       "  -h, --help           show this help\n"
+	       "  -V, --version        show the version and the ABI version (%d)\n"
 	       "\n"
-	       "Exit status: 0 after SIGTERM/SIGINT, 1 error (module not loaded,\n"
-	       "other ABI, no permission: needs CAP_PERFMON or CAP_SYS_ADMIN),\n"
-	       "2 usage error.\n",
-	       prog, TAPROOT_ABI_VERSION, INTERVAL_MAX, INTERVAL_DEFAULT, RETAIN_MAX);
+	       "Signals: SIGTERM/SIGINT write the current partial profile and exit 0;\n"
+	       "SIGHUP writes it and re-reads --config.\n"
+	       "\n"
+	       "Exit status: 0 after SIGTERM/SIGINT, 1 error (module not loaded, other\n"
+	       "ABI, no permission: needs CAP_PERFMON or CAP_SYS_ADMIN), 2 usage error.\n",
+	       prog, INTERVAL_MAX, INTERVAL_DEFAULT, TAPROOT_PROFILE_MAX_STACKS,
+	       TAPROOT_ABI_VERSION);
 }
 
-/* @arg as a decimal in [@min, @max], or a usage error naming @opt. */
 static int parse_ulong(const char *opt, const char *arg, unsigned long min,
 		       unsigned long max, unsigned long *v)
 {
@@ -85,18 +148,26 @@ static int parse_ulong(const char *opt, const char *arg, unsigned long min,
 	errno = 0;
 	*v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || *v < min || *v > max) {
-		log_msg("'%s' needs a number in %lu..%lu, not '%s'", opt, min, max, arg);
+		log_msg(LOG_ERR, "'%s' needs a number in %lu..%lu, not '%s'", opt, min, max, arg);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_options(int argc, char **argv, struct options *o)
+static int parse_options(int argc, char **argv, struct daemon *d, bool *foreground)
 {
+	enum { O_STATE = 256, O_MAX_STACKS, O_LABEL_TID, O_LABEL_CPU, O_SYSLOG };
 	static const struct option options[] = {
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "interval",	required_argument,	NULL, 'i' },
 		{ "retain",	required_argument,	NULL, 'r' },
+		{ "start",	no_argument,		NULL, 's' },
+		{ "config",	required_argument,	NULL, 'c' },
+		{ "state",	required_argument,	NULL, O_STATE },
+		{ "max-stacks",	required_argument,	NULL, O_MAX_STACKS },
+		{ "label-tid",	no_argument,		NULL, O_LABEL_TID },
+		{ "label-cpu",	no_argument,		NULL, O_LABEL_CPU },
+		{ "syslog",	no_argument,		NULL, O_SYSLOG },
 		{ "foreground",	no_argument,		NULL, 'f' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
@@ -105,21 +176,50 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:i:r:fhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:i:r:sc:fhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
-			o->output = optarg;
+			free(d->o.output);
+			d->o.output = strdup(optarg);
+			d->cmdline |= DOPT_OUTPUT;
 			break;
 		case 'i':
-			if (parse_ulong("--interval", optarg, 1, INTERVAL_MAX, &o->interval))
+			if (parse_ulong("--interval", optarg, 1, INTERVAL_MAX, &d->o.interval))
 				return 2;
+			d->cmdline |= DOPT_INTERVAL;
 			break;
 		case 'r':
-			if (parse_ulong("--retain", optarg, 0, RETAIN_MAX, &o->retain))
+			if (parse_ulong("--retain", optarg, 0, RETAIN_MAX, &d->o.retain))
 				return 2;
+			d->cmdline |= DOPT_RETAIN;
+			break;
+		case O_MAX_STACKS:
+			if (parse_ulong("--max-stacks", optarg, 1, MAX_STACKS_MAX, &d->o.max_stacks))
+				return 2;
+			d->cmdline |= DOPT_MAX_STACKS;
+			break;
+		case O_LABEL_TID:
+			d->o.label_tid = true;
+			d->cmdline |= DOPT_LABEL_TID;
+			break;
+		case O_LABEL_CPU:
+			d->o.label_cpu = true;
+			d->cmdline |= DOPT_LABEL_CPU;
+			break;
+		case 's':
+			d->start = true;
+			break;
+		case 'c':
+			d->config = optarg;
+			break;
+		case O_STATE:
+			d->state_path = optarg;
+			break;
+		case O_SYSLOG:
+			use_syslog = true;
 			break;
 		case 'f':
-			o->foreground = true;
+			*foreground = true;
 			break;
 		case 'h':
 			usage();
@@ -129,37 +229,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 			       TAPROOT_ABI_VERSION);
 			return 0;
 		case ':':
-			log_msg("'%s' needs an argument", argv[optind - 1]);
+			log_msg(LOG_ERR, "'%s' needs an argument", argv[optind - 1]);
 			return 2;
 		default:
-			log_msg("unknown option '%s' (see '%s --help')", argv[optind - 1], prog);
+			log_msg(LOG_ERR, "unknown option '%s' (see '%s --help')", argv[optind - 1],
+				prog);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		log_msg("unexpected argument '%s' (see '%s --help')", argv[optind], prog);
+		log_msg(LOG_ERR, "unexpected argument '%s' (see '%s --help')", argv[optind], prog);
 		return 2;
 	}
+	if (!d->o.output)
+		d->o.output = strdup(".");
 	return -1;
-}
-
-static int check_output(const char *dir)
-{
-	struct stat st;
-
-	if (stat(dir, &st) < 0) {
-		log_msg("--output %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		log_msg("--output %s: not a directory", dir);
-		return -1;
-	}
-	if (access(dir, W_OK | X_OK) < 0) {
-		log_msg("--output %s: not writable: %s", dir, strerror(errno));
-		return -1;
-	}
-	return 0;
 }
 
 static void log_module(const struct taproot_info *info)
@@ -180,62 +264,412 @@ static void log_module(const struct taproot_info *info)
 			off += (size_t)snprintf(features + off, sizeof(features) - off,
 						"%sbit%u", off ? "," : "", bit);
 	}
-	log_msg("taproot module ABI %" PRIu32 " on %s: %" PRIu32 " CPUs, page size %" PRIu32
-		", features %s, sampling %s",
-		info->abi_version, info->kernel_release, info->nr_cpus, info->page_size,
-		features[0] ? features : "none", info->running ? "running" : "stopped");
+	log_msg(LOG_INFO, "taproot module ABI %" PRIu32 " on %s: %" PRIu32 " CPUs, page size %"
+		PRIu32 ", features %s, sampling %s", info->abi_version, info->kernel_release,
+		info->nr_cpus, info->page_size, features[0] ? features : "none",
+		info->running ? "running" : "stopped");
 }
+
+/* ------------------------------------------------------------ profiles */
+
+static int64_t wall_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static int new_pipeline(struct daemon *d, uint32_t freq)
+{
+	static char comment[256];
+	static const char *comments[1] = { comment };
+	struct taproot_pipeline_opts po;
+	int err;
+
+	taproot_pipeline_free(d->pl);
+	d->pl = NULL;
+	taproot_pipeline_opts_default(&po);
+	po.freq_hz = freq;
+	po.ksyms = d->ksyms;
+	po.label_tid = d->o.label_tid;
+	po.label_cpu = d->o.label_cpu;
+	po.max_stacks = d->o.max_stacks;
+	snprintf(comment, sizeof(comment), "taprootd %s, %" PRIu32 " Hz, kernel %s",
+		 TAPROOT_VERSION, freq, d->info.kernel_release);
+	po.comments = comments;
+	po.nr_comments = 1;
+	err = taproot_pipeline_new(&po, &d->pl);
+	if (err < 0) {
+		log_msg(LOG_ERR, "%s", taproot_errmsg(err));
+		return -1;
+	}
+	d->pl_freq = freq;
+	d->interval_samples = 0;
+	d->interval_start = wall_s();
+	return 0;
+}
+
+static void write_state(struct daemon *d)
+{
+	struct taproot_pipeline_stats ps = { 0 };
+	struct daemon_state st = { 0 };
+	struct rusage ru;
+	long pages = 0, rss = 0;
+	FILE *f;
+	int err;
+
+	if (d->pl)
+		taproot_pipeline_stats(d->pl, &ps);
+	getrusage(RUSAGE_SELF, &ru);
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	st.pid = getpid();
+	st.started = d->started;
+	st.updated = wall_s();
+	st.cpu_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	st.rss_bytes = (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+	st.samples = ps.samples;
+	st.lost = d->lost_seen;
+	st.profiles = d->profiles;
+	st.unwind_permille = (unsigned int)(taproot_pipeline_unwind_rate(&ps) * 1000 + 0.5);
+	st.sampling = d->running;
+	st.interval = d->o.interval;
+	snprintf(st.output, sizeof(st.output), "%s", d->o.output);
+	snprintf(st.last_profile, sizeof(st.last_profile), "%s", d->last_profile);
+	err = daemon_state_write(d->state_path, &st);
+	if (err < 0) {
+		static bool warned;
+
+		if (!warned)
+			log_msg(LOG_WARNING, "state file %s: %s", d->state_path, strerror(-err));
+		warned = true;
+	}
+}
+
+/* End the current interval: write its profile when it has samples. */
+static void flush_interval(struct daemon *d, const char *why)
+{
+	struct taproot_pipeline_stats st;
+	uint64_t n;
+	char *path;
+	int err;
+
+	if (!d->pl)
+		return;
+	taproot_pipeline_stats(d->pl, &st);
+	n = st.samples - d->interval_samples;
+	if (n) {
+		path = daemon_profile_path(d->o.output, (time_t)d->interval_start, &d->last_stamp);
+		if (!path) {
+			log_msg(LOG_ERR, "out of memory");
+		} else if ((err = taproot_pipeline_write(d->pl, path)) < 0) {
+			log_msg(LOG_ERR, "writing %s: %s", path, taproot_errmsg(err));
+		} else {
+			d->profiles++;
+			snprintf(d->last_profile, sizeof(d->last_profile), "%s", path);
+			log_msg(LOG_DEBUG, "%s: %s: %" PRIu64 " samples", why, path, n);
+			daemon_retain(d->o.output, d->o.retain, false);
+		}
+		free(path);
+	}
+	taproot_pipeline_reset(d->pl);
+	d->interval_samples = st.samples;
+	d->interval_start = wall_s();
+	write_state(d);
+}
+
+/* ------------------------------------------------------------ the rings */
+
+static int on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
+{
+	struct daemon *d = arg;
+
+	taproot_pipeline_add_record(d->pl, h, cpu);
+	return 0;
+}
+
+static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg)
+{
+	log_msg(LOG_WARNING, "ring of CPU %u corrupt at %" PRIu64 ": %s; its unread bytes "
+		"were dropped", cpu, pos, why);
+}
+
+static const struct taproot_ring_ops ring_ops = {
+	.record = on_record,
+	.corrupt = on_corrupt,
+};
+
+static uint64_t rings_lost(struct taproot_ring *ring)
+{
+	struct taproot_ring_stats st;
+	uint64_t lost = 0;
+
+	for (unsigned int i = 0; i < taproot_ring_count(ring); i++) {
+		taproot_ring_stats(ring, i, &st);
+		for (unsigned int c = 0; c < TAPROOT_LOST_NR; c++)
+			lost += st.lost[c];
+	}
+	return lost;
+}
+
+static void consume(struct daemon *d)
+{
+	if (!d->ring)
+		return;
+	taproot_ring_consume(d->ring, &ring_ops, d);
+	d->lost_seen += rings_lost(d->ring) - d->lost_base;
+	d->lost_base = rings_lost(d->ring);
+}
+
+/* Sampling runs: be the consumer. */
+static void session_started(struct daemon *d)
+{
+	struct taproot_config cfg;
+	int err;
+
+	d->running = true;
+	err = taproot_nl_get_config(d->nl, &cfg);
+	if (err < 0) {
+		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
+		cfg.freq_hz = d->pl_freq ? d->pl_freq : TAPROOT_FREQ_DEFAULT;
+	}
+	if (!d->pl || cfg.freq_hz != d->pl_freq) {
+		flush_interval(d, "frequency changed");
+		if (new_pipeline(d, cfg.freq_hz) < 0)
+			return;
+	}
+	if (!d->ring) {
+		err = taproot_ring_open(&d->info, &d->ring);
+		if (err < 0) {
+			log_msg(LOG_ERR, "%s", taproot_errmsg(err));
+			return;
+		}
+		d->lost_base = rings_lost(d->ring);
+	}
+	log_msg(LOG_INFO, "sampling runs at %" PRIu32 " Hz: reading the rings", cfg.freq_hz);
+}
+
+/* Sampling stopped: drain the rings and let go of them. */
+static void session_stopped(struct daemon *d)
+{
+	d->running = false;
+	if (!d->ring)
+		return;
+	for (int i = 0; i < 64 && taproot_ring_consume(d->ring, &ring_ops, d) > 0; i++)
+		;
+	d->lost_seen += rings_lost(d->ring) - d->lost_base;
+	taproot_ring_close(d->ring);
+	d->ring = NULL;
+	log_msg(LOG_INFO, "sampling stopped: rings released");
+}
+
+static void resync(struct daemon *d)
+{
+	int err = taproot_nl_get_info(d->nl, &d->info);
+
+	if (err < 0) {
+		log_msg(LOG_ERR, "%s", taproot_errmsg(err));
+		return;
+	}
+	if (d->info.running && !d->running)
+		session_started(d);
+	else if (!d->info.running && d->running)
+		session_stopped(d);
+}
+
+static void read_notifications(struct daemon *d)
+{
+	struct taproot_notification n;
+	int err;
+
+	while ((err = taproot_nl_sub_read(d->sub, &n)) != 0) {
+		if (err == -ENOBUFS) {	/* some were lost: ask for the state */
+			resync(d);
+			continue;
+		}
+		if (err < 0) {
+			if (err != -EAGAIN && err != -TAPROOT_EPROTO)
+				log_msg(LOG_WARNING, "notifications: %s", taproot_errmsg(err));
+			if (err == -TAPROOT_EPROTO)
+				continue;
+			return;
+		}
+		switch (n.what) {
+		case TAPROOT_NOTIFY_STARTED:
+			if (!d->running)
+				session_started(d);
+			break;
+		case TAPROOT_NOTIFY_STOPPED:
+			if (d->running)
+				session_stopped(d);
+			break;
+		case TAPROOT_NOTIFY_CONFIG:
+			log_msg(LOG_INFO, "the module's configuration changed");
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ SIGHUP */
+
+static void reload(struct daemon *d)
+{
+	struct daemon_opts o = d->o;
+
+	flush_interval(d, "SIGHUP");
+	if (!d->config) {
+		log_msg(LOG_INFO, "SIGHUP: no --config file to re-read; interval restarted");
+		return;
+	}
+	o.output = strdup(d->o.output);
+	if (!o.output || daemon_read_config(d->config, d->cmdline, &o) < 0 ||
+	    daemon_check_output(o.output) < 0) {
+		free(o.output);
+		log_msg(LOG_ERR, "SIGHUP: %s not applied; the configuration stays as it was",
+			d->config);
+		return;
+	}
+	free(d->o.output);
+	d->o = o;
+	/* Labels and the stack cap belong to the pipeline: a new one. */
+	if (d->pl)
+		new_pipeline(d, d->pl_freq);
+	log_msg(LOG_INFO, "SIGHUP: %s re-read: output %s, interval %lu s, retain %lu",
+		d->config, d->o.output, d->o.interval, d->o.retain);
+	d->next_write = mono_s() + (double)d->o.interval;
+}
+
+/* ------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
-	struct options o = { .output = ".", .interval = INTERVAL_DEFAULT };
-	struct taproot_info info;
-	struct taproot_nl *nl;
+	struct daemon d = {
+		.o = { .interval = INTERVAL_DEFAULT },
+		.state_path = TAPROOTD_STATE_DEFAULT,
+	};
+	bool foreground = false;
+	struct signalfd_siginfo si;
+	struct pollfd pfd[3];
 	sigset_t set;
-	int ret, err, sig;
+	int ret, err, sfd, status = 0;
 
-	ret = parse_options(argc, argv, &o);
+	ret = parse_options(argc, argv, &d, &foreground);
 	if (ret >= 0)
 		return ret;
-	if (check_output(o.output) < 0)
+	if (use_syslog)
+		openlog(prog, LOG_PID, LOG_DAEMON);
+	if (d.config && daemon_read_config(d.config, d.cmdline, &d.o) < 0)
+		return 2;
+	if (!d.o.output || daemon_check_output(d.o.output) < 0)
 		return 1;
 
-	/* Block the signals first: one that arrives early still counts. */
+	/* Signals through a signalfd, blocked from the start: none is lost. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
-		log_msg("blocking SIGTERM and SIGINT: %s", strerror(errno));
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
+	    (sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+		log_msg(LOG_ERR, "signals: %s", strerror(errno));
 		return 1;
 	}
+	signal(SIGPIPE, SIG_IGN);
 
-	err = taproot_nl_open(&nl);
+	err = taproot_nl_open(&d.nl);
 	if (err == 0)
-		err = taproot_nl_get_info(nl, &info);
+		err = taproot_nl_get_info(d.nl, &d.info);
+	if (err == 0)
+		err = taproot_nl_subscribe(&d.sub);
 	if (err < 0) {
-		log_msg("%s", taproot_errmsg(err));
-		taproot_nl_close(nl);
+		log_msg(LOG_ERR, "%s", taproot_errmsg(err));
+		taproot_nl_close(d.nl);
 		return 1;
 	}
-	log_module(&info);
+	log_module(&d.info);
+	err = taproot_ksyms_load(NULL, &d.ksyms);
+	if (err < 0)
+		log_msg(LOG_WARNING, "kernel frames stay unnamed: %s", taproot_errmsg(err));
 
-	if (!o.foreground && daemon(1, 1) < 0) {
-		log_msg("detaching: %s", strerror(errno));
-		taproot_nl_close(nl);
+	if (!foreground && daemon(1, 1) < 0) {
+		log_msg(LOG_ERR, "detaching: %s", strerror(errno));
 		return 1;
 	}
+	d.started = wall_s();
+	/* Temporary files a killed taprootd left behind, then the retention. */
+	daemon_retain(d.o.output, d.o.retain, true);
+
+	if (d.start && !d.info.running) {
+		err = taproot_nl_start(d.nl);
+		if (err < 0 && err != -EALREADY)
+			log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
+		else if (err == 0)
+			d.started_it = true;
+	}
+	resync(&d);
+	if (!d.running)
+		log_msg(LOG_INFO, "sampling is stopped: waiting for it to start "
+			"('taprootctl start')");
+	d.next_write = mono_s() + (double)d.o.interval;
+	write_state(&d);
 
 	for (;;) {
-		err = sigwait(&set, &sig);
-		if (err == 0)
+		double now = mono_s();
+		int timeout, n;
+
+		consume(&d);
+		if (now >= d.next_write) {
+			flush_interval(&d, "interval");
+			while (d.next_write <= now)
+				d.next_write += (double)d.o.interval;
+		}
+		timeout = (int)((d.next_write - now) * 1000) + 1;
+		if (timeout > 1000)
+			timeout = 1000;
+		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = taproot_nl_sub_fd(d.sub), .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = d.ring ? taproot_ring_fd(d.ring) : -1,
+					  .events = POLLIN };
+		n = poll(pfd, 3, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_msg(LOG_ERR, "poll: %s", strerror(errno));
+			status = 1;
 			break;
-		if (err != EINTR) {
-			log_msg("waiting for a signal: %s", strerror(err));
-			taproot_nl_close(nl);
-			return 1;
+		}
+		if (n > 0 && (pfd[1].revents & POLLIN))
+			read_notifications(&d);
+		if (n > 0 && (pfd[0].revents & POLLIN) &&
+		    read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				reload(&d);
+				continue;
+			}
+			log_msg(LOG_INFO, "%s received: writing the last profile and exiting",
+				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			break;
 		}
 	}
-	log_msg("%s received, exiting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	taproot_nl_close(nl);
-	return 0;
+
+	if (d.started_it) {
+		err = taproot_nl_stop(d.nl);
+		if (err < 0 && err != -EALREADY)
+			log_msg(LOG_WARNING, "stopping sampling: %s", taproot_errmsg(err));
+	}
+	consume(&d);
+	if (d.ring)
+		session_stopped(&d);
+	flush_interval(&d, "exit");
+	unlink(d.state_path);
+	taproot_pipeline_free(d.pl);
+	taproot_ksyms_free(d.ksyms);
+	taproot_nl_sub_close(d.sub);
+	taproot_nl_close(d.nl);
+	free(d.o.output);
+	if (use_syslog)
+		closelog();
+	return status;
 }

@@ -343,7 +343,7 @@ static void test_self_profile(void **state)
 	assert_int_equal(st.stacks, 0);
 	assert_int_equal(st.samples, nrec);
 
-	unlink(path);
+	if (!getenv("KEEP")) unlink(path);
 	rmdir(dir);
 	for (i = 0; i < nrec; i++)
 		free(recs[i]);

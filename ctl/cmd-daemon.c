@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What taprootctl status shows of taprootd: its state file (written by
+ * ctl/daemon-files.c every interval, default /run/taproot/taprootd.json,
+ * $TAPROOTD_STATE to read another), shown while the pid it names is alive
+ * and is a taprootd.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "taprootctl.h"
+
+/* A JSON string value starting at @s (after the quote) into @out. */
+static void read_str(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && *s != '"' && n + 1 < len; s++) {
+		if (*s == '\\' && s[1]) {
+			s++;
+			if (*s == 'u' && s[1] && s[2] && s[3] && s[4]) {
+				char hex[5] = { s[1], s[2], s[3], s[4], 0 };
+
+				out[n++] = (char)strtoul(hex, NULL, 16);
+				s += 4;
+				continue;
+			}
+		}
+		out[n++] = *s;
+	}
+	out[n] = '\0';
+}
+
+int daemon_state_read(const char *path, struct daemon_state *st)
+{
+	char line[8192];
+	FILE *f = fopen(path, "re");
+
+	memset(st, 0, sizeof(*st));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char key[64], *colon, *v;
+		char *q = strchr(line, '"');
+
+		if (!q || !(colon = strstr(q, "\":")))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)(colon - q - 1), q + 1);
+		v = colon + 2;
+		while (*v == ' ')
+			v++;
+		if (!strcmp(key, "pid"))
+			st->pid = atoi(v);
+		else if (!strcmp(key, "started"))
+			st->started = strtoll(v, NULL, 10);
+		else if (!strcmp(key, "updated"))
+			st->updated = strtoll(v, NULL, 10);
+		else if (!strcmp(key, "cpu_seconds"))
+			st->cpu_seconds = strtod(v, NULL);
+		else if (!strcmp(key, "rss_bytes"))
+			st->rss_bytes = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "sampling"))
+			st->sampling = !strncmp(v, "true", 4);
+		else if (!strcmp(key, "interval"))
+			st->interval = strtoul(v, NULL, 10);
+		else if (!strcmp(key, "samples"))
+			st->samples = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "lost"))
+			st->lost = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "unwind_complete_permille"))
+			st->unwind_permille = (unsigned int)strtoul(v, NULL, 10);
+		else if (!strcmp(key, "profiles"))
+			st->profiles = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "output") && *v == '"')
+			read_str(v + 1, st->output, sizeof(st->output));
+		else if (!strcmp(key, "last_profile") && *v == '"')
+			read_str(v + 1, st->last_profile, sizeof(st->last_profile));
+	}
+	fclose(f);
+	return st->pid > 0 ? 0 : -EINVAL;
+}
+
+/* Whether @pid is alive and is a taprootd. */
+static bool is_taprootd(int pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, "taprootd");
+}
+
+static const char *state_path(void)
+{
+	const char *p = getenv("TAPROOTD_STATE");
+
+	return p && *p ? p : TAPROOTD_STATE_DEFAULT;
+}
+
+/* 1 with @st filled when taprootd runs, else 0 (*@stale when its file is left over). */
+static int daemon_get(struct daemon_state *st, bool *stale)
+{
+	*stale = false;
+	if (daemon_state_read(state_path(), st) < 0)
+		return 0;
+	if (!is_taprootd(st->pid)) {
+		*stale = true;
+		return 0;
+	}
+	return 1;
+}
+
+void daemon_status_plain(void)
+{
+	struct daemon_state st;
+	bool stale;
+	int64_t now = (int64_t)time(NULL);
+
+	if (!daemon_get(&st, &stale)) {
+		printf("%-16s%s\n", "taprootd:", stale ? "not running (stale state file)" :
+		       "not running");
+		return;
+	}
+	printf("%-16spid %d, up %" PRId64 " s, %s\n", "taprootd:", st.pid,
+	       now - st.started, st.sampling ? "reading the rings" : "waiting for sampling");
+	printf("%-16s%.2f s CPU (%.2f%% of one CPU), %.1f MiB resident (at %" PRId64 " s ago)\n",
+	       "  usage:", st.cpu_seconds,
+	       st.updated > st.started ? 100.0 * st.cpu_seconds / (double)(st.updated - st.started)
+				       : 0.0,
+	       (double)st.rss_bytes / (1024.0 * 1024.0), now - st.updated);
+	printf("%-16s%" PRIu64 " samples, %" PRIu64 " lost, %.1f%% unwound completely\n",
+	       "  samples:", st.samples, st.lost, st.unwind_permille / 10.0);
+	printf("%-16s%" PRIu64 " written every %lu s to %s%s%s\n", "  profiles:", st.profiles,
+	       st.interval, st.output, st.last_profile[0] ? ", last " : "", st.last_profile);
+}
+
+void daemon_status_json(struct taproot_json *j)
+{
+	struct daemon_state st;
+	bool stale;
+
+	taproot_json_key(j, "taprootd");
+	if (!daemon_get(&st, &stale)) {
+		taproot_json_null(j);
+		return;
+	}
+	taproot_json_object_begin(j);
+	taproot_json_key(j, "pid");
+	taproot_json_u64(j, (uint64_t)st.pid);
+	taproot_json_key(j, "started");
+	taproot_json_i64(j, st.started);
+	taproot_json_key(j, "updated");
+	taproot_json_i64(j, st.updated);
+	taproot_json_key(j, "cpu_ms");
+	taproot_json_u64(j, (uint64_t)(st.cpu_seconds * 1000 + 0.5));
+	taproot_json_key(j, "rss_bytes");
+	taproot_json_u64(j, st.rss_bytes);
+	taproot_json_key(j, "sampling");
+	taproot_json_bool(j, st.sampling);
+	taproot_json_key(j, "samples");
+	taproot_json_u64(j, st.samples);
+	taproot_json_key(j, "lost");
+	taproot_json_u64(j, st.lost);
+	taproot_json_key(j, "unwind_complete_permille");
+	taproot_json_u64(j, st.unwind_permille);
+	taproot_json_key(j, "profiles");
+	taproot_json_u64(j, st.profiles);
+	taproot_json_key(j, "interval");
+	taproot_json_u64(j, st.interval);
+	taproot_json_key(j, "output");
+	taproot_json_string(j, st.output);
+	taproot_json_key(j, "last_profile");
+	taproot_json_string(j, st.last_profile);
+	taproot_json_object_end(j);
+}

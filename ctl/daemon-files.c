@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootd's files: its configuration file, the names of its profiles and
+ * their retention, and the state file that taprootctl status reads.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "taproot.h"
+
+/* ------------------------------------------------------------ config */
+
+static int parse_ul(const char *path, unsigned int line, const char *key, const char *v,
+		    unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || *out < min || *out > max) {
+		log_msg(LOG_ERR, "%s:%u: '%s' needs a number in %lu..%lu, not '%s'", path, line,
+			key, min, max, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_bool(const char *path, unsigned int line, const char *key, const char *v,
+		      bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0"))
+		*out = false;
+	else {
+		log_msg(LOG_ERR, "%s:%u: '%s' needs yes or no, not '%s'", path, line, key, v);
+		return -1;
+	}
+	return 0;
+}
+
+int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o)
+{
+	struct daemon_opts n = *o;
+	char buf[4096];
+	unsigned int line = 0;
+	int ret = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		log_msg(LOG_ERR, "--config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n.output = NULL;
+	while (ret == 0 && fgets(buf, sizeof(buf), f)) {
+		char *s = buf, *key, *val, *e;
+
+		line++;
+		s[strcspn(s, "#\n")] = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			continue;
+		key = s;
+		s += strcspn(s, " \t=");
+		if (*s)
+			*s++ = '\0';
+		while (*s == ' ' || *s == '\t' || *s == '=')
+			s++;
+		val = s;
+		for (e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			;
+		*e = '\0';
+		if (!*val) {
+			log_msg(LOG_ERR, "%s:%u: '%s' needs a value", path, line, key);
+			ret = -1;
+		} else if (!strcmp(key, "output")) {
+			if (!(cmdline & DOPT_OUTPUT)) {
+				free(n.output);
+				n.output = strdup(val);
+			}
+		} else if (!strcmp(key, "interval")) {
+			unsigned long v;
+
+			ret = parse_ul(path, line, key, val, 1, INTERVAL_MAX, &v);
+			if (!ret && !(cmdline & DOPT_INTERVAL))
+				n.interval = v;
+		} else if (!strcmp(key, "retain")) {
+			unsigned long v;
+
+			ret = parse_ul(path, line, key, val, 0, RETAIN_MAX, &v);
+			if (!ret && !(cmdline & DOPT_RETAIN))
+				n.retain = v;
+		} else if (!strcmp(key, "max-stacks")) {
+			unsigned long v;
+
+			ret = parse_ul(path, line, key, val, 1, MAX_STACKS_MAX, &v);
+			if (!ret && !(cmdline & DOPT_MAX_STACKS))
+				n.max_stacks = v;
+		} else if (!strcmp(key, "label-tid")) {
+			bool v;
+
+			ret = parse_bool(path, line, key, val, &v);
+			if (!ret && !(cmdline & DOPT_LABEL_TID))
+				n.label_tid = v;
+		} else if (!strcmp(key, "label-cpu")) {
+			bool v;
+
+			ret = parse_bool(path, line, key, val, &v);
+			if (!ret && !(cmdline & DOPT_LABEL_CPU))
+				n.label_cpu = v;
+		} else {
+			log_msg(LOG_ERR, "%s:%u: unknown key '%s' (output, interval, retain, "
+				"max-stacks, label-tid, label-cpu)", path, line, key);
+			ret = -1;
+		}
+	}
+	fclose(f);
+	if (ret) {
+		free(n.output);
+		return -1;
+	}
+	if (n.output) {
+		free(o->output);
+	} else {
+		n.output = o->output;
+	}
+	*o = n;
+	return 0;
+}
+
+int daemon_check_output(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		log_msg(LOG_ERR, "output %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_msg(LOG_ERR, "output %s: not a directory", dir);
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) < 0) {
+		log_msg(LOG_ERR, "output %s: not writable: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ profiles */
+
+#define PREFIX		"cpu-"
+#define SUFFIX		".pb.gz"
+#define STAMP_LEN	16	/* YYYYmmddTHHMMSSZ */
+
+char *daemon_profile_path(const char *dir, time_t t, time_t *last)
+{
+	char stamp[32], *path;
+	struct tm tm;
+
+	if (*last && t <= *last)
+		t = *last + 1;
+	*last = t;
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	if (asprintf(&path, "%s/" PREFIX "%s" SUFFIX, dir, stamp) < 0)
+		return NULL;
+	return path;
+}
+
+static bool is_stamp(const char *s)
+{
+	for (int i = 0; i < STAMP_LEN; i++) {
+		char c = s[i];
+
+		if (i == 8 ? c != 'T' : i == 15 ? c != 'Z' : (c < '0' || c > '9'))
+			return false;
+	}
+	return true;
+}
+
+bool daemon_is_profile_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n == strlen(PREFIX) + STAMP_LEN + strlen(SUFFIX) &&
+	       !strncmp(name, PREFIX, strlen(PREFIX)) && is_stamp(name + strlen(PREFIX)) &&
+	       !strcmp(name + strlen(PREFIX) + STAMP_LEN, SUFFIX);
+}
+
+/* "cpu-STAMP.pb.gz.tmp.XXXXXX": what taproot_pprof_write_file() left. */
+static bool is_temp_name(const char *name)
+{
+	size_t base = strlen(PREFIX) + STAMP_LEN + strlen(SUFFIX);
+
+	return strlen(name) > base + 5 && !strncmp(name, PREFIX, strlen(PREFIX)) &&
+	       is_stamp(name + strlen(PREFIX)) &&
+	       !strncmp(name + strlen(PREFIX) + STAMP_LEN, SUFFIX ".tmp.", strlen(SUFFIX) + 5);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps)
+{
+	char **names = NULL, **grown;
+	size_t n = 0, alloc = 0, i;
+	unsigned int deleted = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int dfd;
+
+	if (!d) {
+		log_msg(LOG_WARNING, "reading %s: %s", dir, strerror(errno));
+		return 0;
+	}
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		if (temps && is_temp_name(de->d_name)) {
+			if (unlinkat(dfd, de->d_name, 0) == 0) {
+				log_msg(LOG_INFO, "removed %s/%s, left by a writer that was killed",
+					dir, de->d_name);
+				deleted++;
+			}
+			continue;
+		}
+		if (!retain || !daemon_is_profile_name(de->d_name))
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			grown = realloc(names, alloc * sizeof(*names));
+			if (!grown)
+				break;
+			names = grown;
+		}
+		names[n] = strdup(de->d_name);
+		if (names[n])
+			n++;
+	}
+	/* Names sort by time: the oldest first. */
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; n > retain && i < n - retain; i++) {
+		if (unlinkat(dfd, names[i], 0) == 0)
+			deleted++;
+		else if (errno != ENOENT)
+			log_msg(LOG_WARNING, "removing %s/%s: %s", dir, names[i], strerror(errno));
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return deleted;
+}
+
+/* ------------------------------------------------------------ state */
+
+static int mkdir_parent(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int ret = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			ret = -errno;
+	}
+	free(dir);
+	return ret;
+}
+
+/* @s as a JSON string (paths: bytes >= 0x80 pass through as they are). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+int daemon_state_write(const char *path, const struct daemon_state *st)
+{
+	char *tmp;
+	FILE *f;
+	int fd, err = 0;
+
+	err = mkdir_parent(path);
+	if (err < 0)
+		return err;
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		free(tmp);
+		return err;
+	}
+	fchmod(fd, 0644);
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		goto fail;
+	}
+	/* One member a line: readers may parse it line by line. */
+	fprintf(f, "{\n");
+	fprintf(f, "\"pid\": %d,\n", st->pid);
+	fprintf(f, "\"started\": %" PRId64 ",\n", st->started);
+	fprintf(f, "\"updated\": %" PRId64 ",\n", st->updated);
+	fprintf(f, "\"cpu_seconds\": %.3f,\n", st->cpu_seconds);
+	fprintf(f, "\"rss_bytes\": %" PRIu64 ",\n", st->rss_bytes);
+	fprintf(f, "\"sampling\": %s,\n", st->sampling ? "true" : "false");
+	fprintf(f, "\"interval\": %lu,\n", st->interval);
+	fprintf(f, "\"samples\": %" PRIu64 ",\n", st->samples);
+	fprintf(f, "\"lost\": %" PRIu64 ",\n", st->lost);
+	fprintf(f, "\"unwind_complete_permille\": %u,\n", st->unwind_permille);
+	fprintf(f, "\"profiles\": %" PRIu64 ",\n", st->profiles);
+	fprintf(f, "\"output\": ");
+	json_str(f, st->output);
+	fprintf(f, ",\n\"last_profile\": ");
+	json_str(f, st->last_profile);
+	fprintf(f, "\n}\n");
+	if (fflush(f) == EOF || ferror(f))
+		err = -EIO;
+	if (fclose(f) == EOF && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+fail:
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * taprootd internals shared by ctl/taprootd.c and ctl/daemon-*.c, and the
+ * state file format that taprootctl status reads (ctl/cmd-daemon.c).
+ */
+#ifndef TAPROOTD_H
+#define TAPROOTD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#define TAPROOTD_STATE_DEFAULT	"/run/taproot/taprootd.json"
+
+/* What taprootd is told: command line, then the --config file under it. */
+struct daemon_opts {
+	char *output;			/* directory of the profiles */
+	unsigned long interval;		/* seconds per profile */
+	unsigned long retain;		/* profiles kept, 0: all */
+	unsigned long max_stacks;	/* per profile, 0: the default */
+	bool label_tid, label_cpu;
+};
+
+/* Bits of the options given on the command line: they beat the file. */
+enum {
+	DOPT_OUTPUT = 1 << 0,
+	DOPT_INTERVAL = 1 << 1,
+	DOPT_RETAIN = 1 << 2,
+	DOPT_MAX_STACKS = 1 << 3,
+	DOPT_LABEL_TID = 1 << 4,
+	DOPT_LABEL_CPU = 1 << 5,
+};
+
+#define INTERVAL_DEFAULT	10
+#define INTERVAL_MAX		86400
+#define RETAIN_MAX		1000000
+#define MAX_STACKS_MAX		(1UL << 24)
+
+void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Read the config file @path into @o, leaving the fields whose DOPT_* bit
+ * is in @cmdline alone. Lines: "KEY VALUE" or "KEY = VALUE", '#' comments,
+ * keys output, interval, retain, max-stacks, label-tid, label-cpu (the
+ * last two: yes/no). Returns 0, or -1 after logging what is wrong (@o is
+ * then unchanged).
+ */
+int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o);
+
+/* Check that @dir is a writable directory (logs why not). 0 or -1. */
+int daemon_check_output(const char *dir);
+
+/*
+ * The path of the next profile in @dir: DIR/cpu-YYYYmmddTHHMMSSZ.pb.gz for
+ * @t (UTC), one second later than @last (updated) when it would not sort
+ * after it. Returns a malloc'ed string or NULL.
+ */
+char *daemon_profile_path(const char *dir, time_t t, time_t *last);
+
+/*
+ * Delete the oldest profiles of taprootd's own pattern in @dir beyond
+ * @retain (0: keep all); also the temporary files of that pattern that a
+ * killed writer left ("cpu-*.pb.gz.tmp.*") when @temps. Returns the
+ * number deleted.
+ */
+unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps);
+
+/* Whether @name is one of taprootd's profiles: cpu-YYYYmmddTHHMMSSZ.pb.gz. */
+bool daemon_is_profile_name(const char *name);
+
+/* What the state file says. */
+struct daemon_state {
+	int pid;
+	int64_t started;		/* wall clock, s since the epoch */
+	int64_t updated;
+	double cpu_seconds;		/* user + system of taprootd */
+	uint64_t rss_bytes;
+	uint64_t samples, lost;
+	uint64_t profiles;		/* profiles written */
+	unsigned int unwind_permille;	/* complete unwinds */
+	bool sampling;			/* the module's sampling runs */
+	char output[4096];
+	char last_profile[4096];
+	unsigned long interval;
+};
+
+/*
+ * Write @st to @path atomically (temporary file, rename), creating its
+ * directory (0755). The format is a flat JSON object, one member a line.
+ * 0 or -errno.
+ */
+int daemon_state_write(const char *path, const struct daemon_state *st);
+
+/* Parse the file @path written by daemon_state_write(). 0 or -errno. */
+int daemon_state_read(const char *path, struct daemon_state *st);
+
+#endif /* TAPROOTD_H */

@@ -1,0 +1,107 @@
+#!/bin/bash
+# taprootd writing a profile every second survives kill -9 at several
+# moments and a restart each time: every file under the final name pattern
+# (cpu-YYYYmmddTHHMMSSZ.pb.gz) is a whole profile that the real pprof
+# decodes, at every point; temporary files never carry the final pattern and
+# the next taprootd removes those a killed one left; --retain keeps at most
+# N files; 'taprootctl status' shows the running taprootd; SIGTERM writes
+# the last partial profile and exits 0.
+. "${0%/*}/lib.sh"
+
+require_module
+PPROF=$REPO/build/pprof
+TAPROOTD=$REPO/ctl/taprootd
+[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
+[ -x "$PROGS/tapwork" ] || die "no $PROGS/tapwork: run tests/vm/build-progs"
+
+out=$TEST_TMP/profiles
+export TAPROOTD_STATE=$TEST_TMP/taprootd.json
+retain=8
+mkdir -p "$out"
+load_module
+expect_ok "config set freq" "$CTL" config set freq 199
+
+"$PROGS/tapwork" 120 >/dev/null &
+work=$!
+daemon_pid=
+
+start_daemon() {
+	"$TAPROOTD" -f -i 1 -r "$retain" -o "$out" --start --state "$TAPROOTD_STATE" \
+		2>>"$TEST_TMP/taprootd.log" &
+	daemon_pid=$!
+}
+
+cleanup() {
+	[ -z "$daemon_pid" ] || kill -9 "$daemon_pid" 2>/dev/null || true
+	kill "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# check_files WHEN: every final-pattern file decodes (the new ones, in one
+# pprof run: it starts slowly under TCG, and names the file it cannot
+# parse); nothing else is there but temporary files of that pattern.
+checked=0
+check_files() {
+	local f name n=0 new=()
+	touch "$TEST_TMP/.checking"	# before the listing: a file written now is new next time
+	for f in "$out"/*; do
+		[ -e "$f" ] || continue
+		name=${f##*/}
+		if [[ $name =~ ^cpu-[0-9]{8}T[0-9]{6}Z\.pb\.gz$ ]]; then
+			n=$((n + 1))
+			[ -e "$TEST_TMP/.checked" ] && [ ! "$f" -nt "$TEST_TMP/.checked" ] ||
+				new+=("$f")
+		elif [[ $name =~ ^cpu-[0-9]{8}T[0-9]{6}Z\.pb\.gz\.tmp\.[A-Za-z0-9]{6}$ ]]; then
+			say "$1: temporary file $name"
+		else
+			die "$1: unexpected file $name in the output directory"
+		fi
+	done
+	mv -f "$TEST_TMP/.checking" "$TEST_TMP/.checked"
+	[ "$n" -le "$retain" ] || die "$1: $n profiles, --retain $retain"
+	[ ${#new[@]} -gt 0 ] || return 0
+	run "$PPROF" -raw "${new[@]}"
+	[ "$RC" -eq 0 ] || die "$1: a profile does not decode: $ERR"
+	assert_contains "$1: CPU profiles" "$OUT" "PeriodType: cpu nanoseconds"
+	checked=$((checked + ${#new[@]}))
+}
+
+say "taprootd -i 1 -r $retain --start, kill -9 at several moments, restarted each time"
+start_daemon
+sleep 3
+expect_ok "taprootctl status" "$CTL" status
+assert_match "status shows taprootd" "$OUT" "^taprootd: +pid $daemon_pid, "
+assert_match "status shows its CPU and memory" "$OUT" "CPU .* MiB resident"
+for delay in 2.3 1.45 3.7 1.05 2.6; do
+	sleep "$delay"
+	kill -9 "$daemon_pid"
+	wait "$daemon_pid" 2>/dev/null || true
+	check_files "after kill -9 ($delay s)"
+	start_daemon
+done
+sleep 3.5
+expect_ok "status, stale-free" "$CTL" status
+assert_match "status after restarts" "$OUT" "^taprootd: +pid $daemon_pid, "
+kill -TERM "$daemon_pid"
+rc=0
+wait "$daemon_pid" || rc=$?
+daemon_pid=
+assert_eq "taprootd exit status after SIGTERM" 0 "$rc"
+expect_ok "taprootctl stop" "$CTL" stop
+
+check_files "after SIGTERM"
+n=0 temps=0
+for f in "$out"/*; do
+	case ${f##*/} in
+	*.tmp.*) temps=$((temps + 1)) ;;
+	cpu-*.pb.gz) n=$((n + 1)) ;;
+	esac
+done
+assert_eq "temporary files left after a clean exit" 0 "$temps"
+[ "$n" -ge 4 ] || die "only $n profiles written (want at least 4 over ~18 s)"
+[ -e "$TAPROOTD_STATE" ] && die "the state file stays after a clean exit"
+expect_ok "status after exit" "$CTL" status
+assert_match "status without taprootd" "$OUT" "^taprootd: +not running"
+say "$n profiles kept, $checked decoded along the way; taprootd log:"
+sed 's/^/#   /' "$TEST_TMP/taprootd.log"
