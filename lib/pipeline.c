@@ -187,7 +187,7 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 struct pl_comm {
 	int pid;			/* 0: free */
 	uint64_t start_time;
-	char comm[16];
+	char comm[17];			/* TASK_COMM_LEN + NUL */
 };
 
 /* ------------------------------------------------- self time per leaf */

@@ -133,7 +133,8 @@ static struct taproot_rec_header *make_sample(const struct capture *c, uint32_t 
 	snprintf(s->comm, sizeof(s->comm), "%s", comm);
 	if (c)
 		s->user_regs = c->regs;
-	memcpy(s + 1, kstack, nk * 8);
+	if (nk)
+		memcpy(s + 1, kstack, nk * 8);
 	if (c)
 		memcpy((uint8_t *)(s + 1) + nk * 8, c->stack, c->len);
 	return &s->hdr;

@@ -32,6 +32,23 @@ start_daemon() {
 	daemon_pid=$!
 }
 
+# wait_state: until taprootd's state file names it (it is reading the rings);
+# its start-up (kallsyms, netlink) takes seconds under TCG.
+wait_state() {
+	local i line
+	for ((i = 0; i < 300; i++)); do
+		if [ -e "$TAPROOTD_STATE" ]; then
+			while IFS= read -r line; do
+				[[ $line != "\"pid\": $daemon_pid,"* ]] || return 0
+			done <"$TAPROOTD_STATE"
+		fi
+		kill -0 "$daemon_pid" 2>/dev/null ||
+			die "taprootd exited: $(<"$TEST_TMP/taprootd.log")"
+		sleep 0.1
+	done
+	die "taprootd wrote no state file in 30 s: $(<"$TEST_TMP/taprootd.log")"
+}
+
 cleanup() {
 	[ -z "$daemon_pid" ] || kill -9 "$daemon_pid" 2>/dev/null || true
 	kill "$work" 2>/dev/null || true
@@ -69,18 +86,23 @@ check_files() {
 
 say "taprootd -i 1 -r $retain --start, kill -9 at several moments, restarted each time"
 start_daemon
-sleep 3
+wait_state
+sleep 2
 expect_ok "taprootctl status" "$CTL" status
 assert_match "status shows taprootd" "$OUT" "^taprootd: +pid $daemon_pid, "
 assert_match "status shows its CPU and memory" "$OUT" "CPU .* MiB resident"
-for delay in 2.3 1.45 3.7 1.05 2.6; do
+# Killed while it writes a profile a second (once it is reading the rings),
+# at different offsets into its intervals, and once just as it starts reading.
+for delay in 2.3 1.45 3.7 1.05 0; do
 	sleep "$delay"
 	kill -9 "$daemon_pid"
 	wait "$daemon_pid" 2>/dev/null || true
 	check_files "after kill -9 ($delay s)"
 	start_daemon
+	[ "$delay" = 0 ] || wait_state
 done
-sleep 3.5
+wait_state
+sleep 2.5
 expect_ok "status, stale-free" "$CTL" status
 assert_match "status after restarts" "$OUT" "^taprootd: +pid $daemon_pid, "
 kill -TERM "$daemon_pid"
