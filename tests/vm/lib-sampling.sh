@@ -1,0 +1,286 @@
+# shellcheck shell=bash
+# Helpers of the sampling and ring tests (test-sampling-*.sh, test-ring-*.sh,
+# test-lifecycle-*.sh), on top of lib.sh. A test sources both:
+#
+#	. "${0%/*}/lib.sh"
+#	. "${0%/*}/lib-sampling.sh"
+#
+# Conventions added here:
+#   - background processes are started with spawn and killed when the test
+#     exits, whatever way it exits;
+#   - a wait for something that takes time (a process to print a line, to
+#     exit) has a deadline and fails the test, saying what did not happen,
+#     when the deadline passes; nap is the only fixed wait, and every call
+#     says why it waits;
+#   - records are read with 'taprootctl dump --json' (dump_begin/dump_end)
+#     and counters with 'taprootctl stats --json', and checked by one python
+#     per test (python starts slowly under TCG).
+
+# The programs of tests/vm/progs (built by tests/vm/build-progs into $PROGS).
+require_prog() {
+	local p
+	for p in "$@"; do
+		[ -x "$PROGS/$p" ] ||
+			die "no $PROGS/$p: run tests/vm/build-progs (scripts/vm does before booting)"
+	done
+}
+
+# nap SECONDS: sleep without an exec (read times out on a FIFO that nobody
+# writes; the guest has no /dev/fd for a process substitution). Callers say
+# why they wait.
+_nap_fd=
+nap() {
+	if [ -z "$_nap_fd" ]; then
+		mkfifo "$TMPDIR/.nap"
+		exec {_nap_fd}<>"$TMPDIR/.nap"
+	fi
+	read -r -t "$1" -u "$_nap_fd" _ || true
+}
+
+_spawned=()
+_cleanup_spawned() {
+	local p
+	for p in "${_spawned[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+}
+trap _cleanup_spawned EXIT
+
+# spawn VAR NAME CMD [ARGS...]: CMD in the background, stdout in
+# $TMPDIR/NAME.out, stderr in $TMPDIR/NAME.err; VAR = its PID (CMD is
+# exec'ed by the subshell, so it is CMD's own PID). Killed at exit.
+spawn() {
+	local -n _pid=$1
+	local name=$2
+	shift 2
+	"$@" >"$TMPDIR/$name.out" 2>"$TMPDIR/$name.err" </dev/null &
+	_pid=$!
+	_spawned+=("$_pid")
+}
+
+# wait_line LABEL FILE ERE [SECONDS]: waits until a line of FILE matches ERE
+# (default deadline 30 s); LINE = that line.
+# shellcheck disable=SC2034 # LINE is for the caller
+wait_line() {
+	local label=$1 file=$2 ere=$3 secs=${4:-30} line
+	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
+	while :; do
+		if [ -f "$file" ]; then
+			while IFS= read -r line; do
+				if [[ $line =~ $ere ]]; then
+					LINE=$line
+					return 0
+				fi
+			done <"$file"
+		fi
+		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] ||
+			die "$label: no line /$ere/ in ${file##*/} after $secs s: $(cat "$file" "${file%.out}.err" 2>/dev/null)"
+		# Polling a file the process writes: it has nothing to wait on.
+		nap 0.05
+	done
+}
+
+# proc_state PID: what a process is doing, for a failure message.
+proc_state() {
+	local s w k
+	s=$(grep -E '^(Name|State|SigIgn|SigCgt):' "/proc/$1/status" 2>/dev/null | tr '\n\t' '  ') || true
+	w=$(cat "/proc/$1/wchan" 2>/dev/null) || true
+	k=$(tr '\n' ' ' <"/proc/$1/stack" 2>/dev/null) || true
+	echo "pid $1: $s wchan $w; stack: $k"
+}
+
+# wait_exit LABEL PID [SECONDS]: waits until the spawned PID exits (default
+# deadline 30 s); RC = its exit status.
+wait_exit() {
+	local label=$1 pid=$2 secs=${3:-30}
+	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
+	while [ -e "/proc/$pid/stat" ] && [ "$(_proc_field "$pid" 3)" != Z ]; do
+		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] ||
+			die "$label: still running after $secs s: $(proc_state "$pid")"
+		# The process was told to finish; nothing to block on but time.
+		nap 0.05
+	done
+	RC=0
+	wait "$pid" || RC=$?
+}
+
+# _proc_field PID N: field N of /proc/PID/stat (N >= 3, after the comm).
+_proc_field() {
+	local stat rest
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
+	rest=${stat##*) }
+	local -a f
+	read -r -a f <<<"$rest"
+	echo "${f[$(($2 - 3))]}"
+}
+
+# kv LINE KEY: the value of KEY=VALUE in LINE (words separated by blanks).
+kv() {
+	local w
+	for w in $1; do
+		if [ "${w%%=*}" = "$2" ]; then
+			echo "${w#*=}"
+			return 0
+		fi
+	done
+	die "no $2= in: $1"
+}
+
+# ctl LABEL ARGS...: taprootctl ARGS must succeed (OUT, ERR, RC as run).
+ctl() {
+	local label=$1
+	shift
+	expect_ok "$label" "$CTL" "$@"
+}
+
+# module_fresh [PARAM=VALUE...]: the module loaded anew, so its counters and
+# ring positions start from zero.
+module_fresh() {
+	if module_loaded; then
+		unload_module
+		! module_loaded || die "taproot could not be unloaded before the test"
+	fi
+	load_module "$@"
+}
+
+# mapped_by PID: the process has /dev/taproot mapped.
+mapped_by() {
+	local line
+	while IFS= read -r line; do
+		[[ $line != *" /dev/taproot" ]] || return 0
+	done 2>/dev/null <"/proc/$1/maps"
+	return 1
+}
+
+# catches_sigint PID: the process has a handler for SIGINT (SigCgt bit 1).
+catches_sigint() {
+	local k v
+	while read -r k v; do
+		if [ "$k" = SigCgt: ]; then
+			(((0x$v >> 1) & 1)) && return 0
+			return 1
+		fi
+	done 2>/dev/null <"/proc/$1/status"
+	return 1
+}
+
+# dump_begin NAME [DUMP ARGS...]: 'taprootctl --json dump ARGS' in the
+# background, records in $TMPDIR/NAME.out (JSON Lines), its summary in
+# NAME.err. Returns once the dump is ready: it has the rings mapped, so it
+# is the consumer (which the module never samples) before anything is
+# sampled, and it has set up its SIGINT handler, which comes after reading
+# /proc/kallsyms: a second or more of CPU time under TCG, which would
+# otherwise be taken from what the test samples.
+DUMP_PID=
+dump_begin() {
+	local name=$1 i
+	shift
+	spawn DUMP_PID "$name" "$CTL" --json dump "$@"
+	DUMP_NAME=$name
+	for ((i = 0; i < 1200; i++)); do
+		if mapped_by "$DUMP_PID" && catches_sigint "$DUMP_PID"; then
+			return 0
+		fi
+		[ -e "/proc/$DUMP_PID/stat" ] ||
+			die "taprootctl dump $*: exited before it was ready: $(cat "$TMPDIR/$name.err")"
+		# Waiting for the dump to map the rings and install its SIGINT
+		# handler: nothing to block on.
+		nap 0.05
+	done
+	die "taprootctl dump $*: not ready (rings mapped, SIGINT caught) after 60 s: $(proc_state "$DUMP_PID")"
+}
+
+# dump_end: SIGINT to the dump started by dump_begin, which then drains the
+# rings and exits; it must exit 0. Sampling must be stopped first, or the
+# rings keep filling after the drain. DUMP_OUT = the file of the records.
+# (A background job of a script starts
+# with SIGINT ignored, and the dump installs its handler late: dump_begin
+# waited for it, so the SIGINT is not lost.)
+# shellcheck disable=SC2034 # DUMP_OUT is for the caller
+dump_end() {
+	kill -INT "$DUMP_PID"
+	wait_exit "taprootctl dump drains and exits on SIGINT" "$DUMP_PID" 60
+	[ "$RC" -eq 0 ] ||
+		die "taprootctl dump exited $RC: $(cat "$TMPDIR/$DUMP_NAME.err")"
+	DUMP_OUT=$TMPDIR/$DUMP_NAME.out
+}
+
+# stats_json FILE: 'taprootctl --json stats' into FILE.
+stats_json() {
+	ctl "taprootctl --json stats" --json stats
+	printf '%s\n' "$OUT" >"$1"
+}
+
+# stats_field JSON FIELD: "CPU VALUE" for each CPU of 'taprootctl --json
+# stats' output JSON, VALUE being that CPU's counter FIELD.
+stats_field() {
+	local s=$1 re="\"cpu\":([0-9]+),[^}]*\"$2\":([0-9]+)"
+	while [[ $s =~ $re ]]; do
+		echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+		s=${s#*"${BASH_REMATCH[0]}"}
+	done
+}
+
+# wait_counters LABEL FIELD BASE [SECONDS]: polls 'taprootctl stats' until
+# counter FIELD of every online CPU is above BASE[cpu] (BASE: the name of
+# an associative array; missing entries are 0), default deadline 60 s.
+wait_counters() {
+	local label=$1 field=$2 secs=${4:-60} c v ok
+	local -n _base=$3
+	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
+	local -A now
+	while :; do
+		ctl "$label: taprootctl --json stats" --json stats
+		now=()
+		while read -r c v; do
+			[ -z "$c" ] || now[$c]=$v
+		done <<<"$(stats_field "$OUT" "$field")"
+		ok=1
+		for c in $(cpus_online); do
+			[ "${now[$c]:-0}" -gt "${_base[$c]:-0}" ] || ok=0
+		done
+		[ "$ok" -eq 0 ] || return 0
+		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] ||
+			die "$label: $field did not grow on every CPU within $secs s: $OUT"
+		# The counters grow with the timer ticks: nothing to block on.
+		nap 0.2
+	done
+}
+
+# assert_within LABEL EXPECTED ACTUAL PERCENT: |ACTUAL - EXPECTED| is at
+# most PERCENT % of EXPECTED (integers).
+assert_within() {
+	local label=$1 exp=$2 act=$3 pct=$4 diff
+	diff=$((act - exp))
+	diff=${diff#-}
+	[ $((diff * 100)) -le $((exp * pct)) ] ||
+		die "$label: $act is not within $pct % of $exp"
+}
+
+# assert_le LABEL A B: A <= B (integers). assert_gt LABEL A B: A > B.
+assert_le() {
+	[ "$2" -le "$3" ] || die "$1: $2 is not <= $3"
+}
+assert_gt() {
+	[ "$2" -gt "$3" ] || die "$1: $2 is not > $3"
+}
+
+# refcnt: /sys/module/taproot/refcnt.
+refcnt() {
+	local r
+	read -r r </sys/module/taproot/refcnt
+	echo "$r"
+}
+
+# cpus_online: the online CPUs, one per line.
+cpus_online() {
+	local list part lo hi c
+	read -r list </sys/devices/system/cpu/online
+	local IFS=,
+	for part in $list; do
+		lo=${part%-*} hi=${part#*-}
+		for ((c = lo; c <= hi; c++)); do
+			echo "$c"
+		done
+	done
+}

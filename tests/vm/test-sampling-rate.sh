@@ -1,0 +1,123 @@
+#!/bin/bash
+# Sampling a CPU-bound process at a known frequency, filtered by its TGID
+# ('config set pids'), gives frequency x its CPU time samples, within 10 %.
+# The samples are read while they are taken (taprootctl dump --pid, the
+# consumer): each is of that process and stands for the configured period;
+# the module's own count (stats "samples") is exactly what the reader got
+# plus what the module counted as lost, and a second spinner outside the
+# filter, running all along, adds nothing to it.
+#
+# The target measures its CPU time itself (getrusage, utime + stime, over
+# the spin only), in the same guest as the samples, as design-notes §1
+# asks. It sleeps until told to spin and exits when it has used its CPU
+# time, so all of its CPU time falls inside the sampling window.
+#
+# TCG: the sampling timer is an hrtimer of the guest. When the host does
+# not run the target's vCPU for longer than a period, the expiries in
+# between are skipped (perf's hrtimer handler forwards past them) while the
+# guest still charges the time to the running task. The frequency is low
+# (49 Hz, a 20 ms period) so that ordinary host load skips nothing, and the
+# target measures the stalls itself (CLOCK_MONOTONIC jumping between two
+# reads a few hundred instructions apart): the expected count is frequency
+# x CPU time less the periods its stalls longer than a period skipped,
+# sum (stall - period) / period. A guest so starved that this exceeds a
+# quarter of the samples fails: the rate cannot be measured there. User
+# stacks are off so that the records are small and a reader slowed down by
+# TCG keeps up; losses would still be accounted for.
+. "${0%/*}/lib.sh"
+. "${0%/*}/lib-sampling.sh"
+require_module
+require_prog spinner
+
+freq=49
+cpu_ms=3000
+# The module's period: 1e9 / freq ns, in whole microseconds.
+period_us=$((1000000000 / freq / 1000))
+
+mapfile -t cpus <<<"$(cpus_online)"
+last=${cpus[${#cpus[@]} - 1]}
+pin=()
+if [ "${#cpus[@]}" -gt 1 ]; then
+	# The target alone on the last CPU; this shell, taprootctl and the
+	# decoy on the others.
+	expect_ok "keep the test off CPU $last" taskset -pc "0-$((last - 1))" $$
+	pin=(taskset -c "$last")
+fi
+
+module_fresh
+
+# The decoy at the lowest priority, so that it slows the test's commands
+# down as little as possible.
+spawn decoy decoy nice -n 19 "$PROGS/spinner"
+spawn target target "${pin[@]}" "$PROGS/spinner" --wait --cpu-ms "$cpu_ms" --period-us "$period_us"
+wait_line "target ready" "$TMPDIR/target.out" '^ready pid='
+assert_eq "target PID" "$target" "$(kv "$LINE" pid)"
+
+ctl "config set pids $target freq $freq ustack 0" config set pids "$target" freq "$freq" ustack 0
+dump_begin dump --pid "$target"
+ctl "start" start
+say "target spins for $cpu_ms ms of CPU time at $freq Hz"
+kill -USR1 "$target"
+wait_exit "target uses its CPU time and exits" "$target" 120
+assert_eq "target exit status" 0 "$RC"
+ctl "stop" stop
+kill "$decoy"
+dump_end
+stats_json "$TMPDIR/stats.json"
+
+wait_line "target report" "$TMPDIR/target.out" '^done '
+report=$LINE
+used_us=$(kv "$report" cpu_us)
+say "target: $report"
+
+expect_ok "read the dump and the stats" python3 -S - "$DUMP_OUT" "$TMPDIR/stats.json" \
+	"$target" <<'PY'
+import json, sys
+dump, stats, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+n = other_pid = other_tid = other_comm = lost = 0
+periods = set()
+for line in open(dump):
+	r = json.loads(line)
+	if r["type"] == "lost":
+		lost += r["lost"]["full"] + r["lost"]["nested"]
+		continue
+	if r["type"] != "sample":
+		continue
+	n += 1
+	other_pid += r["pid"] != pid
+	other_tid += r["tid"] != pid
+	other_comm += r["comm"] != "spinner"
+	periods.add(r["period_us"])
+s = json.load(open(stats))
+print(f"samples {n}")
+print(f"periods {','.join(map(str, sorted(periods))) or 'none'}")
+print(f"other_pid {other_pid}")
+print(f"other_tid {other_tid}")
+print(f"other_comm {other_comm}")
+print(f"lost_in_band {lost}")
+print(f"stats_samples {s['total']['samples']}")
+print(f"stats_lost {s['total']['lost_full'] + s['total']['lost_nested']}")
+PY
+declare -A got=()
+while read -r k v; do
+	got[$k]=$v
+done <<<"$OUT"
+
+# In tenths of a sample: lost_periods has one decimal.
+skipped=$(kv "$report" lost_periods)
+skipped10=$((${skipped%.*} * 10 + ${skipped#*.}))
+naive10=$((freq * used_us / 100000))
+expected=$(((naive10 - skipped10) / 10))
+say "samples: ${got[stats_samples]} counted by the module, ${got[samples]} read, ${got[stats_lost]} lost; expected $freq Hz x $used_us us = $((naive10 / 10)), less $skipped periods skipped by vCPU stalls = $expected"
+assert_gt "the reader got samples of the target" "${got[samples]}" 0
+assert_eq "samples of other processes printed by dump --pid $target" 0 "${got[other_pid]}"
+assert_eq "samples of other threads (single-threaded target)" 0 "${got[other_tid]}"
+assert_eq "samples with another comm than 'spinner'" 0 "${got[other_comm]}"
+assert_eq "period_us of every sample: 1e9/$freq ns in us" "$period_us" "${got[periods]}"
+assert_eq "module's count (the decoy filtered out) = samples read + samples lost" \
+	"${got[stats_samples]}" $((got[samples] + got[stats_lost]))
+assert_le "losses announced in band <= losses counted" "${got[lost_in_band]}" "${got[stats_lost]}"
+assert_le "the host let the guest run: periods skipped by vCPU stalls <= 1/4 of the samples ($report)" \
+	$((4 * skipped10)) "$naive10"
+assert_within "samples vs $freq Hz x target CPU time less skipped periods ($report)" \
+	"$expected" "${got[stats_samples]}" 10
