@@ -15,9 +15,12 @@
  * With a COMMAND, it is forked stopped on a pipe until the module filters
  * on its pid, then released; its descendants are followed by polling
  * /proc/PID/task/TID/children every FOLLOW_MS and adding their TGIDs to the
- * filter (the module filters by TGID only): a new child is sampled from at
- * most about FOLLOW_MS after its fork. The session ends when COMMAND exits,
- * and record exits with its status.
+ * filter (the module filters by TGID only), in a thread of its own with its
+ * own netlink socket, so that a slow stretch of the pipeline (compiling the
+ * unwind tables of a large library takes seconds under emulation) does not
+ * delay it: a new child is sampled from at most about FOLLOW_MS after its
+ * fork. The session ends when COMMAND exits, and record exits with its
+ * status.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +28,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +90,10 @@ struct record {
 	unsigned int nr_tgids;
 	bool follow_full_warned;
 	uint64_t followed;		/* children added to the filter */
+	struct taproot_nl *follow_nl;	/* the follower thread's */
+	pthread_t follower;
+	bool follower_running;
+	atomic_bool follow_stop;
 
 	uint64_t lost_base;		/* rings' lost counters at the start */
 	uint64_t lost;
@@ -385,10 +394,54 @@ static void follow_children(struct record *r)
 		return;
 	cfg.nr_tgids = r->nr_tgids;
 	memcpy(cfg.tgids, r->tgids, r->nr_tgids * sizeof(cfg.tgids[0]));
-	err = taproot_nl_set_config(r->nl, &cfg);
+	err = taproot_nl_set_config(r->follow_nl, &cfg);
 	if (err < 0)
 		fprintf(stderr, "taprootctl: record: following children: %s\n",
 			taproot_errmsg(err));
+}
+
+/*
+ * The follower thread: every FOLLOW_MS, new descendants into the filter.
+ * It alone touches r->tgids, r->followed and r->follow_nl until joined.
+ */
+static void *follower(void *arg)
+{
+	struct record *r = arg;
+	struct timespec ts = { 0, FOLLOW_MS * 1000000L };
+
+	while (!atomic_load(&r->follow_stop)) {
+		follow_children(r);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int start_follower(struct record *r)
+{
+	int err = taproot_nl_open(&r->follow_nl);
+
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	atomic_store(&r->follow_stop, false);
+	err = pthread_create(&r->follower, NULL, follower, r);
+	if (err) {
+		taproot_nl_close(r->follow_nl);
+		r->follow_nl = NULL;
+		return p_err("cannot start a thread: %s", strerror(err));
+	}
+	r->follower_running = true;
+	return EXIT_OK;
+}
+
+static void stop_follower(struct record *r)
+{
+	if (r->follower_running) {
+		atomic_store(&r->follow_stop, true);
+		pthread_join(r->follower, NULL);
+		r->follower_running = false;
+	}
+	taproot_nl_close(r->follow_nl);
+	r->follow_nl = NULL;
 }
 
 /* ------------------------------------------------------------ the command */
@@ -528,6 +581,8 @@ static void write_stats_json(struct record *r, FILE *f, const char *path, double
 	taproot_json_u64(j, st.dropped);
 	taproot_json_key(j, "kernel_only");
 	taproot_json_u64(j, st.kernel_only);
+	taproot_json_key(j, "user_stale");
+	taproot_json_u64(j, st.user_stale);
 	taproot_json_key(j, "user_stacks");
 	taproot_json_u64(j, st.user_stacks);
 	taproot_json_key(j, "unwind");
@@ -715,7 +770,7 @@ int do_record(int argc, char **argv)
 	struct taproot_info info;
 	char *path = NULL, comment[256];
 	const char *comments[1] = { comment };
-	double last_follow = 0, last_progress = 0, secs = 0;
+	double last_progress = 0, secs = 0;
 	bool tty = isatty(STDERR_FILENO);
 	int release = -1, ret, err, n;
 
@@ -767,6 +822,12 @@ int do_record(int argc, char **argv)
 		goto out;
 	}
 
+	err = taproot_pipeline_prewarm(r.pl);
+	if (err < 0) {
+		ret = p_err("%s", taproot_errmsg(err));
+		goto out;
+	}
+
 	/* Signals end the session (no SA_RESTART: the wait returns). */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
@@ -805,6 +866,11 @@ int do_record(int argc, char **argv)
 	r.t0 = now_s();
 	if (r.o.duration)
 		r.t_end = r.t0 + r.o.duration;
+	if (r.child) {
+		ret = start_follower(&r);
+		if (ret != EXIT_OK)
+			goto out;
+	}
 	if (release >= 0) {
 		if (write(release, "", 1) != 1)
 			fprintf(stderr, "taprootctl: record: releasing the command: %s\n",
@@ -825,10 +891,6 @@ int do_record(int argc, char **argv)
 			reap_child(&r, false);
 			if (r.child_done)
 				break;
-			if ((t - last_follow) * 1000 >= FOLLOW_MS) {
-				follow_children(&r);
-				last_follow = t;
-			}
 		}
 		if (r.t_end && t >= r.t_end)
 			break;
@@ -847,6 +909,8 @@ int do_record(int argc, char **argv)
 	}
 
 out:
+	/* First: it must not change the filter once the configuration is restored. */
+	stop_follower(&r);
 	if (r.started) {
 		secs = now_s() - r.t0;
 		err = taproot_nl_stop(r.nl);

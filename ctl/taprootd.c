@@ -301,6 +301,9 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 		log_msg(LOG_ERR, "%s", taproot_errmsg(err));
 		return -1;
 	}
+	err = taproot_pipeline_prewarm(d->pl);
+	if (err < 0)
+		log_msg(LOG_WARNING, "%s", taproot_errmsg(err));
 	d->pl_freq = freq;
 	d->interval_samples = 0;
 	d->interval_start = wall_s();

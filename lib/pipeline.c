@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -598,6 +599,14 @@ static bool pl_at_entry(struct taproot_proc *proc, uint64_t pc)
 	return v >= eh.e_entry && v < eh.e_entry + ENTRY_SLACK;
 }
 
+/* Whether some mapping of @proc holds @pc (its maps re-read if not, at most once per refresh). */
+static bool pl_has_map(struct taproot_proc *proc, uint64_t pc)
+{
+	const struct taproot_map *m;
+
+	return taproot_proc_find_map(proc, pc, &m) != -ENOENT;
+}
+
 /* A frame with just a name: "[truncated]", "[unknown: process exited]". */
 static void pl_marker(struct taproot_profile_frame *f, const char *name)
 {
@@ -676,7 +685,18 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 			return err;
 		pl_check_refresh(p);
 		gone = taproot_proc_gone(proc);
-		if (gone) {
+		if (!gone && (s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL) &&
+		    !pl_has_map(proc, s->user_regs.ip)) {
+			/*
+			 * In the kernel with a user ip that no mapping of the
+			 * process holds: the registers are stale, as between
+			 * exec_mmap() and start_thread() in execve (the old
+			 * program's registers, the new program's memory). There
+			 * is no user stack to unwind: the kernel frames alone.
+			 */
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		} else if (gone) {
 			p->st.proc_unknown++;
 			snprintf(marker, sizeof(marker), "[unknown: %s]", gone);
 			pl_marker(&p->frames[nf++], marker);
@@ -738,7 +758,9 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 
 	leaf = p->frames[0].function;
 	if (!leaf || !leaf[0])
-		leaf = p->frames[0].mapping_path ? p->frames[0].mapping_path : "[unknown]";
+		leaf = p->frames[0].mapping_path;
+	if (!leaf || !leaf[0])
+		leaf = "[unknown]";
 	pl_top_count(p, leaf);
 	return 0;
 }
@@ -772,6 +794,80 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 		p->st.other_records++;
 		return 0;
 	}
+}
+
+/* ------------------------------------------------------------ prewarm */
+
+#define PREWARM_STACK	(16 * 1024)
+
+/* A plain copy that ASan does not check: it reads other frames' redzones. */
+__attribute__((noinline, no_sanitize_address))
+static void pl_copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i];
+}
+
+/* This thread's registers (those CFI may need) and the top of its stack. */
+__attribute__((noinline))
+static size_t pl_capture(struct taproot_user_regs *regs, uint8_t *stack, size_t max,
+			 uint64_t stack_end)
+{
+	uint64_t sp, bp, ip;
+	size_t len;
+
+	__asm__ volatile("lea 0f(%%rip), %0\n"
+			 "0:\n\t"
+			 "mov %%rsp, %1\n\t"
+			 "mov %%rbp, %2\n"
+			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
+	memset(regs, 0, sizeof(*regs));
+	regs->ip = ip;
+	regs->sp = sp;
+	regs->bp = bp;
+	len = stack_end > sp ? stack_end - sp : 0;
+	if (len > max)
+		len = max;
+	pl_copy_stack(stack, (const volatile uint8_t *)(uintptr_t)sp, len);
+	return len;
+}
+
+int taproot_pipeline_prewarm(struct taproot_pipeline *p)
+{
+	struct taproot_pipeline_stats saved = p->st;
+	struct taproot_user_regs regs;
+	struct taproot_unwind_result res;
+	struct taproot_proc *proc;
+	pthread_attr_t attr;
+	uint64_t stack_end = 0;
+	uint8_t *stack;
+	void *addr;
+	size_t size, len;
+	int err;
+
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+			stack_end = (uint64_t)(uintptr_t)addr + size;
+		pthread_attr_destroy(&attr);
+	}
+	if (!stack_end)
+		return 0;
+	stack = malloc(PREWARM_STACK);
+	if (!stack)
+		return tp_err(-ENOMEM, NULL);
+	len = pl_capture(&regs, stack, PREWARM_STACK, stack_end);
+	err = taproot_proc_get(p->procs, getpid(), 0, &proc);
+	if (!err && !taproot_proc_gone(proc)) {
+		err = taproot_unwind(p->unwinder, proc, &regs, stack, len, p->pcs, p->pcflags,
+				     p->opts.max_user_frames, &res);
+		for (unsigned int i = 0; err >= 0 && i < res.nr; i++)
+			if (!pl_symbolize(p, proc, p->pcs[i],
+					  p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR))
+				err = tp_err(-ENOMEM, NULL);
+	}
+	free(stack);
+	p->st = saved;
+	return err < 0 ? err : 0;
 }
 
 void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost)

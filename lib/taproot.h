@@ -1083,6 +1083,9 @@ struct taproot_pipeline_stats {
 	uint64_t dropped;		/* invalid records, samples not added */
 	uint64_t other_records;		/* records of other types, ignored */
 	uint64_t kernel_only;		/* samples without a user part */
+	uint64_t user_stale;		/* of them: in the kernel with a user ip in no
+					 * mapping (execve between the old and the new
+					 * program): the user part is left out */
 	uint64_t user_stacks;		/* user stacks unwound */
 	uint64_t unwind[TAPROOT_UNWIND_NR_ENDS];	/* of them, by end reason */
 	uint64_t unwind_at_entry;	/* of the complete ones: ended without CFI
@@ -1120,6 +1123,17 @@ void taproot_pipeline_free(struct taproot_pipeline *p);
  */
 int taproot_pipeline_add_record(struct taproot_pipeline *p,
 				const struct taproot_rec_header *rec, unsigned int cpu);
+
+/*
+ * Warm the caches up before the first record: unwind and symbolize the
+ * calling thread's own stack, which compiles the unwind tables of the
+ * libraries nearly every process maps (libc, the dynamic loader; keyed by
+ * build ID, so shared with every process mapping the same files). Under
+ * emulation compiling libc's takes seconds, during which the rings would
+ * fill and short-lived processes exit unread. Counts nothing. 0 or
+ * -ENOMEM.
+ */
+int taproot_pipeline_prewarm(struct taproot_pipeline *p);
 
 /* Count @lost records lost outside the rings' LOST records. */
 void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost);

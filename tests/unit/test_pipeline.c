@@ -261,6 +261,13 @@ static void test_self_profile(void **state)
 	o.ksyms = ks;
 	o.label_tid = true;
 	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	/* Warming the caches up counts nothing. */
+	assert_int_equal(taproot_pipeline_prewarm(p), 0);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.records, 0);
+	assert_int_equal(st.samples, 0);
+	assert_int_equal(st.user_stacks, 0);
+	assert_true(st.sym_cache_entries > 3);
 
 	/* 3 user-only samples, 1 with kernel frames on top, 1 of a gone pid, 1 kthread. */
 	for (i = 0; i < 3; i++)
