@@ -31,30 +31,12 @@ void tp_perfmap_free(struct tp_perfmap *pm)
 static bool tp_perfmap_hex(const char **pp, uint64_t *v)
 {
 	const char *p = *pp;
-	uint64_t x = 0;
-	int n = 0;
 
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (;; p++, n++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (n == 16)
-			return false;
-		x = x << 4 | (uint64_t)d;
-	}
-	if (!n || *p != ' ')
+	if (!tp_parse_hex(&p, ' ', v))
 		return false;
-	*pp = p + 1;
-	*v = x;
+	*pp = p;
 	return true;
 }
 

@@ -189,6 +189,13 @@ uint64_t tp_now_ms(void);
 int tp_maps_read(struct taproot_proc *p, FILE *f);
 
 /*
+ * Parse 1..16 hex digits at *@pp that must be followed by @stop; on success
+ * store the value, advance *@pp past @stop and return true. Shared by the
+ * maps and perf-map parsers.
+ */
+bool tp_parse_hex(const char **pp, char stop, uint64_t *v);
+
+/*
  * Field 22 (starttime) of /proc/PID/stat text @buf of @len bytes, whose
  * comm may hold spaces and parentheses. Returns 0 or -TAPROOT_EPROTO.
  */

@@ -70,8 +70,8 @@ int tp_stat_start_time(const char *buf, size_t len, uint64_t *start)
 	return 0;
 }
 
-/* Parse @n hex digits (1..16) at *@pp followed by @stop; advance past it. */
-static bool tp_hex(const char **pp, char stop, uint64_t *v)
+/* Parse 1..16 hex digits at *@pp followed by @stop; advance past it. */
+bool tp_parse_hex(const char **pp, char stop, uint64_t *v)
 {
 	const char *p = *pp;
 	uint64_t x = 0;
@@ -130,7 +130,7 @@ static bool tp_maps_parse_line(const char *line, struct tp_maps_line *l)
 {
 	const char *p = line;
 
-	if (!tp_hex(&p, '-', &l->start) || !tp_hex(&p, ' ', &l->end))
+	if (!tp_parse_hex(&p, '-', &l->start) || !tp_parse_hex(&p, ' ', &l->end))
 		return false;
 	if ((p[0] != 'r' && p[0] != '-') || (p[1] != 'w' && p[1] != '-') ||
 	    (p[2] != 'x' && p[2] != '-') || (p[3] != 'p' && p[3] != 's') || p[4] != ' ')
@@ -138,8 +138,8 @@ static bool tp_maps_parse_line(const char *line, struct tp_maps_line *l)
 	memcpy(l->perms, p, 4);
 	l->perms[4] = '\0';
 	p += 5;
-	if (!tp_hex(&p, ' ', &l->pgoff) || !tp_hex(&p, ':', &l->major) ||
-	    !tp_hex(&p, ' ', &l->minor) || !tp_dec(&p, &l->ino))
+	if (!tp_parse_hex(&p, ' ', &l->pgoff) || !tp_parse_hex(&p, ':', &l->major) ||
+	    !tp_parse_hex(&p, ' ', &l->minor) || !tp_dec(&p, &l->ino))
 		return false;
 	if (l->major > 0xfff || l->minor > 0xfffff)
 		return false;
