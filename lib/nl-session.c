@@ -116,17 +116,9 @@ int taproot_nl_subscribe(struct taproot_nl_sub **subp)
 			     nl_geterror(err));
 		goto out_sock;
 	}
-	err = genl_ctrl_resolve(sub->sk, TAPROOT_GENL_NAME);
-	if (err == -NLE_OBJ_NOTFOUND) {
-		err = tp_err(-TAPROOT_ENOMODULE, NULL);
+	err = tp_nl_resolve_family(sub->sk);
+	if (err < 0)
 		goto out_sock;
-	}
-	if (err < 0) {
-		err = tp_err(tp_nlerr_to_errno(err),
-			     "resolving the generic netlink family '%s': %s",
-			     TAPROOT_GENL_NAME, nl_geterror(err));
-		goto out_sock;
-	}
 	sub->family = err;
 	grp = genl_ctrl_resolve_grp(sub->sk, TAPROOT_GENL_NAME, TAPROOT_MCGRP_SESSION);
 	if (grp < 0) {

@@ -225,6 +225,24 @@ out_msg:
 
 /* ------------------------------------------------------------ the socket */
 
+/*
+ * The id of the "taproot" family on @sk, or -TAPROOT_ENOMODULE when the
+ * module is not loaded, or another recorded error. Used by every socket
+ * the library opens (requests and notifications).
+ */
+int tp_nl_resolve_family(struct nl_sock *sk)
+{
+	int id = genl_ctrl_resolve(sk, TAPROOT_GENL_NAME);
+
+	if (id == -NLE_OBJ_NOTFOUND)
+		return tp_err(-TAPROOT_ENOMODULE, NULL);
+	if (id < 0)
+		return tp_err(tp_nlerr_to_errno(id),
+			      "resolving the generic netlink family '%s': %s",
+			      TAPROOT_GENL_NAME, nl_geterror(id));
+	return id;
+}
+
 int taproot_nl_open(struct taproot_nl **nlp)
 {
 	struct timeval tv = { .tv_sec = TP_NL_TIMEOUT_S };
@@ -261,17 +279,9 @@ int taproot_nl_open(struct taproot_nl **nlp)
 		goto out_sock;
 	}
 
-	err = genl_ctrl_resolve(nl->sk, TAPROOT_GENL_NAME);
-	if (err == -NLE_OBJ_NOTFOUND) {
-		err = tp_err(-TAPROOT_ENOMODULE, NULL);
+	err = tp_nl_resolve_family(nl->sk);
+	if (err < 0)
 		goto out_sock;
-	}
-	if (err < 0) {
-		err = tp_err(tp_nlerr_to_errno(err),
-			     "resolving the generic netlink family '%s': %s",
-			     TAPROOT_GENL_NAME, nl_geterror(err));
-		goto out_sock;
-	}
 	nl->family = err;
 
 	err = taproot_nl_get_info(nl, &info);

@@ -59,6 +59,10 @@ struct tp_nl_reply {
 	char extack[256];		/* NLMSGERR_ATTR_MSG, "" if none */
 };
 
+/* The "taproot" family's id on @sk, or -TAPROOT_ENOMODULE / a recorded error. */
+struct nl_sock;
+int tp_nl_resolve_family(struct nl_sock *sk);
+
 /*
  * Send command @cmd of the taproot family, with the attributes @fill adds
  * to the message (NULL: none), and wait for its ACK. Each reply message
