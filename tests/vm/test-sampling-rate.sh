@@ -20,8 +20,9 @@
 # target measures the stalls itself (CLOCK_MONOTONIC jumping between two
 # reads a few hundred instructions apart): the expected count is frequency
 # x CPU time less the periods its stalls longer than a period skipped,
-# sum (stall - period) / period. A guest so starved that this exceeds a
-# quarter of the samples fails: the rate cannot be measured there. User
+# sum (stall - period) / period. When that exceeds a quarter of the
+# samples, the host starved the guest and the measurement is taken again
+# (three attempts in all, then the test fails saying so). User
 # stacks are off so that the records are small and a reader slowed down by
 # TCG keeps up; losses would still be accounted for.
 . "${0%/*}/lib.sh"
@@ -44,33 +45,58 @@ if [ "${#cpus[@]}" -gt 1 ]; then
 	pin=(taskset -c "$last")
 fi
 
-module_fresh
+# measure N: one measurement, attempt N, on a freshly loaded module (so the
+# counters are the attempt's own). Leaves the records in $TMPDIR/dumpN.out,
+# the counters in statsN.json, the target's report in REPORT, its CPU time
+# in USED_US and, in tenths of a sample, the periods its stalls skipped in
+# SKIPPED10 and frequency x CPU time in NAIVE10.
+measure() {
+	local n=$1 skipped
+	module_fresh
+	spawn decoy "decoy$n" nice -n 19 "$PROGS/spinner"
+	spawn target "target$n" "${pin[@]}" "$PROGS/spinner" --wait --cpu-ms "$cpu_ms" \
+		--period-us "$period_us"
+	wait_line "target ready" "$TMPDIR/target$n.out" '^ready pid='
+	assert_eq "target PID" "$target" "$(kv "$LINE" pid)"
 
-# The decoy at the lowest priority, so that it slows the test's commands
-# down as little as possible.
-spawn decoy decoy nice -n 19 "$PROGS/spinner"
-spawn target target "${pin[@]}" "$PROGS/spinner" --wait --cpu-ms "$cpu_ms" --period-us "$period_us"
-wait_line "target ready" "$TMPDIR/target.out" '^ready pid='
-assert_eq "target PID" "$target" "$(kv "$LINE" pid)"
+	ctl "config set pids $target freq $freq ustack 0" \
+		config set pids "$target" freq "$freq" ustack 0
+	dump_begin "dump$n" --pid "$target"
+	ctl "start" start
+	say "attempt $n: target spins for $cpu_ms ms of CPU time at $freq Hz"
+	kill -USR1 "$target"
+	wait_exit "target uses its CPU time and exits" "$target" 120
+	assert_eq "target exit status" 0 "$RC"
+	ctl "stop" stop
+	kill "$decoy"
+	dump_end
+	stats_json "$TMPDIR/stats$n.json"
 
-ctl "config set pids $target freq $freq ustack 0" config set pids "$target" freq "$freq" ustack 0
-dump_begin dump --pid "$target"
-ctl "start" start
-say "target spins for $cpu_ms ms of CPU time at $freq Hz"
-kill -USR1 "$target"
-wait_exit "target uses its CPU time and exits" "$target" 120
-assert_eq "target exit status" 0 "$RC"
-ctl "stop" stop
-kill "$decoy"
-dump_end
-stats_json "$TMPDIR/stats.json"
+	wait_line "target report" "$TMPDIR/target$n.out" '^done '
+	REPORT=$LINE
+	say "attempt $n: target: $REPORT"
+	USED_US=$(kv "$REPORT" cpu_us)
+	skipped=$(kv "$REPORT" lost_periods)
+	SKIPPED10=$((${skipped%.*} * 10 + ${skipped#*.}))
+	NAIVE10=$((freq * USED_US / 100000))
+}
 
-wait_line "target report" "$TMPDIR/target.out" '^done '
-report=$LINE
-used_us=$(kv "$report" cpu_us)
-say "target: $report"
+# A measurement during which the host starved the guest is no measurement:
+# it is taken again, at most three times in all. Any other outcome is
+# checked below, the first time.
+attempts=3
+for ((a = 1; ; a++)); do
+	measure "$a"
+	# Periods skipped by vCPU stalls <= 1/4 of the samples: a measurement.
+	[ $((4 * SKIPPED10)) -gt "$NAIVE10" ] || break
+	say "attempt $a: the host did not run the guest for $(kv "$REPORT" gaps_us) us of $(kv "$REPORT" wall_us) (longest $(kv "$REPORT" gap_max_us) us)"
+	[ "$a" -lt "$attempts" ] ||
+		die "the host starved the guest in all $attempts attempts: the stalls skipped more than 1/4 of the samples ($REPORT)"
+done
+report=$REPORT
+used_us=$USED_US
 
-expect_ok "read the dump and the stats" python3 -S - "$DUMP_OUT" "$TMPDIR/stats.json" \
+expect_ok "read the dump and the stats" python3 -S - "$DUMP_OUT" "$TMPDIR/stats$a.json" \
 	"$target" <<'PY'
 import json, sys
 dump, stats, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -103,12 +129,8 @@ while read -r k v; do
 	got[$k]=$v
 done <<<"$OUT"
 
-# In tenths of a sample: lost_periods has one decimal.
-skipped=$(kv "$report" lost_periods)
-skipped10=$((${skipped%.*} * 10 + ${skipped#*.}))
-naive10=$((freq * used_us / 100000))
-expected=$(((naive10 - skipped10) / 10))
-say "samples: ${got[stats_samples]} counted by the module, ${got[samples]} read, ${got[stats_lost]} lost; expected $freq Hz x $used_us us = $((naive10 / 10)), less $skipped periods skipped by vCPU stalls = $expected"
+expected=$(((NAIVE10 - SKIPPED10) / 10))
+say "samples: ${got[stats_samples]} counted by the module, ${got[samples]} read, ${got[stats_lost]} lost; expected $freq Hz x $used_us us = $((NAIVE10 / 10)), less $((SKIPPED10 / 10)).$((SKIPPED10 % 10)) periods skipped by vCPU stalls = $expected"
 assert_gt "the reader got samples of the target" "${got[samples]}" 0
 assert_eq "samples of other processes printed by dump --pid $target" 0 "${got[other_pid]}"
 assert_eq "samples of other threads (single-threaded target)" 0 "${got[other_tid]}"
@@ -117,7 +139,5 @@ assert_eq "period_us of every sample: 1e9/$freq ns in us" "$period_us" "${got[pe
 assert_eq "module's count (the decoy filtered out) = samples read + samples lost" \
 	"${got[stats_samples]}" $((got[samples] + got[stats_lost]))
 assert_le "losses announced in band <= losses counted" "${got[lost_in_band]}" "${got[stats_lost]}"
-assert_le "the host let the guest run: periods skipped by vCPU stalls <= 1/4 of the samples ($report)" \
-	$((4 * skipped10)) "$naive10"
 assert_within "samples vs $freq Hz x target CPU time less skipped periods ($report)" \
 	"$expected" "${got[stats_samples]}" 10
