@@ -148,12 +148,15 @@ deps:
 	scripts/deps
 
 FLAVORS ?= 6.1 6.12 rt
+# A whole kernel's suite takes 5-10 min under TCG on 2 cores, more when the
+# host is busy; scripts/vm's default 600 s is for single tests.
+VM_TIMEOUT ?= 1800
 # Every kernel runs even when one fails, so one failure does not hide the
 # others' results; the target fails at the end if any did.
 vm-check: kmods userspace vm-progs
 	@failed=""; for f in $(FLAVORS); do \
 		echo "==== VM tests on $$f ($$(scripts/kernels $$f))"; \
-		scripts/vm --kernel $$f -- tests/vm/run || failed="$$failed $$f"; \
+		scripts/vm --kernel $$f --timeout $(VM_TIMEOUT) -- tests/vm/run || failed="$$failed $$f"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "==== VM tests failed on:$$failed"; exit 1; fi
 
