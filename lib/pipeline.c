@@ -580,11 +580,12 @@ static const struct pl_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
  * Whether @pc, the last pc of an unwind that found no CFI for it, is at
  * the entry point of its ELF (e_entry, within ENTRY_SLACK bytes): the
  * outermost frame of the process. The dynamic loader's _start has no CFI
- * (glibc's RTLD_START is bare assembly: "mov %rsp, %rdi; call _dl_start"),
+ * (glibc's RTLD_START is bare assembly, 61 bytes on Debian 12: "mov %rsp,
+ * %rdi; call _dl_start", then _dl_start_user's "call _dl_init" at +0x2b),
  * so every sample taken while ld.so runs before main would otherwise end
  * in "[no cfi]" although nothing is missing.
  */
-#define ENTRY_SLACK	32
+#define ENTRY_SLACK	64
 
 static bool pl_at_entry(struct taproot_proc *proc, uint64_t pc)
 {

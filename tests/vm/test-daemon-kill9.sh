@@ -7,7 +7,7 @@
 # N files; 'taprootctl status' shows the running taprootd; SIGTERM writes
 # the last partial profile and exits 0.
 # Each start of taprootd (kallsyms, netlink) and of pprof takes seconds under TCG:
-# vm-timeout: 300
+# vm-timeout: 420
 . "${0%/*}/lib.sh"
 
 require_module
