@@ -66,6 +66,7 @@ run() {
 # _lib_slurp VAR FILE: VAR = contents of FILE without trailing newlines.
 _lib_slurp() {
 	local -n _v=$1
+	_v=	# read leaves it unset on an empty file, fatal under set -u
 	IFS= read -r -d '' _v <"$2" || true
 	while [[ $_v == *$'\n' ]]; do
 		_v=${_v%$'\n'}
