@@ -42,8 +42,13 @@
  *     TAPROOT_A_CFG_TGIDS        nest of TAPROOT_A_CFG_TGID u32 (repeated),
  *                                     at most TAPROOT_MAX_TGIDS; an empty
  *                                     nest means the whole system
- *   While running, FREQ_HZ and RING_PAGES are refused (-EBUSY); the other
- *   attributes are applied atomically between two samples.
+ *     TAPROOT_A_CFG_SCHED_ONE_IN u32  1..TAPROOT_SCHED_ONE_IN_MAX: one
+ *                                     off-CPU interval in N is selected for
+ *                                     capture (see "Causal events" below)
+ *   While running, FREQ_HZ and RING_PAGES are refused (-EBUSY), and so is
+ *   an EVENTS mask that turns on a causal event kind (SWITCH..EXIT) that was
+ *   off at START (its tracepoint is not attached); the other attributes,
+ *   and turning kinds off, are applied atomically between two records.
  *   reply: none (ACK). Multicast: TAPROOT_NOTIFY_CONFIG.
  *
  * TAPROOT_CMD_GET_CONFIG      (request: no attributes)
@@ -65,6 +70,10 @@
  *       TAPROOT_A_STAT_LOST_FULL    u64  records lost: ring full
  *       TAPROOT_A_STAT_LOST_NESTED  u64  records lost: writers nested too deep
  *       TAPROOT_A_STAT_USTACK_FAULTS u64 user stack copies cut short
+ *       TAPROOT_A_STAT_SWITCHES     u64  switch-outs of filtered tasks that
+ *                                        left the CPU (blocked or preempted)
+ *       TAPROOT_A_STAT_SWITCHES_SELECTED u64 of those, selected for capture
+ *       TAPROOT_A_STAT_WAKINGS      u64  WAKING records written
  *
  * Multicast group "session" (TAPROOT_MCGRP_SESSION): TAPROOT_CMD_NOTIFY with
  *     TAPROOT_A_NOTIFY           u32  TAPROOT_NOTIFY_*
@@ -129,6 +138,33 @@
  * consumer bug: the kernel then writes nothing to that ring and counts every
  * record as lost (TAPROOT_LOST_FULL) until the tail is sane again.
  *
+ * Causal events (TAPROOT_FEAT_SCHED_EVENTS, TAPROOT_FEAT_PROC_EVENTS) come
+ * from the scheduler's tracepoints and share the rings with the samples,
+ * each on the CPU where it happened; merge the rings by time_ns.
+ *
+ * Off-CPU intervals. A task's off-CPU interval starts when it is switched
+ * out while blocked or preempted (not when it yields to nobody) and ends
+ * when it is next switched in. Each interval is named by (tid, seq), where
+ * seq is the task's count of context switches (nvcsw + nivcsw) just after
+ * it was switched out: the switch-out, the waking and the switch-in of one
+ * interval carry the same seq, so a consumer joins them by (tid, seq) and
+ * never by adjacency, whatever was lost in between.
+ *
+ * Selection. Capturing stacks at every switch would cost too much, so one
+ * interval in N (TAPROOT_A_CFG_SCHED_ONE_IN) is selected, by a hash of
+ * (tid, seq): every CPU takes the same decision for the same interval
+ * without shared state. Only selected intervals produce records: the
+ * SWITCH that starts one carries the blocked task's stacks, the WAKING that
+ * ends its sleep carries the waker's stacks, and the SWITCH that ends it
+ * marks the switch-in. Totals scaled by N (sched_one_in, in each SWITCH
+ * record) are unbiased estimates of the whole. A SWITCH record may thus
+ * describe a switch-out (TAPROOT_SWITCH_F_PREV), a switch-in
+ * (TAPROOT_SWITCH_F_NEXT) or both.
+ *
+ * Filters: causal events follow the TGID filter (the blocked task, the
+ * woken task, the forking parent, the exec'ing or exiting task must pass;
+ * a waker need not), and the consumer's own process is never recorded.
+ *
  * poll() on an open /dev/taproot is level-triggered: POLLIN while any ring
  * holds at least the watermark of unread bytes (default: half the data
  * area), or holds bytes that were already unread at the last tick of a
@@ -161,6 +197,9 @@
 #define TAPROOT_RING_PAGES_MAX		16384	/* 64 MiB per CPU with 4 KiB pages */
 #define TAPROOT_RING_PAGES_DEFAULT	256	/* 1 MiB per CPU */
 #define TAPROOT_MAX_TGIDS		64
+#define TAPROOT_SCHED_ONE_IN_MAX	65536
+#define TAPROOT_SCHED_ONE_IN_DEFAULT	1	/* every off-CPU interval */
+#define TAPROOT_EXEC_FILENAME_MAX	256	/* bytes kept, NUL included */
 
 enum taproot_cmd {
 	TAPROOT_CMD_UNSPEC,
@@ -195,6 +234,7 @@ enum taproot_attr {
 	TAPROOT_A_STATS_CPU,		/* nest of TAPROOT_A_STAT_* */
 	TAPROOT_A_NOTIFY,		/* u32, TAPROOT_NOTIFY_* */
 	TAPROOT_A_PAD,
+	TAPROOT_A_CFG_SCHED_ONE_IN,	/* u32 */
 	__TAPROOT_A_MAX
 };
 #define TAPROOT_A_MAX (__TAPROOT_A_MAX - 1)
@@ -209,6 +249,9 @@ enum taproot_stat_attr {
 	TAPROOT_A_STAT_LOST_NESTED,	/* u64 */
 	TAPROOT_A_STAT_USTACK_FAULTS,	/* u64 */
 	TAPROOT_A_STAT_PAD,
+	TAPROOT_A_STAT_SWITCHES,	/* u64 */
+	TAPROOT_A_STAT_SWITCHES_SELECTED, /* u64 */
+	TAPROOT_A_STAT_WAKINGS,		/* u64 */
 	__TAPROOT_A_STAT_MAX
 };
 #define TAPROOT_A_STAT_MAX (__TAPROOT_A_STAT_MAX - 1)
@@ -345,6 +388,135 @@ struct taproot_rec_lost {
 };
 
 /*
+ * What a causal event captured of a task: its user registers, kernel stack
+ * and a copy of its user stack, as in a sample. Follows the fixed part of a
+ * record whose flags say so, then kstack_nr u64 kernel return addresses
+ * (innermost first; the module's own frames are left out, but the
+ * tracepoint's caller chain is not trimmed further), then ustack_len bytes
+ * from user_regs.sp, then padding to 8 bytes.
+ */
+struct taproot_stack_snap {
+	__u16 kstack_nr;
+	__u16 flags;		/* TAPROOT_SNAP_F_* */
+	__u32 ustack_len;
+	struct taproot_user_regs user_regs;
+	/* __u64 kstack[kstack_nr]; __u8 ustack[ustack_len]; */
+};
+
+#define TAPROOT_SNAP_F_USER_REGS	(1U << 0) /* user_regs are valid */
+#define TAPROOT_SNAP_F_KSTACK_TRUNC	(1U << 1) /* more kernel frames than room */
+#define TAPROOT_SNAP_F_USTACK_FAULT	(1U << 2) /* copy stopped at an unmapped page */
+#define TAPROOT_SNAP_F_USTACK_TRUNC	(1U << 3) /* copy shortened to fit the ring */
+
+/* taproot_rec_header.flags of a TAPROOT_REC_SWITCH */
+#define TAPROOT_SWITCH_F_PREV		(1U << 0) /* a selected interval of prev starts */
+#define TAPROOT_SWITCH_F_NEXT		(1U << 1) /* a selected interval of next ends */
+#define TAPROOT_SWITCH_F_PREEMPT	(1U << 2) /* prev was preempted: R+ */
+#define TAPROOT_SWITCH_F_STACKS		(1U << 3) /* a taproot_stack_snap of prev follows */
+
+/*
+ * A context switch on @cpu from prev to next that starts or ends a
+ * selected off-CPU interval. prev_state is the task state prev left the
+ * CPU in (the kernel's TASK_* bits: 0 running, 0x1 interruptible (S), 0x2
+ * uninterruptible (D), ...); with TAPROOT_SWITCH_F_PREEMPT prev was
+ * preempted and is runnable (R+) whatever the state says. prev_seq names
+ * the interval prev starts, next_seq the one next ends; the fields of the
+ * side that is not flagged still hold that task's identity.
+ */
+struct taproot_rec_switch {
+	struct taproot_rec_header hdr;
+	__u32 cpu;
+	__u32 prev_state;
+	__u32 prev_pid;		/* thread group id */
+	__u32 prev_tid;
+	__u32 next_pid;
+	__u32 next_tid;
+	__u32 sched_one_in;	/* selection in force: weight of the interval */
+	__u32 reserved;
+	__u64 prev_seq;
+	__u64 next_seq;
+	char prev_comm[16];
+	/* struct taproot_stack_snap, with TAPROOT_SWITCH_F_STACKS */
+};
+
+/* taproot_rec_header.flags of a TAPROOT_REC_WAKING */
+#define TAPROOT_WAKING_F_HARDIRQ	(1U << 0) /* woken from a hard interrupt */
+#define TAPROOT_WAKING_F_SOFTIRQ	(1U << 1) /* woken from a softirq */
+#define TAPROOT_WAKING_F_NMI		(1U << 2) /* woken from an NMI */
+#define TAPROOT_WAKING_F_NEW		(1U << 3) /* a new task's first wakeup */
+#define TAPROOT_WAKING_F_STACKS		(1U << 4) /* a taproot_stack_snap of the waker */
+
+/*
+ * A selected interval's task (target) is woken, recorded in the waker's
+ * context (the sched_waking tracepoint; sched_wakeup_new for a new task,
+ * whose interval is seq 0). When an interrupt woke the target, the
+ * interrupt is the waker: waker_pid and waker_tid are 0, waker_comm is
+ * empty, the flags say which kind, and the snapshot (if any) holds only the
+ * interrupt's kernel stack.
+ */
+struct taproot_rec_waking {
+	struct taproot_rec_header hdr;
+	__u32 cpu;
+	__u32 target_pid;
+	__u32 target_tid;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__u32 reserved;
+	__u64 target_seq;
+	char waker_comm[16];
+	/* struct taproot_stack_snap, with TAPROOT_WAKING_F_STACKS */
+};
+
+/* taproot_rec_header.flags of a TAPROOT_REC_FORK */
+#define TAPROOT_FORK_F_THREAD		(1U << 0) /* a new thread, not a process */
+
+/* A task created a task (sched_process_fork), in the parent's context. */
+struct taproot_rec_fork {
+	struct taproot_rec_header hdr;
+	__u32 cpu;
+	__u32 parent_pid;
+	__u32 parent_tid;
+	__u32 child_pid;
+	__u32 child_tid;
+	__u32 reserved;
+	char comm[16];		/* the parent's, which the child inherits */
+};
+
+/* taproot_rec_header.flags of a TAPROOT_REC_EXEC */
+#define TAPROOT_EXEC_F_FILENAME_TRUNC	(1U << 0) /* filename cut to fit */
+
+/*
+ * A successful exec (sched_process_exec). old_tid is the tid of the thread
+ * that called exec when a non-leader thread did (the kernel then gives it
+ * the leader's tid); else tid. filename_len bytes follow the fixed part,
+ * the NUL included, at most TAPROOT_EXEC_FILENAME_MAX, then padding.
+ */
+struct taproot_rec_exec {
+	struct taproot_rec_header hdr;
+	__u32 cpu;
+	__u32 pid;
+	__u32 tid;
+	__u32 old_tid;
+	__u32 filename_len;
+	__u32 reserved;
+	char comm[16];		/* the new comm */
+	/* char filename[filename_len]; */
+};
+
+/* taproot_rec_header.flags of a TAPROOT_REC_EXIT */
+#define TAPROOT_EXIT_F_GROUP_DEAD	(1U << 0) /* the last thread of its process */
+
+/* A task exits (sched_process_exit). */
+struct taproot_rec_exit {
+	struct taproot_rec_header hdr;
+	__u32 cpu;
+	__u32 pid;
+	__u32 tid;
+	__u32 reserved;
+	char comm[16];
+};
+
+/*
  * Compile-time checks of the layout, evaluated by the kernel module and by
  * userspace alike. Any change that moves a field fails both builds.
  */
@@ -359,6 +531,12 @@ __TAPROOT_CHECK(sizeof(struct taproot_rec_sample) == 200, "sample record");
 __TAPROOT_CHECK(__builtin_offsetof(struct taproot_rec_sample, user_regs) == 56,
 		"sample user_regs");
 __TAPROOT_CHECK(sizeof(struct taproot_rec_lost) == 48, "lost record");
+__TAPROOT_CHECK(sizeof(struct taproot_stack_snap) == 152, "stack snapshot");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_switch) == 80, "switch record");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_waking) == 64, "waking record");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_fork) == 56, "fork record");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_exec) == 56, "exec record");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_exit) == 48, "exit record");
 #undef __TAPROOT_CHECK
 
 #endif /* _UAPI_LINUX_TAPROOT_H */
