@@ -92,7 +92,6 @@ out:
 
 int do_unload(int argc, char **argv)
 {
-	struct taproot_json *j;
 	int err;
 
 	if (argc)
@@ -100,11 +99,5 @@ int do_unload(int argc, char **argv)
 	err = taproot_module_unload();
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
-	if (!json_output)
-		return EXIT_OK;
-	j = json_begin();
-	if (!j)
-		return EXIT_ERR;
-	taproot_json_null(j);
-	return json_end(j);
+	return p_ok();
 }

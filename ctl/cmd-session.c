@@ -9,7 +9,6 @@
 static int session(int argc, char **argv, const char *name,
 		   int (*fn)(struct taproot_nl *nl))
 {
-	struct taproot_json *j;
 	struct taproot_nl *nl;
 	int err;
 
@@ -25,13 +24,7 @@ static int session(int argc, char **argv, const char *name,
 	taproot_nl_close(nl);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
-	if (!json_output)
-		return EXIT_OK;
-	j = json_begin();
-	if (!j)
-		return EXIT_ERR;
-	taproot_json_null(j);
-	return json_end(j);
+	return p_ok();
 }
 
 int do_start(int argc, char **argv)

@@ -95,6 +95,19 @@ int json_end(struct taproot_json *j)
 	return EXIT_OK;
 }
 
+int p_ok(void)
+{
+	struct taproot_json *j;
+
+	if (!json_output)
+		return EXIT_OK;
+	j = json_begin();
+	if (!j)
+		return EXIT_ERR;
+	taproot_json_null(j);
+	return json_end(j);
+}
+
 int parse_json_flag(int *argc, char **argv)
 {
 	int i, n = 0;

@@ -38,6 +38,12 @@ struct taproot_json *json_begin(void);
 int json_end(struct taproot_json *j);
 
 /*
+ * The end of a command that succeeded with nothing to report: no output,
+ * or `null` in JSON mode (so that a JSON reader always gets one value).
+ */
+int p_ok(void);
+
+/*
  * Take every --json / -j out of @argv (a command's own twin of -j), set
  * json_output for it, and shorten *@argc. Returns EXIT_OK.
  */
