@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "proc.h"
+#include "nm.h"
 
 __attribute__((noinline)) int elffile_local_function(int x);
 __attribute__((noinline)) int elffile_local_function(int x)
@@ -126,23 +127,6 @@ static void one_entry_per_file_and_lru(void **state)
 	taproot_procs_get_stats(procs, &st);
 	assert_int_equal(st.elfs_opened, 4);
 	taproot_procs_free(procs);
-}
-
-/* nm's address of @sym in @path, 0 when not found. */
-static uint64_t nm_address(const char *path, const char *sym)
-{
-	char cmd[PATH_MAX + 64], line[512], name[256], type[8];
-	unsigned long long addr, found = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm '%s' 2>/dev/null", path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %7s %255s", &addr, type, name) == 3 && !strcmp(name, sym))
-			found = addr;
-	pclose(f);
-	return found;
 }
 
 static void bias_of_own_mapping(void **state)

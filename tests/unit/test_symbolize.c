@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "proc.h"
+#include "nm.h"
 
 #define FIXTURES "tests/unit/fixtures/"
 
@@ -99,23 +100,6 @@ static bool ends_with(const char *s, const char *suffix)
 	size_t n = strlen(s), m = strlen(suffix);
 
 	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* nm's address of @sym in @path, 0 when not there. */
-static uint64_t nm_address(const char *path, const char *sym)
-{
-	char cmd[PATH_MAX + 64], line[512], name[256], type[8];
-	unsigned long long addr, found = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm '%s' 2>/dev/null", path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %7s %255s", &addr, type, name) == 3 && !strcmp(name, sym))
-			found = addr;
-	pclose(f);
-	return found;
 }
 
 static uint64_t self_pc(struct env *env, void *fn)
