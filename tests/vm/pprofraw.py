@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Reads the text of the real pprof's `pprof -raw FILE` for the VM tests.
+
+The tests judge a profile by what the pprof tool itself decoded from it,
+not by a decoder of our own. `pprof -raw` prints every sample with all its
+values, its location ids (leaf first) and its labels, then every location
+with its mapping and its lines (an inlined call is a further line), then
+the mappings:
+
+    Samples:
+    switches/count off_cpu/nanoseconds[dflt]
+              3   61234567: 1 2 3
+                    state:[S] waker:[[hardirq]]
+                    pid:[42]
+    Locations
+         1: 0xffffffff81000000 M=1 schedule :0 s=0
+                 inlined_caller file.c:12 s=0
+    Mappings
+    1: 0x0/0x0/0x0 [kernel.kallsyms] BUILDID [FN]
+
+Usage: profile = pprofraw.parse(text); profile.samples is a list of
+Sample(values={type: int}, frames=[function names, leaf first],
+mappings=[mapping file of each frame], labels={key: value}).
+"""
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Sample:
+    values: dict
+    frames: list = field(default_factory=list)
+    mappings: list = field(default_factory=list)
+    labels: dict = field(default_factory=dict)
+
+
+@dataclass
+class Profile:
+    types: list
+    samples: list
+    mappings: dict	# id -> file
+
+
+_LABEL = re.compile(r"(\w+):\[(.*?)\](?=\s+\w+:\[|\s*$)")
+
+
+def parse(text):
+    lines = text.split("\n")
+    types, raw, locs, maps = [], [], {}, {}
+    section, cur, loc = None, None, None
+    for line in lines:
+        if line.startswith("Samples:"):
+            section = "samples-head"
+            continue
+        if line.startswith("Locations"):
+            section = "locations"
+            continue
+        if line.startswith("Mappings"):
+            section = "mappings"
+            continue
+        if section == "samples-head":
+            types = [t.replace("[dflt]", "") for t in line.split()]
+            section = "samples"
+            continue
+        if section == "samples":
+            m = re.match(r"^\s+([-\d\s]+):\s*([\d\s]*)$", line)
+            if m:
+                vals = [int(v) for v in m.group(1).split()]
+                if len(vals) == len(types):
+                    cur = (dict(zip(types, vals)),
+                           [int(x) for x in m.group(2).split()], {})
+                    raw.append(cur)
+                    continue
+            if cur is not None and line.strip():
+                for k, v in _LABEL.findall(line.strip()):
+                    cur[2][k] = v
+        elif section == "locations":
+            m = re.match(r"^\s+(\d+): (0x[0-9a-f]+) M=(\d+)\s*(.*)$", line)
+            if m:
+                loc = [int(m.group(3)), []]
+                locs[int(m.group(1))] = loc
+                if m.group(4).strip():
+                    loc[1].append(m.group(4).split()[0])
+            elif loc is not None and line.strip():
+                loc[1].append(line.split()[0])
+        elif section == "mappings":
+            m = re.match(r"^(\d+): \S+ (\S+)", line)
+            if m:
+                maps[int(m.group(1))] = m.group(2)
+    samples = []
+    for vals, ids, labels in raw:
+        s = Sample(values=vals, labels=labels)
+        for i in ids:
+            mid, names = locs.get(i, (0, []))
+            # pprof -raw lists a location's lines callee first, as the
+            # stack is listed leaf first.
+            for n in names or ["?"]:
+                s.frames.append(n)
+                s.mappings.append(maps.get(mid, ""))
+        samples.append(s)
+    return Profile(types=types, samples=samples, mappings=maps)

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A context-switch-heavy benchmark: two threads pass one byte back and
+ * forth over two pipes, so every round trip blocks and wakes each thread
+ * once (four context switches when they share a CPU, two wakeups across
+ * CPUs otherwise).
+ *
+ * usage: pingpong ROUND_TRIPS
+ *
+ * Prints one line: "pingpong: round_trips=N seconds=S rate=R" (R round
+ * trips per second of CLOCK_MONOTONIC, from the first byte sent to the
+ * last one received).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int ping_fd[2], pong_fd[2];
+static long rounds;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pingpong: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void xfer(int in, int out)
+{
+	char c;
+
+	if (read(in, &c, 1) != 1)
+		die("read");
+	if (write(out, &c, 1) != 1)
+		die("write");
+}
+
+/* The second thread: answers every byte. */
+static void *pong(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < rounds; i++)
+		xfer(ping_fd[0], pong_fd[1]);
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	double t0, secs;
+	char *end;
+	int err;
+
+	if (argc != 2 || (rounds = strtol(argv[1], &end, 10)) <= 0 || *end) {
+		fprintf(stderr, "usage: pingpong ROUND_TRIPS\n");
+		return 2;
+	}
+	if (pipe(ping_fd) || pipe(pong_fd))
+		die("pipe");
+	err = pthread_create(&t, NULL, pong, NULL);
+	if (err) {
+		errno = err;
+		die("pthread_create");
+	}
+	t0 = now();
+	for (long i = 0; i < rounds; i++) {
+		if (write(ping_fd[1], "x", 1) != 1)
+			die("write");
+		char c;
+
+		if (read(pong_fd[0], &c, 1) != 1)
+			die("read");
+	}
+	secs = now() - t0;
+	pthread_join(t, NULL);
+	printf("pingpong: round_trips=%ld seconds=%.6f rate=%.1f\n", rounds, secs,
+	       rounds / secs);
+	return 0;
+}
