@@ -28,10 +28,11 @@
  * Every thread stops at its first round after SECONDS. On exit, one line per
  * role on stdout, for a test to parse:
  *
- *   tapblock: role=ROLE fn=FUNCTION calls=N blocked_ns=NS
+ *   tapblock: role=ROLE fn=FUNCTION calls=N blocked_ns=NS compute_ns=NS blocked_sq_us2=X
  *
- * (the writer's line gives the time it computed as blocked_ns=0 and
- * compute_ns=NS). Blocked time includes the run-queue wait after the wakeup,
+ * (the writer's line gives the time it computed as compute_ns; X is the sum
+ * of the squares of the blocked times in microseconds, from which a test
+ * bounds the error of an estimate that samples one call in N). Blocked time includes the run-queue wait after the wakeup,
  * as an off-CPU interval from switch-out to switch-in does.
  */
 #define _GNU_SOURCE
@@ -52,13 +53,14 @@ static int64_t compute_ns = 10 * 1000000LL;
 struct role {
 	const char *name, *fn;
 	uint64_t calls, blocked_ns, compute_ns;
+	double blocked_sq_us2;	/* sum of squared blocked times, for a test's error bound */
 };
 
-static struct role sleeper = { "sleeper", "sleeper_nap", 0, 0, 0 };
-static struct role reader = { "reader", "reader_wait", 0, 0, 0 };
-static struct role writer = { "writer", "writer_send", 0, 0, 0 };
-static struct role waiter = { "waiter", "mutex_wait", 0, 0, 0 };
-static struct role vforker = { "vforker", "vfork_wait", 0, 0, 0 };
+static struct role sleeper = { .name = "sleeper", .fn = "sleeper_nap" };
+static struct role reader = { .name = "reader", .fn = "reader_wait" };
+static struct role writer = { .name = "writer", .fn = "writer_send" };
+static struct role waiter = { .name = "waiter", .fn = "mutex_wait" };
+static struct role vforker = { .name = "vforker", .fn = "vfork_wait" };
 
 static int64_t end_ns;
 static int pipefd[2];
@@ -77,6 +79,13 @@ static void die(const char *what)
 {
 	fprintf(stderr, "tapblock: %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+static void blocked(struct role *r, int64_t ns)
+{
+	r->blocked_ns += ns;
+	r->blocked_sq_us2 += (ns / 1e3) * (ns / 1e3);
+	r->calls++;
 }
 
 /* Burns CPU until @ns of CLOCK_MONOTONIC have passed. */
@@ -98,8 +107,7 @@ __attribute__((noipa)) static void sleeper_nap(void)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
-	sleeper.blocked_ns += now_ns() - t0;
-	sleeper.calls++;
+	blocked(&sleeper, now_ns() - t0);
 }
 
 static void *sleeper_main(void *arg)
@@ -122,8 +130,7 @@ __attribute__((noipa)) static bool reader_wait(void)
 		die("read");
 	if (n == 0)
 		return false;
-	reader.blocked_ns += now_ns() - t0;
-	reader.calls++;
+	blocked(&reader, now_ns() - t0);
 	return true;
 }
 
@@ -174,8 +181,7 @@ __attribute__((noipa)) static void mutex_wait(void)
 	int64_t t0 = now_ns();
 
 	pthread_mutex_lock(&lock);
-	waiter.blocked_ns += now_ns() - t0;
-	waiter.calls++;
+	blocked(&waiter, now_ns() - t0);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -211,8 +217,7 @@ __attribute__((noipa)) static void vfork_wait(void)
 		spin_for(compute_ns);
 		_exit(0);
 	}
-	vforker.blocked_ns += now_ns() - t0;
-	vforker.calls++;
+	blocked(&vforker, now_ns() - t0);
 	if (waitpid(pid, NULL, 0) < 0)
 		die("waitpid");
 }
@@ -237,9 +242,10 @@ static int64_t arg_us(const char *s)
 
 static void report(const struct role *r)
 {
-	printf("tapblock: role=%s fn=%s calls=%llu blocked_ns=%llu compute_ns=%llu\n",
-	       r->name, r->fn, (unsigned long long)r->calls,
-	       (unsigned long long)r->blocked_ns, (unsigned long long)r->compute_ns);
+	printf("tapblock: role=%s fn=%s calls=%llu blocked_ns=%llu compute_ns=%llu"
+	       " blocked_sq_us2=%.0f\n", r->name, r->fn, (unsigned long long)r->calls,
+	       (unsigned long long)r->blocked_ns, (unsigned long long)r->compute_ns,
+	       r->blocked_sq_us2);
 }
 
 int main(int argc, char **argv)
