@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 // vm-cflags: -fomit-frame-pointer
 /*
- * The first half of the exec test: computes in exec_a_spin for SECONDS,
- * then execs PROGRAM ARGS... in the same process (same pid), as a shell's
- * `exec` does.
+ * The first half of the exec test: computes in exec_a_spin for SECONDS or
+ * until SIGUSR1, then execs PROGRAM ARGS... in the same process (same pid),
+ * as a shell's `exec` does.
  *
  * usage: tapexec-a SECONDS PROGRAM [ARGS...]
  */
@@ -12,10 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
 
 static double now(void)
 {
@@ -31,7 +39,7 @@ __attribute__((noipa)) void exec_a_spin(double secs)
 	double until = now() + secs;
 	uint64_t x = sink;
 
-	while (now() < until)
+	while (!go && now() < until)
 		for (int i = 0; i < 10000; i++)
 			x = (x * 6364136223846793005ULL + 1) ^ (x >> 13);
 	sink = x;
@@ -62,6 +70,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: tapexec-a SECONDS PROGRAM [ARGS...]\n");
 		return 2;
 	}
+	signal(SIGUSR1, on_usr1);
 	sink = exec_a_padding(0);
 	exec_a_spin(secs);
 	printf("tapexec-a: pid %d execs %s\n", getpid(), argv[2]);

@@ -1,0 +1,204 @@
+#!/bin/bash
+# taprootctl record --events cpu,offcpu profiles where threads block, and who
+# woke them, against what the threads measured themselves
+# (tests/vm/progs/tapblock.c: a sleeper in clock_nanosleep, a reader of a
+# pipe, a writer that computes then writes to that pipe, a thread waiting
+# on a vfork child; each sums its own blocked time with CLOCK_MONOTONIC).
+# Read with the real pprof (-raw: every value exact):
+#   - offcpu.pb.gz: the off-CPU time whose stack holds the sleeper's and the
+#     reader's function is within 10% of what they measured; state S for
+#     both, D for the vfork parent;
+#   - offwake.pb.gz: more than half of the reader's blocked time has the
+#     writer's function, then `--`, then the reader's function, with the
+#     label waker=writer; the sleeper's wakeups (a timer) have waker
+#     [hardirq] or [softirq], never a task;
+#   - schedlat.pb.gz: run-queue delay over the woken threads' stacks;
+# then again with --sched-one-in 4 (one interval in 4 recorded, scaled by
+# 4): the same off-CPU totals, within 10% plus four standard deviations of
+# that sampling, computed from the threads' own blocked times.
+# Two recordings of 6 s and their start-up under TCG:
+# vm-timeout: 420
+. "${0%/*}/lib.sh"
+
+require_module
+PPROF=$REPO/build/pprof
+[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+[ -x "$PROGS/tapblock" ] || die "no $PROGS/tapblock: run tests/vm/build-progs"
+secs=${TAPROOT_TAPBLOCK_SECONDS:-6}
+load_module
+expect_ok "config before" "$CTL" config
+before=$OUT
+
+# record_tapblock NAME RECORD-OPTIONS... -- TAPBLOCK-ARGS...: records
+# tapblock into $TEST_TMP/NAME/, keeps record's output (tapblock's lines
+# with it) in NAME.txt and `pprof -raw` of each profile in NAME-KIND.raw.
+record_tapblock() {
+	local name=$1 dir=$TEST_TMP/$1 kind
+	shift
+	local -a ropts=()
+	while [ "$1" != -- ]; do
+		ropts+=("$1")
+		shift
+	done
+	shift
+	say "taprootctl record --events cpu,offcpu ${ropts[*]} -- tapblock $*"
+	expect_ok "taprootctl record ($name)" "$CTL" record --events cpu,offcpu "${ropts[@]}" \
+		--ring-pages 4096 --output "$dir" --stats-json "$TEST_TMP/$name-stats.json" \
+		-- "$PROGS/tapblock" "$@"
+	printf '%s\n' "$OUT" >"$TEST_TMP/$name.txt"
+	echo "$OUT"
+	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
+	for kind in cpu offcpu offwake schedlat; do
+		[ -s "$dir/$kind.pb.gz" ] || die "record ($name): no $kind.pb.gz in $dir: $(ls "$dir")"
+		expect_ok "pprof -raw $kind.pb.gz ($name)" "$PPROF" -raw "$dir/$kind.pb.gz"
+		printf '%s\n' "$OUT" >"$TEST_TMP/$name-$kind.raw"
+	done
+}
+
+record_tapblock all -- "$secs" --vfork
+expect_ok "config after" "$CTL" config
+assert_eq "configuration restored" "$before" "$OUT"
+record_tapblock one-in-4 --sched-one-in 4 -- "$secs" --nap-us 2000 --compute-us 1000
+
+python3 -S - "$REPO/tests/vm" "$TEST_TMP" <<'PY'
+import json, math, re, sys
+sys.path.insert(0, sys.argv[1])
+import pprofraw
+
+tmp = sys.argv[2]
+INTERRUPT = ("[hardirq]", "[softirq]")
+THREADS = ("sleeper", "reader", "writer", "vforker", "tapblock")
+failed = []
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    failed.append(msg)
+
+def load(name, kind):
+    return pprofraw.parse(open(f"{tmp}/{name}-{kind}.raw", errors="replace").read())
+
+def value_type(prof, unit):
+    for t in prof.types:
+        if t.endswith("/" + unit):
+            return t
+    sys.exit(f"FAIL: no sample type in {unit} among {prof.types}")
+
+def roles(name):
+    """tapblock's own lines: role -> {fn, calls, blocked_ns, ...}."""
+    r = {}
+    for line in open(f"{tmp}/{name}.txt"):
+        if line.startswith("tapblock: role="):
+            kv = dict(w.split("=", 1) for w in line.split()[1:])
+            r[kv["role"]] = kv
+    if not {"sleeper", "reader", "writer"} <= set(r):
+        sys.exit(f"FAIL: tapblock's report is missing from record's output ({name})")
+    return r
+
+def blocked(prof, fn, side=None):
+    """Samples whose stack holds fn (with side, only on that side of --)."""
+    out = []
+    for s in prof.samples:
+        fr = s.frames
+        if side is not None:
+            if "--" not in fr:
+                continue
+            i = fr.index("--")
+            fr = fr[:i] if side == "waker" else fr[i + 1:]
+        if fn in fr:
+            out.append(s)
+    return out
+
+def check_run(name, one_in):
+    r = roles(name)
+    off, wake, lat = load(name, "offcpu"), load(name, "offwake"), load(name, "schedlat")
+    ns = value_type(off, "nanoseconds")
+    stats = json.load(open(f"{tmp}/{name}-stats.json"))
+    print(f"# {name}: record lost {stats.get('lost')} records; offcpu types {off.types},"
+          f" offwake {wake.types}, schedlat {lat.types}")
+
+    # offcpu: the blocked time of each role, and its states.
+    for role in ("sleeper", "reader") + (("vforker",) if "vforker" in r else ()):
+        fn = r[role]["fn"]
+        mine = blocked(off, fn)
+        got = sum(s.values[ns] for s in mine)
+        want = int(r[role]["blocked_ns"])
+        n = int(r[role]["calls"])
+        states = {}
+        for s in mine:
+            st = s.labels.get("state", "?")
+            states[st] = states.get(st, 0) + s.values[ns]
+        comms = {s.labels.get("thread_comm") for s in mine}
+        # One interval in N, each counted N times: the estimate's variance
+        # is (N - 1) * sum of the squared interval lengths.
+        sd = math.sqrt((one_in - 1) * float(r[role]["blocked_sq_us2"])) * 1e3
+        bound = 0.10 * want + 4 * sd
+        print(f"# {name}: {role} in {fn}: offcpu {got / 1e6:.1f} ms, measured"
+              f" {want / 1e6:.1f} ms in {n} calls (bound +-{bound / 1e6:.1f} ms);"
+              f" states {({k: round(v / 1e6, 1) for k, v in states.items()})};"
+              f" thread_comm {comms}")
+        if role == "vforker":
+            if got == 0 or states.get("D", 0) < 0.9 * got:
+                fail(f"{name}: the vfork parent's blocked time is not mostly state D: {states}")
+            continue
+        if abs(got - want) > bound:
+            fail(f"{name}: {role}'s off-CPU time in {fn} is {got / 1e6:.1f} ms,"
+                 f" not within {bound / 1e6:.1f} ms of the {want / 1e6:.1f} ms it measured")
+        if states.get("S", 0) < 0.9 * got:
+            fail(f"{name}: {role}'s blocked time is not mostly state S: {states}")
+        if comms != {role}:
+            fail(f"{name}: {fn}'s samples have thread_comm {comms}, not {{'{role}'}}")
+
+    # offwake: who woke the reader and the sleeper.
+    wns = value_type(wake, "nanoseconds")
+    rd = blocked(wake, r["reader"]["fn"], "blocked")
+    total = sum(s.values[wns] for s in rd)
+    by_writer = sum(s.values[wns] for s in rd
+                    if r["writer"]["fn"] in s.frames[:s.frames.index("--")]
+                    and s.labels.get("waker") == "writer")
+    wakers = {}
+    for s in rd:
+        w = s.labels.get("waker", "?")
+        wakers[w] = wakers.get(w, 0) + s.values[wns]
+    print(f"# {name}: reader's waits in offwake {total / 1e6:.1f} ms, of which"
+          f" {by_writer / 1e6:.1f} ms writer_send -- reader_wait with waker=writer;"
+          f" wakers {({k: round(v / 1e6, 1) for k, v in wakers.items()})}")
+    if total == 0 or by_writer <= 0.5 * total:
+        fail(f"{name}: writer's function, --, reader's function cover"
+             f" {by_writer / 1e6:.1f} ms of the reader's {total / 1e6:.1f} ms in offwake")
+    sl = blocked(wake, r["sleeper"]["fn"], "blocked")
+    total = sum(s.values[wns] for s in sl)
+    wakers = {}
+    for s in sl:
+        w = s.labels.get("waker", "?")
+        wakers[w] = wakers.get(w, 0) + s.values[wns]
+    irq = sum(v for w, v in wakers.items() if w in INTERRUPT)
+    print(f"# {name}: sleeper's waits in offwake {total / 1e6:.1f} ms, wakers"
+          f" {({k: round(v / 1e6, 1) for k, v in wakers.items()})}")
+    if total == 0 or irq < 0.95 * total:
+        fail(f"{name}: the sleeper's wakeups are not attributed to the interrupt: {wakers}")
+    if any(w in THREADS for w in wakers):
+        fail(f"{name}: a task of tapblock is named as the sleeper's waker: {wakers}")
+    # The interrupt's snapshot is its kernel stack only: no user frames of
+    # whatever task it interrupted.
+    for s in sl:
+        i = s.frames.index("--")
+        if s.labels.get("waker") in INTERRUPT and any(
+                m.endswith("/tapblock") for m in s.mappings[:i]):
+            fail(f"{name}: an interrupt waker carries a task's user frames: {s.frames}")
+            break
+
+    # schedlat: run-queue delay over the woken threads' stacks.
+    lns = value_type(lat, "nanoseconds")
+    for role in ("sleeper", "reader"):
+        fn = r[role]["fn"]
+        got = sum(s.values[lns] for s in blocked(lat, fn))
+        print(f"# {name}: schedlat of {role} in {fn}: {got / 1e6:.2f} ms")
+        if got <= 0:
+            fail(f"{name}: schedlat has no run-queue delay over {fn}")
+        if got >= int(r[role]["blocked_ns"]) * 1.1:
+            fail(f"{name}: schedlat of {role} ({got / 1e6:.1f} ms) exceeds its blocked time")
+
+check_run("all", 1)
+check_run("one-in-4", 4)
+sys.exit(1 if failed else 0)
+PY
