@@ -50,6 +50,7 @@ static void print_plain(const struct taproot_config *c)
 	putchar('\n');
 	printf("%-16s%" PRIu32 "\n", "ring-pages:", c->ring_pages);
 	printf("%-16s%" PRIu32 "\n", "watermark:", c->watermark);
+	printf("%-16s%" PRIu32 "\n", "sched-one-in:", c->sched_one_in);
 	printf("%-16s", "pids:");
 	if (!c->nr_tgids)
 		printf("all");
@@ -96,6 +97,8 @@ static int print_json(const struct taproot_config *c)
 	taproot_json_u64(j, c->ring_pages);
 	taproot_json_key(j, "watermark");
 	taproot_json_u64(j, c->watermark);
+	taproot_json_key(j, "sched_one_in");
+	taproot_json_u64(j, c->sched_one_in);
 	/* Empty: the whole system. */
 	taproot_json_key(j, "pids");
 	taproot_json_array_begin(j);

@@ -17,13 +17,18 @@ static void add(struct taproot_cpu_stats *t, const struct taproot_cpu_stats *c)
 	t->lost_full += c->lost_full;
 	t->lost_nested += c->lost_nested;
 	t->ustack_faults += c->ustack_faults;
+	t->switches += c->switches;
+	t->switches_selected += c->switches_selected;
+	t->wakings += c->wakings;
 }
 
 static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
 {
 	printf("%-6s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %10" PRIu64
-	       " %12" PRIu64 " %14" PRIu64 "\n", cpu, c->samples, c->records,
-	       c->bytes, c->lost_full, c->lost_nested, c->ustack_faults);
+	       " %12" PRIu64 " %14" PRIu64 " %12" PRIu64 " %12" PRIu64
+	       " %12" PRIu64 "\n", cpu, c->samples, c->records, c->bytes,
+	       c->lost_full, c->lost_nested, c->ustack_faults, c->switches,
+	       c->switches_selected, c->wakings);
 }
 
 static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)
@@ -40,6 +45,12 @@ static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats
 	taproot_json_u64(j, c->lost_nested);
 	taproot_json_key(j, "ustack_faults");
 	taproot_json_u64(j, c->ustack_faults);
+	taproot_json_key(j, "switches");
+	taproot_json_u64(j, c->switches);
+	taproot_json_key(j, "switches_selected");
+	taproot_json_u64(j, c->switches_selected);
+	taproot_json_key(j, "wakings");
+	taproot_json_u64(j, c->wakings);
 }
 
 int do_stats(int argc, char **argv)
@@ -69,8 +80,10 @@ int do_stats(int argc, char **argv)
 
 	if (!json_output) {
 		printf("running: %s\n", running ? "yes" : "no");
-		printf("%-6s %12s %12s %14s %10s %12s %14s\n", "cpu", "samples",
-		       "records", "bytes", "lost-full", "lost-nested", "ustack-faults");
+		printf("%-6s %12s %12s %14s %10s %12s %14s %12s %12s %12s\n",
+		       "cpu", "samples", "records", "bytes", "lost-full",
+		       "lost-nested", "ustack-faults", "switches", "sw-selected",
+		       "wakings");
 		for (i = 0; i < nr; i++) {
 			snprintf(name, sizeof(name), "%" PRIu32, cpus[i].cpu);
 			print_row(name, &cpus[i]);

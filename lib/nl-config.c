@@ -22,9 +22,10 @@ static const int tp_config_attrs[] = {
 	TAPROOT_A_CFG_FREQ_HZ, TAPROOT_A_CFG_KSTACK_DEPTH,
 	TAPROOT_A_CFG_USTACK_BYTES, TAPROOT_A_CFG_EVENTS, TAPROOT_A_CFG_FLAGS,
 	TAPROOT_A_CFG_RING_PAGES, TAPROOT_A_CFG_WATERMARK, TAPROOT_A_CFG_TGIDS,
+	TAPROOT_A_CFG_SCHED_ONE_IN,
 };
-_Static_assert(sizeof(tp_config_attrs) / sizeof(tp_config_attrs[0]) == 8 &&
-	       TAPROOT_CONFIG_ALL == (1U << 8) - 1,
+_Static_assert(sizeof(tp_config_attrs) / sizeof(tp_config_attrs[0]) == 9 &&
+	       TAPROOT_CONFIG_ALL == (1U << 9) - 1,
 	       "one attribute per TAPROOT_CONFIG_* bit");
 
 static const char *const tp_event_names[32] = {
@@ -85,6 +86,10 @@ int tp_config_check(const struct taproot_config *c, int err, const char *what)
 			      TAPROOT_RING_PAGES_MAX);
 	if ((c->set & TAPROOT_CONFIG_WATERMARK) && c->watermark < 1)
 		return tp_err(err, "%s: watermark 0: must be at least 1 byte", what);
+	if ((c->set & TAPROOT_CONFIG_SCHED_ONE_IN) &&
+	    (c->sched_one_in < 1 || c->sched_one_in > TAPROOT_SCHED_ONE_IN_MAX))
+		return tp_err(err, "%s: sched-one-in %u: not in 1..%u", what,
+			      c->sched_one_in, TAPROOT_SCHED_ONE_IN_MAX);
 	if (!(c->set & TAPROOT_CONFIG_TGIDS))
 		return 0;
 	if (c->nr_tgids > TAPROOT_MAX_TGIDS)
@@ -117,6 +122,9 @@ int tp_config_fill(struct nl_msg *msg, const struct taproot_config *c)
 		if ((c->set & (1U << i)) &&
 		    nla_put_u32(msg, tp_config_attrs[i], values[i]) < 0)
 			goto full;
+	if ((c->set & TAPROOT_CONFIG_SCHED_ONE_IN) &&
+	    nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, c->sched_one_in) < 0)
+		goto full;
 	if (!(c->set & TAPROOT_CONFIG_TGIDS))
 		return 0;
 	/* An empty nest is meaningful: the whole system. */
@@ -152,9 +160,10 @@ int taproot_nl_set_config(struct taproot_nl *nl, const struct taproot_config *cf
 	err = tp_nl_request(nl, TAPROOT_CMD_SET_CONFIG, "set config",
 			    tp_config_fill_cb, &reply);
 	if (err == -EBUSY && reply.refused)
-		return tp_err(err, "set config: %s (freq and ring-pages change only while "
-			      "sampling is stopped, ring-pages only while no consumer has "
-			      "the rings mapped)",
+		return tp_err(err, "set config: %s (freq, ring-pages and turning on switch, "
+			      "waking, fork, exec or exit happen only while sampling is "
+			      "stopped, ring-pages only while no consumer has the rings "
+			      "mapped)",
 			      reply.extack[0] ? reply.extack : taproot_strerror(err));
 	return err;
 }
@@ -171,6 +180,7 @@ static struct nla_policy tp_config_policy[TAPROOT_A_MAX + 1] = {
 	[TAPROOT_A_CFG_WATERMARK]    = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
 	/* Checked by hand below: end to end, TGID u32s only. */
 	[TAPROOT_A_CFG_TGIDS]	     = { .type = NLA_UNSPEC },
+	[TAPROOT_A_CFG_SCHED_ONE_IN] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
 };
 
 static int tp_config_parse_tgids(struct nlattr *nest, struct taproot_config *cfg)
@@ -226,6 +236,7 @@ int tp_config_parse(const struct nlmsghdr *nlh, struct taproot_config *cfg)
 						      sizeof(name)));
 	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
 		*values[i] = nla_get_u32(tb[tp_config_attrs[i]]);
+	cfg->sched_one_in = nla_get_u32(tb[TAPROOT_A_CFG_SCHED_ONE_IN]);
 	err = tp_config_parse_tgids(tb[TAPROOT_A_CFG_TGIDS], cfg);
 	if (err < 0)
 		return err;
@@ -371,6 +382,7 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		{ "ring-pages", TAPROOT_CONFIG_RING_PAGES },
 		{ "watermark", TAPROOT_CONFIG_WATERMARK },
 		{ "pids", TAPROOT_CONFIG_TGIDS },
+		{ "sched-one-in", TAPROOT_CONFIG_SCHED_ONE_IN },
 	};
 	struct taproot_config t = *cfg;
 	uint32_t bit = 0;
@@ -382,7 +394,7 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 			bit = keys[i].bit;
 	if (!bit)
 		return tp_err(-EINVAL,
-			      "unknown key '%s' (freq, kstack, ustack, events, idle, ring-pages, watermark, pids)",
+			      "unknown key '%s' (freq, kstack, ustack, events, idle, ring-pages, watermark, pids, sched-one-in)",
 			      key);
 	if (cfg->set & bit)
 		return tp_err(-EINVAL, "'%s' given twice", key);
@@ -423,6 +435,10 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		break;
 	case TAPROOT_CONFIG_WATERMARK:
 		err = tp_parse_u32(key, value, 1, UINT32_MAX, &t.watermark);
+		break;
+	case TAPROOT_CONFIG_SCHED_ONE_IN:
+		err = tp_parse_u32(key, value, 1, TAPROOT_SCHED_ONE_IN_MAX,
+				   &t.sched_one_in);
 		break;
 	default: /* TAPROOT_CONFIG_TGIDS */
 		err = tp_parse_pids(value, &t);

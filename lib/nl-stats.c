@@ -29,17 +29,30 @@ static struct nla_policy tp_stat_policy[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_LOST_FULL]     = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_LOST_NESTED]   = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_USTACK_FAULTS] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_SWITCHES]      = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_SWITCHES_SELECTED] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_WAKINGS]       = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 };
 
 static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 {
 	struct nlattr *tb[TAPROOT_A_STAT_MAX + 1];
 	struct taproot_cpu_stats c, *grown;
-	uint64_t *counters[] = {
-		&c.samples, &c.records, &c.bytes, &c.lost_full, &c.lost_nested,
-		&c.ustack_faults,
+	const struct {
+		int attr;
+		uint64_t *value;
+	} counters[] = {
+		{ TAPROOT_A_STAT_SAMPLES, &c.samples },
+		{ TAPROOT_A_STAT_RECORDS, &c.records },
+		{ TAPROOT_A_STAT_BYTES, &c.bytes },
+		{ TAPROOT_A_STAT_LOST_FULL, &c.lost_full },
+		{ TAPROOT_A_STAT_LOST_NESTED, &c.lost_nested },
+		{ TAPROOT_A_STAT_USTACK_FAULTS, &c.ustack_faults },
+		{ TAPROOT_A_STAT_SWITCHES, &c.switches },
+		{ TAPROOT_A_STAT_SWITCHES_SELECTED, &c.switches_selected },
+		{ TAPROOT_A_STAT_WAKINGS, &c.wakings },
 	};
-	char name[16];
+	char name[24];
 	size_t i;
 	int err;
 
@@ -47,15 +60,19 @@ static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 			  tp_stat_policy, "get stats", tp_nl_stat_attr_name);
 	if (err < 0)
 		return err;
-	for (i = TAPROOT_A_STAT_CPU; i <= TAPROOT_A_STAT_USTACK_FAULTS; i++)
-		if (!tb[i])
+	if (!tb[TAPROOT_A_STAT_CPU])
+		return tp_err(-TAPROOT_EPROTO,
+			      "reply to get stats: a STATS_CPU lacks attribute STAT_CPU");
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		if (!tb[counters[i].attr])
 			return tp_err(-TAPROOT_EPROTO,
 				      "reply to get stats: a STATS_CPU lacks attribute %s",
-				      tp_nl_stat_attr_name((int)i, name, sizeof(name)));
+				      tp_nl_stat_attr_name(counters[i].attr, name,
+							   sizeof(name)));
 	memset(&c, 0, sizeof(c));
 	c.cpu = nla_get_u32(tb[TAPROOT_A_STAT_CPU]);
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		*counters[i] = nla_get_u64(tb[TAPROOT_A_STAT_SAMPLES + i]);
+		*counters[i].value = nla_get_u64(tb[counters[i].attr]);
 
 	for (i = 0; i < st->nr; i++)
 		if (st->cpus[i].cpu == c.cpu)
@@ -76,13 +93,6 @@ static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 	st->cpus[st->nr++] = c;
 	return 0;
 }
-
-_Static_assert(TAPROOT_A_STAT_RECORDS == TAPROOT_A_STAT_SAMPLES + 1 &&
-	       TAPROOT_A_STAT_BYTES == TAPROOT_A_STAT_SAMPLES + 2 &&
-	       TAPROOT_A_STAT_LOST_FULL == TAPROOT_A_STAT_SAMPLES + 3 &&
-	       TAPROOT_A_STAT_LOST_NESTED == TAPROOT_A_STAT_SAMPLES + 4 &&
-	       TAPROOT_A_STAT_USTACK_FAULTS == TAPROOT_A_STAT_SAMPLES + 5,
-	       "tp_stats_cpu reads the counters in attribute order");
 
 int tp_stats_parse(const struct nlmsghdr *nlh, struct tp_stats *st)
 {

@@ -327,9 +327,10 @@ static const char *const tp_attr_names[TAPROOT_A_MAX + 1] = {
 	[TAPROOT_A_STATS_CPU]		= "STATS_CPU",
 	[TAPROOT_A_NOTIFY]		= "NOTIFY",
 	[TAPROOT_A_PAD]			= "PAD",
+	[TAPROOT_A_CFG_SCHED_ONE_IN]	= "CFG_SCHED_ONE_IN",
 };
 
-_Static_assert(TAPROOT_A_MAX == TAPROOT_A_PAD,
+_Static_assert(TAPROOT_A_MAX == TAPROOT_A_CFG_SCHED_ONE_IN,
 	       "a taproot attribute was added: name it in tp_attr_names");
 
 const char *tp_nl_attr_name(int type, char *buf, size_t len)
@@ -349,9 +350,12 @@ static const char *const tp_stat_attr_names[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_LOST_NESTED]	= "STAT_LOST_NESTED",
 	[TAPROOT_A_STAT_USTACK_FAULTS]	= "STAT_USTACK_FAULTS",
 	[TAPROOT_A_STAT_PAD]		= "STAT_PAD",
+	[TAPROOT_A_STAT_SWITCHES]	= "STAT_SWITCHES",
+	[TAPROOT_A_STAT_SWITCHES_SELECTED] = "STAT_SWITCHES_SELECTED",
+	[TAPROOT_A_STAT_WAKINGS]	= "STAT_WAKINGS",
 };
 
-_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_PAD,
+_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_WAKINGS,
 	       "a taproot stat attribute was added: name it in tp_stat_attr_names");
 
 const char *tp_nl_stat_attr_name(int type, char *buf, size_t len)

@@ -53,10 +53,93 @@ const char *taproot_rec_type_name(unsigned int type)
  * No message is recorded here (tp_err() formats): this runs for every
  * record. The caller reports, with the CPU and the position.
  */
+/*
+ * The snapshot at @off of a record of @size bytes: whole, its counts within
+ * the ABI's limits, its arrays inside the record. NULL when it is valid.
+ */
+static const char *tp_snap_check(const void *rec, size_t off, size_t size)
+{
+	const struct taproot_stack_snap *sn;
+
+	if (size < off + sizeof(*sn))
+		return "stack snapshot beyond the record";
+	sn = (const void *)((const char *)rec + off);
+	if (sn->kstack_nr > TAPROOT_KSTACK_MAX)
+		return "snapshot kstack_nr above TAPROOT_KSTACK_MAX";
+	if (sn->ustack_len > TAPROOT_USTACK_MAX)
+		return "snapshot ustack_len above TAPROOT_USTACK_MAX";
+	if (off + sizeof(*sn) + (size_t)sn->kstack_nr * sizeof(uint64_t) +
+	    sn->ustack_len > size)
+		return "snapshot kstack and ustack overflow the record";
+	return NULL;
+}
+
+/* A record whose fixed part of @fixed bytes may be followed by a snapshot. */
+static const char *tp_snapped_check(const struct taproot_rec_header *h,
+				    size_t fixed, bool stacks)
+{
+	if (!stacks)
+		return h->size == fixed ? NULL : "record without snapshot of the wrong size";
+	return tp_snap_check(h, fixed, h->size);
+}
+
+static const char *tp_exec_check(const struct taproot_rec_exec *e)
+{
+	const char *name = (const char *)(e + 1);
+
+	if (e->hdr.size < sizeof(*e))
+		return "exec smaller than its fixed part";
+	if (e->filename_len < 1 || e->filename_len > TAPROOT_EXEC_FILENAME_MAX)
+		return "exec filename_len not in 1..TAPROOT_EXEC_FILENAME_MAX";
+	if (sizeof(*e) + (size_t)e->filename_len > e->hdr.size)
+		return "exec filename overflows the record";
+	if (memchr(name, '\0', e->filename_len) != name + e->filename_len - 1)
+		return "exec filename not ended by its only NUL";
+	return NULL;
+}
+
+/* Checks of the record's own type, once its header passed. */
+static const char *tp_rec_body_check(const struct taproot_rec_header *h)
+{
+	const struct taproot_rec_sample *s = (const void *)h;
+
+	switch (h->type) {
+	case TAPROOT_REC_SAMPLE:
+		if (h->size < sizeof(*s))
+			return "sample smaller than its fixed part";
+		if (s->kstack_nr > TAPROOT_KSTACK_MAX)
+			return "sample kstack_nr above TAPROOT_KSTACK_MAX";
+		if (s->ustack_len > TAPROOT_USTACK_MAX)
+			return "sample ustack_len above TAPROOT_USTACK_MAX";
+		if (sizeof(*s) + (size_t)s->kstack_nr * sizeof(uint64_t) +
+		    s->ustack_len > h->size)
+			return "sample kstack and ustack overflow the record";
+		return NULL;
+	case TAPROOT_REC_LOST:
+		return h->size == sizeof(struct taproot_rec_lost) ? NULL :
+		       "lost record of the wrong size";
+	case TAPROOT_REC_SWITCH:
+		return tp_snapped_check(h, sizeof(struct taproot_rec_switch),
+					h->flags & TAPROOT_SWITCH_F_STACKS);
+	case TAPROOT_REC_WAKING:
+		return tp_snapped_check(h, sizeof(struct taproot_rec_waking),
+					h->flags & TAPROOT_WAKING_F_STACKS);
+	case TAPROOT_REC_FORK:
+		return h->size == sizeof(struct taproot_rec_fork) ? NULL :
+		       "fork record of the wrong size";
+	case TAPROOT_REC_EXEC:
+		return tp_exec_check((const void *)h);
+	case TAPROOT_REC_EXIT:
+		return h->size == sizeof(struct taproot_rec_exit) ? NULL :
+		       "exit record of the wrong size";
+	default:
+		return NULL;	/* opaque: skipped by its size */
+	}
+}
+
 int taproot_rec_check(const void *rec, size_t avail, const char **why)
 {
 	const struct taproot_rec_header *h = rec;
-	const struct taproot_rec_sample *s = rec;
 
 	*why = NULL;
 	if ((uintptr_t)rec % 8)
@@ -69,20 +152,18 @@ int taproot_rec_check(const void *rec, size_t avail, const char **why)
 		*why = "size not a multiple of 8";
 	else if (h->size > avail)
 		*why = "size beyond the unread bytes";
-	else if (h->type == TAPROOT_REC_SAMPLE && h->size < sizeof(*s))
-		*why = "sample smaller than its fixed part";
-	else if (h->type == TAPROOT_REC_SAMPLE && s->kstack_nr > TAPROOT_KSTACK_MAX)
-		*why = "sample kstack_nr above TAPROOT_KSTACK_MAX";
-	else if (h->type == TAPROOT_REC_SAMPLE && s->ustack_len > TAPROOT_USTACK_MAX)
-		*why = "sample ustack_len above TAPROOT_USTACK_MAX";
-	else if (h->type == TAPROOT_REC_SAMPLE &&
-		 sizeof(*s) + (size_t)s->kstack_nr * sizeof(uint64_t) +
-		 s->ustack_len > h->size)
-		*why = "sample kstack and ustack overflow the record";
-	else if (h->type == TAPROOT_REC_LOST &&
-		 h->size != sizeof(struct taproot_rec_lost))
-		*why = "lost record of the wrong size";
+	else
+		*why = tp_rec_body_check(h);
 	return *why ? -TAPROOT_ECORRUPT : 0;
+}
+
+const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_header *rec)
+{
+	if (rec->type == TAPROOT_REC_SWITCH && (rec->flags & TAPROOT_SWITCH_F_STACKS))
+		return (const void *)((const char *)rec + sizeof(struct taproot_rec_switch));
+	if (rec->type == TAPROOT_REC_WAKING && (rec->flags & TAPROOT_WAKING_F_STACKS))
+		return (const void *)((const char *)rec + sizeof(struct taproot_rec_waking));
+	return NULL;
 }
 
 /* ------------------------------------------------------------ layout */

@@ -138,7 +138,8 @@ enum taproot_config_field {
 	TAPROOT_CONFIG_RING_PAGES	= 1U << 5,	/* ring_pages */
 	TAPROOT_CONFIG_WATERMARK	= 1U << 6,	/* watermark */
 	TAPROOT_CONFIG_TGIDS		= 1U << 7,	/* nr_tgids, tgids */
-	TAPROOT_CONFIG_ALL		= (1U << 8) - 1
+	TAPROOT_CONFIG_SCHED_ONE_IN	= 1U << 8,	/* sched_one_in */
+	TAPROOT_CONFIG_ALL		= (1U << 9) - 1
 };
 
 /*
@@ -157,6 +158,8 @@ struct taproot_config {
 	uint32_t watermark;		/* unread bytes that wake poll() */
 	uint32_t nr_tgids;		/* 0: the whole system */
 	uint32_t tgids[64];		/* TAPROOT_MAX_TGIDS processes */
+	uint32_t sched_one_in;		/* 1..TAPROOT_SCHED_ONE_IN_MAX: one
+					   off-CPU interval in N is captured */
 };
 
 /*
@@ -190,6 +193,8 @@ int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg);
  *   watermark BYTES    at least 1 (the kernel bounds it by the data size)
  *   pids PID[,PID...]  at most TAPROOT_MAX_TGIDS, each > 0, no repeats;
  *                      or "all" (the whole system)
+ *   sched-one-in N     1..TAPROOT_SCHED_ONE_IN_MAX: one off-CPU interval
+ *                      in N gets SWITCH/WAKING records
  * Numbers are decimal. Errors: -EINVAL with a message for the user
  * ("unknown key", "given twice", "VALUE: why"); @cfg is then unchanged.
  */
@@ -222,6 +227,10 @@ struct taproot_cpu_stats {
 	uint64_t lost_full;		/* records lost: ring full */
 	uint64_t lost_nested;		/* records lost: writers nested too deep */
 	uint64_t ustack_faults;		/* user stack copies cut short */
+	uint64_t switches;		/* switch-outs of filtered tasks that
+					   left the CPU blocked or preempted */
+	uint64_t switches_selected;	/* of those, selected for capture */
+	uint64_t wakings;		/* WAKING records written */
 };
 
 /*
@@ -368,11 +377,24 @@ void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
  * bytes of its ring from it on), before anything reads it: the header fits
  * and @rec is 8-byte aligned; size >= the header, a multiple of 8, <=
  * @avail; a SAMPLE holds its fixed part, kstack_nr <= TAPROOT_KSTACK_MAX,
- * ustack_len <= TAPROOT_USTACK_MAX, and both arrays fit in size; a LOST
- * record has exactly its size. Other types are only checked as headers.
+ * ustack_len <= TAPROOT_USTACK_MAX, and both arrays fit in size; LOST,
+ * FORK and EXIT records, and SWITCH and WAKING records without a stack
+ * snapshot, have exactly their fixed size; a snapshot (..._F_STACKS)
+ * follows the fixed part whole, with its kstack_nr and ustack_len limited
+ * as a sample's and its arrays inside size; an EXEC's filename_len is
+ * 1..TAPROOT_EXEC_FILENAME_MAX, inside size, and its last byte the only
+ * NUL. Other types are only checked as headers.
  * Returns 0, or -TAPROOT_ECORRUPT with *@why (static text) saying why.
  */
 int taproot_rec_check(const void *rec, size_t avail, const char **why);
+
+/*
+ * The stack snapshot of a SWITCH or WAKING record that taproot_rec_check()
+ * passed, or NULL when it has none (no ..._F_STACKS flag, another type).
+ * Its kstack[] follows it, then its ustack bytes.
+ */
+struct taproot_stack_snap;	/* <linux/taproot.h> */
+const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_header *rec);
 
 /* "sample", "lost", "switch", ... or NULL for a type this library does not know. */
 const char *taproot_rec_type_name(unsigned int type);
@@ -499,8 +521,21 @@ uint64_t taproot_proc_start_time(const struct taproot_proc *proc);
  */
 void taproot_proc_forget(struct taproot_procs *procs, int pid);
 
-/* The process @pid called exec (TAPROOT_REC_EXEC): its maps are re-read on next use. */
+/*
+ * The process @pid called exec (TAPROOT_REC_EXEC): its maps are re-read on
+ * next use, and taproot_proc_execs() of it grows, so that what was cached
+ * about its old program (symbolized pcs) is not taken for the new one.
+ */
 void taproot_proc_exec(struct taproot_procs *procs, int pid);
+
+/* Execs seen of @proc: part of its identity with pid and start time. */
+uint32_t taproot_proc_execs(const struct taproot_proc *proc);
+
+/*
+ * A new process now has @pid (TAPROOT_REC_FORK): whatever was known of an
+ * earlier process with that pid is dropped at once (counted as pid_reused).
+ */
+void taproot_proc_new(struct taproot_procs *procs, int pid);
 
 /* Flags of struct taproot_map. */
 #define TAPROOT_MAP_ANON	(1U << 0)	/* no file: anonymous, [heap], JIT */
@@ -791,6 +826,20 @@ struct taproot_profile_desc {
 void taproot_profile_desc_cpu(struct taproot_profile_desc *desc, uint32_t hz);
 
 /*
+ * The profiles of off-CPU intervals (lib/causal.c), each with two sample
+ * types, the time first and the default, then a count, and no period:
+ *  - offcpu:   off_cpu/nanoseconds, switches/count (blocked time);
+ *  - offwake:  off_cpu/nanoseconds, switches/count (blocked time until
+ *              the wakeup, over the waker's stack, "--", the blocked one);
+ *  - schedlat: runqueue/nanoseconds, switches/count (woken or preempted
+ *              until running again).
+ * Other fields are zeroed.
+ */
+void taproot_profile_desc_offcpu(struct taproot_profile_desc *desc);
+void taproot_profile_desc_offwake(struct taproot_profile_desc *desc);
+void taproot_profile_desc_schedlat(struct taproot_profile_desc *desc);
+
+/*
  * One frame of a stack, as the profile takes it. Frames go leaf first.
  *
  * A location is one frame, or an inline chain: a frame with @inlined set
@@ -1073,6 +1122,56 @@ struct taproot_pipeline_opts {
 	const struct taproot_procs_opts *procs;	/* NULL: the defaults */
 	const char *const *comments;	/* written in every profile (borrowed) */
 	size_t nr_comments;
+	/*
+	 * Off-CPU profiles: join SWITCH and WAKING records into intervals
+	 * and build the offcpu, offwake and schedlat profiles. Without it
+	 * those records are counted in other_records and ignored.
+	 */
+	bool offcpu;
+	uint64_t min_block_ns;		/* shorter blocked intervals: no offcpu/offwake */
+	size_t max_intervals;		/* intervals held at once; 0: 16384 */
+	uint64_t max_open_ns;		/* an interval open longer is dropped at a
+					 * flush; 0: 10 minutes */
+};
+
+/* The profiles a pipeline builds. */
+enum taproot_profile_kind {
+	TAPROOT_PROFILE_CPU,
+	TAPROOT_PROFILE_OFFCPU,
+	TAPROOT_PROFILE_OFFWAKE,
+	TAPROOT_PROFILE_SCHEDLAT,
+	TAPROOT_PROFILE_NR_KINDS
+};
+
+/* "cpu", "offcpu", "offwake", "schedlat"; NULL for another value. */
+const char *taproot_profile_kind_name(enum taproot_profile_kind kind);
+
+/*
+ * Counters of the off-CPU join (lib/causal.c), cumulative. Times are in
+ * ns, already scaled by each interval's sched_one_in: unbiased estimates
+ * of the whole.
+ */
+struct taproot_causal_stats {
+	uint64_t switch_outs;		/* selected intervals started (F_PREV) */
+	uint64_t wakings;		/* WAKING records */
+	uint64_t switch_ins;		/* selected intervals ended (F_NEXT) */
+	uint64_t joined;		/* intervals with both ends: in offcpu */
+	uint64_t woken;			/* of them, with their waking: in offwake */
+	uint64_t preempted;		/* of them, preempted (R+) */
+	uint64_t new_tasks;		/* first wakeups of new tasks (schedlat only) */
+	uint64_t filtered;		/* joined but below min_block_ns */
+	uint64_t unpaired_no_in;	/* no switch-in: open too long, at the end,
+					 * replaced by a reused tid's interval */
+	uint64_t unpaired_no_out;	/* a switch-in or waking without switch-out */
+	uint64_t duplicates;		/* a second record for the same (tid, seq) end */
+	uint64_t wakings_outside;	/* a waking before the switch-out or after the
+					 * switch-in of its interval: ignored */
+	uint64_t table_full;		/* records dropped: the interval table was full */
+	uint64_t bad_records;		/* records or stack snapshots that do not add up */
+	uint64_t open;			/* intervals held now */
+	uint64_t blocked_ns;		/* off-CPU time of the joined intervals */
+	uint64_t wait_ns;		/* of it, until the wakeup (offwake) */
+	uint64_t runqueue_ns;		/* run-queue delay (schedlat) */
 };
 
 /* Cumulative counters of a pipeline (since taproot_pipeline_new()). */
@@ -1100,6 +1199,8 @@ struct taproot_pipeline_stats {
 	uint64_t folded;		/* samples folded: the stack table was full */
 	size_t stacks;			/* distinct (stack, labels) entries */
 	size_t profile_bytes;		/* memory the profile holds */
+	uint64_t proc_events;		/* FORK, EXEC and EXIT records applied */
+	struct taproot_causal_stats causal;	/* zero unless opts.offcpu */
 };
 
 /* Defaults: TAPROOT_FREQ_DEFAULT Hz, every other field 0 or false. */
@@ -1168,8 +1269,43 @@ const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipe
  */
 int taproot_pipeline_write(struct taproot_pipeline *p, const char *path);
 
-/* Start a new interval now: an empty profile, the self counts cleared. */
+/* Start a new interval now: empty profiles, the self counts cleared. */
 void taproot_pipeline_reset(struct taproot_pipeline *p);
+
+/*
+ * Read every record the rings hold now into the pipeline (taproot_ring_consume(),
+ * @corrupt and @arg its corrupt callback), then end the consume round:
+ * off-CPU intervals completed in the round before are added to their
+ * profiles (a record of another CPU that belongs to an interval completed
+ * now may still be read in the next round). Returns the records read.
+ */
+int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ring,
+			     void (*corrupt)(unsigned int cpu, uint64_t pos,
+					     const char *why, void *arg),
+			     void *arg);
+
+/* End a consume round by hand (what taproot_pipeline_consume() does last). */
+void taproot_pipeline_end_round(struct taproot_pipeline *p);
+
+/*
+ * Before writing the off-CPU profiles: add every completed interval, drop
+ * (as unpaired) those open longer than opts.max_open_ns, or, when @final
+ * (the session is over, the rings drained), every open one.
+ */
+void taproot_pipeline_flush(struct taproot_pipeline *p, bool final);
+
+/* Whether @p builds the profile @kind (cpu always; the others with opts.offcpu). */
+bool taproot_pipeline_has(const struct taproot_pipeline *p, enum taproot_profile_kind kind);
+
+/* Samples added to the profile @kind since the last reset (0 if not built). */
+uint64_t taproot_pipeline_adds(const struct taproot_pipeline *p, enum taproot_profile_kind kind);
+
+/*
+ * Write the profile @kind as taproot_pipeline_write() does the CPU one.
+ * Errors: -ENOENT (@p does not build it), as taproot_pprof_write_file().
+ */
+int taproot_pipeline_write_kind(struct taproot_pipeline *p, enum taproot_profile_kind kind,
+				const char *path);
 
 /* ------------------------------------------------ end of the pipeline */
 

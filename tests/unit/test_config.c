@@ -53,6 +53,8 @@ static void put_attrs(struct nl_msg *msg, int skip, int nr)
 		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_RING_PAGES, 256), 0);
 	if (skip != TAPROOT_A_CFG_WATERMARK)
 		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_WATERMARK, 4096), 0);
+	if (skip != TAPROOT_A_CFG_SCHED_ONE_IN)
+		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, 7), 0);
 	if (skip != TAPROOT_A_CFG_TGIDS) {
 		nest = nla_nest_start(msg, TAPROOT_A_CFG_TGIDS);
 		assert_non_null(nest);
@@ -96,6 +98,7 @@ static void config_valid_reply_parsed(void **state)
 	assert_int_equal(cfg.flags, TAPROOT_CFG_F_SAMPLE_IDLE);
 	assert_int_equal(cfg.ring_pages, 256);
 	assert_int_equal(cfg.watermark, 4096);
+	assert_int_equal(cfg.sched_one_in, 7);
 	assert_int_equal(cfg.nr_tgids, 2);
 	assert_int_equal(cfg.tgids[0], 100);
 	assert_int_equal(cfg.tgids[1], 101);
@@ -122,6 +125,7 @@ static void config_missing_attribute_refused(void **state)
 		{ TAPROOT_A_CFG_RING_PAGES, "CFG_RING_PAGES" },
 		{ TAPROOT_A_CFG_WATERMARK, "CFG_WATERMARK" },
 		{ TAPROOT_A_CFG_TGIDS, "CFG_TGIDS" },
+		{ TAPROOT_A_CFG_SCHED_ONE_IN, "CFG_SCHED_ONE_IN" },
 	};
 	size_t i;
 
@@ -149,6 +153,20 @@ static void config_value_out_of_range_refused(void **state)
 	put_attrs(msg, TAPROOT_A_CFG_FREQ_HZ, 1);
 	assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_FREQ_HZ, TAPROOT_FREQ_MAX + 1), 0);
 	assert_refused(msg, "freq 1001");
+}
+
+static void config_sched_one_in_out_of_range_refused(void **state)
+{
+	struct nl_msg *msg = reply_new(TAPROOT_CMD_GET_CONFIG);
+
+	put_attrs(msg, TAPROOT_A_CFG_SCHED_ONE_IN, 1);
+	assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, 0), 0);
+	assert_refused(msg, "sched-one-in 0");
+	msg = reply_new(TAPROOT_CMD_GET_CONFIG);
+	put_attrs(msg, TAPROOT_A_CFG_SCHED_ONE_IN, 1);
+	assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN,
+				     TAPROOT_SCHED_ONE_IN_MAX + 1), 0);
+	assert_refused(msg, "sched-one-in 65537");
 }
 
 static void config_ring_pages_not_power_of_two_refused(void **state)
@@ -285,6 +303,23 @@ static void config_fill_sends_only_set_fields(void **state)
 	nlmsg_free(msg);
 }
 
+static void config_fill_sends_sched_one_in(void **state)
+{
+	struct taproot_config cfg = {
+		.set = TAPROOT_CONFIG_SCHED_ONE_IN, .sched_one_in = 64,
+	};
+	struct nl_msg *msg = request_of(&cfg);
+	struct genlmsghdr *gh = genlmsg_hdr(nlmsg_hdr(msg));
+	struct nlattr *a = nla_find(genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
+				    TAPROOT_A_CFG_SCHED_ONE_IN);
+
+	assert_non_null(a);
+	assert_int_equal(nla_get_u32(a), 64);
+	assert_null(nla_find(genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
+			     TAPROOT_A_CFG_FREQ_HZ));
+	nlmsg_free(msg);
+}
+
 static void config_fill_all_is_empty_nest(void **state)
 {
 	struct taproot_config cfg = { .set = TAPROOT_CONFIG_TGIDS, .nr_tgids = 0 };
@@ -334,7 +369,9 @@ static void config_kv_every_key_parsed(void **state)
 	assert_int_equal(taproot_config_set_kv(&cfg, "ring-pages", "16384"), 0);
 	assert_int_equal(taproot_config_set_kv(&cfg, "watermark", "1"), 0);
 	assert_int_equal(taproot_config_set_kv(&cfg, "pids", "1,42,4194304"), 0);
+	assert_int_equal(taproot_config_set_kv(&cfg, "sched-one-in", "65536"), 0);
 	assert_int_equal(cfg.set, TAPROOT_CONFIG_ALL);
+	assert_int_equal(cfg.sched_one_in, 65536);
 	assert_int_equal(cfg.freq_hz, 99);
 	assert_int_equal(cfg.kstack_depth, 0);
 	assert_int_equal(cfg.ustack_bytes, 65536);
@@ -379,6 +416,9 @@ static void config_kv_bad_numbers_refused(void **state)
 	assert_kv_refused("ring-pages", "1", "not in 2..16384");
 	assert_kv_refused("ring-pages", "32768", "not in 2..16384");
 	assert_kv_refused("watermark", "0", "not in 1..");
+	assert_kv_refused("sched-one-in", "0", "not in 1..65536");
+	assert_kv_refused("sched-one-in", "65537", "not in 1..65536");
+	assert_kv_refused("sched-one-in", "1/8", "not a decimal number");
 }
 
 static void config_kv_bad_words_refused(void **state)
@@ -437,6 +477,8 @@ int main(void)
 		cmocka_unit_test(config_missing_attribute_refused),
 		cmocka_unit_test(config_u32_wrong_length_refused),
 		cmocka_unit_test(config_value_out_of_range_refused),
+		cmocka_unit_test(config_sched_one_in_out_of_range_refused),
+		cmocka_unit_test(config_fill_sends_sched_one_in),
 		cmocka_unit_test(config_ring_pages_not_power_of_two_refused),
 		cmocka_unit_test(config_unknown_event_bits_kept),
 		cmocka_unit_test(config_foreign_attribute_in_tgids_refused),

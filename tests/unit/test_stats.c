@@ -42,8 +42,8 @@ static void put_cpu(struct nl_msg *msg, uint32_t cpu, int skip)
 	assert_non_null(nest);
 	if (skip != TAPROOT_A_STAT_CPU)
 		assert_int_equal(nla_put_u32(msg, TAPROOT_A_STAT_CPU, cpu), 0);
-	for (t = TAPROOT_A_STAT_SAMPLES; t <= TAPROOT_A_STAT_USTACK_FAULTS; t++) {
-		if (t == skip)
+	for (t = TAPROOT_A_STAT_SAMPLES; t <= TAPROOT_A_STAT_MAX; t++) {
+		if (t == skip || t == TAPROOT_A_STAT_PAD)
 			continue;
 		/* nla_put_u64_64bit() pads like this when misaligned. */
 		assert_int_equal(nla_put(msg, TAPROOT_A_STAT_PAD, 0, NULL), 0);
@@ -91,6 +91,10 @@ static void stats_valid_reply_parsed_and_sorted(void **state)
 	assert_int_equal(st.cpus[1].lost_full, 30 + TAPROOT_A_STAT_LOST_FULL);
 	assert_int_equal(st.cpus[1].lost_nested, 30 + TAPROOT_A_STAT_LOST_NESTED);
 	assert_int_equal(st.cpus[1].ustack_faults, 30 + TAPROOT_A_STAT_USTACK_FAULTS);
+	assert_int_equal(st.cpus[1].switches, 30 + TAPROOT_A_STAT_SWITCHES);
+	assert_int_equal(st.cpus[1].switches_selected,
+			 30 + TAPROOT_A_STAT_SWITCHES_SELECTED);
+	assert_int_equal(st.cpus[1].wakings, 30 + TAPROOT_A_STAT_WAKINGS);
 	free(st.cpus);
 }
 
@@ -132,10 +136,13 @@ static void stats_missing_counter_refused(void **state)
 {
 	int t;
 
-	for (t = TAPROOT_A_STAT_CPU; t <= TAPROOT_A_STAT_USTACK_FAULTS; t++) {
-		struct nl_msg *msg = reply_new(TAPROOT_CMD_GET_STATS);
-		char name[16];
+	for (t = TAPROOT_A_STAT_CPU; t <= TAPROOT_A_STAT_MAX; t++) {
+		struct nl_msg *msg;
+		char name[24];
 
+		if (t == TAPROOT_A_STAT_PAD)
+			continue;
+		msg = reply_new(TAPROOT_CMD_GET_STATS);
 		assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
 		put_cpu(msg, 0, t);
 		assert_refused(msg, tp_nl_stat_attr_name(t, name, sizeof(name)));

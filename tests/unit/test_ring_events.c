@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Validation of the causal event records (SWITCH, WAKING, FORK, EXEC,
+ * EXIT) by taproot_rec_check(): records built as the module builds them
+ * pass; wrong sizes, snapshot lengths that point outside the record and
+ * filenames without their NUL are refused with the reason.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "taproot-private.h"
+
+#define BUF_WORDS	2048
+
+static void assert_ok(const void *rec, size_t avail)
+{
+	const char *why = "unset";
+
+	assert_int_equal(taproot_rec_check(rec, avail, &why), 0);
+	assert_null(why);
+}
+
+static void assert_corrupt(const void *rec, size_t avail, const char *want)
+{
+	const char *why = NULL;
+
+	assert_int_equal(taproot_rec_check(rec, avail, &why), -TAPROOT_ECORRUPT);
+	assert_non_null(why);
+	assert_string_equal(why, want);
+}
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/*
+ * A record of @type with a fixed part of @fixed bytes, followed by a
+ * snapshot of @nk kernel frames and @ulen user stack bytes when @flags
+ * holds @stacks_flag. Returns its size.
+ */
+static size_t snapped_build(uint64_t *buf, uint16_t type, size_t fixed,
+			    uint16_t flags, uint16_t stacks_flag, uint16_t nk,
+			    uint32_t ulen)
+{
+	struct taproot_rec_header *h = (void *)buf;
+	struct taproot_stack_snap *sn;
+	size_t size = fixed;
+
+	memset(buf, 0, BUF_WORDS * sizeof(*buf));
+	if (flags & stacks_flag) {
+		sn = (void *)((char *)buf + fixed);
+		sn->kstack_nr = nk;
+		sn->ustack_len = ulen;
+		sn->flags = TAPROOT_SNAP_F_USER_REGS;
+		size = pad8(fixed + sizeof(*sn) + nk * sizeof(uint64_t) + ulen);
+	}
+	h->size = (uint32_t)size;
+	h->type = type;
+	h->flags = flags;
+	return size;
+}
+
+static size_t switch_build(uint64_t *buf, uint16_t flags, uint16_t nk, uint32_t ulen)
+{
+	return snapped_build(buf, TAPROOT_REC_SWITCH, sizeof(struct taproot_rec_switch),
+			     flags, TAPROOT_SWITCH_F_STACKS, nk, ulen);
+}
+
+static size_t waking_build(uint64_t *buf, uint16_t flags, uint16_t nk, uint32_t ulen)
+{
+	return snapped_build(buf, TAPROOT_REC_WAKING, sizeof(struct taproot_rec_waking),
+			     flags, TAPROOT_WAKING_F_STACKS, nk, ulen);
+}
+
+static size_t exec_build(uint64_t *buf, const char *filename)
+{
+	struct taproot_rec_exec *e = (void *)buf;
+	size_t len = strlen(filename) + 1;
+
+	memset(buf, 0, BUF_WORDS * sizeof(*buf));
+	e->filename_len = (uint32_t)len;
+	memcpy(e + 1, filename, len);
+	e->hdr.type = TAPROOT_REC_EXEC;
+	e->hdr.size = (uint32_t)pad8(sizeof(*e) + len);
+	return e->hdr.size;
+}
+
+static void switch_valid_pass(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_rec_header *h = (void *)buf;
+	size_t size;
+
+	size = switch_build(buf, TAPROOT_SWITCH_F_NEXT, 0, 0);
+	assert_int_equal(size, 80);
+	assert_ok(buf, size);
+	assert_null(taproot_rec_snap(h));
+
+	size = switch_build(buf, TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS, 3, 13);
+	assert_int_equal(size, pad8(80 + 152 + 24 + 13));
+	assert_ok(buf, size + 100);
+	assert_ptr_equal(taproot_rec_snap(h), (char *)buf + 80);
+	assert_int_equal(taproot_rec_snap(h)->kstack_nr, 3);
+
+	/* The most the ABI allows, and padding after it (a nested commit). */
+	size = switch_build(buf, TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS,
+			    TAPROOT_KSTACK_MAX, 8192);
+	h->size += 64;
+	assert_ok(buf, size + 64);
+}
+
+static void switch_sizes_refused(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_rec_header *h = (void *)buf;
+	size_t size;
+
+	size = switch_build(buf, TAPROOT_SWITCH_F_NEXT, 0, 0);
+	h->size = 72;
+	assert_corrupt(buf, size, "record without snapshot of the wrong size");
+	h->size = 88;
+	assert_corrupt(buf, 88, "record without snapshot of the wrong size");
+
+	/* F_STACKS but no room for the snapshot itself. */
+	size = switch_build(buf, TAPROOT_SWITCH_F_NEXT, 0, 0);
+	h->flags |= TAPROOT_SWITCH_F_STACKS;
+	assert_corrupt(buf, size, "stack snapshot beyond the record");
+	h->size = 80 + 144;
+	assert_corrupt(buf, 1024, "stack snapshot beyond the record");
+}
+
+static void snapshot_lengths_refused(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_stack_snap *sn = (void *)((char *)buf + 80);
+	const uint16_t f = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+	size_t size;
+
+	size = switch_build(buf, f, 2, 16);
+	sn->kstack_nr = 3;
+	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
+
+	size = switch_build(buf, f, 2, 16);
+	sn->ustack_len = 17;
+	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
+
+	size = switch_build(buf, f, 2, 16);
+	sn->kstack_nr = TAPROOT_KSTACK_MAX + 1;
+	assert_corrupt(buf, size, "snapshot kstack_nr above TAPROOT_KSTACK_MAX");
+
+	size = switch_build(buf, f, 2, 16);
+	sn->ustack_len = TAPROOT_USTACK_MAX + 1;
+	assert_corrupt(buf, size, "snapshot ustack_len above TAPROOT_USTACK_MAX");
+
+	/* Both at their maxima in a small record: no arithmetic wraps. */
+	size = switch_build(buf, f, 0, 0);
+	sn->kstack_nr = TAPROOT_KSTACK_MAX;
+	sn->ustack_len = TAPROOT_USTACK_MAX;
+	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
+
+	/* The same rules in a WAKING, whose snapshot starts at 64. */
+	sn = (void *)((char *)buf + 64);
+	size = waking_build(buf, TAPROOT_WAKING_F_STACKS | TAPROOT_WAKING_F_HARDIRQ, 4, 0);
+	assert_ok(buf, size);
+	sn->kstack_nr = 5;
+	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
+}
+
+static void waking_sizes_refused(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_rec_header *h = (void *)buf;
+	size_t size;
+
+	size = waking_build(buf, TAPROOT_WAKING_F_NEW, 0, 0);
+	assert_int_equal(size, 64);
+	assert_ok(buf, size);
+	h->size = 56;
+	assert_corrupt(buf, 64, "record without snapshot of the wrong size");
+	h->size = 64;
+	h->flags = TAPROOT_WAKING_F_STACKS;
+	assert_corrupt(buf, 64, "stack snapshot beyond the record");
+}
+
+static void fork_exit_sizes_fixed(void **state)
+{
+	uint64_t buf[16] = { 0 };
+	struct taproot_rec_header *h = (void *)buf;
+
+	h->type = TAPROOT_REC_FORK;
+	h->size = sizeof(struct taproot_rec_fork);
+	assert_ok(buf, sizeof(buf));
+	h->size += 8;
+	assert_corrupt(buf, sizeof(buf), "fork record of the wrong size");
+	h->size -= 16;
+	assert_corrupt(buf, sizeof(buf), "fork record of the wrong size");
+
+	h->type = TAPROOT_REC_EXIT;
+	h->size = sizeof(struct taproot_rec_exit);
+	assert_ok(buf, sizeof(buf));
+	h->size = 56;
+	assert_corrupt(buf, sizeof(buf), "exit record of the wrong size");
+	h->size = 40;
+	assert_corrupt(buf, sizeof(buf), "exit record of the wrong size");
+	/* Nothing in the record speaks for a snapshot. */
+	assert_null(taproot_rec_snap(h));
+}
+
+static void exec_valid_pass(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	char name[TAPROOT_EXEC_FILENAME_MAX];
+	size_t size;
+
+	size = exec_build(buf, "/bin/true");
+	assert_int_equal(size, 56 + 16);
+	assert_ok(buf, size);
+	size = exec_build(buf, "");
+	assert_ok(buf, size);
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	size = exec_build(buf, name);
+	assert_ok(buf, size);
+}
+
+static void exec_filename_refused(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_rec_exec *e = (void *)buf;
+	char *name = (char *)(e + 1);
+	size_t size;
+
+	size = exec_build(buf, "/bin/true");
+	name[9] = 'X';		/* the NUL is gone, padding has one later */
+	assert_corrupt(buf, size, "exec filename not ended by its only NUL");
+
+	size = exec_build(buf, "/bin/true");
+	name[4] = '\0';		/* an early NUL */
+	assert_corrupt(buf, size, "exec filename not ended by its only NUL");
+
+	size = exec_build(buf, "/bin/true");
+	e->filename_len = 0;
+	assert_corrupt(buf, size, "exec filename_len not in 1..TAPROOT_EXEC_FILENAME_MAX");
+	e->filename_len = TAPROOT_EXEC_FILENAME_MAX + 1;
+	assert_corrupt(buf, size, "exec filename_len not in 1..TAPROOT_EXEC_FILENAME_MAX");
+	e->filename_len = 17;	/* one byte past the record */
+	assert_corrupt(buf, size, "exec filename overflows the record");
+
+	size = exec_build(buf, "/bin/true");
+	e->hdr.size = 48;
+	assert_corrupt(buf, size, "exec smaller than its fixed part");
+}
+
+static void event_type_names(void **state)
+{
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_SWITCH), "switch");
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_WAKING), "waking");
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_FORK), "fork");
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_EXEC), "exec");
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_EXIT), "exit");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(switch_valid_pass),
+		cmocka_unit_test(switch_sizes_refused),
+		cmocka_unit_test(snapshot_lengths_refused),
+		cmocka_unit_test(waking_sizes_refused),
+		cmocka_unit_test(fork_exit_sizes_fixed),
+		cmocka_unit_test(exec_valid_pass),
+		cmocka_unit_test(exec_filename_refused),
+		cmocka_unit_test(event_type_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
