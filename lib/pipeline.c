@@ -41,6 +41,7 @@
 #include <gelf.h>
 #include <linux/taproot.h>
 
+#include "causal.h"
 #include "taproot-private.h"
 
 #define PL_MAX_USER_FRAMES	128	/* default pcs unwound per sample */
@@ -206,6 +207,10 @@ struct taproot_pipeline {
 	struct taproot_sym *sym;
 	struct taproot_unwinder *unwinder;
 	struct taproot_profile *profile;
+	/* With opts.offcpu: the join and its profiles. */
+	struct tp_causal *causal;
+	struct taproot_profile *kinds[TAPROOT_PROFILE_NR_KINDS];	/* [CPU] = profile */
+	char causal_marker[160];
 	int64_t period_ns;
 	int64_t start_ns;		/* wall clock, start of the interval */
 
@@ -260,6 +265,46 @@ static int pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
 	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
 }
 
+static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
+			   const struct taproot_stack_snap *snap, size_t len,
+			   struct tp_causal_stack *out);
+
+/* The off-CPU profiles, as the CPU one (stack cap, comments, start), and the join. */
+static int pl_new_causal(struct taproot_pipeline *p)
+{
+	static void (*const descs[TAPROOT_PROFILE_NR_KINDS])(struct taproot_profile_desc *) = {
+		[TAPROOT_PROFILE_OFFCPU] = taproot_profile_desc_offcpu,
+		[TAPROOT_PROFILE_OFFWAKE] = taproot_profile_desc_offwake,
+		[TAPROOT_PROFILE_SCHEDLAT] = taproot_profile_desc_schedlat,
+	};
+	struct tp_causal_opts co = {
+		.max_intervals = p->opts.max_intervals,
+		.max_open_ns = p->opts.max_open_ns,
+		.min_block_ns = p->opts.min_block_ns,
+		.label_tid = p->opts.label_tid,
+		.resolve = pl_resolve_snap,
+		.arg = p,
+	};
+	int err;
+
+	for (int k = TAPROOT_PROFILE_OFFCPU; k < TAPROOT_PROFILE_NR_KINDS; k++) {
+		struct taproot_profile_desc desc;
+
+		descs[k](&desc);
+		desc.max_stacks = p->opts.max_stacks;
+		desc.comments = p->opts.comments;
+		desc.nr_comments = p->opts.nr_comments;
+		desc.time_nanos = p->start_ns;
+		err = taproot_profile_new(&desc, &p->kinds[k]);
+		if (err < 0)
+			return err;
+	}
+	co.offcpu = p->kinds[TAPROOT_PROFILE_OFFCPU];
+	co.offwake = p->kinds[TAPROOT_PROFILE_OFFWAKE];
+	co.schedlat = p->kinds[TAPROOT_PROFILE_SCHEDLAT];
+	return tp_causal_new(&co, &p->causal);
+}
+
 int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 			 struct taproot_pipeline **pp)
 {
@@ -308,6 +353,12 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 	err = taproot_profile_new(&desc, &p->profile);
 	if (err < 0)
 		goto fail;
+	p->kinds[TAPROOT_PROFILE_CPU] = p->profile;
+	if (p->opts.offcpu) {
+		err = pl_new_causal(p);
+		if (err < 0)
+			goto fail;
+	}
 
 	p->symcache.nbuckets = 1;
 	while (p->symcache.nbuckets < p->opts.sym_cache_entries)
@@ -357,7 +408,12 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	free(p->frames);
 	free(p->pcs);
 	free(p->pcflags);
-	taproot_profile_free(p->profile);
+	/* The join first: it borrows the profiles. */
+	tp_causal_free(p->causal);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		taproot_profile_free(p->kinds[k]);
+	if (!p->kinds[TAPROOT_PROFILE_CPU])
+		taproot_profile_free(p->profile);
 	taproot_unwinder_free(p->unwinder);
 	taproot_sym_free(p->sym);
 	taproot_procs_free(p->procs);
@@ -541,7 +597,9 @@ static const struct pl_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 	struct taproot_profile_frame tmp[PL_MAX_INLINE];
 	const struct taproot_frame *sf;
 	const struct taproot_map *m = NULL;
-	uint64_t start_time = proc ? taproot_proc_start_time(proc) : 0;
+	/* The program is part of the identity: an exec reuses pid and start time. */
+	uint64_t start_time = proc ? taproot_proc_start_time(proc) ^
+				     ((uint64_t)taproot_proc_execs(proc) << 48) : 0;
 	uint64_t address = (flags & TAPROOT_SYM_RETADDR) && pc ? pc - 1 : pc;
 	uint64_t mstart = 0, mend = 0, mpgoff = 0;
 	int pid = proc ? taproot_proc_pid(proc) : -1;
@@ -642,52 +700,66 @@ static int pl_add_sym(struct taproot_pipeline *p, size_t *nf, const struct pl_sy
 	return 0;
 }
 
-static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
-		     unsigned int cpu)
+/* What a SAMPLE record or a causal event's stack snapshot captured. */
+struct pl_capture {
+	uint32_t pid, tid;
+	const uint64_t *kstack;
+	unsigned int kstack_nr;
+	bool k0_exact;			/* kstack[0] is the interrupted ip */
+	bool kstack_trunc;
+	bool in_kernel;			/* the user registers are those of kernel entry */
+	bool user;			/* user registers and stack to unwind */
+	bool trim_trace;		/* tracing trampolines on top of the kernel stack */
+	const struct taproot_user_regs *regs;
+	const uint8_t *ustack;
+	uint32_t ustack_len;
+};
+
+/* Whether @name is a tracing trampoline: __traceiter_*, __bpf_trace_*. */
+static bool pl_is_trampoline(const char *name)
 {
-	const uint64_t *kstack = (const uint64_t *)(s + 1);
-	const uint8_t *ustack = (const uint8_t *)(kstack + s->kstack_nr);
-	struct taproot_profile_label labels[5];
+	return name && (!strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12));
+}
+
+/*
+ * The stack of @c into p->frames, leaf first: kernel frames on top of the
+ * user frames; *@nfp frames, *@procp the process (NULL: none). 0 or -ENOMEM.
+ */
+static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
+		    struct taproot_proc **procp, char *marker, size_t marker_size)
+{
 	struct taproot_proc *proc = NULL;
 	struct taproot_unwind_result res;
-	char thread_comm[sizeof(s->comm) + 1], marker[160];
-	const char *comm, *leaf;
-	unsigned int i, nl = 0;
+	unsigned int i;
 	size_t nf = 0;
-	int64_t values[2];
 	int err;
 
-	memcpy(thread_comm, s->comm, sizeof(s->comm));
-	thread_comm[sizeof(s->comm)] = '\0';
-
-	/* Kernel frames: the interrupted ip (exact) when in the kernel, then return addresses. */
-	for (i = 0; i < s->kstack_nr; i++) {
-		bool exact = i == 0 && (s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL);
+	*procp = NULL;
+	for (i = 0; i < c->kstack_nr && !p->opts.no_kernel; i++) {
+		bool exact = i == 0 && c->k0_exact;
 		const struct pl_sym *e;
 
-		if (p->opts.no_kernel)
-			break;
-		e = pl_symbolize(p, NULL, kstack[i], exact ? 0 : TAPROOT_SYM_RETADDR);
+		e = pl_symbolize(p, NULL, c->kstack[i], exact ? 0 : TAPROOT_SYM_RETADDR);
 		if (!e)
 			return tp_err(-ENOMEM, NULL);
+		/* The tracepoint's own callers are not the task's: drop them. */
+		if (c->trim_trace && !nf && e->nr && pl_is_trampoline(e->frames[e->nr - 1].function))
+			continue;
 		pl_add_sym(p, &nf, e);
 	}
-	if (s->kstack_nr && (s->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC) && !p->opts.no_kernel &&
-	    pl_room(p, nf, 1))
+	if (c->kstack_nr && c->kstack_trunc && !p->opts.no_kernel && pl_room(p, nf, 1))
 		pl_marker(&p->frames[nf++], "[kernel truncated]");
 
-	/* The user part. */
-	if ((s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) &&
-	    !(s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD) && s->pid) {
+	if (c->user && c->pid) {
 		const char *gone;
 
-		err = taproot_proc_get(p->procs, (int)s->pid, 0, &proc);
+		err = taproot_proc_get(p->procs, (int)c->pid, 0, &proc);
 		if (err < 0)
 			return err;
+		*procp = proc;
 		pl_check_refresh(p);
 		gone = taproot_proc_gone(proc);
-		if (!gone && (s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL) &&
-		    !pl_has_map(proc, s->user_regs.ip)) {
+		if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
 			/*
 			 * In the kernel with a user ip that no mapping of the
 			 * process holds: the registers are stale, as between
@@ -699,13 +771,14 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 			p->st.kernel_only++;
 		} else if (gone) {
 			p->st.proc_unknown++;
-			snprintf(marker, sizeof(marker), "[unknown: %s]", gone);
-			pl_marker(&p->frames[nf++], marker);
+			snprintf(marker, marker_size, "[unknown: %s]", gone);
+			if (pl_room(p, nf, 1))
+				pl_marker(&p->frames[nf++], marker);
 		} else {
 			unsigned int max = p->opts.max_user_frames;
 
-			err = taproot_unwind(p->unwinder, proc, &s->user_regs, ustack,
-					     s->ustack_len, p->pcs, p->pcflags, max, &res);
+			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
+					     p->pcs, p->pcflags, max, &res);
 			/* -ENOMEM: the pcs found so far are there; go on with them. */
 			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
 				res.end = TAPROOT_UNWIND_BAD_FRAME;
@@ -736,6 +809,42 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 	}
 	if (!nf)
 		pl_marker(&p->frames[nf++], "[no stack]");
+	*nfp = nf;
+	return 0;
+}
+
+static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
+		     unsigned int cpu)
+{
+	const uint64_t *kstack = (const uint64_t *)(s + 1);
+	struct pl_capture c = {
+		.pid = s->pid,
+		.tid = s->tid,
+		.kstack = kstack,
+		.kstack_nr = s->kstack_nr,
+		.k0_exact = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.kstack_trunc = s->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC,
+		.in_kernel = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.user = (s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) &&
+			!(s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD),
+		.regs = &s->user_regs,
+		.ustack = (const uint8_t *)(kstack + s->kstack_nr),
+		.ustack_len = s->ustack_len,
+	};
+	struct taproot_profile_label labels[5];
+	struct taproot_proc *proc;
+	char thread_comm[sizeof(s->comm) + 1], marker[160];
+	const char *comm, *leaf;
+	unsigned int nl = 0;
+	size_t nf = 0;
+	int64_t values[2];
+	int err;
+
+	memcpy(thread_comm, s->comm, sizeof(s->comm));
+	thread_comm[sizeof(s->comm)] = '\0';
+	err = pl_stack(p, &c, &nf, &proc, marker, sizeof(marker));
+	if (err < 0)
+		return err;
 
 	/* Labels, in a fixed order. */
 	comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
@@ -766,6 +875,97 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 	return 0;
 }
 
+/* ------------------------------------------------------- causal events */
+
+/*
+ * The join's resolver (lib/causal.c): a stack snapshot as a sample's
+ * stack. Everything it returns lives in p->frames and p->causal_comm
+ * until the next record.
+ */
+static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
+			   const struct taproot_stack_snap *snap, size_t len,
+			   struct tp_causal_stack *out)
+{
+	struct taproot_pipeline *p = arg;
+	struct pl_capture c = { .pid = pid, .tid = tid, .trim_trace = true, .in_kernel = true };
+	struct taproot_proc *proc = NULL;
+	size_t nf = 0;
+	int err;
+
+	out->frames = NULL;
+	out->nr = 0;
+	out->comm = thread_comm;
+	if (snap) {
+		if (snap->kstack_nr > TAPROOT_KSTACK_MAX || snap->ustack_len > TAPROOT_USTACK_MAX ||
+		    sizeof(*snap) + (size_t)snap->kstack_nr * 8 + snap->ustack_len > len)
+			return -TAPROOT_ECORRUPT;
+		c.kstack = (const uint64_t *)(snap + 1);
+		c.kstack_nr = snap->kstack_nr;
+		c.kstack_trunc = snap->flags & TAPROOT_SNAP_F_KSTACK_TRUNC;
+		c.user = (snap->flags & TAPROOT_SNAP_F_USER_REGS) && pid;
+		c.regs = &snap->user_regs;
+		c.ustack = (const uint8_t *)(c.kstack + snap->kstack_nr);
+		c.ustack_len = snap->ustack_len;
+		err = pl_stack(p, &c, &nf, &proc, p->causal_marker, sizeof(p->causal_marker));
+		if (err < 0)
+			return err;
+		out->frames = p->frames;
+		out->nr = nf;
+	} else if (pid) {
+		/* No stacks: the process is still named, without reading its maps. */
+		err = taproot_proc_get(p->procs, (int)pid, 0, &proc);
+		if (err < 0)
+			proc = NULL;
+	}
+	if (proc && pid)
+		out->comm = pl_process_comm(p, (int)pid, taproot_proc_start_time(proc), (int)tid,
+					    thread_comm);
+	return 0;
+}
+
+/* FORK, EXEC, EXIT: the process model follows the processes' lives. */
+static void pl_proc_event(struct taproot_pipeline *p, const struct taproot_rec_header *rec)
+{
+	switch (rec->type) {
+	case TAPROOT_REC_FORK: {
+		const struct taproot_rec_fork *f = (const void *)rec;
+
+		if (rec->size < sizeof(*f))
+			goto bad;
+		/*
+		 * A new process: a pid still known belonged to one that is
+		 * gone. Its maps are the parent's copy until it execs; they
+		 * are read from /proc when its first stack needs them.
+		 */
+		if (!(rec->flags & TAPROOT_FORK_F_THREAD) && f->child_pid)
+			taproot_proc_new(p->procs, (int)f->child_pid);
+		break;
+	}
+	case TAPROOT_REC_EXEC: {
+		const struct taproot_rec_exec *e = (const void *)rec;
+
+		if (rec->size < sizeof(*e))
+			goto bad;
+		if (e->pid)
+			taproot_proc_exec(p->procs, (int)e->pid);
+		break;
+	}
+	case TAPROOT_REC_EXIT: {
+		const struct taproot_rec_exit *x = (const void *)rec;
+
+		if (rec->size < sizeof(*x))
+			goto bad;
+		if ((rec->flags & TAPROOT_EXIT_F_GROUP_DEAD) && x->pid)
+			taproot_proc_forget(p->procs, (int)x->pid);
+		break;
+	}
+	}
+	p->st.proc_events++;
+	return;
+bad:
+	p->st.dropped++;
+}
+
 int taproot_pipeline_add_record(struct taproot_pipeline *p,
 				const struct taproot_rec_header *rec, unsigned int cpu)
 {
@@ -787,14 +987,27 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 	case TAPROOT_REC_LOST: {
 		const struct taproot_rec_lost *l = (const struct taproot_rec_lost *)rec;
 
+		/* What was lost may have been an end of an interval: it stays unpaired. */
 		for (unsigned int i = 0; i < TAPROOT_LOST_NR; i++)
 			p->st.lost += l->lost[i];
 		return 0;
 	}
-	default:
-		p->st.other_records++;
+	case TAPROOT_REC_SWITCH:
+	case TAPROOT_REC_WAKING:
+		if (!p->causal)
+			break;
+		tp_causal_record(p->causal, rec);
 		return 0;
+	case TAPROOT_REC_FORK:
+	case TAPROOT_REC_EXEC:
+	case TAPROOT_REC_EXIT:
+		pl_proc_event(p, rec);
+		return 0;
+	default:
+		break;
 	}
+	p->st.other_records++;
+	return 0;
 }
 
 /* ------------------------------------------------------------ prewarm */
@@ -890,6 +1103,8 @@ void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pip
 	st->procs_read = prs.procs_read;
 	st->procs_gone = prs.procs_gone;
 	st->sym_cache_entries = p->symcache.count;
+	if (p->causal)
+		tp_causal_stats(p->causal, &st->causal);
 }
 
 const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p)
@@ -908,8 +1123,100 @@ int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)
 void taproot_pipeline_reset(struct taproot_pipeline *p)
 {
 	p->start_ns = pl_wall_ns();
-	taproot_profile_reset(p->profile, p->start_ns);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		if (p->kinds[k])
+			taproot_profile_reset(p->kinds[k], p->start_ns);
 	pl_top_clear(p);
+}
+
+const char *taproot_profile_kind_name(enum taproot_profile_kind kind)
+{
+	static const char *const names[TAPROOT_PROFILE_NR_KINDS] = {
+		[TAPROOT_PROFILE_CPU] = "cpu",
+		[TAPROOT_PROFILE_OFFCPU] = "offcpu",
+		[TAPROOT_PROFILE_OFFWAKE] = "offwake",
+		[TAPROOT_PROFILE_SCHEDLAT] = "schedlat",
+	};
+
+	return (unsigned int)kind < TAPROOT_PROFILE_NR_KINDS ? names[kind] : NULL;
+}
+
+bool taproot_pipeline_has(const struct taproot_pipeline *p, enum taproot_profile_kind kind)
+{
+	return (unsigned int)kind < TAPROOT_PROFILE_NR_KINDS && p->kinds[kind];
+}
+
+uint64_t taproot_pipeline_adds(const struct taproot_pipeline *p, enum taproot_profile_kind kind)
+{
+	struct taproot_profile_stats ps;
+
+	if (!taproot_pipeline_has(p, kind))
+		return 0;
+	taproot_profile_stats(p->kinds[kind], &ps);
+	return ps.adds;
+}
+
+int taproot_pipeline_write_kind(struct taproot_pipeline *p, enum taproot_profile_kind kind,
+				const char *path)
+{
+	int64_t now = pl_wall_ns();
+
+	if (!taproot_pipeline_has(p, kind))
+		return tp_err(-ENOENT, "pipeline: no %s profile",
+			      taproot_profile_kind_name(kind) ?: "such");
+	taproot_profile_set_time(p->kinds[kind], p->start_ns, now - p->start_ns);
+	return taproot_pprof_write_file(p->kinds[kind], path);
+}
+
+void taproot_pipeline_end_round(struct taproot_pipeline *p)
+{
+	if (p->causal)
+		tp_causal_end_round(p->causal);
+}
+
+void taproot_pipeline_flush(struct taproot_pipeline *p, bool final)
+{
+	if (p->causal)
+		tp_causal_flush(p->causal, final);
+}
+
+struct pl_consume {
+	struct taproot_pipeline *p;
+	void (*corrupt)(unsigned int cpu, uint64_t pos, const char *why, void *arg);
+	void *arg;
+};
+
+static int pl_on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
+{
+	struct pl_consume *c = arg;
+
+	/* Errors are counted in the pipeline's stats; the session goes on. */
+	taproot_pipeline_add_record(c->p, h, cpu);
+	return 0;
+}
+
+static void pl_on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg)
+{
+	struct pl_consume *c = arg;
+
+	if (c->corrupt)
+		c->corrupt(cpu, pos, why, c->arg);
+}
+
+int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ring,
+			     void (*corrupt)(unsigned int cpu, uint64_t pos,
+					     const char *why, void *arg),
+			     void *arg)
+{
+	static const struct taproot_ring_ops ops = {
+		.record = pl_on_record,
+		.corrupt = pl_on_corrupt,
+	};
+	struct pl_consume c = { p, corrupt, arg };
+	int n = taproot_ring_consume(ring, &ops, &c);
+
+	taproot_pipeline_end_round(p);
+	return n;
 }
 
 double taproot_pipeline_unwind_rate(const struct taproot_pipeline_stats *st)

@@ -163,6 +163,7 @@ struct taproot_proc {
 	struct tp_perfmap *perfmap;		/* /tmp/perf-PID.map, NULL until needed */
 	uint64_t perfmap_ms;			/* perf map last looked at */
 	int nspid;				/* the pid in its own namespace, 0 unknown */
+	uint32_t execs;				/* exec calls seen (TAPROOT_REC_EXEC) */
 };
 
 struct taproot_procs {

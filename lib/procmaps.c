@@ -727,10 +727,26 @@ void taproot_proc_exec(struct taproot_procs *procs, int pid)
 	struct taproot_proc *p = tp_procs_find(procs, pid);
 
 	if (p && p->state != TP_PROC_EXITED) {
+		p->execs++;
 		p->state = TP_PROC_NEW;
 		tp_perfmap_free(p->perfmap);
 		p->perfmap = NULL;
 	}
+}
+
+void taproot_proc_new(struct taproot_procs *procs, int pid)
+{
+	struct taproot_proc *p = tp_procs_find(procs, pid);
+
+	if (p) {
+		procs->stats.pid_reused++;
+		tp_procs_remove(procs, p);
+	}
+}
+
+uint32_t taproot_proc_execs(const struct taproot_proc *proc)
+{
+	return proc->execs;
 }
 
 size_t taproot_proc_map_count(const struct taproot_proc *proc)

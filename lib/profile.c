@@ -669,6 +669,40 @@ void taproot_profile_desc_cpu(struct taproot_profile_desc *desc, uint32_t hz)
 	desc->default_sample_type = "cpu";
 }
 
+/* The off-CPU profiles: time first (the default), then the intervals. */
+static void desc_interval(struct taproot_profile_desc *desc, const char *what)
+{
+	static const struct taproot_profile_value_type off_types[] = {
+		{ "off_cpu", "nanoseconds" },
+		{ "switches", "count" },
+	};
+	static const struct taproot_profile_value_type rq_types[] = {
+		{ "runqueue", "nanoseconds" },
+		{ "switches", "count" },
+	};
+	bool rq = !strcmp(what, "runqueue");
+
+	memset(desc, 0, sizeof(*desc));
+	desc->sample_types = rq ? rq_types : off_types;
+	desc->nr_sample_types = 2;
+	desc->default_sample_type = rq ? "runqueue" : "off_cpu";
+}
+
+void taproot_profile_desc_offcpu(struct taproot_profile_desc *desc)
+{
+	desc_interval(desc, "off_cpu");
+}
+
+void taproot_profile_desc_offwake(struct taproot_profile_desc *desc)
+{
+	desc_interval(desc, "off_cpu");
+}
+
+void taproot_profile_desc_schedlat(struct taproot_profile_desc *desc)
+{
+	desc_interval(desc, "runqueue");
+}
+
 static int check_desc(const struct taproot_profile_desc *d)
 {
 	bool dflt = !d->default_sample_type;

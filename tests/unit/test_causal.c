@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The off-CPU join (lib/causal.c) through the pipeline, on synthetic
+ * SWITCH and WAKING records whose kernel stacks name functions of a
+ * kallsyms file written by the test: intervals joined by (tid, seq) across
+ * CPUs and consume rounds, a waking read a round after its switch-in,
+ * lost switch-ins, duplicated records, a waking after the switch-in, a
+ * reused tid, scaling by sched_one_in, preemption, interrupt wakers, the
+ * state labels, the trimming of tracing trampolines, and the process
+ * events. The profiles are written and read back by the real pprof tool
+ * (-raw), which must show each value, stack and label.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <linux/taproot.h>
+
+#include "taproot.h"
+
+/* The fake kernel: each function 0x100 bytes, return addresses inside. */
+#define KBASE		0xffffffff81000000ULL
+enum kfn {
+	K_TRACEITER,		/* __traceiter_sched_switch: trimmed */
+	K_SCHEDULE,		/* __schedule */
+	K_PIPE_READ,		/* pipe_read */
+	K_NANOSLEEP,		/* hrtimer_nanosleep */
+	K_TTWU,			/* try_to_wake_up */
+	K_PIPE_WRITE,		/* pipe_write */
+	K_HRTIMER,		/* hrtimer_wakeup */
+	K_IO_WAIT,		/* io_schedule */
+	K_NR
+};
+static const char *const kname[K_NR] = {
+	"__traceiter_sched_switch", "__schedule", "pipe_read", "hrtimer_nanosleep",
+	"try_to_wake_up", "pipe_write", "hrtimer_wakeup", "io_schedule",
+};
+
+static uint64_t kret(enum kfn f)
+{
+	return KBASE + (uint64_t)f * 0x100 + 0x10;
+}
+
+struct fixture {
+	char dir[64];
+	struct taproot_ksyms *ks;
+	struct taproot_pipeline *p;
+	uint64_t buf[1024];		/* one record at a time */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static char *run(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *run(int *status, const char *fmt, ...)
+{
+	char *cmd, *out = NULL, buf[4096];
+	size_t len = 0, n;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) >= 0);
+	va_end(ap);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		out = realloc(out, len + n + 1);
+		assert_non_null(out);
+		memcpy(out + len, buf, n);
+		len += n;
+	}
+	if (!out)
+		out = calloc(1, 1);
+	out[len] = '\0';
+	st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	if (*status)
+		fprintf(stderr, "command failed (%d): %s\n%s\n", *status, cmd, out);
+	free(cmd);
+	return out;
+}
+
+static const char *pprof_tool(void)
+{
+	const char *p = getenv("TAPROOT_PPROF");
+
+	if (!p || !*p)
+		p = "build/pprof";
+	if (access(p, X_OK))
+		fail_msg("the pprof tool %s is missing: run the tests through 'make unit'", p);
+	return p;
+}
+
+static void new_pipeline(struct fixture *f, unsigned int max_intervals, uint64_t min_block)
+{
+	struct taproot_pipeline_opts o;
+
+	taproot_pipeline_free(f->p);
+	taproot_pipeline_opts_default(&o);
+	o.ksyms = f->ks;
+	o.offcpu = true;
+	o.max_intervals = max_intervals;
+	o.min_block_ns = min_block;
+	assert_int_equal(taproot_pipeline_new(&o, &f->p), 0);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char path[96];
+	FILE *k;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test-causal-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(path, sizeof(path), "%s/kallsyms", f->dir);
+	k = fopen(path, "w");
+	assert_non_null(k);
+	fprintf(k, "%016llx T _stext\n", (unsigned long long)KBASE - 0x1000);
+	for (int i = 0; i < K_NR; i++)
+		fprintf(k, "%016llx T %s\n", (unsigned long long)(KBASE + (uint64_t)i * 0x100),
+			kname[i]);
+	fprintf(k, "%016llx T _etext\n", (unsigned long long)(KBASE + K_NR * 0x100));
+	assert_int_equal(fclose(k), 0);
+	assert_int_equal(taproot_ksyms_load(path, &f->ks), 0);
+	unlink(path);
+	new_pipeline(f, 0, 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	taproot_pipeline_free(f->p);
+	taproot_ksyms_free(f->ks);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Append a kernel-only stack snapshot of @n frames at @at; returns its size. */
+static size_t put_snap(void *at, const enum kfn *fns, unsigned int n)
+{
+	struct taproot_stack_snap *s = at;
+	uint64_t *k = (uint64_t *)(s + 1);
+
+	memset(s, 0, sizeof(*s));
+	s->kstack_nr = (uint16_t)n;
+	for (unsigned int i = 0; i < n; i++)
+		k[i] = kret(fns[i]);
+	return sizeof(*s) + n * 8;
+}
+
+struct sw {
+	uint64_t t;
+	uint16_t flags;			/* F_PREV, F_NEXT, F_PREEMPT */
+	uint32_t state;
+	uint32_t pid, tid;		/* prev's */
+	uint64_t seq;
+	uint32_t next_pid, next_tid;
+	uint64_t next_seq;
+	uint32_t one_in;
+	const char *comm;
+	const enum kfn *stack;		/* prev's, NULL: no stacks */
+	unsigned int nstack;
+};
+
+static void feed(struct fixture *f, unsigned int cpu)
+{
+	assert_int_equal(taproot_pipeline_add_record(f->p, (void *)f->buf, cpu), 0);
+}
+
+static void do_switch(struct fixture *f, const struct sw *w)
+{
+	struct taproot_rec_switch *r = (void *)f->buf;
+	size_t size = sizeof(*r);
+
+	memset(f->buf, 0, sizeof(f->buf));
+	r->hdr.type = TAPROOT_REC_SWITCH;
+	r->hdr.time_ns = w->t;
+	r->hdr.flags = w->flags;
+	r->prev_state = w->state;
+	r->prev_pid = w->pid;
+	r->prev_tid = w->tid;
+	r->prev_seq = w->seq;
+	r->next_pid = w->next_pid;
+	r->next_tid = w->next_tid;
+	r->next_seq = w->next_seq;
+	r->sched_one_in = w->one_in ? w->one_in : 1;
+	snprintf(r->prev_comm, sizeof(r->prev_comm), "%s", w->comm ? w->comm : "task");
+	if (w->stack) {
+		r->hdr.flags |= TAPROOT_SWITCH_F_STACKS;
+		size += put_snap(r + 1, w->stack, w->nstack);
+	}
+	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
+	feed(f, 0);
+}
+
+/* The switch-out of (@tid, @seq) of process @pid, blocked in @fn. */
+static void out(struct fixture *f, uint64_t t, uint32_t pid, uint32_t tid, uint64_t seq,
+		uint32_t state, bool preempt, enum kfn fn, uint32_t one_in)
+{
+	enum kfn st[3] = { K_TRACEITER, K_SCHEDULE, fn };
+	struct sw w = {
+		.t = t, .flags = TAPROOT_SWITCH_F_PREV | (preempt ? TAPROOT_SWITCH_F_PREEMPT : 0),
+		.state = state, .pid = pid, .tid = tid, .seq = seq, .one_in = one_in,
+		.comm = "sleeper", .stack = st, .nstack = 3,
+	};
+
+	do_switch(f, &w);
+}
+
+static void in(struct fixture *f, uint64_t t, uint32_t pid, uint32_t tid, uint64_t seq)
+{
+	struct sw w = {
+		.t = t, .flags = TAPROOT_SWITCH_F_NEXT, .pid = 999, .tid = 999,
+		.next_pid = pid, .next_tid = tid, .next_seq = seq,
+	};
+
+	do_switch(f, &w);
+}
+
+/* A waking of (@tid, @seq) by @waker_tid in @fn (0: by an interrupt, @irq flags). */
+static void wake(struct fixture *f, uint64_t t, uint32_t pid, uint32_t tid, uint64_t seq,
+		 uint32_t waker_tid, uint16_t irq, enum kfn fn)
+{
+	struct taproot_rec_waking *r = (void *)f->buf;
+	enum kfn st[2] = { K_TTWU, fn };
+	size_t size = sizeof(*r);
+
+	memset(f->buf, 0, sizeof(f->buf));
+	r->hdr.type = TAPROOT_REC_WAKING;
+	r->hdr.time_ns = t;
+	r->hdr.flags = irq | TAPROOT_WAKING_F_STACKS;
+	r->target_pid = pid;
+	r->target_tid = tid;
+	r->target_seq = seq;
+	r->waker_pid = irq ? 0 : 4242;
+	r->waker_tid = irq ? 0 : waker_tid;
+	if (!irq)
+		snprintf(r->waker_comm, sizeof(r->waker_comm), "writer");
+	size += put_snap(r + 1, st, 2);
+	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
+	feed(f, 1);
+}
+
+static void stats(struct fixture *f, struct taproot_causal_stats *cs)
+{
+	struct taproot_pipeline_stats st;
+
+	taproot_pipeline_stats(f->p, &st);
+	*cs = st.causal;
+}
+
+/* pprof -raw of profile @kind, written now. */
+static char *raw(struct fixture *f, enum taproot_profile_kind kind)
+{
+	char path[128];
+	char *outp;
+	int st;
+
+	snprintf(path, sizeof(path), "%s/%s.pb.gz", f->dir, taproot_profile_kind_name(kind));
+	assert_int_equal(taproot_pipeline_write_kind(f->p, kind, path), 0);
+	outp = run(&st, "'%s' -raw '%s' 2>&1", pprof_tool(), path);
+	assert_int_equal(st, 0);
+	unlink(path);
+	return outp;
+}
+
+/*
+ * The sample line of pprof -raw whose stack is @locs and whose labels
+ * include @label: "   VALUE1 VALUE2: L1 L2 ..." with location IDs, then
+ * label lines. Instead of resolving IDs, the test checks the samples'
+ * values and the names in the "Locations" section in the order of the
+ * stack, through the helper below.
+ */
+struct rawsample {
+	int64_t v[2];
+	char names[1024];		/* function names of the stack, leaf first, ';' separated */
+	char labels[512];		/* "key:value " as pprof prints them */
+};
+
+/* Function name of location @id in a pprof -raw text. */
+static void loc_name(const char *text, unsigned long id, char *out, size_t n)
+{
+	const char *s = strstr(text, "Locations\n");
+	char key[32];
+
+	out[0] = '\0';
+	assert_non_null(s);
+	snprintf(key, sizeof(key), "\n%6lu: ", id);
+	s = strstr(s, key);
+	assert_non_null(s);
+	s += strlen(key);
+	/* "0xADDR M=1 NAME :0 s=0" or "0x0 NAME :0 s=0" (markers) */
+	s = strchr(s, ' ');
+	assert_non_null(s);
+	s++;
+	if (!strncmp(s, "M=", 2)) {
+		s = strchr(s, ' ');
+		assert_non_null(s);
+		s++;
+	}
+	snprintf(out, n, "%.*s", (int)strcspn(s, " \n"), s);
+}
+
+/* Parse the samples of pprof -raw @text into @rs (at most @max); returns how many. */
+static size_t parse_raw(const char *text, struct rawsample *rs, size_t max)
+{
+	const char *s = strstr(text, "Samples:\n");
+	size_t n = 0;
+
+	assert_non_null(s);
+	s = strchr(s + 9, '\n');	/* the header line of types */
+	assert_non_null(s);
+	s++;
+	while (*s && strncmp(s, "Locations", 9)) {
+		const char *eol = strchr(s, '\n');
+		long long a, b;
+		int used;
+
+		if (!eol)
+			break;
+		if (sscanf(s, " %lld %lld:%n", &a, &b, &used) == 2 && n < max) {
+			const char *p = s + used;
+			struct rawsample *r = &rs[n++];
+
+			memset(r, 0, sizeof(*r));
+			r->v[0] = a;
+			r->v[1] = b;
+			while (p < eol) {
+				unsigned long id = strtoul(p, (char **)&p, 10);
+				char name[256];
+
+				if (!id)
+					break;
+				loc_name(text, id, name, sizeof(name));
+				strncat(r->names, name, sizeof(r->names) - strlen(r->names) - 2);
+				strcat(r->names, ";");
+			}
+		} else if (n && strchr(s, ':') && strchr(s, ':') < eol) {
+			/* "                key:[value]" label lines of the last sample */
+			const char *p = s;
+
+			while (*p == ' ')
+				p++;
+			strncat(rs[n - 1].labels, p, (size_t)(eol - p) < 200 ? (size_t)(eol - p) : 200);
+			strcat(rs[n - 1].labels, " ");
+		}
+		s = eol + 1;
+	}
+	return n;
+}
+
+static const struct rawsample *find_sample(const struct rawsample *rs, size_t n,
+					   const char *names)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rs[i].names, names))
+			return &rs[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ tests */
+
+/*
+ * The reader blocks in pipe_read (CPU 0), the writer wakes it from
+ * pipe_write (CPU 1), it runs again (CPU 2): one interval in all three
+ * profiles, each checked through pprof.
+ */
+static void test_join_three_profiles(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+	struct rawsample rs[8];
+	const struct rawsample *r;
+	char *txt;
+	size_t n;
+
+	out(f, 1000000, 100, 101, 7, 0x1, false, K_PIPE_READ, 1);
+	wake(f, 3000000, 100, 101, 7, 202, 0, K_PIPE_WRITE);
+	in(f, 3500000, 100, 101, 7);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 0);	/* held one more round */
+	assert_int_equal(cs.open, 1);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 1);
+	assert_int_equal(cs.woken, 1);
+	assert_int_equal(cs.open, 0);
+	assert_int_equal(cs.blocked_ns, 2500000);
+	assert_int_equal(cs.wait_ns, 2000000);
+	assert_int_equal(cs.runqueue_ns, 500000);
+
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_non_null(strstr(txt, "off_cpu/nanoseconds"));
+	assert_non_null(strstr(txt, "switches/count"));
+	n = parse_raw(txt, rs, 8);
+	assert_int_equal(n, 1);
+	/* The trampoline is gone; the blocked function under __schedule. */
+	assert_string_equal(rs[0].names, "__schedule;pipe_read;");
+	assert_int_equal(rs[0].v[0], 2500000);
+	assert_int_equal(rs[0].v[1], 1);
+	assert_non_null(strstr(rs[0].labels, "state:[S]"));
+	assert_non_null(strstr(rs[0].labels, "thread_comm:[sleeper]"));
+	assert_non_null(strstr(rs[0].labels, "pid:[100]"));
+	assert_null(strstr(rs[0].labels, "waker:"));
+	free(txt);
+
+	txt = raw(f, TAPROOT_PROFILE_OFFWAKE);
+	n = parse_raw(txt, rs, 8);
+	assert_int_equal(n, 1);
+	/* Leaf first: the waker's root, its leaf, the separator, the blocked stack. */
+	r = find_sample(rs, n, "pipe_write;try_to_wake_up;--;__schedule;pipe_read;");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 2000000);
+	assert_int_equal(r->v[1], 1);
+	assert_non_null(strstr(r->labels, "waker:[writer[202]]"));
+	assert_non_null(strstr(r->labels, "state:[S]"));
+	free(txt);
+
+	txt = raw(f, TAPROOT_PROFILE_SCHEDLAT);
+	assert_non_null(strstr(txt, "runqueue/nanoseconds"));
+	n = parse_raw(txt, rs, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(rs[0].names, "__schedule;pipe_read;");
+	assert_int_equal(rs[0].v[0], 500000);
+	free(txt);
+	assert_int_equal(taproot_pipeline_adds(f->p, TAPROOT_PROFILE_CPU), 0);
+}
+
+/*
+ * A waking committed on one CPU before the switch-in on another but read
+ * in the next consume round: the interval waits for it.
+ */
+static void test_out_of_order_rounds(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+
+	/* Round 1: the switch-out and the switch-in; round 2: the waking. */
+	out(f, 1000, 100, 101, 8, 0x1, false, K_PIPE_READ, 1);
+	in(f, 9000, 100, 101, 8);
+	taproot_pipeline_end_round(f->p);
+	wake(f, 5000, 100, 101, 8, 202, 0, K_PIPE_WRITE);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 1);
+	assert_int_equal(cs.woken, 1);
+	assert_int_equal(cs.wait_ns, 4000);
+	assert_int_equal(cs.runqueue_ns, 4000);
+
+	/* The switch-in first (another CPU's ring read earlier), then the rest. */
+	in(f, 30000, 100, 101, 9);
+	taproot_pipeline_end_round(f->p);
+	out(f, 10000, 100, 101, 9, 0x2, false, K_IO_WAIT, 1);
+	wake(f, 20000, 100, 101, 9, 0, TAPROOT_WAKING_F_HARDIRQ, K_HRTIMER);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 2);
+	assert_int_equal(cs.woken, 2);
+	assert_int_equal(cs.blocked_ns, 8000 + 20000);
+	assert_int_equal(cs.unpaired_no_out, 0);
+}
+
+/* Lost ends stay unpaired, whatever comes after; nothing is joined by adjacency. */
+static void test_lost_and_unpaired(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+
+	out(f, 1000, 100, 101, 10, 0x1, false, K_PIPE_READ, 1);	/* its switch-in lost */
+	wake(f, 1500, 100, 101, 10, 202, 0, K_PIPE_WRITE);
+	in(f, 5000, 100, 101, 12);		/* another interval's, its switch-out lost */
+	out(f, 6000, 100, 101, 13, 0x1, false, K_PIPE_READ, 1);
+	in(f, 7000, 100, 101, 13);
+	taproot_pipeline_end_round(f->p);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 1);
+	assert_int_equal(cs.blocked_ns, 1000);
+	assert_int_equal(cs.unpaired_no_out, 1);	/* seq 12 */
+	assert_int_equal(cs.open, 1);			/* seq 10, still asleep */
+	taproot_pipeline_flush(f->p, false);		/* not old enough to drop */
+	stats(f, &cs);
+	assert_int_equal(cs.open, 1);
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.open, 0);
+	assert_int_equal(cs.unpaired_no_in, 1);
+	assert_int_equal(cs.joined, 1);
+	assert_int_equal(taproot_pipeline_adds(f->p, TAPROOT_PROFILE_OFFWAKE), 0);
+}
+
+/* The same record twice counts once; a waking after the switch-in is ignored. */
+static void test_duplicates_and_late_waking(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+
+	out(f, 1000, 100, 101, 20, 0x1, false, K_PIPE_READ, 1);
+	out(f, 1000, 100, 101, 20, 0x1, false, K_PIPE_READ, 1);
+	in(f, 4000, 100, 101, 20);
+	in(f, 4000, 100, 101, 20);
+	taproot_pipeline_end_round(f->p);
+	wake(f, 4500, 100, 101, 20, 202, 0, K_PIPE_WRITE);	/* after the switch-in */
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.duplicates, 2);
+	assert_int_equal(cs.wakings_outside, 1);
+	assert_int_equal(cs.joined, 1);
+	assert_int_equal(cs.woken, 0);
+	assert_int_equal(cs.blocked_ns, 3000);
+	assert_int_equal(cs.runqueue_ns, 0);	/* not woken, not preempted: unknown */
+	assert_int_equal(taproot_pipeline_adds(f->p, TAPROOT_PROFILE_OFFWAKE), 0);
+
+	/* A waking before its switch-out is not the waking of this interval. */
+	out(f, 10000, 100, 101, 21, 0x1, false, K_PIPE_READ, 1);
+	wake(f, 9000, 100, 101, 21, 202, 0, K_PIPE_WRITE);
+	in(f, 12000, 100, 101, 21);
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.wakings_outside, 2);
+	assert_int_equal(cs.joined, 2);
+	assert_int_equal(cs.woken, 0);
+}
+
+/*
+ * A tid reused by a new task that reaches the seq of an interval the old
+ * task never ended: the old interval is unpaired, the new one joined with
+ * its own ends only.
+ */
+static void test_tid_reuse(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+	struct rawsample rs[4];
+	char *txt;
+
+	out(f, 1000, 300, 301, 3, 0x1, false, K_PIPE_READ, 1);	/* the old task exits */
+	taproot_pipeline_end_round(f->p);
+	out(f, 900000, 400, 301, 3, 0x2, false, K_IO_WAIT, 1);
+	in(f, 901000, 400, 301, 3);
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.unpaired_no_in, 1);
+	assert_int_equal(cs.joined, 1);
+	assert_int_equal(cs.blocked_ns, 1000);
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 4), 1);
+	assert_string_equal(rs[0].names, "__schedule;io_schedule;");
+	assert_non_null(strstr(rs[0].labels, "pid:[400]"));
+	assert_non_null(strstr(rs[0].labels, "state:[D]"));
+	free(txt);
+}
+
+/* Values scale by sched_one_in; preempted intervals are R+ and in schedlat. */
+static void test_scaling_and_preemption(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+	struct rawsample rs[4];
+	const struct rawsample *r;
+	char *txt;
+	size_t n;
+
+	out(f, 1000, 100, 101, 30, 0x1, false, K_NANOSLEEP, 16);
+	wake(f, 2000, 100, 101, 30, 0, TAPROOT_WAKING_F_HARDIRQ, K_HRTIMER);
+	in(f, 2100, 100, 101, 30);
+	out(f, 5000, 100, 102, 31, 0, true, K_SCHEDULE, 16);	/* preempted */
+	in(f, 5300, 100, 102, 31);
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 2);
+	assert_int_equal(cs.preempted, 1);
+	assert_int_equal(cs.blocked_ns, 16 * (1100 + 300));
+	assert_int_equal(cs.runqueue_ns, 16 * (100 + 300));
+
+	txt = raw(f, TAPROOT_PROFILE_OFFWAKE);
+	n = parse_raw(txt, rs, 4);
+	assert_int_equal(n, 1);
+	r = find_sample(rs, n, "hrtimer_wakeup;try_to_wake_up;--;__schedule;hrtimer_nanosleep;");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 16 * 1000);
+	assert_int_equal(r->v[1], 16);
+	assert_non_null(strstr(r->labels, "waker:[[hardirq]]"));
+	free(txt);
+
+	txt = raw(f, TAPROOT_PROFILE_SCHEDLAT);
+	n = parse_raw(txt, rs, 4);
+	assert_int_equal(n, 2);
+	r = find_sample(rs, n, "__schedule;__schedule;");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 16 * 300);
+	assert_int_equal(r->v[1], 16);
+	assert_non_null(strstr(r->labels, "state:[R+]"));
+	free(txt);
+}
+
+/* TASK_* states: S for interruptible, D for every other bit. */
+static void test_states(void **state)
+{
+	static const struct { uint32_t st; const char *label; } cases[] = {
+		{ 0x1, "state:[S]" }, { 0x2, "state:[D]" }, { 0x102, "state:[D]" },
+		{ 0x8, "state:[D]" }, { 0x402, "state:[D]" },
+	};
+	struct fixture *f = *state;
+	struct rawsample rs[1];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *txt;
+
+		new_pipeline(f, 0, 0);
+		out(f, 1000, 100, 101, 40, cases[i].st, false, K_PIPE_READ, 1);
+		in(f, 2000, 100, 101, 40);
+		taproot_pipeline_flush(f->p, true);
+		txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+		assert_int_equal(parse_raw(txt, rs, 1), 1);
+		if (!strstr(rs[0].labels, cases[i].label))
+			fail_msg("state 0x%x: labels %s, want %s", cases[i].st, rs[0].labels,
+				 cases[i].label);
+		free(txt);
+	}
+}
+
+/* Bounds: a full table drops and counts; short intervals are filtered. */
+static void test_bounds_and_filter(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+
+	new_pipeline(f, 2, 1500);
+	out(f, 1000, 100, 101, 50, 0x1, false, K_PIPE_READ, 1);
+	out(f, 1000, 100, 102, 50, 0x1, false, K_PIPE_READ, 1);
+	out(f, 1000, 100, 103, 50, 0x1, false, K_PIPE_READ, 1);	/* no room */
+	in(f, 2000, 100, 101, 50);		/* 1000 ns: below the filter */
+	in(f, 3000, 100, 102, 50);
+	in(f, 4000, 100, 103, 50);		/* no room either */
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.table_full, 2);
+	assert_int_equal(cs.joined, 2);
+	assert_int_equal(cs.filtered, 1);
+	assert_int_equal(taproot_pipeline_adds(f->p, TAPROOT_PROFILE_OFFCPU), 1);
+	assert_int_equal(cs.open, 0);
+}
+
+/* Records that do not add up are refused and counted, never read past their end. */
+static void test_bad_snapshot(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_rec_switch *r = (void *)f->buf;
+	struct taproot_stack_snap *s = (void *)(r + 1);
+	struct taproot_pipeline_stats st;
+
+	memset(f->buf, 0, sizeof(f->buf));
+	r->hdr.type = TAPROOT_REC_SWITCH;
+	r->hdr.flags = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+	r->hdr.time_ns = 100;
+	r->prev_tid = 5;
+	r->prev_pid = 5;
+	s->kstack_nr = 10;		/* 80 bytes, but the record ends after the snapshot */
+	r->hdr.size = sizeof(*r) + sizeof(*s);
+	assert_int_equal(taproot_pipeline_add_record(f->p, &r->hdr, 0), -TAPROOT_ECORRUPT);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(st.causal.switch_outs, 0);
+	assert_int_equal(st.causal.open, 0);
+}
+
+/* FORK, EXEC and EXIT records reach the process model and are counted. */
+static void test_proc_events(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_pipeline_stats st;
+	struct taproot_rec_fork fk = { .hdr = { .size = sizeof(fk), .type = TAPROOT_REC_FORK } };
+	struct taproot_rec_exit ex = { .hdr = { .size = sizeof(ex), .type = TAPROOT_REC_EXIT,
+						.flags = TAPROOT_EXIT_F_GROUP_DEAD } };
+	struct {
+		struct taproot_rec_exec e;
+		char name[8];
+	} ec = { .e = { .hdr = { .size = sizeof(ec), .type = TAPROOT_REC_EXEC },
+			.filename_len = 8 }, .name = "/bin/xy" };
+
+	fk.parent_pid = fk.parent_tid = 1;
+	fk.child_pid = fk.child_tid = 4000000;
+	ec.e.pid = ec.e.tid = ec.e.old_tid = 4000000;
+	ex.pid = ex.tid = 4000000;
+	assert_int_equal(taproot_pipeline_add_record(f->p, &fk.hdr, 0), 0);
+	assert_int_equal(taproot_pipeline_add_record(f->p, &ec.e.hdr, 0), 0);
+	assert_int_equal(taproot_pipeline_add_record(f->p, &ex.hdr, 0), 0);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.proc_events, 3);
+	assert_int_equal(st.other_records, 0);
+}
+
+/* Without opts.offcpu, causal records are counted and ignored; no profiles. */
+static void test_off(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline_stats st;
+
+	taproot_pipeline_free(f->p);
+	taproot_pipeline_opts_default(&o);
+	assert_int_equal(taproot_pipeline_new(&o, &f->p), 0);
+	out(f, 1000, 100, 101, 7, 0x1, false, K_PIPE_READ, 1);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.other_records, 1);
+	assert_false(taproot_pipeline_has(f->p, TAPROOT_PROFILE_OFFCPU));
+	assert_true(taproot_pipeline_has(f->p, TAPROOT_PROFILE_CPU));
+	assert_int_equal(taproot_pipeline_write_kind(f->p, TAPROOT_PROFILE_OFFWAKE, "/nonexistent"),
+			 -ENOENT);
+	new_pipeline(f, 0, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_join_three_profiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_order_rounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_and_unpaired, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duplicates_and_late_waking, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tid_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scaling_and_preemption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounds_and_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_snapshot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proc_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
