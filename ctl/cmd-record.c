@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * taprootctl record: one profiling session, written as DIR/cpu.pb.gz.
+ * taprootctl record: one profiling session, written as DIR/cpu.pb.gz and,
+ * with --events offcpu, DIR/offcpu.pb.gz, DIR/offwake.pb.gz and
+ * DIR/schedlat.pb.gz.
  *
  *   record [--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]
  *          [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]
+ *          [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
  *          --output DIR [-- COMMAND ARGS...]
+ *
+ * Off-CPU profiles need the module's switch and waking records
+ * (TAPROOT_FEAT_SCHED_EVENTS); fork, exec and exit records are turned on
+ * whenever the module offers them (TAPROOT_FEAT_PROC_EVENTS), since they
+ * keep the process model right (exec, pid reuse).
  *
  * It configures the module (saving its configuration first), becomes the
  * consumer of the rings, starts sampling, feeds every record to the
@@ -68,6 +76,9 @@ struct record_opts {
 	uint32_t ustack;
 	uint32_t ring_pages;		/* 0: the module's */
 	bool label_tid, label_cpu;
+	bool cpu, offcpu;		/* --events */
+	uint32_t sched_one_in;		/* --sched-one-in */
+	uint64_t min_block_ns;		/* --min-block, a userspace filter */
 	const char *output;
 	const char *stats_json;
 	char **command;			/* NULL: none */
@@ -82,6 +93,7 @@ struct record {
 	struct taproot_config saved;
 	bool config_changed;
 	bool started;
+	uint64_t features;		/* the module's TAPROOT_FEAT_* */
 
 	pid_t child;			/* 0: no command */
 	int child_status;		/* waitpid()'s, when child_done */
@@ -147,6 +159,31 @@ static int add_pids(struct record_opts *o, const char *list)
 	return ret;
 }
 
+/* --events LIST: a comma list of profile kinds, cpu and offcpu. */
+static int parse_events(const char *list, struct record_opts *o)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int ret = EXIT_OK;
+
+	if (!copy)
+		return p_err("out of memory");
+	o->cpu = o->offcpu = false;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "cpu")) {
+			o->cpu = true;
+		} else if (!strcmp(tok, "offcpu")) {
+			o->offcpu = true;
+		} else {
+			ret = p_usage("'record --events': unknown kind '%s' (cpu, offcpu)", tok);
+			break;
+		}
+	}
+	if (ret == EXIT_OK && !o->cpu && !o->offcpu)
+		ret = p_usage("'record --events' needs cpu, offcpu or both");
+	free(copy);
+	return ret;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	int i, ret;
@@ -183,7 +220,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		}
 		if (strcmp(name, "--freq") && strcmp(name, "--duration") && strcmp(name, "--pid") &&
 		    strcmp(name, "--ustack") && strcmp(name, "--output") && strcmp(name, "-o") &&
-		    strcmp(name, "--stats-json") && strcmp(name, "--ring-pages"))
+		    strcmp(name, "--stats-json") && strcmp(name, "--ring-pages") &&
+		    strcmp(name, "--events") && strcmp(name, "--sched-one-in") &&
+		    strcmp(name, "--min-block"))
 			return p_usage("'record': unknown option '%s'", a);
 		if (eq) {
 			val = eq + 1;
@@ -221,6 +260,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					&o->ring_pages);
 			if (ret == EXIT_OK && (o->ring_pages & (o->ring_pages - 1)))
 				return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
+		} else if (!strcmp(name, "--events")) {
+			ret = parse_events(val, o);
+		} else if (!strcmp(name, "--sched-one-in")) {
+			ret = parse_u32(name, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &o->sched_one_in);
+		} else if (!strcmp(name, "--min-block")) {
+			uint32_t us;
+
+			ret = parse_u32(name, val, 0, UINT32_MAX, &us);
+			o->min_block_ns = (uint64_t)us * 1000;
 		} else if (!strcmp(name, "--stats-json")) {
 			o->stats_json = val;
 		} else {
@@ -237,6 +285,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return p_usage("'record': --pid and --all exclude each other");
 	if (!o->command && !o->nr_pids)
 		o->all = true;
+	if (!o->offcpu && (o->sched_one_in || o->min_block_ns))
+		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
+	if (!o->sched_one_in)
+		o->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
 	return EXIT_OK;
 }
 
@@ -268,15 +320,6 @@ static int make_output_dir(const char *dir)
 }
 
 /* ------------------------------------------------------------ the rings */
-
-static int on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
-{
-	struct record *r = arg;
-
-	/* Errors are counted in the pipeline's stats; the session goes on. */
-	taproot_pipeline_add_record(r->pl, h, cpu);
-	return 0;
-}
 
 static int on_discard(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
 {
@@ -541,7 +584,13 @@ static void progress(struct record *r, bool tty, bool final)
 	double el = now_s() - r->t0;
 
 	taproot_pipeline_stats(r->pl, &st);
-	if (tty)
+	if (tty && r->o.offcpu)
+		fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  %8" PRIu64
+			" intervals  %6" PRIu64 " lost%s\033[K%s", el, st.samples,
+			st.causal.joined, rings_lost(r->ring) - r->lost_base,
+			r->child && !r->child_done ? "  (command running)" : "",
+			final ? "\n" : "");
+	else if (tty)
 		fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  %6" PRIu64
 			" lost%s\033[K%s", el, st.samples, rings_lost(r->ring) - r->lost_base,
 			r->child && !r->child_done ? "  (command running)" : "",
@@ -608,6 +657,53 @@ static void write_stats_json(struct record *r, FILE *f, const char *path, double
 	taproot_json_u64(j, st.folded);
 	taproot_json_key(j, "followed");
 	taproot_json_u64(j, r->followed);
+	taproot_json_key(j, "proc_events");
+	taproot_json_u64(j, st.proc_events);
+	if (r->o.offcpu) {
+		const struct taproot_causal_stats *c = &st.causal;
+
+		taproot_json_key(j, "offcpu");
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "sched_one_in");
+		taproot_json_u64(j, r->o.sched_one_in);
+		taproot_json_key(j, "min_block_us");
+		taproot_json_u64(j, r->o.min_block_ns / 1000);
+		taproot_json_key(j, "switch_outs");
+		taproot_json_u64(j, c->switch_outs);
+		taproot_json_key(j, "wakings");
+		taproot_json_u64(j, c->wakings);
+		taproot_json_key(j, "switch_ins");
+		taproot_json_u64(j, c->switch_ins);
+		taproot_json_key(j, "joined");
+		taproot_json_u64(j, c->joined);
+		taproot_json_key(j, "woken");
+		taproot_json_u64(j, c->woken);
+		taproot_json_key(j, "preempted");
+		taproot_json_u64(j, c->preempted);
+		taproot_json_key(j, "new_tasks");
+		taproot_json_u64(j, c->new_tasks);
+		taproot_json_key(j, "filtered");
+		taproot_json_u64(j, c->filtered);
+		taproot_json_key(j, "unpaired_no_in");
+		taproot_json_u64(j, c->unpaired_no_in);
+		taproot_json_key(j, "unpaired_no_out");
+		taproot_json_u64(j, c->unpaired_no_out);
+		taproot_json_key(j, "duplicates");
+		taproot_json_u64(j, c->duplicates);
+		taproot_json_key(j, "wakings_outside");
+		taproot_json_u64(j, c->wakings_outside);
+		taproot_json_key(j, "table_full");
+		taproot_json_u64(j, c->table_full);
+		taproot_json_key(j, "bad_records");
+		taproot_json_u64(j, c->bad_records);
+		taproot_json_key(j, "blocked_ns");
+		taproot_json_u64(j, c->blocked_ns);
+		taproot_json_key(j, "wait_ns");
+		taproot_json_u64(j, c->wait_ns);
+		taproot_json_key(j, "runqueue_ns");
+		taproot_json_u64(j, c->runqueue_ns);
+		taproot_json_object_end(j);
+	}
 	if (r->child) {
 		taproot_json_key(j, "command_status");
 		if (r->child_done)
@@ -656,8 +752,28 @@ static void summary(struct record *r, const char *path, double secs)
 		write_stats_json(r, stdout, path, secs, top, ntop);
 		return;
 	}
-	printf("taprootctl record: wrote %s: %" PRIu64 " samples in %.1f s at %" PRIu32 " Hz\n",
-	       path, st.samples, secs, r->o.freq);
+	if (r->o.cpu)
+		printf("taprootctl record: wrote %s: %" PRIu64 " samples in %.1f s at %" PRIu32
+		       " Hz\n", path, st.samples, secs, r->o.freq);
+	else
+		printf("taprootctl record: %.1f s of off-CPU events\n", secs);
+	if (r->o.offcpu) {
+		const struct taproot_causal_stats *c = &st.causal;
+
+		printf("  %-10s%s/{offcpu,offwake,schedlat}.pb.gz: %" PRIu64 " intervals joined "
+		       "(one in %" PRIu32 " selected), %.3f s blocked, %.3f s until woken, "
+		       "%.3f s run-queue delay (scaled)\n", "off-cpu:", r->o.output, c->joined,
+		       r->o.sched_one_in, (double)c->blocked_ns / 1e9, (double)c->wait_ns / 1e9,
+		       (double)c->runqueue_ns / 1e9);
+		printf("  %-10s%" PRIu64 " without switch-in, %" PRIu64 " without switch-out, %"
+		       PRIu64 " dropped (table full), %" PRIu64 " wakings outside their interval%s\n",
+		       "unpaired:", c->unpaired_no_in, c->unpaired_no_out, c->table_full,
+		       c->wakings_outside,
+		       r->lost ? " (records were lost: their intervals stay unpaired)" : "");
+		if (c->filtered)
+			printf("  %-10s%" PRIu64 " intervals shorter than --min-block left out\n",
+			       "filtered:", c->filtered);
+	}
 	printf("  %-10s%" PRIu64 "%s\n", "lost:", r->lost,
 	       r->lost ? " (the rings were full: try a lower --freq or more --ring-pages)" : "");
 	printf("  %-10s", "unwind:");
@@ -700,10 +816,39 @@ static void summary(struct record *r, const char *path, double secs)
 			       st.samples ? 100.0 * (double)top[i].samples / (double)st.samples : 0,
 			       top[i].name);
 	}
-	printf("  open it:  pprof -top %s   (or pprof -http=: %s)\n", path, path);
+	if (r->o.cpu)
+		printf("  open it:  pprof -top %s   (or pprof -http=: %s)\n", path, path);
+	if (r->o.offcpu)
+		printf("  off-cpu:  pprof -top %s/offcpu.pb.gz; pprof -traces %s/offwake.pb.gz\n",
+		       r->o.output, r->o.output);
 }
 
 /* ------------------------------------------------------------ record */
+
+/* Write the profiles of the session into the output directory. */
+static int write_profiles(struct record *r, int *ret)
+{
+	int err = 0, e;
+
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++) {
+		char *path;
+
+		if (k == TAPROOT_PROFILE_CPU ? !r->o.cpu : !r->o.offcpu)
+			continue;
+		if (asprintf(&path, "%s/%s.pb.gz", r->o.output,
+			     taproot_profile_kind_name((enum taproot_profile_kind)k)) < 0) {
+			*ret = p_err("out of memory");
+			return -ENOMEM;
+		}
+		e = taproot_pipeline_write_kind(r->pl, (enum taproot_profile_kind)k, path);
+		if (e < 0) {
+			*ret = p_err("writing %s: %s", path, taproot_errmsg(e));
+			err = e;
+		}
+		free(path);
+	}
+	return err;
+}
 
 /* Put the module's configuration back as it was before the session. */
 static void restore_config(struct record *r)
@@ -716,6 +861,8 @@ static void restore_config(struct record *r)
 	c.set = TAPROOT_CONFIG_ALL;
 	if (!r->o.ring_pages)
 		c.set &= ~TAPROOT_CONFIG_RING_PAGES;
+	if (!(r->features & TAPROOT_FEAT_SCHED_EVENTS))
+		c.set &= ~TAPROOT_CONFIG_SCHED_ONE_IN;
 	err = taproot_nl_set_config(r->nl, &c);
 	if (err < 0)
 		fprintf(stderr, "taprootctl: record: restoring the module's configuration: %s\n",
@@ -729,7 +876,15 @@ static int configure(struct record *r, uint32_t page_size)
 
 	c.set = TAPROOT_CONFIG_FREQ | TAPROOT_CONFIG_EVENTS | TAPROOT_CONFIG_TGIDS;
 	c.freq_hz = r->o.freq;
-	c.events = r->saved.events | TAPROOT_EV_SAMPLE;
+	c.events = r->o.cpu ? TAPROOT_EV_SAMPLE : 0;
+	if (r->o.offcpu) {
+		c.events |= TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING;
+		c.set |= TAPROOT_CONFIG_SCHED_ONE_IN;
+		c.sched_one_in = r->o.sched_one_in;
+	}
+	/* The process model follows exec, exit and pid reuse through them. */
+	if (r->features & TAPROOT_FEAT_PROC_EVENTS)
+		c.events |= TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT;
 	if (r->o.ustack_set) {
 		c.set |= TAPROOT_CONFIG_USTACK;
 		c.ustack_bytes = r->o.ustack;
@@ -759,14 +914,10 @@ static int configure(struct record *r, uint32_t page_size)
 
 int do_record(int argc, char **argv)
 {
-	static const struct taproot_ring_ops ops = {
-		.record = on_record,
-		.corrupt = on_corrupt,
-	};
 	static const struct taproot_ring_ops discard = { .record = on_discard };
 	struct sigaction sa = { .sa_handler = record_on_signal }, old_int, old_term;
 	struct taproot_pipeline_opts po;
-	struct record r = { .o = { .freq = RECORD_FREQ_DEFAULT } };
+	struct record r = { .o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true } };
 	struct taproot_info info;
 	char *path = NULL, comment[256];
 	const char *comments[1] = { comment };
@@ -803,6 +954,14 @@ int do_record(int argc, char **argv)
 		goto out;
 	}
 
+	r.features = info.features;
+	if (r.o.offcpu && !(info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
+		ret = p_err("--events offcpu: the loaded taproot module (kernel %s) has no "
+			    "switch and waking records (feature sched-events): load a module "
+			    "built from this version", info.kernel_release);
+		goto out;
+	}
+
 	err = taproot_ksyms_load(NULL, &r.ksyms);
 	if (err < 0)
 		fprintf(stderr, "taprootctl: record: kernel frames stay unnamed: %s\n",
@@ -812,6 +971,8 @@ int do_record(int argc, char **argv)
 	po.ksyms = r.ksyms;
 	po.label_tid = r.o.label_tid;
 	po.label_cpu = r.o.label_cpu;
+	po.offcpu = r.o.offcpu;
+	po.min_block_ns = r.o.min_block_ns;
 	snprintf(comment, sizeof(comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, r.o.freq, info.kernel_release);
 	po.comments = comments;
@@ -883,7 +1044,7 @@ int do_record(int argc, char **argv)
 		double t;
 		int timeout = RECORD_POLL_MS;
 
-		taproot_ring_consume(r.ring, &ops, &r);
+		taproot_pipeline_consume(r.pl, r.ring, on_corrupt, &r);
 		if (record_signal)
 			break;
 		t = now_s();
@@ -917,8 +1078,11 @@ out:
 		if (err < 0 && err != -EALREADY)
 			fprintf(stderr, "taprootctl: record: stopping: %s\n", taproot_errmsg(err));
 		/* Everything published up to the stop. */
-		for (int i = 0; i < 64 && taproot_ring_consume(r.ring, &ops, &r) > 0; i++)
+		for (int i = 0; i < 64 && taproot_pipeline_consume(r.pl, r.ring, on_corrupt, &r) > 0;
+		     i++)
 			;
+		/* Nothing more comes: intervals still open are unpaired. */
+		taproot_pipeline_flush(r.pl, true);
 		r.lost = rings_lost(r.ring) - r.lost_base;
 		if (tty)
 			progress(&r, tty, true);
@@ -930,11 +1094,8 @@ out:
 	if (release >= 0)
 		close(release);		/* the command was never released: it exits 127 */
 
-	if (r.started) {
-		err = taproot_pipeline_write(r.pl, path);
-		if (err < 0)
-			ret = p_err("writing %s: %s", path, taproot_errmsg(err));
-	}
+	if (r.started)
+		err = write_profiles(&r, &ret);
 	if (r.child && !r.child_done)
 		wait_child(&r);
 	if (r.started && err >= 0 && ret == EXIT_OK) {

@@ -200,6 +200,7 @@ static const struct taproot_command commands[] = {
 	{ "record", do_record,
 	  "[--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]\n"
 	  "         [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]\n"
+	  "         [--events cpu,offcpu] [--sched-one-in N] [--min-block US]\n"
 	  "         --output DIR [-- COMMAND ARGS...]",
 	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
 	  "Configures the module (freq, default " STR(99) " Hz; ustack; pids), becomes the\n"
@@ -218,6 +219,19 @@ static const struct taproot_command commands[] = {
 	  "--stats-json FILE writes that JSON to FILE too. --label-tid and\n"
 	  "--label-cpu add tid and cpu labels (more distinct samples).\n"
 	  "--ring-pages N resizes the rings for the session (restored after).\n"
+	  "--events LIST (default cpu): cpu samples on-CPU stacks; offcpu records\n"
+	  "context switches and wakeups and writes DIR/offcpu.pb.gz (blocked time\n"
+	  "by blocked stack, label state S/D/R+), DIR/offwake.pb.gz (blocked time\n"
+	  "until the wakeup: waker's stack, '--', blocked stack; label waker) and\n"
+	  "DIR/schedlat.pb.gz (run-queue delay); it needs a module with the\n"
+	  "sched-events feature. --sched-one-in N (default 1) has the kernel\n"
+	  "select one off-CPU interval in N (by a hash of the thread and its\n"
+	  "switch count): less overhead, values scaled by N. --min-block US\n"
+	  "leaves intervals blocked for less than US microseconds out of offcpu\n"
+	  "and offwake; it is a filter in taprootctl, the kernel still records\n"
+	  "them (it selects by probability only). Fork, exec and exit records\n"
+	  "are turned on whenever the module has them: they keep the process\n"
+	  "model right across exec and pid reuse.\n"
 	  "Refused while sampling already runs (taprootd or another record).\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
