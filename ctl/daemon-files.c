@@ -15,6 +15,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <linux/taproot.h>
+
 #include "daemon.h"
 #include "taproot.h"
 
@@ -44,6 +46,32 @@ static int parse_bool(const char *path, unsigned int line, const char *key, cons
 		*out = false;
 	else {
 		log_msg(LOG_ERR, "%s:%u: '%s' needs yes or no, not '%s'", path, line, key, v);
+		return -1;
+	}
+	return 0;
+}
+
+int daemon_parse_events(const char *where, const char *list, bool *cpu, bool *offcpu)
+{
+	const char *s = list;
+
+	*cpu = *offcpu = false;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+
+		if (n == 3 && !strncmp(s, "cpu", 3)) {
+			*cpu = true;
+		} else if (n == 6 && !strncmp(s, "offcpu", 6)) {
+			*offcpu = true;
+		} else {
+			log_msg(LOG_ERR, "%s: unknown events kind '%.*s' (cpu, offcpu)", where,
+				(int)(n > 32 ? 32 : n), s);
+			return -1;
+		}
+		s += n + (s[n] == ',');
+	}
+	if (!*cpu && !*offcpu) {
+		log_msg(LOG_ERR, "%s: events needs cpu, offcpu or both", where);
 		return -1;
 	}
 	return 0;
@@ -113,6 +141,28 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 			ret = parse_bool(path, line, key, val, &v);
 			if (!ret && !(cmdline & DOPT_LABEL_TID))
 				n.label_tid = v;
+		} else if (!strcmp(key, "events")) {
+			bool cpu, offcpu;
+			char where[64];
+
+			snprintf(where, sizeof(where), "%.40s:%u", path, line);
+			ret = daemon_parse_events(where, val, &cpu, &offcpu);
+			if (!ret && !(cmdline & DOPT_EVENTS)) {
+				n.cpu = cpu;
+				n.offcpu = offcpu;
+			}
+		} else if (!strcmp(key, "sched-one-in")) {
+			unsigned long v;
+
+			ret = parse_ul(path, line, key, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &v);
+			if (!ret && !(cmdline & DOPT_SCHED_ONE_IN))
+				n.sched_one_in = v;
+		} else if (!strcmp(key, "min-block")) {
+			unsigned long v;
+
+			ret = parse_ul(path, line, key, val, 0, UINT32_MAX, &v);
+			if (!ret && !(cmdline & DOPT_MIN_BLOCK))
+				n.min_block_us = v;
 		} else if (!strcmp(key, "label-cpu")) {
 			bool v;
 
@@ -121,7 +171,8 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 				n.label_cpu = v;
 		} else {
 			log_msg(LOG_ERR, "%s:%u: unknown key '%s' (output, interval, retain, "
-				"max-stacks, label-tid, label-cpu)", path, line, key);
+				"max-stacks, label-tid, label-cpu, events, sched-one-in, min-block)",
+				path, line, key);
 			ret = -1;
 		}
 	}
@@ -160,21 +211,29 @@ int daemon_check_output(const char *dir)
 
 /* ------------------------------------------------------------ profiles */
 
-#define PREFIX		"cpu-"
 #define SUFFIX		".pb.gz"
 #define STAMP_LEN	16	/* YYYYmmddTHHMMSSZ */
 
-char *daemon_profile_path(const char *dir, time_t t, time_t *last)
+/* The kinds of profile taprootd writes, the prefixes of their names. */
+static const char *const kinds[] = { "cpu", "offcpu", "offwake", "schedlat" };
+#define NR_KINDS	(sizeof(kinds) / sizeof(kinds[0]))
+
+time_t daemon_next_stamp(time_t t, time_t *last)
+{
+	if (*last && t <= *last)
+		t = *last + 1;
+	*last = t;
+	return t;
+}
+
+char *daemon_profile_path(const char *dir, const char *kind, time_t t)
 {
 	char stamp[32], *path;
 	struct tm tm;
 
-	if (*last && t <= *last)
-		t = *last + 1;
-	*last = t;
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	if (asprintf(&path, "%s/" PREFIX "%s" SUFFIX, dir, stamp) < 0)
+	if (asprintf(&path, "%s/%s-%s" SUFFIX, dir, kind, stamp) < 0)
 		return NULL;
 	return path;
 }
@@ -190,23 +249,43 @@ static bool is_stamp(const char *s)
 	return true;
 }
 
-bool daemon_is_profile_name(const char *name)
+/* Length of "KIND-" when @name starts with one of the kinds, else 0. */
+static size_t kind_prefix(const char *name, size_t *kind)
 {
-	size_t n = strlen(name);
+	for (size_t k = 0; k < NR_KINDS; k++) {
+		size_t n = strlen(kinds[k]);
 
-	return n == strlen(PREFIX) + STAMP_LEN + strlen(SUFFIX) &&
-	       !strncmp(name, PREFIX, strlen(PREFIX)) && is_stamp(name + strlen(PREFIX)) &&
-	       !strcmp(name + strlen(PREFIX) + STAMP_LEN, SUFFIX);
+		if (!strncmp(name, kinds[k], n) && name[n] == '-') {
+			*kind = k;
+			return n + 1;
+		}
+	}
+	return 0;
 }
 
-/* "cpu-STAMP.pb.gz.tmp.XXXXXX": what taproot_pprof_write_file() left. */
+/* The kind of profile @name is (KIND-STAMP.pb.gz), or -1. */
+static int profile_kind(const char *name)
+{
+	size_t k, p = kind_prefix(name, &k);
+
+	if (!p || strlen(name) != p + STAMP_LEN + strlen(SUFFIX) || !is_stamp(name + p) ||
+	    strcmp(name + p + STAMP_LEN, SUFFIX))
+		return -1;
+	return (int)k;
+}
+
+bool daemon_is_profile_name(const char *name)
+{
+	return profile_kind(name) >= 0;
+}
+
+/* "KIND-STAMP.pb.gz.tmp.XXXXXX": what taproot_pprof_write_file() left. */
 static bool is_temp_name(const char *name)
 {
-	size_t base = strlen(PREFIX) + STAMP_LEN + strlen(SUFFIX);
+	size_t k, p = kind_prefix(name, &k);
 
-	return strlen(name) > base + 5 && !strncmp(name, PREFIX, strlen(PREFIX)) &&
-	       is_stamp(name + strlen(PREFIX)) &&
-	       !strncmp(name + strlen(PREFIX) + STAMP_LEN, SUFFIX ".tmp.", strlen(SUFFIX) + 5);
+	return p && strlen(name) > p + STAMP_LEN + strlen(SUFFIX) + 5 && is_stamp(name + p) &&
+	       !strncmp(name + p + STAMP_LEN, SUFFIX ".tmp.", strlen(SUFFIX) + 5);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -217,7 +296,7 @@ static int name_cmp(const void *a, const void *b)
 unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps)
 {
 	char **names = NULL, **grown;
-	size_t n = 0, alloc = 0, i;
+	size_t n = 0, alloc = 0, i, kept[NR_KINDS] = { 0 };
 	unsigned int deleted = 0;
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -250,9 +329,13 @@ unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps)
 		if (names[n])
 			n++;
 	}
-	/* Names sort by time: the oldest first. */
+	/* Names sort by kind, then time: the newest of each kind last. */
 	qsort(names, n, sizeof(*names), name_cmp);
-	for (i = 0; n > retain && i < n - retain; i++) {
+	for (i = n; i-- > 0;) {
+		int k = profile_kind(names[i]);
+
+		if (k < 0 || ++kept[k] <= retain)
+			continue;
 		if (unlinkat(dfd, names[i], 0) == 0)
 			deleted++;
 		else if (errno != ENOENT)

@@ -19,6 +19,9 @@ struct daemon_opts {
 	unsigned long retain;		/* profiles kept, 0: all */
 	unsigned long max_stacks;	/* per profile, 0: the default */
 	bool label_tid, label_cpu;
+	bool cpu, offcpu;		/* events: the profiles written */
+	unsigned long sched_one_in;	/* off-CPU selection asked of the module */
+	unsigned long min_block_us;	/* shorter blocked intervals left out */
 };
 
 /* Bits of the options given on the command line: they beat the file. */
@@ -29,7 +32,16 @@ enum {
 	DOPT_MAX_STACKS = 1 << 3,
 	DOPT_LABEL_TID = 1 << 4,
 	DOPT_LABEL_CPU = 1 << 5,
+	DOPT_EVENTS = 1 << 6,
+	DOPT_SCHED_ONE_IN = 1 << 7,
+	DOPT_MIN_BLOCK = 1 << 8,
 };
+
+/*
+ * Parse an events list ("cpu", "offcpu", "cpu,offcpu") into @cpu and
+ * @offcpu. 0, or -1 after logging what is wrong (@where names the source).
+ */
+int daemon_parse_events(const char *where, const char *list, bool *cpu, bool *offcpu);
 
 #define INTERVAL_DEFAULT	10
 #define INTERVAL_MAX		86400
@@ -42,8 +54,8 @@ void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * Read the config file @path into @o, leaving the fields whose DOPT_* bit
  * is in @cmdline alone. Lines: "KEY VALUE" or "KEY = VALUE", '#' comments,
  * keys output, interval, retain, max-stacks, label-tid, label-cpu (the
- * last two: yes/no). Returns 0, or -1 after logging what is wrong (@o is
- * then unchanged).
+ * last two: yes/no), events (cpu,offcpu), sched-one-in, min-block (us).
+ * Returns 0, or -1 after logging what is wrong (@o is then unchanged).
  */
 int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o);
 
@@ -51,21 +63,27 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 int daemon_check_output(const char *dir);
 
 /*
- * The path of the next profile in @dir: DIR/cpu-YYYYmmddTHHMMSSZ.pb.gz for
- * @t (UTC), one second later than @last (updated) when it would not sort
- * after it. Returns a malloc'ed string or NULL.
+ * The time stamp of the next interval's files: @t, or one second later
+ * than @last (updated) when it would not sort after it.
  */
-char *daemon_profile_path(const char *dir, time_t t, time_t *last);
+time_t daemon_next_stamp(time_t t, time_t *last);
+
+/*
+ * The path of a profile in @dir: DIR/KIND-YYYYmmddTHHMMSSZ.pb.gz for @t
+ * (UTC), KIND one of cpu, offcpu, offwake, schedlat. Returns a malloc'ed
+ * string or NULL.
+ */
+char *daemon_profile_path(const char *dir, const char *kind, time_t t);
 
 /*
  * Delete the oldest profiles of taprootd's own pattern in @dir beyond
- * @retain (0: keep all); also the temporary files of that pattern that a
- * killed writer left ("cpu-*.pb.gz.tmp.*") when @temps. Returns the
- * number deleted.
+ * @retain of each kind (0: keep all); also the temporary files of that
+ * pattern that a killed writer left ("KIND-*.pb.gz.tmp.*") when @temps.
+ * Returns the number deleted.
  */
 unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps);
 
-/* Whether @name is one of taprootd's profiles: cpu-YYYYmmddTHHMMSSZ.pb.gz. */
+/* Whether @name is one of taprootd's profiles: KIND-YYYYmmddTHHMMSSZ.pb.gz. */
 bool daemon_is_profile_name(const char *name);
 
 /* What the state file says. */

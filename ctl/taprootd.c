@@ -10,8 +10,13 @@
  * Every --interval seconds the profile of the interval is written to
  * OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (UTC start of the interval) through a
  * temporary name, fsync and rename (taproot_pprof_write_file()), and the
- * oldest of its own files beyond --retain are deleted. An interval without
- * samples writes nothing.
+ * oldest of its own files beyond --retain (of each kind) are deleted. An
+ * interval without samples writes nothing. With --events offcpu the
+ * off-CPU profiles of the interval go next to it, as offcpu-, offwake- and
+ * schedlat-STAMP.pb.gz: the module must then produce switch and waking
+ * records, which taprootd turns on itself while sampling is stopped (at
+ * its start and on SIGHUP), with --sched-one-in, and fork, exec and exit
+ * records whenever the module has them.
  *
  * Signals: SIGTERM/SIGINT write the partial profile of the current
  * interval and exit 0; SIGHUP ends the current interval (written) and
@@ -117,7 +122,8 @@ static void usage(void)
 	       "                       files of taprootd's own pattern are deleted\n"
 	       "  -s, --start          start sampling if it is stopped (and stop it at exit)\n"
 	       "  -c, --config FILE    read options from FILE (keys: output, interval,\n"
-	       "                       retain, max-stacks, label-tid, label-cpu; 'KEY VALUE'\n"
+	       "                       retain, max-stacks, label-tid, label-cpu, events,\n"
+	       "                       sched-one-in, min-block; 'KEY VALUE'\n"
 	       "                       lines, # comments); re-read on SIGHUP. Options on the\n"
 	       "                       command line win over the file.\n"
 	       "      --state FILE     state file for 'taprootctl status' (default\n"
@@ -125,6 +131,17 @@ static void usage(void)
 	       "      --max-stacks N   distinct stacks per profile (default %d)\n"
 	       "      --label-tid      add a tid label to samples\n"
 	       "      --label-cpu      add a cpu label to samples\n"
+	       "  -e, --events LIST    profiles to write: cpu (default), offcpu (off-CPU:\n"
+	       "                       offcpu-, offwake- and schedlat-STAMP.pb.gz), or\n"
+	       "                       cpu,offcpu. offcpu needs the module's switch and\n"
+	       "                       waking records: taprootd turns them on while\n"
+	       "                       sampling is stopped; a session already running\n"
+	       "                       without them gives no off-CPU profiles\n"
+	       "      --sched-one-in N one off-CPU interval in N is recorded (default 1);\n"
+	       "                       values are scaled by N\n"
+	       "      --min-block US   leave intervals blocked less than US microseconds\n"
+	       "                       out of offcpu and offwake (a filter in taprootd:\n"
+	       "                       the kernel still records them)\n"
 	       "      --syslog         log to syslog (daemon facility) instead of stderr\n"
 	       "  -f, --foreground     stay in the foreground; without it, taprootd\n"
 	       "                       detaches once the module check has passed\n"
@@ -156,7 +173,8 @@ static int parse_ulong(const char *opt, const char *arg, unsigned long min,
 
 static int parse_options(int argc, char **argv, struct daemon *d, bool *foreground)
 {
-	enum { O_STATE = 256, O_MAX_STACKS, O_LABEL_TID, O_LABEL_CPU, O_SYSLOG };
+	enum { O_STATE = 256, O_MAX_STACKS, O_LABEL_TID, O_LABEL_CPU, O_SYSLOG, O_ONE_IN,
+	       O_MIN_BLOCK };
 	static const struct option options[] = {
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "interval",	required_argument,	NULL, 'i' },
@@ -168,6 +186,9 @@ static int parse_options(int argc, char **argv, struct daemon *d, bool *foregrou
 		{ "label-tid",	no_argument,		NULL, O_LABEL_TID },
 		{ "label-cpu",	no_argument,		NULL, O_LABEL_CPU },
 		{ "syslog",	no_argument,		NULL, O_SYSLOG },
+		{ "events",	required_argument,	NULL, 'e' },
+		{ "sched-one-in", required_argument,	NULL, O_ONE_IN },
+		{ "min-block",	required_argument,	NULL, O_MIN_BLOCK },
 		{ "foreground",	no_argument,		NULL, 'f' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
@@ -176,7 +197,7 @@ static int parse_options(int argc, char **argv, struct daemon *d, bool *foregrou
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:i:r:sc:fhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:i:r:sc:e:fhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			free(d->o.output);
@@ -205,6 +226,22 @@ static int parse_options(int argc, char **argv, struct daemon *d, bool *foregrou
 		case O_LABEL_CPU:
 			d->o.label_cpu = true;
 			d->cmdline |= DOPT_LABEL_CPU;
+			break;
+		case 'e':
+			if (daemon_parse_events("--events", optarg, &d->o.cpu, &d->o.offcpu))
+				return 2;
+			d->cmdline |= DOPT_EVENTS;
+			break;
+		case O_ONE_IN:
+			if (parse_ulong("--sched-one-in", optarg, 1, TAPROOT_SCHED_ONE_IN_MAX,
+					&d->o.sched_one_in))
+				return 2;
+			d->cmdline |= DOPT_SCHED_ONE_IN;
+			break;
+		case O_MIN_BLOCK:
+			if (parse_ulong("--min-block", optarg, 0, UINT32_MAX, &d->o.min_block_us))
+				return 2;
+			d->cmdline |= DOPT_MIN_BLOCK;
 			break;
 		case 's':
 			d->start = true;
@@ -292,6 +329,8 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	po.label_tid = d->o.label_tid;
 	po.label_cpu = d->o.label_cpu;
 	po.max_stacks = d->o.max_stacks;
+	po.offcpu = d->o.offcpu;
+	po.min_block_ns = (uint64_t)d->o.min_block_us * 1000;
 	snprintf(comment, sizeof(comment), "taprootd %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, freq, d->info.kernel_release);
 	po.comments = comments;
@@ -352,32 +391,44 @@ static void write_state(struct daemon *d)
 	}
 }
 
-/* End the current interval: write its profile when it has samples. */
+/* End the current interval: write each profile that has samples. */
 static void flush_interval(struct daemon *d, const char *why)
 {
 	struct taproot_pipeline_stats st;
-	uint64_t n;
-	char *path;
-	int err;
+	time_t stamp = 0;
+	bool wrote = false;
 
 	if (!d->pl)
 		return;
+	/* Intervals completed so far go into this interval's profiles. */
+	taproot_pipeline_flush(d->pl, !d->running);
 	taproot_pipeline_stats(d->pl, &st);
-	n = st.samples - d->interval_samples;
-	if (n) {
-		path = daemon_profile_path(d->o.output, (time_t)d->interval_start, &d->last_stamp);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++) {
+		enum taproot_profile_kind kind = (enum taproot_profile_kind)k;
+		uint64_t n = taproot_pipeline_adds(d->pl, kind);
+		char *path;
+		int err;
+
+		if (!n || (kind == TAPROOT_PROFILE_CPU && !d->o.cpu))
+			continue;
+		if (!stamp)
+			stamp = daemon_next_stamp((time_t)d->interval_start, &d->last_stamp);
+		path = daemon_profile_path(d->o.output, taproot_profile_kind_name(kind), stamp);
 		if (!path) {
 			log_msg(LOG_ERR, "out of memory");
-		} else if ((err = taproot_pipeline_write(d->pl, path)) < 0) {
+		} else if ((err = taproot_pipeline_write_kind(d->pl, kind, path)) < 0) {
 			log_msg(LOG_ERR, "writing %s: %s", path, taproot_errmsg(err));
 		} else {
 			d->profiles++;
-			snprintf(d->last_profile, sizeof(d->last_profile), "%s", path);
+			wrote = true;
+			if (kind == TAPROOT_PROFILE_CPU || !d->o.cpu)
+				snprintf(d->last_profile, sizeof(d->last_profile), "%s", path);
 			log_msg(LOG_DEBUG, "%s: %s: %" PRIu64 " samples", why, path, n);
-			daemon_retain(d->o.output, d->o.retain, false);
 		}
 		free(path);
 	}
+	if (wrote)
+		daemon_retain(d->o.output, d->o.retain, false);
 	taproot_pipeline_reset(d->pl);
 	d->interval_samples = st.samples;
 	d->interval_start = wall_s();
@@ -386,24 +437,11 @@ static void flush_interval(struct daemon *d, const char *why)
 
 /* ------------------------------------------------------------ the rings */
 
-static int on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
-{
-	struct daemon *d = arg;
-
-	taproot_pipeline_add_record(d->pl, h, cpu);
-	return 0;
-}
-
 static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg)
 {
 	log_msg(LOG_WARNING, "ring of CPU %u corrupt at %" PRIu64 ": %s; its unread bytes "
 		"were dropped", cpu, pos, why);
 }
-
-static const struct taproot_ring_ops ring_ops = {
-	.record = on_record,
-	.corrupt = on_corrupt,
-};
 
 static uint64_t rings_lost(struct taproot_ring *ring)
 {
@@ -420,11 +458,45 @@ static uint64_t rings_lost(struct taproot_ring *ring)
 
 static void consume(struct daemon *d)
 {
-	if (!d->ring)
+	if (!d->ring || !d->pl)
 		return;
-	taproot_ring_consume(d->ring, &ring_ops, d);
+	taproot_pipeline_consume(d->pl, d->ring, on_corrupt, d);
 	d->lost_seen += rings_lost(d->ring) - d->lost_base;
 	d->lost_base = rings_lost(d->ring);
+}
+
+/*
+ * With --events offcpu, have the module record what the off-CPU profiles
+ * need: switch and waking records at the selection asked (and fork, exec
+ * and exit whenever it has them). Only while sampling is stopped: a
+ * running session cannot gain tracepoints, and is someone else's.
+ */
+static void configure_events(struct daemon *d)
+{
+	struct taproot_config c = { .set = TAPROOT_CONFIG_EVENTS };
+	struct taproot_config cur;
+	int err;
+
+	if (d->info.running || !d->o.offcpu)
+		return;
+	err = taproot_nl_get_config(d->nl, &cur);
+	if (err < 0) {
+		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
+		return;
+	}
+	c.events = cur.events | TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING;
+	if (d->info.features & TAPROOT_FEAT_PROC_EVENTS)
+		c.events |= TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT;
+	if (d->o.cpu)
+		c.events |= TAPROOT_EV_SAMPLE;
+	c.set |= TAPROOT_CONFIG_SCHED_ONE_IN;
+	c.sched_one_in = (uint32_t)d->o.sched_one_in;
+	err = taproot_nl_set_config(d->nl, &c);
+	if (err < 0)
+		log_msg(LOG_ERR, "turning on switch and waking records: %s", taproot_errmsg(err));
+	else
+		log_msg(LOG_INFO, "off-CPU: switch and waking records on, one interval in %lu",
+			d->o.sched_one_in);
 }
 
 /* Sampling runs: be the consumer. */
@@ -453,6 +525,10 @@ static void session_started(struct daemon *d)
 		d->lost_base = rings_lost(d->ring);
 	}
 	log_msg(LOG_INFO, "sampling runs at %" PRIu32 " Hz: reading the rings", cfg.freq_hz);
+	if (d->o.offcpu && (cfg.events & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) !=
+			   (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING))
+		log_msg(LOG_WARNING, "off-CPU profiles stay empty: this session runs without "
+			"switch and waking records (stop it; taprootd turns them on)");
 }
 
 /* Sampling stopped: drain the rings and let go of them. */
@@ -461,8 +537,12 @@ static void session_stopped(struct daemon *d)
 	d->running = false;
 	if (!d->ring)
 		return;
-	for (int i = 0; i < 64 && taproot_ring_consume(d->ring, &ring_ops, d) > 0; i++)
+	for (int i = 0; d->pl && i < 64 &&
+	     taproot_pipeline_consume(d->pl, d->ring, on_corrupt, d) > 0; i++)
 		;
+	/* Nothing more comes: intervals still open are unpaired. */
+	if (d->pl)
+		taproot_pipeline_flush(d->pl, true);
 	d->lost_seen += rings_lost(d->ring) - d->lost_base;
 	taproot_ring_close(d->ring);
 	d->ring = NULL;
@@ -539,7 +619,13 @@ static void reload(struct daemon *d)
 	}
 	free(d->o.output);
 	d->o = o;
-	/* Labels and the stack cap belong to the pipeline: a new one. */
+	if (d->o.offcpu && !(d->info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
+		log_msg(LOG_ERR, "SIGHUP: events offcpu: the module has no switch and waking "
+			"records: off-CPU profiles stay off");
+		d->o.offcpu = false;
+	}
+	configure_events(d);
+	/* Labels, events and the stack cap belong to the pipeline: a new one. */
 	if (d->pl)
 		new_pipeline(d, d->pl_freq);
 	log_msg(LOG_INFO, "SIGHUP: %s re-read: output %s, interval %lu s, retain %lu",
@@ -552,7 +638,8 @@ static void reload(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d = {
-		.o = { .interval = INTERVAL_DEFAULT },
+		.o = { .interval = INTERVAL_DEFAULT, .cpu = true,
+		       .sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT },
 		.state_path = TAPROOTD_STATE_DEFAULT,
 	};
 	bool foreground = false;
@@ -594,6 +681,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_module(&d.info);
+	if (d.o.offcpu && !(d.info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
+		log_msg(LOG_ERR, "--events offcpu: the loaded taproot module has no switch and "
+			"waking records (feature sched-events): load a module built from this "
+			"version");
+		taproot_nl_sub_close(d.sub);
+		taproot_nl_close(d.nl);
+		return 1;
+	}
 	err = taproot_ksyms_load(NULL, &d.ksyms);
 	if (err < 0)
 		log_msg(LOG_WARNING, "kernel frames stay unnamed: %s", taproot_errmsg(err));
@@ -606,6 +701,7 @@ int main(int argc, char **argv)
 	/* Temporary files a killed taprootd left behind, then the retention. */
 	daemon_retain(d.o.output, d.o.retain, true);
 
+	configure_events(&d);
 	if (d.start && !d.info.running) {
 		err = taproot_nl_start(d.nl);
 		if (err < 0 && err != -EALREADY)
