@@ -61,7 +61,7 @@ struct cz_ival {
 	char state[3];			/* "S", "D", "R", "R+" */
 	char thread_comm[17];
 	char comm[17];			/* the process's */
-	char waker[40];			/* "comm[tid]", "[hardirq]", ... */
+	char waker[40];			/* the waking thread's comm, "[hardirq]", ... */
 	struct cz_stack *blocked, *waker_stack;
 };
 
@@ -386,9 +386,10 @@ static void cz_waking(struct tp_causal *c, const struct taproot_rec_waking *r)
 		snprintf(v->waker, sizeof(v->waker), "[hardirq]");
 	else if (fl & TAPROOT_WAKING_F_SOFTIRQ)
 		snprintf(v->waker, sizeof(v->waker), "[softirq]");
+	else if (comm[0])
+		snprintf(v->waker, sizeof(v->waker), "%s", comm);
 	else
-		snprintf(v->waker, sizeof(v->waker), "%s[%" PRIu32 "]", comm[0] ? comm : "?",
-			 r->waker_tid);
+		snprintf(v->waker, sizeof(v->waker), "[tid %" PRIu32 "]", r->waker_tid);
 	/* An interrupt's snapshot holds its kernel stack only: no process to read. */
 	if (fl & (TAPROOT_WAKING_F_NMI | TAPROOT_WAKING_F_HARDIRQ | TAPROOT_WAKING_F_SOFTIRQ) ||
 	    !r->waker_pid)

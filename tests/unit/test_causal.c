@@ -430,7 +430,7 @@ static void test_join_three_profiles(void **state)
 	assert_non_null(r);
 	assert_int_equal(r->v[0], 2000000);
 	assert_int_equal(r->v[1], 1);
-	assert_non_null(strstr(r->labels, "waker:[writer[202]]"));
+	assert_non_null(strstr(r->labels, "waker:[writer]"));
 	assert_non_null(strstr(r->labels, "state:[S]"));
 	free(txt);
 
