@@ -18,11 +18,22 @@
  *        labels pid, comm, thread_comm and optionally tid, cpu)
  *     -> pprof writer (taproot_pipeline_write(): atomic, 0600).
  *
- * The pipeline never reads a ring itself: the caller consumes the rings
- * (taproot_ring_consume()) and hands each record over, so taprootctl
- * record, taprootd and the unit tests share this file unchanged.
+ * SWITCH and WAKING records (with opts.offcpu) go to the off-CPU join
+ * (lib/causal.c), whose stack snapshots take the same path as a sample's
+ * stack (pl_stack()) into the offcpu, offwake and schedlat profiles.
+ * FORK, EXEC and EXIT records keep the process model right: exec re-reads
+ * the maps and changes the identity the symbolized-pc cache keys on, a new
+ * process drops what was known of its pid, the exit of the last thread
+ * forgets the process after the grace period.
  *
- * Memory is bounded: the profile by its stack table (max_stacks), the
+ * The pipeline never reads a ring itself: the caller consumes the rings
+ * (taproot_ring_consume()) and hands each record over, or lets
+ * taproot_pipeline_consume() do it, which also ends the consume round the
+ * join waits for; taprootctl record, taprootd and the unit tests share
+ * this file unchanged.
+ *
+ * Memory is bounded: the profiles by their stack tables (max_stacks), the
+ * join by its interval table, the
  * unwinder by its table cache, the process model by its LRU, the
  * symbolized-pc cache and the process-name cache by their entry counts
  * (both are emptied when full), the self-time table by its entry count
@@ -132,7 +143,8 @@ static const char *pl_strcopy(char **pos, const char *s)
 
 /*
  * Copy @nr frames (strings borrowed from the symbolizer) into a new cache
- * entry and insert it. NULL on -ENOMEM.
+ * entry and insert it. NULL on -ENOMEM. The cache is not emptied here:
+ * frames of the stack being built point into it (see pl_symcache_room()).
  */
 static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t start_time,
 				      uint64_t pc, unsigned int flags,
@@ -148,8 +160,6 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 		size += pl_strsize(frames[i].function) + pl_strsize(frames[i].file) +
 			pl_strsize(frames[i].mapping_path) +
 			(frames[i].build_id ? frames[i].build_id_len : 0);
-	if (c->count >= c->max)
-		pl_symcache_clear(c);
 	e = malloc(size);
 	if (!e)
 		return NULL;
@@ -182,6 +192,18 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 	c->buckets[b] = e;
 	c->count++;
 	return e;
+}
+
+/*
+ * Make room for the @n pcs of one stack before symbolizing it: the cache
+ * is emptied now, if it must be, rather than in the middle of the stack,
+ * whose frames borrow their strings from the entries. It holds at most
+ * max plus one stack's pcs.
+ */
+static void pl_symcache_room(struct pl_symcache *c, size_t n)
+{
+	if (c->count + n > c->max)
+		pl_symcache_clear(c);
 }
 
 /* ------------------------------------------------------ process names */
@@ -724,17 +746,63 @@ static bool pl_is_trampoline(const char *name)
 /*
  * The stack of @c into p->frames, leaf first: kernel frames on top of the
  * user frames; *@nfp frames, *@procp the process (NULL: none). 0 or -ENOMEM.
+ *
+ * The user stack is unwound before anything is symbolized: unwinding may
+ * re-read the process's maps, which empties the cache of symbolized pcs
+ * (pl_check_refresh()), and p->frames borrows its strings from that cache.
  */
 static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
 		    struct taproot_proc **procp, char *marker, size_t marker_size)
 {
 	struct taproot_proc *proc = NULL;
-	struct taproot_unwind_result res;
+	struct taproot_unwind_result res = { 0 };
+	const char *gone = NULL;
+	bool unwound = false;
 	unsigned int i;
 	size_t nf = 0;
 	int err;
 
 	*procp = NULL;
+	if (c->user && c->pid) {
+		err = taproot_proc_get(p->procs, (int)c->pid, 0, &proc);
+		if (err < 0)
+			return err;
+		*procp = proc;
+		gone = taproot_proc_gone(proc);
+		if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
+			/*
+			 * In the kernel with a user ip that no mapping of the
+			 * process holds: the registers are stale, as between
+			 * exec_mmap() and start_thread() in execve (the old
+			 * program's registers, the new program's memory). There
+			 * is no user stack to unwind: the kernel frames alone.
+			 */
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		} else if (gone) {
+			p->st.proc_unknown++;
+		} else {
+			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
+					     p->pcs, p->pcflags, p->opts.max_user_frames, &res);
+			/* -ENOMEM: the pcs found so far are there; go on with them. */
+			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
+				res.end = TAPROOT_UNWIND_BAD_FRAME;
+			if (res.end == TAPROOT_UNWIND_NO_CFI && res.nr &&
+			    pl_at_entry(proc, p->pcs[res.nr - 1] -
+					(p->pcflags[res.nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
+				res.end = TAPROOT_UNWIND_COMPLETE;
+				p->st.unwind_at_entry++;
+			}
+			p->st.user_stacks++;
+			p->st.unwind[res.end]++;
+			unwound = true;
+		}
+	} else {
+		p->st.kernel_only++;
+	}
+	pl_check_refresh(p);
+	pl_symcache_room(&p->symcache, c->kstack_nr + res.nr);
+
 	for (i = 0; i < c->kstack_nr && !p->opts.no_kernel; i++) {
 		bool exact = i == 0 && c->k0_exact;
 		const struct pl_sym *e;
@@ -750,62 +818,22 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 	if (c->kstack_nr && c->kstack_trunc && !p->opts.no_kernel && pl_room(p, nf, 1))
 		pl_marker(&p->frames[nf++], "[kernel truncated]");
 
-	if (c->user && c->pid) {
-		const char *gone;
+	if (gone) {
+		snprintf(marker, marker_size, "[unknown: %s]", gone);
+		if (pl_room(p, nf, 1))
+			pl_marker(&p->frames[nf++], marker);
+	} else if (unwound) {
+		for (i = 0; i < res.nr; i++) {
+			unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR;
+			const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
 
-		err = taproot_proc_get(p->procs, (int)c->pid, 0, &proc);
-		if (err < 0)
-			return err;
-		*procp = proc;
-		pl_check_refresh(p);
-		gone = taproot_proc_gone(proc);
-		if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
-			/*
-			 * In the kernel with a user ip that no mapping of the
-			 * process holds: the registers are stale, as between
-			 * exec_mmap() and start_thread() in execve (the old
-			 * program's registers, the new program's memory). There
-			 * is no user stack to unwind: the kernel frames alone.
-			 */
-			p->st.user_stale++;
-			p->st.kernel_only++;
-		} else if (gone) {
-			p->st.proc_unknown++;
-			snprintf(marker, marker_size, "[unknown: %s]", gone);
-			if (pl_room(p, nf, 1))
-				pl_marker(&p->frames[nf++], marker);
-		} else {
-			unsigned int max = p->opts.max_user_frames;
-
-			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
-					     p->pcs, p->pcflags, max, &res);
-			/* -ENOMEM: the pcs found so far are there; go on with them. */
-			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
-				res.end = TAPROOT_UNWIND_BAD_FRAME;
-			pl_check_refresh(p);
-			if (res.end == TAPROOT_UNWIND_NO_CFI && res.nr &&
-			    pl_at_entry(proc, p->pcs[res.nr - 1] -
-					(p->pcflags[res.nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
-				res.end = TAPROOT_UNWIND_COMPLETE;
-				p->st.unwind_at_entry++;
-			}
-			p->st.user_stacks++;
-			p->st.unwind[res.end]++;
-			for (i = 0; i < res.nr; i++) {
-				unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ?
-						  0 : TAPROOT_SYM_RETADDR;
-				const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
-
-				if (!e)
-					return tp_err(-ENOMEM, NULL);
-				if (pl_add_sym(p, &nf, e) < 0)
-					break;
-			}
-			if (pl_end_marker[res.end] && pl_room(p, nf, 1))
-				pl_marker(&p->frames[nf++], pl_end_marker[res.end]);
+			if (!e)
+				return tp_err(-ENOMEM, NULL);
+			if (pl_add_sym(p, &nf, e) < 0)
+				break;
 		}
-	} else {
-		p->st.kernel_only++;
+		if (pl_end_marker[res.end] && pl_room(p, nf, 1))
+			pl_marker(&p->frames[nf++], pl_end_marker[res.end]);
 	}
 	if (!nf)
 		pl_marker(&p->frames[nf++], "[no stack]");
@@ -1074,6 +1102,7 @@ int taproot_pipeline_prewarm(struct taproot_pipeline *p)
 	if (!err && !taproot_proc_gone(proc)) {
 		err = taproot_unwind(p->unwinder, proc, &regs, stack, len, p->pcs, p->pcflags,
 				     p->opts.max_user_frames, &res);
+		pl_symcache_room(&p->symcache, res.nr);
 		for (unsigned int i = 0; err >= 0 && i < res.nr; i++)
 			if (!pl_symbolize(p, proc, p->pcs[i],
 					  p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR))

@@ -1218,7 +1218,9 @@ void taproot_pipeline_free(struct taproot_pipeline *p);
 /*
  * Take one record of ring @cpu (as taproot_ring_ops.record gets it; it is
  * checked again with taproot_rec_check()). SAMPLE records go into the
- * profile, LOST records into stats.lost, others are counted and ignored.
+ * profile, LOST records into stats.lost, SWITCH and WAKING records into
+ * the off-CPU join (with opts.offcpu), FORK, EXEC and EXIT records into
+ * the process model (stats.proc_events); others are counted and ignored.
  * Returns 0; -TAPROOT_ECORRUPT for an invalid record, -ENOMEM (both
  * counted in stats.dropped; the pipeline stays usable).
  */

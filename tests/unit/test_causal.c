@@ -709,6 +709,41 @@ static void test_proc_events(void **state)
 	assert_int_equal(st.other_records, 0);
 }
 
+/*
+ * A cache of symbolized pcs smaller than one stack: it must not be emptied
+ * while a stack borrows from it (under ASan, a use after free otherwise).
+ */
+static void test_tiny_sym_cache(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_pipeline_opts o;
+	struct taproot_causal_stats cs;
+	struct rawsample rs[4];
+	char *txt;
+
+	taproot_pipeline_free(f->p);
+	taproot_pipeline_opts_default(&o);
+	o.ksyms = f->ks;
+	o.offcpu = true;
+	o.sym_cache_entries = 2;
+	assert_int_equal(taproot_pipeline_new(&o, &f->p), 0);
+	for (uint64_t i = 0; i < 8; i++) {
+		out(f, 1000 + i * 100, 100, 101, 60 + i, 0x1, false,
+		    i % 2 ? K_PIPE_READ : K_NANOSLEEP, 1);
+		wake(f, 1050 + i * 100, 100, 101, 60 + i, 202, 0, K_PIPE_WRITE);
+		in(f, 1060 + i * 100, 100, 101, 60 + i);
+	}
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 8);
+	txt = raw(f, TAPROOT_PROFILE_OFFWAKE);
+	assert_int_equal(parse_raw(txt, rs, 4), 2);
+	assert_non_null(find_sample(rs, 2, "pipe_write;try_to_wake_up;--;__schedule;pipe_read;"));
+	assert_non_null(find_sample(rs, 2,
+				    "pipe_write;try_to_wake_up;--;__schedule;hrtimer_nanosleep;"));
+	free(txt);
+}
+
 /* Without opts.offcpu, causal records are counted and ignored; no profiles. */
 static void test_off(void **state)
 {
@@ -742,6 +777,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bounds_and_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tiny_sym_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 	};
 
