@@ -392,6 +392,56 @@ static void fixture_refresh_and_exec(void **state)
 	taproot_procs_free(procs);
 }
 
+/*
+ * The lifecycle records: an exec changes the identity (execs) and the
+ * maps at once, even at the same addresses and start time; a FORK of a
+ * new process with a pid still known (and live, within the exit grace)
+ * drops the old one at once; an exit keeps the maps for the grace period.
+ */
+static void fixture_lifecycle(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 60000, 16);
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+
+	fake_stat(fk, 99, 7);
+	fake_write(fk, 99, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/old\n");
+	assert_int_equal(taproot_proc_get(procs, 99, 0, &p), 0);
+	assert_int_equal(taproot_proc_execs(p), 0);
+	assert_string_equal(taproot_proc_map(p, 0)->path, "/bin/old");
+
+	/* exec: the same range, another file, the same start time. */
+	fake_write(fk, 99, "maps", "00100000-00101000 r-xp 00000000 08:01 6 /bin/new\n");
+	taproot_proc_exec(procs, 99);
+	assert_int_equal(taproot_proc_get(procs, 99, 0, &p), 0);
+	assert_int_equal(taproot_proc_execs(p), 1);
+	assert_int_equal(taproot_proc_start_time(p), 7);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	assert_string_equal(m->path, "/bin/new");
+
+	/* exit of the process: its maps stay for late records. */
+	taproot_proc_forget(procs, 99);
+	fake_write(fk, 99, "maps", "00400000-00401000 r-xp 00000000 08:01 8 /bin/third\n");
+	assert_int_equal(taproot_proc_get(procs, 99, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	assert_string_equal(m->path, "/bin/new");
+
+	/* A new process with that pid (FORK): nothing of the old one is kept. */
+	taproot_proc_new(procs, 99);
+	assert_int_equal(taproot_proc_get(procs, 99, 0, &p), 0);
+	assert_int_equal(taproot_proc_execs(p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x400010, &m), 0);
+	assert_string_equal(m->path, "/bin/third");
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.pid_reused, 1);
+	taproot_proc_new(procs, 12345);		/* unknown: nothing to drop */
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.pid_reused, 1);
+	taproot_procs_free(procs);
+}
+
 static void fixture_lru_eviction(void **state)
 {
 	struct fake *fk = *state;
@@ -498,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fixture_malformed_lines, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_pid_reuse, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_refresh_and_exec, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_lifecycle, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lru_eviction, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_no_such_process, fake_setup, fake_teardown),
 		cmocka_unit_test(real_child_exits),
