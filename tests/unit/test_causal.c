@@ -8,7 +8,8 @@
  * reused tid, scaling by sched_one_in, preemption, interrupt wakers, the
  * state labels, the trimming of tracing trampolines, and the process
  * events. The profiles are written and read back by the real pprof tool
- * (-raw), which must show each value, stack and label.
+ * (-raw), which must show each value, stack and label, and decoded by
+ * protoc (sample types, default type, label kinds).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -373,6 +374,47 @@ static const struct rawsample *find_sample(const struct rawsample *rs, size_t n,
 		if (!strcmp(rs[i].names, names))
 			return &rs[i];
 	return NULL;
+}
+
+/*
+ * The string table of protoc's text decoding of @gz, in order, and the
+ * text itself (*@text).
+ */
+#define PROTO_DIR	"/usr/share/gocode/src/github.com/google/pprof/proto"
+
+static size_t protoc_strings(const char *gz, char ***strs, char **text)
+{
+	size_t n = 0;
+	char *t, *line;
+	int st;
+
+	if (access(PROTO_DIR "/profile.proto", R_OK))
+		fail_msg(PROTO_DIR "/profile.proto is missing: install golang-github-google-pprof-dev");
+	t = run(&st, "gzip -dc '%s' | protoc --decode=perftools.profiles.Profile -I " PROTO_DIR
+		" profile.proto", gz);
+	assert_int_equal(st, 0);
+	*strs = NULL;
+	for (line = strstr(t, "string_table: \""); line; line = strstr(line + 1, "string_table: \"")) {
+		const char *b = line + 15;
+		size_t len = strcspn(b, "\"");
+
+		*strs = realloc(*strs, (n + 1) * sizeof(**strs));
+		assert_non_null(*strs);
+		(*strs)[n++] = strndup(b, len);
+	}
+	*text = t;
+	return n;
+}
+
+/* The integer after the first "@key: " in @text (after @from), or -1. */
+static long field(const char *text, const char *from, const char *key)
+{
+	char k[64];
+	const char *s;
+
+	snprintf(k, sizeof(k), "%s: ", key);
+	s = strstr(from ? from : text, k);
+	return s ? strtol(s + strlen(k), NULL, 10) : -1;
 }
 
 /* ------------------------------------------------------------ tests */
@@ -744,6 +786,77 @@ static void test_tiny_sym_cache(void **state)
 	free(txt);
 }
 
+/*
+ * protoc's decoding of the three files: sample types and the default one
+ * through the string table, no period type, labels as strings (state,
+ * waker) and numbers (pid), the "--" frame a function of its own.
+ */
+static void test_protoc_fields(void **state)
+{
+	static const struct {
+		enum taproot_profile_kind kind;
+		const char *type0, *unit0, *type1, *unit1;
+	} files[] = {
+		{ TAPROOT_PROFILE_OFFCPU, "off_cpu", "nanoseconds", "switches", "count" },
+		{ TAPROOT_PROFILE_OFFWAKE, "off_cpu", "nanoseconds", "switches", "count" },
+		{ TAPROOT_PROFILE_SCHEDLAT, "runqueue", "nanoseconds", "switches", "count" },
+	};
+	struct fixture *f = *state;
+
+	out(f, 1000, 100, 101, 7, 0x2, false, K_IO_WAIT, 1);
+	wake(f, 1500, 100, 101, 7, 202, 0, K_PIPE_WRITE);
+	in(f, 1700, 100, 101, 7);
+	taproot_pipeline_flush(f->p, true);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[128], **strs, *text;
+		const char *st1, *lab;
+		size_t n;
+
+		snprintf(path, sizeof(path), "%s/%s.pb.gz", f->dir,
+			 taproot_profile_kind_name(files[i].kind));
+		assert_int_equal(taproot_pipeline_write_kind(f->p, files[i].kind, path), 0);
+		n = protoc_strings(path, &strs, &text);
+		unlink(path);
+		assert_true(n > 4);
+		assert_string_equal(strs[0], "");
+		/* sample_type { type unit } twice, then default_sample_type. */
+		st1 = strstr(text, "sample_type {");
+		assert_non_null(st1);
+		assert_string_equal(strs[field(text, st1, "type")], files[i].type0);
+		assert_string_equal(strs[field(text, st1, "unit")], files[i].unit0);
+		st1 = strstr(st1 + 1, "sample_type {");
+		assert_non_null(st1);
+		assert_string_equal(strs[field(text, st1, "type")], files[i].type1);
+		assert_string_equal(strs[field(text, st1, "unit")], files[i].unit1);
+		assert_null(strstr(st1 + 1, "sample_type {"));
+		assert_string_equal(strs[field(text, NULL, "default_sample_type")], files[i].type0);
+		assert_null(strstr(text, "period_type"));
+		/* Labels: pid a number, state a string. */
+		lab = strstr(text, "label {");
+		assert_non_null(lab);
+		assert_string_equal(strs[field(text, lab, "key")], "pid");
+		assert_int_equal(field(text, lab, "num"), 100);
+		for (lab = strstr(text, "label {"); lab; lab = strstr(lab + 1, "label {"))
+			if (!strcmp(strs[field(text, lab, "key")], "state"))
+				break;
+		assert_non_null(lab);
+		assert_string_equal(strs[field(text, lab, "str")], "D");
+		if (files[i].kind == TAPROOT_PROFILE_OFFWAKE) {
+			bool sep = false, waker = false;
+
+			for (size_t k = 0; k < n; k++) {
+				sep |= !strcmp(strs[k], "--");
+				waker |= !strcmp(strs[k], "writer");
+			}
+			assert_true(sep && waker);
+		}
+		for (size_t k = 0; k < n; k++)
+			free(strs[k]);
+		free(strs);
+		free(text);
+	}
+}
+
 /* Without opts.offcpu, causal records are counted and ignored; no profiles. */
 static void test_off(void **state)
 {
@@ -778,6 +891,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tiny_sym_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protoc_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 	};
 
