@@ -56,6 +56,7 @@ struct cz_ival {
 	unsigned int have;		/* CZ_* */
 	uint64_t t_out, t_wake, t_in;
 	uint64_t round_in;		/* the round the switch-in arrived in */
+	uint64_t round_new;		/* the round the interval was first seen in */
 	uint32_t one_in;
 	bool wake_new;			/* a new task's first wakeup */
 	char state[3];			/* "S", "D", "R", "R+" */
@@ -164,6 +165,7 @@ static struct cz_ival *cz_add(struct tp_causal *c, uint32_t tid, uint32_t pid, u
 	v->pid = pid;
 	v->seq = seq;
 	v->one_in = 1;
+	v->round_new = c->round;
 	b = cz_bucket(c, tid, seq);
 	v->next = c->buckets[b];
 	c->buckets[b] = v;
@@ -563,10 +565,12 @@ static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 
 /*
  * Walk the table: add the intervals completed before round @before (all
- * completed ones when @final), and drop open ones older than the limit
- * (@age) or all of them (@final).
+ * completed ones when @final), drop wakings without switch-out seen before
+ * round @wake_before, and open intervals older than the limit (@age) or all
+ * of them (@final).
  */
-static void cz_sweep(struct tp_causal *c, uint64_t before, bool age, bool final)
+static void cz_sweep(struct tp_causal *c, uint64_t before, uint64_t wake_before, bool age,
+		     bool final)
 {
 	for (size_t i = 0; i < c->nbuckets; i++) {
 		struct cz_ival *v = c->buckets[i], *next;
@@ -579,6 +583,16 @@ static void cz_sweep(struct tp_causal *c, uint64_t before, bool age, bool final)
 				if (!final && v->round_in >= before)
 					continue;
 				cz_emit(c, v);
+				cz_remove(c, v);
+				continue;
+			}
+			/*
+			 * A waking without its switch-out two rounds on: the
+			 * switch-out precedes it by microseconds, so it is not
+			 * coming (lost, or the interval is over and gone).
+			 */
+			if (!(v->have & CZ_OUT) && !final && v->round_new < wake_before) {
+				c->st.wakings_outside++;
 				cz_remove(c, v);
 				continue;
 			}
@@ -597,13 +611,15 @@ static void cz_sweep(struct tp_causal *c, uint64_t before, bool age, bool final)
 
 void tp_causal_end_round(struct tp_causal *c)
 {
-	cz_sweep(c, c->round, false, false);
+	/* A waking of the round before had this whole round for its switch-out. */
+	cz_sweep(c, c->round, c->round, false, false);
 	c->round++;
 }
 
 void tp_causal_flush(struct tp_causal *c, bool final)
 {
-	cz_sweep(c, c->round + 1, true, final);
+	/* The current round may still be read on: spare its wakings and the last. */
+	cz_sweep(c, c->round + 1, c->round ? c->round - 1 : 0, true, final);
 }
 
 void tp_causal_stats(const struct tp_causal *c, struct taproot_causal_stats *st)

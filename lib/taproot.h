@@ -1162,10 +1162,11 @@ struct taproot_causal_stats {
 	uint64_t filtered;		/* joined but below min_block_ns */
 	uint64_t unpaired_no_in;	/* no switch-in: open too long, at the end,
 					 * replaced by a reused tid's interval */
-	uint64_t unpaired_no_out;	/* a switch-in or waking without switch-out */
+	uint64_t unpaired_no_out;	/* a switch-in without switch-out */
 	uint64_t duplicates;		/* a second record for the same (tid, seq) end */
 	uint64_t wakings_outside;	/* a waking before the switch-out or after the
-					 * switch-in of its interval: ignored */
+					 * switch-in of its interval, or whose switch-out
+					 * did not come within a round: ignored */
 	uint64_t table_full;		/* records dropped: the interval table was full */
 	uint64_t bad_records;		/* records or stack snapshots that do not add up */
 	uint64_t open;			/* intervals held now */

@@ -538,6 +538,16 @@ static void test_lost_and_unpaired(void **state)
 	assert_int_equal(cs.blocked_ns, 1000);
 	assert_int_equal(cs.unpaired_no_out, 1);	/* seq 12 */
 	assert_int_equal(cs.open, 1);			/* seq 10, still asleep */
+
+	/* A waking whose switch-out never comes is dropped after a round. */
+	wake(f, 8000, 100, 101, 14, 202, 0, K_PIPE_WRITE);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.open, 2);
+	taproot_pipeline_end_round(f->p);
+	stats(f, &cs);
+	assert_int_equal(cs.open, 1);
+	assert_int_equal(cs.wakings_outside, 1);
 	taproot_pipeline_flush(f->p, false);		/* not old enough to drop */
 	stats(f, &cs);
 	assert_int_equal(cs.open, 1);
