@@ -602,7 +602,7 @@ static void cz_sweep(struct tp_causal *c, uint64_t before, uint64_t wake_before,
 				if (v->have & CZ_OUT)
 					c->st.unpaired_no_in++;
 				else
-					c->st.unpaired_no_out++;
+					c->st.wakings_outside++;	/* a waking alone */
 				cz_remove(c, v);
 			}
 		}
