@@ -77,6 +77,12 @@ int daemon_state_read(const char *path, struct daemon_state *st)
 			st->unwind_permille = (unsigned int)strtoul(v, NULL, 10);
 		else if (!strcmp(key, "profiles"))
 			st->profiles = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "offcpu"))
+			st->offcpu = !strncmp(v, "true", 4);
+		else if (!strcmp(key, "intervals"))
+			st->intervals = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "unpaired"))
+			st->unpaired = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "output") && *v == '"')
 			read_str(v + 1, st->output, sizeof(st->output));
 		else if (!strcmp(key, "last_profile") && *v == '"')
@@ -145,6 +151,9 @@ void daemon_status_plain(void)
 	       (double)st.rss_bytes / (1024.0 * 1024.0), now - st.updated);
 	printf("%-16s%" PRIu64 " samples, %" PRIu64 " lost, %.1f%% unwound completely\n",
 	       "  samples:", st.samples, st.lost, st.unwind_permille / 10.0);
+	if (st.offcpu)
+		printf("%-16s%" PRIu64 " intervals joined, %" PRIu64 " unpaired\n", "  off-cpu:",
+		       st.intervals, st.unpaired);
 	printf("%-16s%" PRIu64 " written every %lu s to %s%s%s\n", "  profiles:", st.profiles,
 	       st.interval, st.output, st.last_profile[0] ? ", last " : "", st.last_profile);
 }
@@ -182,6 +191,12 @@ void daemon_status_json(struct taproot_json *j)
 	taproot_json_u64(j, st.profiles);
 	taproot_json_key(j, "interval");
 	taproot_json_u64(j, st.interval);
+	taproot_json_key(j, "offcpu");
+	taproot_json_bool(j, st.offcpu);
+	taproot_json_key(j, "intervals");
+	taproot_json_u64(j, st.intervals);
+	taproot_json_key(j, "unpaired");
+	taproot_json_u64(j, st.unpaired);
 	taproot_json_key(j, "output");
 	taproot_json_string(j, st.output);
 	taproot_json_key(j, "last_profile");

@@ -421,6 +421,9 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 	fprintf(f, "\"lost\": %" PRIu64 ",\n", st->lost);
 	fprintf(f, "\"unwind_complete_permille\": %u,\n", st->unwind_permille);
 	fprintf(f, "\"profiles\": %" PRIu64 ",\n", st->profiles);
+	fprintf(f, "\"offcpu\": %s,\n", st->offcpu ? "true" : "false");
+	fprintf(f, "\"intervals\": %" PRIu64 ",\n", st->intervals);
+	fprintf(f, "\"unpaired\": %" PRIu64 ",\n", st->unpaired);
 	fprintf(f, "\"output\": ");
 	json_str(f, st->output);
 	fprintf(f, ",\n\"last_profile\": ");

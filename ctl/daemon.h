@@ -95,6 +95,9 @@ struct daemon_state {
 	uint64_t rss_bytes;
 	uint64_t samples, lost;
 	uint64_t profiles;		/* profiles written */
+	bool offcpu;			/* off-CPU profiles on */
+	uint64_t intervals;		/* off-CPU intervals joined */
+	uint64_t unpaired;		/* off-CPU intervals with an end missing */
 	unsigned int unwind_permille;	/* complete unwinds */
 	bool sampling;			/* the module's sampling runs */
 	char output[4096];

@@ -376,6 +376,9 @@ static void write_state(struct daemon *d)
 	st.samples = ps.samples;
 	st.lost = d->lost_seen;
 	st.profiles = d->profiles;
+	st.offcpu = d->o.offcpu;
+	st.intervals = ps.causal.joined;
+	st.unpaired = ps.causal.unpaired_no_in + ps.causal.unpaired_no_out;
 	st.unwind_permille = (unsigned int)(taproot_pipeline_unwind_rate(&ps) * 1000 + 0.5);
 	st.sampling = d->running;
 	st.interval = d->o.interval;
