@@ -6,7 +6,8 @@
  * CPUs and consume rounds, a waking read a round after its switch-in,
  * lost switch-ins, duplicated records, a waking after the switch-in, a
  * reused tid, scaling by sched_one_in, preemption, interrupt wakers, the
- * state labels, the trimming of tracing trampolines, and the process
+ * state labels, the trimming of tracing trampolines, a blocked stack with
+ * user frames (this process's own registers and stack), and the process
  * events. The profiles are written and read back by the real pprof tool
  * (-raw), which must show each value, stack and label, and decoded by
  * protoc (sample types, default type, label kinds).
@@ -415,6 +416,69 @@ static long field(const char *text, const char *from, const char *key)
 	snprintf(k, sizeof(k), "%s: ", key);
 	s = strstr(from ? from : text, k);
 	return s ? strtol(s + strlen(k), NULL, 10) : -1;
+}
+
+/* ------------------------------------------- this process's own stack */
+
+#define USTACK_MAX	(16 * 1024)
+
+struct ucap {
+	struct taproot_user_regs regs;
+	uint8_t stack[USTACK_MAX];
+	size_t len;
+};
+
+static uint64_t stack_top;
+static volatile int sink;
+
+__attribute__((noinline, no_sanitize_address))
+static void copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i];
+}
+
+/* The registers and stack as the kernel would copy them at a switch-out. */
+__attribute__((noinline)) static void causal_capture(struct ucap *c)
+{
+	uint64_t sp, bp, ip;
+
+	__asm__ volatile("lea 0f(%%rip), %0\n"
+			 "0:\n\t"
+			 "mov %%rsp, %1\n\t"
+			 "mov %%rbp, %2\n"
+			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
+	memset(&c->regs, 0, sizeof(c->regs));
+	c->regs.ip = ip;
+	c->regs.sp = sp;
+	c->regs.bp = bp;
+	c->len = stack_top - sp;
+	if (c->len > USTACK_MAX)
+		c->len = USTACK_MAX;
+	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
+}
+
+__attribute__((noinline)) static int causal_blocked_in(struct ucap *c, int x)
+{
+	causal_capture(c);
+	sink = x;
+	return x + 1;
+}
+
+static void find_stack_top(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			stack_top = end;
+	}
+	fclose(f);
+	assert_true(stack_top != 0);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -867,6 +931,63 @@ static void test_protoc_fields(void **state)
 	}
 }
 
+/*
+ * A switch-out whose snapshot has user registers and a copy of the user
+ * stack (this process's own, taken in causal_blocked_in): the blocked
+ * stack is the kernel frames on top of the unwound, symbolized user frames.
+ */
+static void test_user_stack(void **state)
+{
+	struct fixture *f = *state;
+	struct ucap *u = calloc(1, sizeof(*u));
+	struct taproot_rec_switch *r = (void *)f->buf;
+	struct taproot_stack_snap *sn = (void *)(r + 1);
+	enum kfn st[2] = { K_SCHEDULE, K_PIPE_READ };
+	struct rawsample rs[2];
+	size_t size;
+	char *txt, *at;
+
+	assert_non_null(u);
+	find_stack_top();
+	assert_int_equal(causal_blocked_in(u, 1), 2);
+	memset(f->buf, 0, sizeof(f->buf));
+	r->hdr.type = TAPROOT_REC_SWITCH;
+	r->hdr.time_ns = 1000;
+	r->hdr.flags = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+	r->prev_state = 0x1;
+	r->prev_pid = r->prev_tid = (uint32_t)getpid();
+	r->prev_seq = 3;
+	r->sched_one_in = 1;
+	snprintf(r->prev_comm, sizeof(r->prev_comm), "me");
+	size = sizeof(*r) + put_snap(sn, st, 2);
+	sn->flags = TAPROOT_SNAP_F_USER_REGS;
+	sn->user_regs = u->regs;
+	/* The user stack follows the kernel frames; the buffer bounds its copy. */
+	if (u->len > sizeof(f->buf) - size - 8)
+		u->len = (sizeof(f->buf) - size - 8) & ~(size_t)7;
+	sn->ustack_len = (uint32_t)u->len;
+	memcpy((char *)f->buf + size, u->stack, u->len);
+	size += u->len;
+	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
+	feed(f, 0);
+	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
+	taproot_pipeline_flush(f->p, true);
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 2), 1);
+	assert_int_equal(rs[0].v[0], 4000);
+	/* Kernel frames on top, then the function that blocked and its callers. */
+	static const char want[] = "__schedule;pipe_read;causal_capture;causal_blocked_in";
+
+	if (strncmp(rs[0].names, want, strlen(want)))
+		fail_msg("offcpu stack: %s", rs[0].names);
+	/* ... down to main (the unwind went through the whole copy). */
+	at = strstr(rs[0].names, ";test_user_stack;");
+	assert_non_null(at);
+	assert_non_null(strstr(at, ";main;"));
+	free(txt);
+	free(u);
+}
+
 /* Without opts.offcpu, causal records are counted and ignored; no profiles. */
 static void test_off(void **state)
 {
@@ -902,6 +1023,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_proc_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tiny_sym_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protoc_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 	};
 
