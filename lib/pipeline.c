@@ -496,6 +496,18 @@ static const char *pl_process_comm(struct taproot_pipeline *p, int pid, uint64_t
 	return c->comm;
 }
 
+/* The process @pid has a new name (exec): its cached one is stale. */
+static void pl_comm_forget(struct taproot_pipeline *p, int pid)
+{
+	size_t i = ((uint32_t)pid * 2654435761U) % PL_COMM_CACHE;
+
+	for (size_t n = 0; n < PL_COMM_CACHE && p->comms[i].pid; n++, i = (i + 1) % PL_COMM_CACHE)
+		if (p->comms[i].pid == pid) {
+			p->comms[i].start_time = UINT64_MAX;	/* matches no process */
+			return;
+		}
+}
+
 /* ------------------------------------------------------- self per leaf */
 
 static void pl_top_count(struct taproot_pipeline *p, const char *name)
@@ -974,8 +986,10 @@ static void pl_proc_event(struct taproot_pipeline *p, const struct taproot_rec_h
 
 		if (rec->size < sizeof(*e))
 			goto bad;
-		if (e->pid)
+		if (e->pid) {
 			taproot_proc_exec(p->procs, (int)e->pid);
+			pl_comm_forget(p, (int)e->pid);
+		}
 		break;
 	}
 	case TAPROOT_REC_EXIT: {
