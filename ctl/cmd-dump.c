@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * taprootctl dump: be the consumer of /dev/taproot and print every record,
- * merged across CPUs by time, until a count, a duration or a signal.
+ * merged across CPUs by time, until a count, a duration or a signal:
+ * samples, losses and the causal events (switch, waking, fork, exec, exit)
+ * decoded, other types by their header.
  * It does not start sampling: 'taprootctl start' does.
  */
 #include <errno.h>
@@ -197,6 +199,324 @@ static void print_sample(struct dump *d, const struct taproot_rec_sample *s,
 	free(uhex);
 }
 
+/* ------------------------------------------------------------ events */
+
+/*
+ * The causal event records share one shape of output: a line of KEY VALUE
+ * pairs (text) or an object (JSON), then the stack snapshot if any.
+ */
+static void ev_begin(struct dump *d, const char *type, const struct taproot_rec_header *h,
+		     unsigned int cpu)
+{
+	if (!d->j) {
+		printf("%6" PRIu64 ".%09" PRIu64 " cpu %u %s", (uint64_t)h->time_ns / 1000000000,
+		       (uint64_t)h->time_ns % 1000000000, cpu, type);
+		return;
+	}
+	taproot_json_object_begin(d->j);
+	taproot_json_key(d->j, "type");
+	taproot_json_string(d->j, type);
+	taproot_json_key(d->j, "time_ns");
+	taproot_json_u64(d->j, h->time_ns);
+	taproot_json_key(d->j, "cpu");
+	taproot_json_u64(d->j, cpu);
+}
+
+static void ev_u64(struct dump *d, const char *key, uint64_t v)
+{
+	if (!d->j) {
+		printf(" %s %" PRIu64, key, v);
+		return;
+	}
+	taproot_json_key(d->j, key);
+	taproot_json_u64(d->j, v);
+}
+
+/* A fixed-size char array that may lack its NUL. */
+static void ev_str(struct dump *d, const char *key, const char *s, size_t n)
+{
+	char buf[TAPROOT_EXEC_FILENAME_MAX + 1];
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (!d->j) {
+		printf(" %s %s", key, buf[0] ? buf : "-");
+		return;
+	}
+	taproot_json_key(d->j, key);
+	taproot_json_string(d->j, buf);
+}
+
+/* @flags by the names of its bits; "bitN" for bits without one. */
+static void ev_flags(struct dump *d, const char *key, unsigned int flags,
+		     const char *const *names, size_t nr)
+{
+	unsigned int bit;
+	bool any = false;
+	char buf[16];
+	const char *name;
+
+	if (d->j) {
+		taproot_json_key(d->j, key);
+		taproot_json_array_begin(d->j);
+	} else {
+		printf(" %s ", key);
+	}
+	for (bit = 0; bit < 16; bit++) {
+		if (!(flags & (1U << bit)))
+			continue;
+		name = bit < nr && names[bit] ? names[bit] : NULL;
+		if (!name) {
+			snprintf(buf, sizeof(buf), "bit%u", bit);
+			name = buf;
+		}
+		if (d->j)
+			taproot_json_string(d->j, name);
+		else
+			printf("%s%s", any ? "," : "", name);
+		any = true;
+	}
+	if (d->j)
+		taproot_json_array_end(d->j);
+	else if (!any)
+		putchar('-');
+}
+
+static const char *const snap_flag_names[] = {
+	"user_regs",	/* TAPROOT_SNAP_F_USER_REGS */
+	"kstack_trunc",	/* TAPROOT_SNAP_F_KSTACK_TRUNC */
+	"ustack_fault",	/* TAPROOT_SNAP_F_USTACK_FAULT */
+	"ustack_trunc",	/* TAPROOT_SNAP_F_USTACK_TRUNC */
+};
+_Static_assert(TAPROOT_SNAP_F_USER_REGS == 1 << 0 && TAPROOT_SNAP_F_KSTACK_TRUNC == 1 << 1 &&
+	       TAPROOT_SNAP_F_USTACK_FAULT == 1 << 2 && TAPROOT_SNAP_F_USTACK_TRUNC == 1 << 3,
+	       "snap_flag_names follows the TAPROOT_SNAP_F_* bits");
+
+/* The snapshot (taproot_rec_check() passed: its arrays are inside the record). */
+static void ev_snap(struct dump *d, const struct taproot_stack_snap *sn)
+{
+	const uint64_t *kstack = (const uint64_t *)(sn + 1);
+	const uint8_t *ustack = (const uint8_t *)(kstack + sn->kstack_nr);
+	const uint64_t *regs = (const uint64_t *)&sn->user_regs;
+	size_t nu = sn->ustack_len < d->ustack_bytes ? sn->ustack_len : d->ustack_bytes;
+	bool have_regs = sn->flags & TAPROOT_SNAP_F_USER_REGS;
+	struct taproot_json *j = d->j;
+	char sym[256], *uhex = NULL;
+	unsigned int i;
+
+	if (nu) {
+		uhex = malloc(2 * nu + 1);
+		if (uhex)
+			hex(uhex, ustack, nu);
+	}
+	if (!j) {
+		ev_flags(d, "stack", sn->flags, snap_flag_names,
+			 sizeof(snap_flag_names) / sizeof(snap_flag_names[0]));
+		if (have_regs)
+			printf(" ip 0x%" PRIx64 " sp 0x%" PRIx64, (uint64_t)sn->user_regs.ip,
+			       (uint64_t)sn->user_regs.sp);
+		printf(" ustack %" PRIu32 "\n", sn->ustack_len);
+		for (i = 0; i < sn->kstack_nr; i++) {
+			taproot_ksyms_format(d->ksyms, kstack[i], sym, sizeof(sym));
+			printf("    0x%016" PRIx64 " %s\n", (uint64_t)kstack[i], sym[0] ? sym : "?");
+		}
+		if (uhex)
+			printf("    ustack %s\n", uhex);
+		free(uhex);
+		return;
+	}
+	taproot_json_key(j, "stack");
+	taproot_json_object_begin(j);
+	ev_flags(d, "flags", sn->flags, snap_flag_names,
+		 sizeof(snap_flag_names) / sizeof(snap_flag_names[0]));
+	taproot_json_key(j, "kstack");
+	taproot_json_array_begin(j);
+	for (i = 0; i < sn->kstack_nr; i++) {
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "addr");
+		json_hex_u64(j, kstack[i]);
+		taproot_json_key(j, "sym");
+		if (taproot_ksyms_format(d->ksyms, kstack[i], sym, sizeof(sym)))
+			taproot_json_string(j, sym);
+		else
+			taproot_json_null(j);
+		taproot_json_object_end(j);
+	}
+	taproot_json_array_end(j);
+	taproot_json_key(j, "user_regs");
+	if (have_regs) {
+		taproot_json_object_begin(j);
+		for (i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++) {
+			taproot_json_key(j, reg_names[i]);
+			json_hex_u64(j, regs[i]);
+		}
+		taproot_json_object_end(j);
+	} else {
+		taproot_json_null(j);
+	}
+	taproot_json_key(j, "ustack_len");
+	taproot_json_u64(j, sn->ustack_len);
+	if (uhex) {
+		taproot_json_key(j, "ustack");
+		taproot_json_string(j, uhex);
+	}
+	taproot_json_object_end(j);
+	free(uhex);
+}
+
+/* The end of a record without a snapshot, or after it. */
+static void ev_end(struct dump *d, const struct taproot_stack_snap *sn)
+{
+	if (sn)
+		ev_snap(d, sn);
+	else if (!d->j)
+		putchar('\n');
+	if (d->j)
+		taproot_json_object_end(d->j);
+}
+
+static const char *const switch_flag_names[] = {
+	"prev", "next", "preempt", "stacks",	/* TAPROOT_SWITCH_F_* */
+};
+_Static_assert(TAPROOT_SWITCH_F_PREV == 1 << 0 && TAPROOT_SWITCH_F_NEXT == 1 << 1 &&
+	       TAPROOT_SWITCH_F_PREEMPT == 1 << 2 && TAPROOT_SWITCH_F_STACKS == 1 << 3,
+	       "switch_flag_names follows the TAPROOT_SWITCH_F_* bits");
+
+static const char *const waking_flag_names[] = {
+	"hardirq", "softirq", "nmi", "new", "stacks",	/* TAPROOT_WAKING_F_* */
+};
+_Static_assert(TAPROOT_WAKING_F_HARDIRQ == 1 << 0 && TAPROOT_WAKING_F_SOFTIRQ == 1 << 1 &&
+	       TAPROOT_WAKING_F_NMI == 1 << 2 && TAPROOT_WAKING_F_NEW == 1 << 3 &&
+	       TAPROOT_WAKING_F_STACKS == 1 << 4,
+	       "waking_flag_names follows the TAPROOT_WAKING_F_* bits");
+
+static const char *const fork_flag_names[] = { "thread" };
+static const char *const exec_flag_names[] = { "filename_trunc" };
+static const char *const exit_flag_names[] = { "group_dead" };
+
+#define NAMES(a) (a), sizeof(a) / sizeof((a)[0])
+
+/*
+ * "S", "D", "R+", ...: as ps shows a task state (TASK_* bits of
+ * include/linux/sched.h; 0x80 is TASK_DEAD, 0x402 TASK_IDLE).
+ */
+static void ev_state(struct dump *d, const struct taproot_rec_switch *r)
+{
+	static const char letters[] = "SDTtXZPX";
+	uint32_t st = r->prev_state;
+	char buf[16];
+	unsigned int bit;
+	size_t n = 0;
+
+	if (r->hdr.flags & TAPROOT_SWITCH_F_PREEMPT) {
+		snprintf(buf, sizeof(buf), "R+");
+	} else if (!st) {
+		snprintf(buf, sizeof(buf), "R");
+	} else if ((st & 0x402) == 0x402) {
+		snprintf(buf, sizeof(buf), "I");
+	} else {
+		for (bit = 0; bit < 8; bit++)
+			if ((st & (1U << bit)) && !memchr(buf, letters[bit], n))
+				buf[n++] = letters[bit];
+		buf[n] = '\0';
+		if (!n)
+			snprintf(buf, sizeof(buf), "0x%" PRIx32, st);
+	}
+	ev_str(d, "state", buf, sizeof(buf));
+}
+
+static void print_switch(struct dump *d, const struct taproot_rec_switch *r, unsigned int cpu)
+{
+	ev_begin(d, "switch", &r->hdr, cpu);
+	ev_flags(d, "flags", r->hdr.flags, NAMES(switch_flag_names));
+	ev_u64(d, "prev_pid", r->prev_pid);
+	ev_u64(d, "prev_tid", r->prev_tid);
+	ev_str(d, "prev_comm", r->prev_comm, sizeof(r->prev_comm));
+	ev_u64(d, "prev_state", r->prev_state);
+	ev_state(d, r);
+	ev_u64(d, "prev_seq", r->prev_seq);
+	ev_u64(d, "next_pid", r->next_pid);
+	ev_u64(d, "next_tid", r->next_tid);
+	ev_u64(d, "next_seq", r->next_seq);
+	ev_u64(d, "sched_one_in", r->sched_one_in);
+	ev_end(d, taproot_rec_snap(&r->hdr));
+}
+
+static void print_waking(struct dump *d, const struct taproot_rec_waking *r, unsigned int cpu)
+{
+	ev_begin(d, "waking", &r->hdr, cpu);
+	ev_flags(d, "flags", r->hdr.flags, NAMES(waking_flag_names));
+	ev_u64(d, "target_pid", r->target_pid);
+	ev_u64(d, "target_tid", r->target_tid);
+	ev_u64(d, "target_seq", r->target_seq);
+	ev_u64(d, "waker_pid", r->waker_pid);
+	ev_u64(d, "waker_tid", r->waker_tid);
+	ev_str(d, "waker_comm", r->waker_comm, sizeof(r->waker_comm));
+	ev_end(d, taproot_rec_snap(&r->hdr));
+}
+
+static void print_fork(struct dump *d, const struct taproot_rec_fork *r, unsigned int cpu)
+{
+	ev_begin(d, "fork", &r->hdr, cpu);
+	ev_flags(d, "flags", r->hdr.flags, NAMES(fork_flag_names));
+	ev_u64(d, "parent_pid", r->parent_pid);
+	ev_u64(d, "parent_tid", r->parent_tid);
+	ev_u64(d, "child_pid", r->child_pid);
+	ev_u64(d, "child_tid", r->child_tid);
+	ev_str(d, "comm", r->comm, sizeof(r->comm));
+	ev_end(d, NULL);
+}
+
+static void print_exec(struct dump *d, const struct taproot_rec_exec *r, unsigned int cpu)
+{
+	ev_begin(d, "exec", &r->hdr, cpu);
+	ev_flags(d, "flags", r->hdr.flags, NAMES(exec_flag_names));
+	ev_u64(d, "pid", r->pid);
+	ev_u64(d, "tid", r->tid);
+	ev_u64(d, "old_tid", r->old_tid);
+	ev_str(d, "comm", r->comm, sizeof(r->comm));
+	/* taproot_rec_check() saw filename_len bytes, the last the NUL. */
+	ev_str(d, "filename", (const char *)(r + 1), r->filename_len);
+	ev_end(d, NULL);
+}
+
+static void print_exit(struct dump *d, const struct taproot_rec_exit *r, unsigned int cpu)
+{
+	ev_begin(d, "exit", &r->hdr, cpu);
+	ev_flags(d, "flags", r->hdr.flags, NAMES(exit_flag_names));
+	ev_u64(d, "pid", r->pid);
+	ev_u64(d, "tid", r->tid);
+	ev_str(d, "comm", r->comm, sizeof(r->comm));
+	ev_end(d, NULL);
+}
+
+/* With --pid: whether a record concerns that process. */
+static bool concerns(const struct taproot_rec_header *h, uint32_t pid)
+{
+	const struct taproot_rec_switch *sw = (const void *)h;
+	const struct taproot_rec_waking *wk = (const void *)h;
+	const struct taproot_rec_fork *fk = (const void *)h;
+	const struct taproot_rec_exec *ex = (const void *)h;
+	const struct taproot_rec_exit *et = (const void *)h;
+
+	switch (h->type) {
+	case TAPROOT_REC_SWITCH:
+		return sw->prev_pid == pid || sw->next_pid == pid;
+	case TAPROOT_REC_WAKING:
+		return wk->target_pid == pid || wk->waker_pid == pid;
+	case TAPROOT_REC_FORK:
+		return fk->parent_pid == pid || fk->child_pid == pid;
+	case TAPROOT_REC_EXEC:
+		return ex->pid == pid;
+	case TAPROOT_REC_EXIT:
+		return et->pid == pid;
+	default:
+		return false;
+	}
+}
+
 /* ------------------------------------------------------------ others */
 
 static void print_lost(struct dump *d, const struct taproot_rec_lost *l, unsigned int cpu)
@@ -284,9 +604,20 @@ static int on_record(const struct taproot_rec_header *h, unsigned int cpu, void 
 		print_lost(d, l, cpu);
 		break;
 	default:
-		if (d->pid_set)
+		if (d->pid_set && !concerns(h, d->pid))
 			return 0;
-		print_other(d, h, cpu);
+		if (h->type == TAPROOT_REC_SWITCH)
+			print_switch(d, (const void *)h, cpu);
+		else if (h->type == TAPROOT_REC_WAKING)
+			print_waking(d, (const void *)h, cpu);
+		else if (h->type == TAPROOT_REC_FORK)
+			print_fork(d, (const void *)h, cpu);
+		else if (h->type == TAPROOT_REC_EXEC)
+			print_exec(d, (const void *)h, cpu);
+		else if (h->type == TAPROOT_REC_EXIT)
+			print_exit(d, (const void *)h, cpu);
+		else
+			print_other(d, h, cpu);
 		break;
 	}
 	d->printed++;
@@ -429,6 +760,17 @@ int do_dump(int argc, char **argv)
 	if (ret != EXIT_OK)
 		return ret;
 
+	/*
+	 * First of all, so that a signal that comes while the rings are
+	 * mapped or kallsyms loads is not lost: it ends the wait (no
+	 * SA_RESTART), then the rings are drained.
+	 */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A reader that went away (| head) ends the dump, not the process. */
+	signal(SIGPIPE, SIG_IGN);
+
 	err = taproot_nl_open(&nl);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
@@ -455,12 +797,6 @@ int do_dump(int argc, char **argv)
 		}
 	}
 
-	/* A signal ends the wait (no SA_RESTART), then the rings are drained. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* A reader that went away (| head) ends the dump, not the process. */
-	signal(SIGPIPE, SIG_IGN);
 	if (duration > 0)
 		end = now_s() + duration;
 

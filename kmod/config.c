@@ -79,6 +79,7 @@ int __init tap_config_init(void)
 	cfg->ring_pages = tap_ring_pages;
 	cfg->watermark = tap_config_auto_watermark(tap_ring_pages);
 	cfg->watermark_auto = true;
+	cfg->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
 
 	mutex_lock(&tap_ctl_lock);
 	tap_config_publish(cfg);

@@ -8,8 +8,9 @@
  * hold tap_ctl_lock, copy it with tap_config_dup(), change the copy and
  * publish it with tap_config_publish(); the old one is freed after a grace
  * period. Readers in atomic context (the sample handler: hardirq, and NMI
- * by design) take it with tap_config_sched() and never block; readers
- * holding tap_ctl_lock use tap_config_locked().
+ * by design; the tracepoint probes, with preemption off) take it with
+ * tap_config_sched() and never block; readers holding tap_ctl_lock use
+ * tap_config_locked().
  */
 #ifndef _TAPROOT_CONFIG_H
 #define _TAPROOT_CONFIG_H
@@ -27,6 +28,7 @@ struct tap_config {
 	u32 flags;		/* TAPROOT_A_CFG_FLAGS */
 	u32 ring_pages;		/* TAPROOT_A_CFG_RING_PAGES */
 	u32 watermark;		/* TAPROOT_A_CFG_WATERMARK */
+	u32 sched_one_in;	/* TAPROOT_A_CFG_SCHED_ONE_IN */
 	/*
 	 * Until userspace sets a watermark, it follows the ring size (half
 	 * of the data area, as perf); once set, it stays as given.

@@ -47,6 +47,7 @@
 #include <net/genetlink.h>
 
 #include "config.h"
+#include "events.h"
 #include "ring.h"
 #include "sample.h"
 #include "taproot.h"
@@ -107,7 +108,7 @@ static u64 tap_features(void)
 
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		features |= TAPROOT_FEAT_PREEMPT_RT;
-	return features;
+	return features | tap_events_features();
 }
 
 /* ---------------------------------------------------------- GET_INFO */
@@ -212,7 +213,12 @@ static struct netlink_range_validation tap_ustack_range __ro_after_init = {
 	.max = TAPROOT_USTACK_MAX,
 };
 
-static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_TGIDS + 1] = {
+static struct netlink_range_validation tap_one_in_range __ro_after_init = {
+	.min = 1,
+	.max = TAPROOT_SCHED_ONE_IN_MAX,
+};
+
+static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_SCHED_ONE_IN + 1] = {
 	[TAPROOT_A_CFG_FREQ_HZ] = NLA_POLICY_RANGE(NLA_U32, 1,
 						   TAPROOT_FREQ_MAX),
 	[TAPROOT_A_CFG_KSTACK_DEPTH] = NLA_POLICY_RANGE(NLA_U32, 0,
@@ -226,6 +232,8 @@ static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_TGIDS + 1] = 
 						      TAPROOT_RING_PAGES_MAX),
 	[TAPROOT_A_CFG_WATERMARK] = NLA_POLICY_MIN(NLA_U32, 1),
 	[TAPROOT_A_CFG_TGIDS] = NLA_POLICY_NESTED(tap_tgids_policy),
+	[TAPROOT_A_CFG_SCHED_ONE_IN] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							     &tap_one_in_range),
 };
 
 /*
@@ -286,8 +294,19 @@ static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
 		cfg->ustack_bytes = nla_get_u32(a);
 	}
 	a = tb[TAPROOT_A_CFG_EVENTS];
-	if (a)
+	if (a) {
+		/* A causal kind's tracepoint is attached at START only. */
+		if (running && (nla_get_u32(a) & TAP_EV_CAUSAL &
+				~tap_events_attached())) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "cannot turn on switch, waking, fork, exec or exit events while sampling: not attached at start");
+			return -EBUSY;
+		}
 		cfg->events = nla_get_u32(a);
+	}
+	a = tb[TAPROOT_A_CFG_SCHED_ONE_IN];
+	if (a)
+		cfg->sched_one_in = nla_get_u32(a);
 	a = tb[TAPROOT_A_CFG_FLAGS];
 	if (a)
 		cfg->flags = nla_get_u32(a);
@@ -387,7 +406,7 @@ out_unlock:
 
 static size_t tap_config_size(void)
 {
-	return 7 * nla_total_size(sizeof(u32)) +	/* FREQ_HZ..WATERMARK */
+	return 8 * nla_total_size(sizeof(u32)) +	/* FREQ_HZ..WATERMARK, SCHED_ONE_IN */
 	       nla_total_size(0) +			/* TGIDS */
 	       TAPROOT_MAX_TGIDS * nla_total_size(sizeof(u32));
 }
@@ -403,7 +422,8 @@ static int tap_put_config(struct sk_buff *msg, const struct tap_config *cfg)
 	    nla_put_u32(msg, TAPROOT_A_CFG_EVENTS, cfg->events) ||
 	    nla_put_u32(msg, TAPROOT_A_CFG_FLAGS, cfg->flags) ||
 	    nla_put_u32(msg, TAPROOT_A_CFG_RING_PAGES, cfg->ring_pages) ||
-	    nla_put_u32(msg, TAPROOT_A_CFG_WATERMARK, cfg->watermark))
+	    nla_put_u32(msg, TAPROOT_A_CFG_WATERMARK, cfg->watermark) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, cfg->sched_one_in))
 		return -EMSGSIZE;
 
 	nest = nla_nest_start(msg, TAPROOT_A_CFG_TGIDS);
@@ -460,13 +480,25 @@ static int tap_genl_start(struct sk_buff *skb, struct genl_info *info)
 	}
 	/* The rings' watermark is the configuration's, whatever they began with. */
 	tap_rings_set_watermark(tap_config_locked()->watermark);
+	/* The probes of the causal kinds enabled now; later ones need a restart. */
+	err = tap_events_start(tap_config_locked()->events);
+	if (err == -ESHUTDOWN)
+		GENL_SET_ERR_MSG(info, "the module is unloading");
+	else if (err == -EOPNOTSUPP)
+		GENL_SET_ERR_MSG(info, "this kernel lacks a tracepoint of the events enabled");
+	else if (err)
+		GENL_SET_ERR_MSG(info, "cannot attach to the scheduler's tracepoints");
+	if (err)
+		goto out;
 	err = tap_sample_start();
 	if (err == -ESHUTDOWN)
 		GENL_SET_ERR_MSG(info, "the module is unloading");
 	else if (err)
 		GENL_SET_ERR_MSG(info, "cannot create the sampling events");
-	if (err)
+	if (err) {
+		tap_events_stop();
 		goto out;
+	}
 	tap_genl_notify(TAPROOT_NOTIFY_STARTED);
 out:
 	mutex_unlock(&tap_ctl_lock);
@@ -483,6 +515,7 @@ static int tap_genl_stop(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "sampling is already stopped");
 		goto out;
 	}
+	tap_events_stop();
 	tap_genl_notify(TAPROOT_NOTIFY_STOPPED);
 out:
 	mutex_unlock(&tap_ctl_lock);
@@ -495,17 +528,19 @@ static size_t tap_stats_cpu_size(void)
 {
 	return nla_total_size(0) +			/* STATS_CPU */
 	       nla_total_size(sizeof(u32)) +		/* STAT_CPU */
-	       6 * nla_total_size_64bit(sizeof(u64));	/* the counters */
+	       9 * nla_total_size_64bit(sizeof(u64));	/* the counters */
 }
 
 static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
 {
+	struct tap_events_stats es;
 	struct tap_sample_stats ss;
 	struct tap_ring_stats rs;
 	struct nlattr *nest;
 
 	tap_sample_get_stats(cpu, &ss);
 	tap_ring_get_stats(cpu, &rs);
+	tap_events_get_stats(cpu, &es);
 
 	nest = nla_nest_start(msg, TAPROOT_A_STATS_CPU);
 	if (!nest)
@@ -523,7 +558,13 @@ static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
 			      rs.lost[TAPROOT_LOST_NESTED],
 			      TAPROOT_A_STAT_PAD) ||
 	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_USTACK_FAULTS,
-			      ss.ustack_faults, TAPROOT_A_STAT_PAD))
+			      ss.ustack_faults, TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_SWITCHES, es.switches,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_SWITCHES_SELECTED,
+			      es.switches_selected, TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_WAKINGS, es.wakings,
+			      TAPROOT_A_STAT_PAD))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;

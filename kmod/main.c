@@ -16,6 +16,7 @@
 #include <linux/moduleparam.h>
 #include <linux/stringify.h>
 
+#include "events.h"
 #include "taproot.h"
 #include "ring.h"
 
@@ -62,6 +63,8 @@ static int __init tap_init(void)
 	if (err)
 		goto err_rings;
 
+	tap_events_init();
+
 	err = tap_dev_init();
 	if (err)
 		goto err_config;
@@ -86,6 +89,7 @@ err_rings:
 static void __exit tap_exit(void)
 {
 	tap_sample_exit();	/* first: no handler runs after it */
+	tap_events_exit();	/* nor a probe after this */
 	tap_genl_exit();
 	tap_dev_exit();
 	tap_config_exit();

@@ -38,14 +38,12 @@
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
-#include <linux/sched/task_stack.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
-#include <asm/unwind.h>
 
 #include "config.h"
 #include "ring.h"
 #include "sample.h"
+#include "stack.h"
 #include "taproot.h"
 
 static DEFINE_PER_CPU(struct perf_event *, tap_sample_event);
@@ -66,82 +64,6 @@ static int tap_sample_cpu_err;
  * is refused rather than left running.
  */
 static bool tap_sample_closed;
-
-/*
- * Copy up to @len bytes of user stack from @sp into @dst: page by page,
- * since copy_from_user_nofault() copies all or nothing, keeping the pages
- * that could be read. Returns the bytes copied.
- */
-static u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
-{
-	u32 done = 0;
-
-	while (done < len) {
-		unsigned long src = sp + done;
-		u32 chunk = min_t(u32, len - done,
-				  PAGE_SIZE - offset_in_page(src));
-
-		if (copy_from_user_nofault(dst + done,
-					   (const void __user *)src, chunk))
-			break;
-		done += chunk;
-	}
-	return done;
-}
-
-static void tap_fill_user_regs(struct taproot_user_regs *u,
-			       const struct pt_regs *r)
-{
-	u->ax = r->ax;
-	u->bx = r->bx;
-	u->cx = r->cx;
-	u->dx = r->dx;
-	u->si = r->si;
-	u->di = r->di;
-	u->bp = r->bp;
-	u->sp = r->sp;
-	u->r8 = r->r8;
-	u->r9 = r->r9;
-	u->r10 = r->r10;
-	u->r11 = r->r11;
-	u->r12 = r->r12;
-	u->r13 = r->r13;
-	u->r14 = r->r14;
-	u->r15 = r->r15;
-	u->ip = r->ip;
-	u->flags = r->flags;
-}
-
-/*
- * The interrupted ip, then the return addresses the unwinder finds, at
- * most @max in all. Sets *@trunc when frames were left out.
- */
-static u32 tap_walk_kstack(u64 *out, u32 max, struct pt_regs *regs,
-			   bool *trunc)
-{
-	struct unwind_state state;
-	unsigned long addr;
-	u32 nr = 0;
-
-	if (!max) {
-		*trunc = true;
-		return 0;
-	}
-	out[nr++] = regs->ip;
-	/* From regs, the unwinder starts at the interrupted frame's caller. */
-	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
-	     unwind_next_frame(&state)) {
-		addr = unwind_get_return_address(&state);
-		if (!addr)
-			break;
-		if (nr == max) {
-			*trunc = true;
-			break;
-		}
-		out[nr++] = addr;
-	}
-	return nr;
-}
 
 static void tap_sample_handler(struct perf_event *event,
 			       struct perf_sample_data *data,
@@ -186,12 +108,7 @@ static void tap_sample_handler(struct perf_event *event,
 	 * when it entered the kernel. A kernel thread has none, nor has a
 	 * task whose mm is gone (exiting).
 	 */
-	if (!in_kernel)
-		uregs = regs;
-	else if (!(task->flags & PF_KTHREAD) && task->mm)
-		uregs = task_pt_regs(task);
-	else
-		uregs = NULL;
+	uregs = in_kernel ? tap_current_user_regs() : regs;
 
 	/* The largest record this sample may need, within what fits. */
 	kdepth = in_kernel ? cfg->kstack_depth : 0;
@@ -206,6 +123,13 @@ static void tap_sample_handler(struct perf_event *event,
 		ubytes = round_down(min_t(u32, ubytes,
 					  max - kdepth * sizeof(u64)), 8);
 		size = sizeof(*rec) + kdepth * sizeof(u64) + ubytes;
+		/*
+		 * A shorter copy than asked reads as one that stopped at an
+		 * unmapped page (see TAPROOT_SAMPLE_F_USTACK_FAULT); fewer
+		 * frames set KSTACK_TRUNC in the walk itself.
+		 */
+		if (uregs && ubytes < cfg->ustack_bytes)
+			flags |= TAPROOT_SAMPLE_F_USTACK_FAULT;
 	}
 
 	hdr = tap_ring_reserve(size, TAPROOT_REC_SAMPLE);
@@ -224,8 +148,9 @@ static void tap_sample_handler(struct perf_event *event,
 
 	kstack = (u64 *)(rec + 1);
 	nr = 0;
-	if (in_kernel && cfg->kstack_depth) {
-		nr = tap_walk_kstack(kstack, kdepth, regs, &ktrunc);
+	if (in_kernel) {
+		/* With kstack_depth 0 too: then every frame is left out. */
+		nr = tap_kstack_regs(kstack, kdepth, regs, &ktrunc);
 		if (ktrunc)
 			flags |= TAPROOT_SAMPLE_F_KSTACK_TRUNC;
 	}

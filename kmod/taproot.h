@@ -9,6 +9,8 @@
  *   ring.c   the per-CPU rings (ring.h): producer, wakeups, mmap, resize
  *   config.c the configuration (config.h) and the control lock
  *   sample.c timer sampling: per-CPU perf events, TAPROOT_REC_SAMPLE
+ *   events.c tracepoint probes: SWITCH, WAKING, FORK, EXEC, EXIT records
+ *   stack.c  stacks of the current task, for samples and events
  *
  * The ABI is <linux/taproot.h> (include/uapi/linux/taproot.h), the only
  * definition of everything userspace sees. features.h is generated per

@@ -355,14 +355,21 @@ struct taproot_user_regs {
 #define TAPROOT_SAMPLE_F_USER_REGS	(1U << 0) /* user_regs are valid */
 #define TAPROOT_SAMPLE_F_IN_KERNEL	(1U << 1) /* interrupted in kernel mode */
 #define TAPROOT_SAMPLE_F_IDLE		(1U << 2) /* interrupted the idle task */
-#define TAPROOT_SAMPLE_F_KSTACK_TRUNC	(1U << 3) /* more kernel frames than room */
-#define TAPROOT_SAMPLE_F_USTACK_FAULT	(1U << 4) /* copy stopped at an unmapped page */
+#define TAPROOT_SAMPLE_F_KSTACK_TRUNC	(1U << 3) /* kernel frames left out */
+#define TAPROOT_SAMPLE_F_USTACK_FAULT	(1U << 4) /* user stack copy cut short */
 #define TAPROOT_SAMPLE_F_KTHREAD	(1U << 5) /* a kernel thread: no user part */
 
 /*
  * A timer sample. Followed by kstack_nr u64 kernel return addresses (the
  * interrupted ip first), then ustack_len bytes copied from the user stack
  * starting at user_regs.sp, then padding to 8 bytes.
+ *
+ * KSTACK_TRUNC: an in-kernel sample lost its outermost kernel frames, to
+ * the configured depth (all of them with depth 0) or to fit the ring.
+ * USTACK_FAULT: ustack_len is below the configured size because the copy
+ * stopped at an unmapped page, or because the record was shortened to fit
+ * the ring (at most a quarter of its data area); either way the reader has
+ * the innermost bytes only. The stats count only the first cause.
  */
 struct taproot_rec_sample {
 	struct taproot_rec_header hdr;
@@ -419,7 +426,9 @@ struct taproot_stack_snap {
  * selected off-CPU interval. prev_state is the task state prev left the
  * CPU in (the kernel's TASK_* bits: 0 running, 0x1 interruptible (S), 0x2
  * uninterruptible (D), ...); with TAPROOT_SWITCH_F_PREEMPT prev was
- * preempted and is runnable (R+) whatever the state says. prev_seq names
+ * preempted and is runnable (R+) whatever the state says; it is set for
+ * every switch-out in state 0 too (preempted on the way back to user mode,
+ * where the kernel calls schedule(), or a yield). prev_seq names
  * the interval prev starts, next_seq the one next ends; the fields of the
  * side that is not flagged still hold that task's identity.
  */

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Causal events: probes on the scheduler's tracepoints that write
+ * TAPROOT_REC_SWITCH, _WAKING, _FORK, _EXEC and _EXIT records
+ * (<linux/taproot.h>, "Causal events").
+ *
+ * Attaching. The tracepoint objects are not exported; they are found by
+ * name with for_each_kernel_tracepoint() at load, and probes are attached
+ * with tracepoint_probe_register() at START for the kinds then enabled,
+ * and detached at STOP and unload, followed by
+ * tracepoint_synchronize_unregister(): after it no probe runs, so nothing
+ * the probes use (configuration, rings, the module) may go before.
+ *
+ * Probe prototypes must match the tracepoints' exactly (kCFI kernels trap
+ * on a mismatch): the kmod/probes/ build tests say which one this kernel
+ * has (HAS_SCHED_SWITCH_PREV_STATE_LAST, HAS_SCHED_PROCESS_EXIT_GROUP_DEAD).
+ *
+ * Contexts. sched_switch runs in __schedule() and sched_waking in
+ * try_to_wake_up(), with interrupts off under the runqueue or pi lock;
+ * sched_wakeup_new, fork, exec and exit run in the parent's or the task's
+ * own context with preemption off (the tracepoint disables it) and can be
+ * interrupted by the sample timer. So, as in the sample handler: no sleep,
+ * no lock, no allocation, no printk, no wake_up() (the ring wakes readers
+ * through irq_work); the configuration is read with rcu_dereference_sched()
+ * and the counters are per CPU. A probe nested in another on one CPU (a
+ * sample in a fork probe) is the ring's business (tap_ring_reserve()).
+ *
+ * Off-CPU intervals. The interval a task starts when it leaves the CPU
+ * (blocked, or preempted and still runnable) is named (tid, seq), seq = nvcsw + nivcsw right after
+ * the switch-out: __schedule() bumps the count before it calls
+ * trace_sched_switch() (checked in 6.1 and 6.12), and no other switch of
+ * the task happens before it runs again, so the switch-out (prev's count),
+ * the waking (the target's count) and the switch-in (next's count) read
+ * the same number. tap_selected() decides from (tid, seq) alone, so every
+ * CPU agrees without shared state.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/binfmts.h>
+#include <linux/hardirq.h>
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "config.h"
+#include "events.h"
+#include "ring.h"
+#include "stack.h"
+#include "taproot.h"
+
+#ifndef HAS_SCHED_SWITCH_PREV_STATE_LAST
+#error "sched_switch probe prototype of this kernel is not supported (before 5.19)"
+#endif
+
+static DEFINE_PER_CPU(struct tap_events_stats, tap_events_stats);
+
+/* ------------------------------------------------------------ helpers */
+
+/* The count that names a task's current (or next) off-CPU interval. */
+static inline u64 tap_task_seq(const struct task_struct *t)
+{
+	return (u64)READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+}
+
+/*
+ * Whether interval (@tid, @seq) is in the 1/@one_in slice: a 64-bit mix
+ * (murmur3's finalizer) of both, whose top 32 bits, scaled by @one_in,
+ * fall in the first of @one_in equal parts.
+ */
+static inline bool tap_selected(pid_t tid, u64 seq, u32 one_in)
+{
+	u64 x = seq ^ ((u64)(u32)tid * 0x9e3779b97f4a7c15ULL);
+
+	if (one_in <= 1)
+		return true;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return ((x >> 32) * one_in) >> 32 == 0;
+}
+
+/* The TGID filter, and never the consumer's own process. */
+static inline bool tap_task_passes(const struct tap_config *cfg,
+				   const struct task_struct *t, pid_t consumer)
+{
+	if (consumer && t->tgid == consumer)
+		return false;
+	return tap_config_tgid_ok(cfg, t->tgid);
+}
+
+static inline void tap_copy_comm(char *dst, const struct task_struct *t)
+{
+	BUILD_BUG_ON(TASK_COMM_LEN != 16);
+	memcpy(dst, t->comm, TASK_COMM_LEN);
+	dst[TASK_COMM_LEN - 1] = '\0';
+}
+
+/*
+ * What a stack snapshot of current will hold, planned before the
+ * reservation so that the record is sized once.
+ */
+struct tap_snap_plan {
+	struct pt_regs *uregs;	/* NULL: no user part */
+	u32 kdepth;		/* room for kernel frames */
+	u32 ubytes;		/* room for user stack bytes */
+	u16 flags;		/* TAPROOT_SNAP_F_USTACK_TRUNC when shortened */
+	bool irq;		/* an interrupt's stack: stop at its entry */
+};
+
+/*
+ * Plan a snapshot after a fixed part of @fixed bytes. Returns the bytes
+ * the whole record needs at most, or 0 when not even the snapshot's own
+ * fixed part fits a ring record (then the record goes without it).
+ */
+static u32 tap_snap_plan(struct tap_snap_plan *p, const struct tap_config *cfg,
+			 u32 fixed, bool irq)
+{
+	u32 max = round_down(tap_ring_max_record(), 8);
+	u32 base = fixed + sizeof(struct taproot_stack_snap);
+	u32 room;
+
+	p->irq = irq;
+	p->uregs = irq ? NULL : tap_current_user_regs();
+	p->kdepth = cfg->kstack_depth;
+	p->ubytes = p->uregs ? cfg->ustack_bytes : 0;
+	p->flags = 0;
+	if (max < base)
+		return 0;
+	room = max - base;
+	if (p->kdepth * sizeof(u64) + p->ubytes > room) {
+		/* As a sample: kernel frames first, the user stack gets the rest. */
+		p->kdepth = min_t(u32, p->kdepth, room / sizeof(u64));
+		p->ubytes = round_down(min_t(u32, p->ubytes,
+					     room - p->kdepth * sizeof(u64)), 8);
+		if (p->uregs && p->ubytes < cfg->ustack_bytes)
+			p->flags |= TAPROOT_SNAP_F_USTACK_TRUNC;
+	}
+	return base + p->kdepth * sizeof(u64) + p->ubytes;
+}
+
+/* Fill the snapshot at @sn as planned; returns the bytes it takes. */
+static u32 tap_snap_fill(struct taproot_stack_snap *sn,
+			 const struct tap_snap_plan *p)
+{
+	u64 *kstack = (u64 *)(sn + 1);
+	u16 flags = p->flags;
+	bool trunc = false;
+	u32 nr, ulen = 0;
+
+	nr = tap_kstack_here(kstack, p->kdepth, p->irq, &trunc);
+	if (trunc)
+		flags |= TAPROOT_SNAP_F_KSTACK_TRUNC;
+	if (p->uregs) {
+		flags |= TAPROOT_SNAP_F_USER_REGS;
+		tap_fill_user_regs(&sn->user_regs, p->uregs);
+		if (p->ubytes) {
+			ulen = tap_copy_ustack((u8 *)(kstack + nr),
+					       p->uregs->sp, p->ubytes);
+			if (ulen < p->ubytes)
+				flags |= TAPROOT_SNAP_F_USTACK_FAULT;
+		}
+	} else {
+		memset(&sn->user_regs, 0, sizeof(sn->user_regs));
+	}
+	sn->kstack_nr = nr;
+	sn->flags = flags;
+	sn->ustack_len = ulen;
+	return sizeof(*sn) + nr * sizeof(u64) + ulen;
+}
+
+/* Zero the padding after @used bytes of @hdr's record and publish it. */
+static void tap_commit(struct taproot_rec_header *hdr, u32 used)
+{
+	memset((u8 *)hdr + used, 0, round_up(used, 8) - used);
+	tap_ring_commit(hdr, round_up(used, 8));
+}
+
+/* ------------------------------------------------------------ switch */
+
+/*
+ * Whether prev starts an off-CPU interval, and how. It does unless it is
+ * dead (its last switch). It was preempted, and is runnable, when the
+ * tracepoint says so, and also when it left in TASK_RUNNING: a task
+ * preempted on its way back to user mode goes through schedule(), not
+ * preempt_schedule(), and so does one that yields. On 6.1-rt a wait for a
+ * sleeping spinlock is passed as a preemption (SM_RTLOCK_WAIT is in
+ * SM_MASK_PREEMPT): it is a block.
+ */
+static inline bool tap_switch_out(bool *preempt, unsigned int state)
+{
+	if (state & TASK_DEAD)
+		return false;
+	if (*preempt && (state & TASK_RTLOCK_WAIT))
+		*preempt = false;
+	else if (!state)
+		*preempt = true;
+	return true;
+}
+
+static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			     struct task_struct *next, unsigned int prev_state)
+{
+	const struct tap_config *cfg = tap_config_sched();
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_switch *rec;
+	struct tap_snap_plan plan;
+	bool psel = false, nsel = false;
+	u64 pseq, nseq;
+	u32 size, used;
+	pid_t consumer;
+	u16 flags = 0;
+
+	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_SWITCH))
+		return;
+	consumer = tap_dev_consumer_tgid();
+	pseq = tap_task_seq(prev);
+	nseq = tap_task_seq(next);
+
+	if (!is_idle_task(prev) && tap_switch_out(&preempt, prev_state) &&
+	    tap_task_passes(cfg, prev, consumer)) {
+		this_cpu_inc(tap_events_stats.switches);
+		psel = tap_selected(prev->pid, pseq, cfg->sched_one_in);
+		if (psel)
+			this_cpu_inc(tap_events_stats.switches_selected);
+	}
+	if (!is_idle_task(next) && tap_task_passes(cfg, next, consumer))
+		nsel = tap_selected(next->pid, nseq, cfg->sched_one_in);
+	if (!psel && !nsel)
+		return;
+
+	size = sizeof(*rec);
+	if (psel) {
+		flags |= TAPROOT_SWITCH_F_PREV;
+		/* prev is current: its stacks are the ones in use. */
+		used = tap_snap_plan(&plan, cfg, sizeof(*rec), false);
+		if (used) {
+			flags |= TAPROOT_SWITCH_F_STACKS;
+			size = round_up(used, 8);
+		}
+	}
+	if (nsel)
+		flags |= TAPROOT_SWITCH_F_NEXT;
+	if (preempt)
+		flags |= TAPROOT_SWITCH_F_PREEMPT;
+
+	hdr = tap_ring_reserve(size, TAPROOT_REC_SWITCH);
+	if (!hdr)
+		return;		/* counted and announced by the ring */
+	rec = container_of(hdr, struct taproot_rec_switch, hdr);
+	hdr->flags = flags;
+	rec->cpu = smp_processor_id();
+	rec->prev_state = prev_state;
+	rec->prev_pid = prev->tgid;
+	rec->prev_tid = prev->pid;
+	rec->next_pid = next->tgid;
+	rec->next_tid = next->pid;
+	rec->sched_one_in = cfg->sched_one_in;
+	rec->reserved = 0;
+	rec->prev_seq = pseq;
+	rec->next_seq = nseq;
+	tap_copy_comm(rec->prev_comm, prev);
+	used = sizeof(*rec);
+	if (flags & TAPROOT_SWITCH_F_STACKS)
+		used += tap_snap_fill((struct taproot_stack_snap *)(rec + 1),
+				      &plan);
+	tap_commit(hdr, used);
+}
+
+/* ------------------------------------------------------------ waking */
+
+static void tap_waking(struct task_struct *p, bool new)
+{
+	const struct tap_config *cfg = tap_config_sched();
+	struct task_struct *waker = current;
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_waking *rec;
+	struct tap_snap_plan plan;
+	u32 size, used;
+	u16 flags = 0;
+	u64 seq;
+
+	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_WAKING))
+		return;
+	/*
+	 * A task woken before it left the CPU (it set its sleep state, then
+	 * the condition came true) starts no interval: its switch-out sees
+	 * it running again. Waking itself is the one case seen here.
+	 */
+	if (p == waker && !new)
+		return;
+	if (!tap_task_passes(cfg, p, tap_dev_consumer_tgid()))
+		return;
+	/* A new task has not run: the interval before its first run is 0. */
+	seq = new ? 0 : tap_task_seq(p);
+	if (!tap_selected(p->pid, seq, cfg->sched_one_in))
+		return;
+
+	if (in_nmi())
+		flags |= TAPROOT_WAKING_F_NMI;
+	else if (in_hardirq())
+		flags |= TAPROOT_WAKING_F_HARDIRQ;
+	else if (in_serving_softirq())
+		flags |= TAPROOT_WAKING_F_SOFTIRQ;
+	if (new)
+		flags |= TAPROOT_WAKING_F_NEW;
+
+	size = sizeof(*rec);
+	used = tap_snap_plan(&plan, cfg, sizeof(*rec), flags &
+			     (TAPROOT_WAKING_F_NMI | TAPROOT_WAKING_F_HARDIRQ |
+			      TAPROOT_WAKING_F_SOFTIRQ));
+	if (used) {
+		flags |= TAPROOT_WAKING_F_STACKS;
+		size = round_up(used, 8);
+	}
+
+	hdr = tap_ring_reserve(size, TAPROOT_REC_WAKING);
+	if (!hdr)
+		return;
+	rec = container_of(hdr, struct taproot_rec_waking, hdr);
+	hdr->flags = flags;
+	rec->cpu = smp_processor_id();
+	rec->target_pid = p->tgid;
+	rec->target_tid = p->pid;
+	rec->reserved = 0;
+	rec->target_seq = seq;
+	if (plan.irq) {
+		/* The interrupt woke it, not the task it interrupted. */
+		rec->waker_pid = 0;
+		rec->waker_tid = 0;
+		memset(rec->waker_comm, 0, sizeof(rec->waker_comm));
+	} else {
+		rec->waker_pid = waker->tgid;
+		rec->waker_tid = waker->pid;
+		tap_copy_comm(rec->waker_comm, waker);
+	}
+	used = sizeof(*rec);
+	if (flags & TAPROOT_WAKING_F_STACKS)
+		used += tap_snap_fill((struct taproot_stack_snap *)(rec + 1),
+				      &plan);
+	tap_commit(hdr, used);
+	this_cpu_inc(tap_events_stats.wakings);
+}
+
+static void tap_probe_waking(void *data, struct task_struct *p)
+{
+	tap_waking(p, false);
+}
+
+static void tap_probe_wakeup_new(void *data, struct task_struct *p)
+{
+	tap_waking(p, true);
+}
+
+/* ------------------------------------------------------------ processes */
+
+static const struct tap_config *tap_proc_cfg(u32 kind,
+					     const struct task_struct *t)
+{
+	const struct tap_config *cfg = tap_config_sched();
+
+	if (unlikely(!cfg) || !(cfg->events & kind) ||
+	    !tap_task_passes(cfg, t, tap_dev_consumer_tgid()))
+		return NULL;
+	return cfg;
+}
+
+static void tap_probe_fork(void *data, struct task_struct *parent,
+			   struct task_struct *child)
+{
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_fork *rec;
+
+	if (!tap_proc_cfg(TAPROOT_EV_FORK, parent))
+		return;
+	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_FORK);
+	if (!hdr)
+		return;
+	rec = container_of(hdr, struct taproot_rec_fork, hdr);
+	/* A thread is not its group's leader (CLONE_THREAD). */
+	if (child->pid != child->tgid)
+		hdr->flags = TAPROOT_FORK_F_THREAD;
+	rec->cpu = smp_processor_id();
+	rec->parent_pid = parent->tgid;
+	rec->parent_tid = parent->pid;
+	rec->child_pid = child->tgid;
+	rec->child_tid = child->pid;
+	rec->reserved = 0;
+	tap_copy_comm(rec->comm, parent);
+	tap_ring_commit(hdr, sizeof(*rec));
+}
+
+static void tap_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
+			   struct linux_binprm *bprm)
+{
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_exec *rec;
+	ssize_t len;
+
+	if (!tap_proc_cfg(TAPROOT_EV_EXEC, p))
+		return;
+	hdr = tap_ring_reserve(sizeof(*rec) + TAPROOT_EXEC_FILENAME_MAX,
+			       TAPROOT_REC_EXEC);
+	if (!hdr)
+		return;
+	rec = container_of(hdr, struct taproot_rec_exec, hdr);
+	len = strscpy((char *)(rec + 1), bprm->filename,
+		      TAPROOT_EXEC_FILENAME_MAX);
+	if (len < 0) {
+		hdr->flags = TAPROOT_EXEC_F_FILENAME_TRUNC;
+		len = TAPROOT_EXEC_FILENAME_MAX - 1;
+	}
+	rec->cpu = smp_processor_id();
+	rec->pid = p->tgid;
+	rec->tid = p->pid;
+	rec->old_tid = old_pid;
+	rec->filename_len = len + 1;
+	rec->reserved = 0;
+	tap_copy_comm(rec->comm, p);
+	tap_commit(hdr, sizeof(*rec) + len + 1);
+}
+
+static void tap_exit(struct task_struct *p, bool group_dead)
+{
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_exit *rec;
+
+	if (!tap_proc_cfg(TAPROOT_EV_EXIT, p))
+		return;
+	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_EXIT);
+	if (!hdr)
+		return;
+	rec = container_of(hdr, struct taproot_rec_exit, hdr);
+	if (group_dead)
+		hdr->flags = TAPROOT_EXIT_F_GROUP_DEAD;
+	rec->cpu = smp_processor_id();
+	rec->pid = p->tgid;
+	rec->tid = p->pid;
+	rec->reserved = 0;
+	tap_copy_comm(rec->comm, p);
+	tap_ring_commit(hdr, sizeof(*rec));
+}
+
+#ifdef HAS_SCHED_PROCESS_EXIT_GROUP_DEAD
+static void tap_probe_exit(void *data, struct task_struct *p, bool group_dead)
+{
+	tap_exit(p, group_dead);
+}
+#else
+/*
+ * do_exit() has taken the task out of signal->live before the
+ * tracepoint: the last thread sees 0. Two threads that exit at once may
+ * both see 0; the tracepoint's own argument (6.16) is exact.
+ */
+static void tap_probe_exit(void *data, struct task_struct *p)
+{
+	tap_exit(p, !atomic_read(&p->signal->live));
+}
+#endif
+
+/* ------------------------------------------------------------ attaching */
+
+struct tap_tp {
+	const char *name;
+	void *probe;
+	u32 kind;		/* the TAPROOT_EV_* that needs it */
+	struct tracepoint *tp;	/* NULL: not in this kernel */
+};
+
+static struct tap_tp tap_tps[] = {
+	{ "sched_switch", tap_probe_switch, TAPROOT_EV_SWITCH },
+	{ "sched_waking", tap_probe_waking, TAPROOT_EV_WAKING },
+	{ "sched_wakeup_new", tap_probe_wakeup_new, TAPROOT_EV_WAKING },
+	{ "sched_process_fork", tap_probe_fork, TAPROOT_EV_FORK },
+	{ "sched_process_exec", tap_probe_exec, TAPROOT_EV_EXEC },
+	{ "sched_process_exit", tap_probe_exit, TAPROOT_EV_EXIT },
+};
+
+/* Kinds whose probes are attached; under tap_ctl_lock. */
+static u32 tap_events_on;
+static bool tap_events_closed;
+
+static void tap_find_tp(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
+		if (!strcmp(tp->name, tap_tps[i].name))
+			tap_tps[i].tp = tp;
+}
+
+/* The kinds all of whose tracepoints were found. */
+static u32 tap_events_provided(void)
+{
+	u32 kinds = TAP_EV_CAUSAL;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
+		if (!tap_tps[i].tp)
+			kinds &= ~tap_tps[i].kind;
+	return kinds;
+}
+
+void __init tap_events_init(void)
+{
+	unsigned int i;
+
+	for_each_kernel_tracepoint(tap_find_tp, NULL);
+	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
+		if (!tap_tps[i].tp)
+			pr_warn("tracepoint %s not found: its events are off\n",
+				tap_tps[i].name);
+}
+
+u64 tap_events_features(void)
+{
+	u32 kinds = tap_events_provided();
+	u64 features = 0;
+
+	if ((kinds & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) ==
+	    (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING))
+		features |= TAPROOT_FEAT_SCHED_EVENTS;
+	if ((kinds & (TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT)) ==
+	    (TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT))
+		features |= TAPROOT_FEAT_PROC_EVENTS;
+	return features;
+}
+
+u32 tap_events_attached(void)
+{
+	lockdep_assert_held(&tap_ctl_lock);
+	return tap_events_on;
+}
+
+/* Detach the probes of @kinds and wait until none of them runs. */
+static void tap_events_detach(u32 kinds)
+{
+	unsigned int i;
+
+	if (!kinds)
+		return;
+	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
+		if (tap_tps[i].kind & kinds)
+			WARN_ON_ONCE(tracepoint_probe_unregister(tap_tps[i].tp,
+								 tap_tps[i].probe,
+								 NULL));
+	tracepoint_synchronize_unregister();
+}
+
+int tap_events_start(u32 events)
+{
+	u32 want = events & TAP_EV_CAUSAL, done = 0;
+	unsigned int i;
+	int err;
+
+	lockdep_assert_held(&tap_ctl_lock);
+	if (tap_events_closed)
+		return -ESHUTDOWN;
+	if (WARN_ON_ONCE(tap_events_on))
+		return -EALREADY;
+	if (want & ~tap_events_provided())
+		return -EOPNOTSUPP;
+
+	for (i = 0; i < ARRAY_SIZE(tap_tps); i++) {
+		if (!(tap_tps[i].kind & want))
+			continue;
+		err = tracepoint_probe_register(tap_tps[i].tp, tap_tps[i].probe,
+						NULL);
+		if (err) {
+			pr_err("cannot attach to tracepoint %s: %d\n",
+			       tap_tps[i].name, err);
+			goto err_detach;
+		}
+		done |= tap_tps[i].kind;	/* something to wait for */
+	}
+	tap_events_on = want;
+	return 0;
+
+err_detach:
+	/* Only the probes before i were attached. */
+	while (i--)
+		if (tap_tps[i].kind & want)
+			WARN_ON_ONCE(tracepoint_probe_unregister(tap_tps[i].tp,
+								 tap_tps[i].probe,
+								 NULL));
+	if (done)
+		tracepoint_synchronize_unregister();
+	return err;
+}
+
+void tap_events_stop(void)
+{
+	lockdep_assert_held(&tap_ctl_lock);
+	tap_events_detach(tap_events_on);
+	tap_events_on = 0;
+}
+
+void tap_events_get_stats(unsigned int cpu, struct tap_events_stats *st)
+{
+	const struct tap_events_stats *s = per_cpu_ptr(&tap_events_stats, cpu);
+
+	/* Single aligned 64-bit loads: never torn on x86-64. */
+	st->switches = READ_ONCE(s->switches);
+	st->switches_selected = READ_ONCE(s->switches_selected);
+	st->wakings = READ_ONCE(s->wakings);
+}
+
+void tap_events_exit(void)
+{
+	mutex_lock(&tap_ctl_lock);
+	tap_events_closed = true;
+	tap_events_stop();
+	mutex_unlock(&tap_ctl_lock);
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stack snapshots of the current task (stack.h), shared by the timer
+ * samples and the tracepoint probes.
+ *
+ * Kernel stacks come from the kernel's unwinder (ORC on the kernels here,
+ * which the module's own objects carry too), as perf's kernel callchain
+ * does: from interrupted registers for a sample, from the probe's own
+ * frame for a tracepoint. stack_trace_save() would do for the latter but
+ * cannot stop at an interrupt's entry, and an interrupt that wakes a task
+ * must not be charged with the stack of whatever task it interrupted.
+ */
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/uaccess.h>
+#include <asm/unwind.h>
+
+#include "stack.h"
+
+void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r)
+{
+	u->ax = r->ax;
+	u->bx = r->bx;
+	u->cx = r->cx;
+	u->dx = r->dx;
+	u->si = r->si;
+	u->di = r->di;
+	u->bp = r->bp;
+	u->sp = r->sp;
+	u->r8 = r->r8;
+	u->r9 = r->r9;
+	u->r10 = r->r10;
+	u->r11 = r->r11;
+	u->r12 = r->r12;
+	u->r13 = r->r13;
+	u->r14 = r->r14;
+	u->r15 = r->r15;
+	u->ip = r->ip;
+	u->flags = r->flags;
+}
+
+struct pt_regs *tap_current_user_regs(void)
+{
+	struct task_struct *task = current;
+
+	if ((task->flags & PF_KTHREAD) || !task->mm)
+		return NULL;
+	return task_pt_regs(task);
+}
+
+/* copy_from_user_nofault() copies all or nothing: go page by page. */
+u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
+{
+	u32 done = 0;
+
+	while (done < len) {
+		unsigned long src = sp + done;
+		u32 chunk = min_t(u32, len - done,
+				  PAGE_SIZE - offset_in_page(src));
+
+		if (copy_from_user_nofault(dst + done,
+					   (const void __user *)src, chunk))
+			break;
+		done += chunk;
+	}
+	return done;
+}
+
+u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc)
+{
+	struct unwind_state state;
+	unsigned long addr;
+	u32 nr = 0;
+
+	if (!max) {
+		*trunc = true;	/* there is at least regs->ip */
+		return 0;
+	}
+	out[nr++] = regs->ip;
+	/* From regs, the unwinder starts at the interrupted frame's caller. */
+	for (unwind_start(&state, current, regs, NULL); !unwind_done(&state);
+	     unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		if (nr == max) {
+			*trunc = true;
+			break;
+		}
+		out[nr++] = addr;
+	}
+	return nr;
+}
+
+/*
+ * noinline: the walk starts from this function's frame, which must be the
+ * module's own so that the skip below has something to skip, whoever
+ * calls it.
+ */
+noinline u32 tap_kstack_here(u64 *out, u32 max, bool irq_only, bool *trunc)
+{
+	struct unwind_state state;
+	bool inner = true;	/* still in the module's frames */
+	unsigned long addr;
+	u32 nr = 0;
+
+	for (unwind_start(&state, current, NULL, NULL); !unwind_done(&state);
+	     unwind_next_frame(&state)) {
+		/* An entry frame: what follows is the interrupted context. */
+		if (irq_only && unwind_get_entry_regs(&state, NULL))
+			break;
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		if (inner && within_module(addr, THIS_MODULE))
+			continue;
+		inner = false;
+		if (nr == max) {
+			*trunc = true;
+			break;
+		}
+		out[nr++] = addr;
+	}
+	return nr;
+}
