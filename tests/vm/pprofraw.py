@@ -15,6 +15,7 @@ the mappings:
     Locations
          1: 0xffffffff81000000 M=1 schedule :0 s=0
                  inlined_caller file.c:12 s=0
+         2: 0x0 -- :0 s=0
     Mappings
     1: 0x0/0x0/0x0 [kernel.kallsyms] BUILDID [FN]
 
@@ -75,9 +76,11 @@ def parse(text):
                 for k, v in _LABEL.findall(line.strip()):
                     cur[2][k] = v
         elif section == "locations":
-            m = re.match(r"^\s+(\d+): (0x[0-9a-f]+) M=(\d+)\s*(.*)$", line)
+            # A location without a mapping (a marker frame such as "--")
+            # has no M=.
+            m = re.match(r"^\s+(\d+): (0x[0-9a-f]+)(?: M=(\d+))?\s*(.*)$", line)
             if m:
-                loc = [int(m.group(3)), []]
+                loc = [int(m.group(3) or 0), []]
                 locs[int(m.group(1))] = loc
                 if m.group(4).strip():
                     loc[1].append(m.group(4).split()[0])
