@@ -172,8 +172,12 @@ static const struct taproot_command commands[] = {
 	  "                       " STR(TAPROOT_RING_PAGES_MIN) ".." STR(TAPROOT_RING_PAGES_MAX) "\n"
 	  "  watermark BYTES      unread bytes in a ring that wake its reader\n"
 	  "  pids PID[,PID]...    only these processes (at most " STR(TAPROOT_MAX_TGIDS) "); or all\n"
+	  "  sched-one-in N       capture one off-CPU interval in N (switch and\n"
+	  "                       waking records), 1.." STR(TAPROOT_SCHED_ONE_IN_MAX) "\n"
 	  "freq and ring-pages change only while sampling is stopped, and\n"
-	  "ring-pages only while no consumer has the rings mapped. Values are\n"
+	  "ring-pages only while no consumer has the rings mapped; switch,\n"
+	  "waking, fork, exec and exit can be turned on only while stopped\n"
+	  "(their tracepoints are attached at start). Values are\n"
 	  "checked here first (exit 2); the module's refusals carry its reason.\n" },
 	{ "stats", do_stats, "[--json]",
 	  "show the per-CPU counters of the module",
