@@ -16,12 +16,12 @@ ev_spawn() {
 	local -n _evpid=$1
 	local name=$2 fd
 	shift 2
-	mkfifo "$TMPDIR/$name.in"
+	mkfifo "$TEST_TMP/$name.in"
 	# Read-write: opening does not wait for a reader, and the FIFO never
 	# reads as end of file while the test lives.
-	exec {fd}<>"$TMPDIR/$name.in"
+	exec {fd}<>"$TEST_TMP/$name.in"
 	EV_FD[$name]=$fd
-	"$PROGS/evblock" "$@" <"$TMPDIR/$name.in" >"$TMPDIR/$name.out" 2>"$TMPDIR/$name.err" &
+	"$PROGS/evblock" "$@" <"$TEST_TMP/$name.in" >"$TMPDIR/$name.out" 2>"$TMPDIR/$name.err" &
 	_evpid=$!
 	_spawned+=("$_evpid")
 	wait_line "evblock $* set up" "$TMPDIR/$name.out" '^start$'
