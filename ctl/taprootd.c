@@ -85,6 +85,8 @@ struct daemon {
 	struct taproot_pipeline *pl;
 	uint32_t pl_freq;
 	bool running;
+	bool gone;			/* the module was unloaded under us */
+	double next_probe;		/* monotonic s: check_module() */
 
 	int64_t interval_start;		/* wall clock s of the current interval */
 	uint64_t interval_samples;	/* pipeline samples at its start */
@@ -566,6 +568,56 @@ static void resync(struct daemon *d)
 		session_stopped(d);
 }
 
+/*
+ * The module can be unloaded under taprootd while sampling is stopped (it
+ * holds no ring then). Its netlink family goes with it, and so does the
+ * multicast subscription; the next load registers a family under another
+ * id, which nothing tells the old sockets. So while sampling is stopped,
+ * ask the module for its info once a second: when that fails, say so once
+ * and try new sockets each second; once they work, follow the module's
+ * session again as at start (with --start, start sampling again).
+ */
+static void check_module(struct daemon *d)
+{
+	struct taproot_nl_sub *sub = NULL;
+	struct taproot_nl *nl = NULL;
+	int err;
+
+	if (!d->gone && taproot_nl_get_info(d->nl, &d->info) == 0)
+		return;
+	err = taproot_nl_open(&nl);
+	if (err == 0)
+		err = taproot_nl_get_info(nl, &d->info);
+	if (err == 0)
+		err = taproot_nl_subscribe(&sub);
+	if (err < 0) {
+		taproot_nl_close(nl);
+		if (!d->gone)
+			log_msg(LOG_WARNING, "the taproot module is gone (%s): waiting for it to "
+				"be loaded again", taproot_errmsg(err));
+		d->gone = true;
+		d->started_it = false;	/* that session went with the module */
+		return;
+	}
+	taproot_nl_sub_close(d->sub);
+	taproot_nl_close(d->nl);
+	d->nl = nl;
+	d->sub = sub;
+	if (d->gone)
+		log_msg(LOG_INFO, "the taproot module is loaded again");
+	d->gone = false;
+	log_module(&d->info);
+	configure_events(d);
+	if (d->start && !d->info.running) {
+		err = taproot_nl_start(d->nl);
+		if (err < 0 && err != -EALREADY)
+			log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
+		else if (err == 0)
+			d->started_it = true;
+	}
+	resync(d);
+}
+
 static void read_notifications(struct daemon *d)
 {
 	struct taproot_notification n;
@@ -724,6 +776,10 @@ int main(int argc, char **argv)
 		int timeout, n;
 
 		consume(&d);
+		if (!d.running && now >= d.next_probe) {
+			check_module(&d);
+			d.next_probe = now + 1;
+		}
 		if (now >= d.next_write) {
 			flush_interval(&d, "interval");
 			while (d.next_write <= now)
