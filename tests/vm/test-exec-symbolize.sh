@@ -52,7 +52,7 @@ cat "$TMPDIR/record.out"
 expect_ok "pprof -raw" "$PPROF" -raw "$out/cpu.pb.gz"
 printf '%s\n' "$OUT" >"$TEST_TMP/cpu.raw"
 
-python3 -S - "$REPO/tests/vm" "$TEST_TMP/cpu.raw" "$pid" <<'PY'
+python3 -S - "$REPO/tests/vm" "$TEST_TMP/cpu.raw" "$pid" <<'PY' || exit 1
 import sys
 sys.path.insert(0, sys.argv[1])
 import pprofraw
