@@ -113,12 +113,20 @@ $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi: | $(CFI_FIXTURES)
 # ------------------------------------------------------------------------
 
 # Each unit test binary runs from the source tree (tests may read fixtures
-# relative to it); both variants must pass.
-unit: $(addprefix $(B)/plain/tests/,$(UNIT_NAMES)) \
-      $(addprefix $(B)/san/tests/,$(UNIT_NAMES)) | $(PPROF)
-	@set -e; for t in $^; do echo "== $${t#$(B)/}"; \
-		TAPROOT_PPROF=$(PPROF) \
-		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+# relative to it); both variants must pass. Every run is a target of its
+# own, unit-run/VARIANT/tests/NAME, so that `make -j2 unit` builds and runs
+# both variants side by side (make check does; the sanitizer runs are the
+# slow ones). Each prints its output in one piece, "== VARIANT/tests/NAME"
+# first, so parallel runs do not interleave.
+UNIT_RUNS := $(addprefix unit-run/san/tests/,$(UNIT_NAMES)) \
+	     $(addprefix unit-run/plain/tests/,$(UNIT_NAMES))
+.PHONY: $(UNIT_RUNS)
+unit: $(UNIT_RUNS)
+$(UNIT_RUNS): unit-run/%: $(B)/% | $(PPROF)
+	@out=$$(TAPROOT_PPROF=$(PPROF) ASAN_OPTIONS=detect_leaks=1 \
+		UBSAN_OPTIONS=print_stacktrace=1 $< 2>&1); rc=$$?; \
+	printf '== %s\n%s\n' '$*' "$$out"; \
+	if [ $$rc -ne 0 ]; then echo "== $* FAILED (exit $$rc)"; fi; exit $$rc
 
 # ---------------------------------------------------------------- kernel
 
@@ -166,11 +174,15 @@ vm-selftest:
 	tests/vm/selftest
 
 # Dependencies first, in a sub-make, so that pkg-config and the kernel list
-# are evaluated after the packages exist.
+# are evaluated after the packages exist. The unit tests, the harness
+# selftest and the builds the VM tests need run side by side, CHECK_JOBS
+# jobs at a time (none of them is timing-sensitive; the selftest's guests
+# mostly boot and wait); the VM tests then run alone, one guest at a time,
+# as their timing checks need.
+CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
-	$(MAKE) --no-print-directory unit
-	$(MAKE) --no-print-directory vm-selftest
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest kmods userspace
 	$(MAKE) --no-print-directory vm-check
 
 demo:
