@@ -1,9 +1,11 @@
 #!/bin/bash
 # The module survives its whole life cycle, over and over, under a
 # fork-heavy multi-threaded load: loaded, configured (frequency, stack
-# sizes, ring size, TGID filter), started, reconfigured while sampling
-# (every other round), read by a consumer (every third round), stopped and
-# unloaded, or unloaded while still sampling (every third round). Every
+# sizes, ring size, TGID filter, causal events and their selection),
+# started, reconfigured while sampling (every other round; causal kinds are
+# dropped), read by a consumer (every third round), stopped and unloaded,
+# or unloaded while still sampling, tracepoint probes attached (every third
+# round). Every
 # round takes samples; a consumer's reading finds no corrupt record; the
 # module holds no reference once its users are gone (refcnt 0 before every
 # unload) and every unload removes it. That the kernel stayed quiet (no
@@ -23,6 +25,10 @@ freqs=(97 1000 199 499)
 ustacks=(8192 0 65536 1024)
 kstacks=(127 2 0 16)
 ring_pages=(256 2 64 16)
+# Every set keeps samples (the rounds check them); each round's causal
+# kinds have their tracepoints attached at start.
+events=(all sample,switch,waking sample,fork,exec,exit sample,switch,exit)
+one_in=(1 4 1 64)
 
 unload_module
 # At the lowest priority: the load takes whatever CPU time the test leaves,
@@ -38,12 +44,13 @@ for ((i = 0; i < rounds; i++)); do
 	unload_running=$((i % 3 == 2))
 	pids=$storm
 	[ $((i % 2)) -eq 0 ] || pids=all
-	say "round $i ($((${EPOCHREALTIME/./} / 1000000)) s): freq ${freqs[k]} ustack ${ustacks[k]} kstack ${kstacks[k]} ring-pages ${ring_pages[k]} pids $pids consumer $consumer unload-while-running $unload_running"
+	say "round $i ($((${EPOCHREALTIME/./} / 1000000)) s): freq ${freqs[k]} ustack ${ustacks[k]} kstack ${kstacks[k]} ring-pages ${ring_pages[k]} events ${events[k]} sched-one-in ${one_in[k]} pids $pids consumer $consumer unload-while-running $unload_running"
 
 	load_module
 	assert_eq "round $i: references after load" 0 "$(refcnt)"
 	ctl "round $i: config set" config set freq "${freqs[k]}" ustack "${ustacks[k]}" \
-		kstack "${kstacks[k]}" ring-pages "${ring_pages[k]}" pids "$pids"
+		kstack "${kstacks[k]}" ring-pages "${ring_pages[k]}" pids "$pids" \
+		events "${events[k]}" sched-one-in "${one_in[k]}"
 	if [ "$consumer" -eq 1 ]; then
 		dump_begin "dump$i"
 		assert_gt "round $i: references while a consumer has the rings" "$(refcnt)" 0
@@ -53,7 +60,8 @@ for ((i = 0; i < rounds; i++)); do
 	nap 0.2
 	if [ $((i % 2)) -eq 1 ]; then
 		ctl "round $i: config set while sampling" config set \
-			ustack "${ustacks[(k + 1) % 4]}" kstack "${kstacks[(k + 1) % 4]}" pids "$storm"
+			ustack "${ustacks[(k + 1) % 4]}" kstack "${kstacks[(k + 1) % 4]}" pids "$storm" \
+			events sample sched-one-in "${one_in[(k + 1) % 4]}"
 		# And sample a moment more with the new configuration.
 		nap 0.2
 	fi

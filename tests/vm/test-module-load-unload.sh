@@ -1,7 +1,8 @@
 #!/bin/bash
 # taprootctl load/unload cycles cleanly: after each load /dev/taproot exists
 # as a 0600 character device and the module is listed; after each unload
-# both are gone. A valid module parameter reaches the module; an invalid one
+# both are gone, also when the unload comes while sampling runs with every
+# causal event's tracepoint probe attached (every fifth cycle). A valid module parameter reaches the module; an invalid one
 # makes the load fail and leaves nothing loaded.
 . "${0%/*}/lib.sh"
 require_module
@@ -19,6 +20,10 @@ for i in $(seq 1 "$cycles"); do
 		lsmod_lists taproot || die "load #$i: lsmod does not list taproot"
 	fi
 
+	if [ $((i % 5)) -eq 0 ]; then
+		expect_ok "config set events all #$i" "$CTL" config set events all
+		expect_ok "start #$i" "$CTL" start
+	fi
 	expect_ok "unload #$i" "$CTL" unload
 	[ ! -e /dev/taproot ] || die "unload #$i: /dev/taproot still exists"
 	! module_loaded || die "unload #$i: /sys/module/taproot still exists"
