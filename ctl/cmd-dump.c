@@ -778,17 +778,23 @@ int do_dump(int argc, char **argv)
 	taproot_nl_close(nl);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
-	err = taproot_ring_open(&info, &ring);
-	if (err < 0)
-		return p_err("%s", taproot_errmsg(err));
-	if (!info.running)
-		fprintf(stderr, "taprootctl: dump: sampling is not running: showing what the rings "
-			"hold ('taprootctl start' samples)\n");
-
+	/*
+	 * kallsyms before the rings: reading it takes a second of CPU under
+	 * TCG, and a dump that has the rings mapped is ready (tests wait for
+	 * the mapping before they start what they measure).
+	 */
 	err = taproot_ksyms_load(NULL, &d.ksyms);
 	if (err < 0)
 		fprintf(stderr, "taprootctl: dump: kernel stacks stay unsymbolized: %s\n",
 			taproot_errmsg(err));
+	err = taproot_ring_open(&info, &ring);
+	if (err < 0) {
+		taproot_ksyms_free(d.ksyms);
+		return p_err("%s", taproot_errmsg(err));
+	}
+	if (!info.running)
+		fprintf(stderr, "taprootctl: dump: sampling is not running: showing what the rings "
+			"hold ('taprootctl start' samples)\n");
 	if (json_output) {
 		d.j = json_begin();
 		if (!d.j) {
