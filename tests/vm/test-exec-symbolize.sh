@@ -22,6 +22,7 @@ PPROF=$REPO/build/pprof
 [ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
 load_module
 
+pid= rec=	# set by spawn
 spawn pid tapexec "$PROGS/tapexec-a" 200 "$PROGS/tapexec-b" 4
 out=$TEST_TMP/rec
 say "taprootctl record --pid $pid --freq 199 while tapexec-a computes"
