@@ -15,7 +15,9 @@
 #   - the module unloaded under it (sampling stopped, so taprootd has let go
 #     of /dev/taproot): it logs that once, keeps running, and follows the
 #     session of the module loaded again (with --start, starting it again):
-#     profiles are written again, and it stops that session at exit.
+#     profiles are written again, and it stops that session at exit;
+#   - it follows a session that taprootctl starts and stops;
+#   - SIGINT writes the partial profile of the interval and exits 0.
 # Each taprootd start reads kallsyms (seconds under TCG):
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
@@ -121,7 +123,7 @@ kill -HUP "$daemon"
 log_line "SIGHUP applied" "SIGHUP: .* re-read: output $B, interval 1 s, retain 2"
 written "$A"
 in_a=${#WRITTEN[@]}
-wait_written "$B" 5
+wait_written "$B" 3
 written "$A"
 assert_eq "profiles written to a/ after the SIGHUP" "$in_a" "${#WRITTEN[@]}"
 
@@ -131,7 +133,7 @@ kill -HUP "$daemon"
 log_line "bad file refused" "SIGHUP: .* not applied"
 written "$B"
 n=${#WRITTEN[@]}
-wait_written "$B" $((n + 2))
+wait_written "$B" $((n + 1))
 written "$A"
 assert_eq "profiles written to a/ after the refused SIGHUP" "$in_a" "${#WRITTEN[@]}"
 
@@ -183,11 +185,17 @@ d=$((cpu_ms - proc_cpu_ms))
 [ "${d#-}" -le 250 ] || die "status: $cpu_ms ms of CPU, /proc/$daemon/stat says $proc_cpu_ms"
 assert_within "status: MiB resident vs VmRSS" "$proc_rss" "$rss" 10
 
+say "a session taprootctl starts and stops: taprootd follows it"
+ctl "start" start
+wait_count "taprootd follows taprootctl start" "sampling runs at 99 Hz: reading the rings" 2
+ctl "stop" stop
+wait_count "taprootd follows taprootctl stop" "sampling stopped: rings released" 2
+
 say "the module unloaded under taprootd, then loaded again"
 expect_ok "rmmod with taprootd running, sampling stopped" rmmod taproot
 log_line "taprootd sees the module go" "the taproot module is gone"
-# It asks once a second: three more seconds, and still one line about it.
-nap 3
+# It asks once a second: two more seconds, and still one line about it.
+nap 2
 wait_count "the module's absence logged once" "the taproot module is gone" 1
 [ "$COUNT" -eq 1 ] || die "taprootd logged the module's absence $COUNT times, want once: $(<"$syslog")"
 [ -e "/proc/$daemon/stat" ] || die "taprootd exited when the module went away: $(<"$syslog")"
@@ -197,11 +205,16 @@ load_module
 # With --start it starts the new module's sampling itself (at its default
 # rate), reads the rings, writes profiles, and stops it at exit.
 wait_count "taprootd sees the module back" "the taproot module is loaded again" 1
-wait_count "taprootd follows the reloaded module" "sampling runs at [0-9]+ Hz: reading the rings" 2
+wait_count "taprootd follows the reloaded module" "sampling runs at [0-9]+ Hz: reading the rings" 3
 wait_written "$B" $((n + 1))
-kill -TERM "$daemon"
-wait_exit "taprootd exits on SIGTERM" "$daemon" 60
-assert_eq "taprootd's exit status after SIGTERM" 0 "$RC"
+say "SIGINT: the partial profile of the interval, exit 0"
+kill -INT "$daemon"
+wait_exit "taprootd exits on SIGINT" "$daemon" 60
+assert_eq "taprootd's exit status after SIGINT" 0 "$RC"
+log_line "the last profile, at exit" "exit: $B/(cpu-[^:]+\.pb\.gz): [0-9]+ samples"
+last=$B/${BASH_REMATCH[1]}
+[ -s "$last" ] || die "the profile taprootd wrote at exit is not there: $last"
+[ ! -e "$state" ] || die "the state file stays after a clean exit"
 ctl "status after taprootd's exit" status
 assert_match "taprootd stopped the sampling it started" "$OUT" "^running: +no$"
 say "syslog:"
