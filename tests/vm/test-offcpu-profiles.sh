@@ -10,8 +10,9 @@
 # Read with the real pprof (-raw: every value exact):
 #   - offcpu.pb.gz: the off-CPU time whose stack holds the sleeper's and the
 #     reader's function is within 10% of what they measured; state S for
-#     both where they wait (do_nanosleep, pipe_read), D for the vfork parent (found by its kernel stack: the user
-#     frames below glibc's __vfork do not unwind yet);
+#     both where they wait (do_nanosleep, pipe_read), D for the vfork parent
+#     (found by its kernel stack: the user frames below glibc's __vfork do
+#     not unwind yet);
 #   - offwake.pb.gz: more than half of the reader's blocked time has the
 #     writer's function, then `--`, then the reader's function, with the
 #     label waker=writer; the sleeper's wakeups (a timer) have waker
@@ -20,7 +21,9 @@
 # then again with --sched-one-in 4 (one interval in 4 recorded, scaled by
 # 4): the same checks, the off-CPU totals within 10% plus four standard
 # deviations of that sampling, computed from the lengths of the threads'
-# own blocked calls (about 30% more for the few hundred intervals here).
+# own blocked calls. With a few hundred intervals whose lengths vary a lot
+# under TCG on a busy host, that bound came to 50-80% of the measured time:
+# it catches an estimate not scaled, or scaled twice, not a small bias.
 . "${0%/*}/lib.sh"
 
 require_module
