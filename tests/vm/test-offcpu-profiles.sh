@@ -23,7 +23,10 @@
 # deviations of that sampling, computed from the lengths of the threads'
 # own blocked calls. With a few hundred intervals whose lengths vary a lot
 # under TCG on a busy host, that bound came to 50-80% of the measured time:
-# it catches an estimate not scaled, or scaled twice, not a small bias.
+# it catches an estimate not scaled, or scaled twice, not a small bias. The
+# count of the sleeper's intervals (switches/count: each of its calls blocks
+# once) is checked against its calls too, which does not depend on the
+# lengths: within 5% plus four standard deviations (about 40% here).
 . "${0%/*}/lib.sh"
 
 require_module
@@ -126,6 +129,20 @@ def after_schedule(frames):
     """The callers of schedule in a stack (leaf first), one per call."""
     return [frames[i + 1] for i in range(len(frames) - 1) if frames[i] == "schedule"]
 
+def check_count(name, off, wait, calls, one_in):
+    """Every call of sleeper_nap blocks once: the count of its intervals
+    (switches/count, scaled by N) estimates its calls. Each selected
+    interval counts N, so the variance is (N - 1) * calls, whatever the
+    intervals' lengths: a tighter check of the scaling than the times."""
+    cnt = value_type(off, "count")
+    got = sum(s.values[cnt] for s in wait if s.labels.get("state") == "S")
+    bound = 0.05 * calls + 4 * math.sqrt((one_in - 1) * calls)
+    print(f"# {name}: sleeper's blocked intervals in do_nanosleep: {got}, calls {calls}"
+          f" (bound +-{bound:.0f})")
+    if abs(got - calls) > bound:
+        fail(f"{name}: {got} intervals of the sleeper in do_nanosleep, not within"
+             f" {bound:.0f} of its {calls} calls")
+
 def check_vfork(name, off, ns, want):
     """The vfork parent waits in state D. It is found by its thread name
     and the kernel's vfork frame: glibc's vfork keeps its return address in
@@ -191,6 +208,8 @@ def check_run(name, one_in):
         wait_s = sum(s.values[ns] for s in wait if s.labels.get("state") == "S")
         print(f"# {name}: {role} waits in {WAIT_FN[role]}: {wait_ns / 1e6:.1f} ms,"
               f" blocked {wait_blocked / 1e6:.1f} ms, {wait_s / 1e6:.1f} ms of it in state S")
+        if role == "sleeper":
+            check_count(name, off, wait, int(r[role]["calls"]), one_in)
         if wait_ns < 0.5 * got:
             fail(f"{name}: {role}'s wait in {WAIT_FN[role]} is {wait_ns / 1e6:.1f} ms,"
                  f" not most of its {got / 1e6:.1f} ms off CPU in {fn}")
