@@ -148,7 +148,11 @@
  * seq is the task's count of context switches (nvcsw + nivcsw) just after
  * it was switched out: the switch-out, the waking and the switch-in of one
  * interval carry the same seq, so a consumer joins them by (tid, seq) and
- * never by adjacency, whatever was lost in between.
+ * never by adjacency, whatever was lost in between. One race: a waker on
+ * another CPU can wake the target after the target was taken off the run
+ * queue but before its switch-out counted; that WAKING carries the seq of
+ * the target's previous interval, comes after that interval's switch-in,
+ * and belongs to the interval whose switch-out follows it.
  *
  * Selection. Capturing stacks at every switch would cost too much, so one
  * interval in N (TAPROOT_A_CFG_SCHED_ONE_IN) is selected, by a hash of
