@@ -825,8 +825,15 @@ int taproot_unwind(struct taproot_unwinder *u, void *arg,
 			res->end = (enum taproot_unwind_end)step;
 			break;
 		}
-		/* A caller's frame is above its callee's, but for a signal. */
-		if (!sig && next.r[TP_REG_RSP] <= regs.r[TP_REG_RSP]) {
+		/*
+		 * A caller's frame is above its callee's, but for a signal. In
+		 * the innermost frame only, it may be the same frame: a leaf
+		 * that keeps its return address in a register (glibc's __vfork
+		 * pops it into rdi around the syscall) has CFA == rsp, and
+		 * only there are the registers the rule names known for sure.
+		 */
+		if (!sig && (next.r[TP_REG_RSP] < regs.r[TP_REG_RSP] ||
+			     (next.r[TP_REG_RSP] == regs.r[TP_REG_RSP] && res->nr > 1))) {
 			res->end = TAPROOT_UNWIND_BAD_FRAME;
 			break;
 		}

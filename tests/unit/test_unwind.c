@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dlfcn.h>
 #include <gelf.h>
 
 #include "unwind.h"
@@ -566,6 +567,44 @@ static int nocfi_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
 	return 1;
 }
 
+/*
+ * A leaf whose return address is in a register: glibc's __vfork pops it
+ * into rdi before the syscall ("cfi_register(rip, rdi)", CFA = rsp), and a
+ * vfork parent blocks right after that syscall. The caller's frame is then
+ * at the same sp; the unwinder must take rdi and go on, not call it a bad
+ * frame.
+ */
+static void test_ra_in_register(void **state)
+{
+	struct taproot_unwinder *u = new_unwinder(0);
+	struct taproot_user_regs regs;
+	struct taproot_unwind_result res;
+	static uint64_t zeros[64];
+	uint64_t pcs[8], vfork;
+	uint32_t end_row;
+	Dl_info di;
+	void *fn;
+
+	(void)state;
+	fn = dlsym(RTLD_DEFAULT, "__vfork");
+	assert_non_null(fn);
+	assert_true(dladdr(fn, &di) != 0);
+	vfork = (uint64_t)(uintptr_t)fn - (uint64_t)(uintptr_t)di.dli_fbase;
+	/* the CFA rule of an END row never matters: a row the caller is in */
+	end_row = libc.end_rows[0];
+
+	memset(&regs, 0, sizeof(regs));
+	regs.ip = LIBC_BIAS + vfork + 8;	/* pop %rdi; mov $58,%eax; syscall */
+	regs.sp = SYN_BASE;
+	regs.di = LIBC_BIAS + row_pc(end_row) + 1;
+	assert_int_equal(taproot_unwind(u, &libc.maps, &regs, zeros, sizeof(zeros),
+					pcs, NULL, 8, &res), 2);
+	assert_int_equal(res.end, TAPROOT_UNWIND_COMPLETE);
+	assert_int_equal(pcs[0], regs.ip);
+	assert_int_equal(pcs[1], regs.di);
+	taproot_unwinder_free(u);
+}
+
 static void test_fp_fallback(void **state)
 {
 	static const struct taproot_unwind_ops ops = { .map = nocfi_map };
@@ -1047,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_synthetic_chains),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_ends),
+		cmocka_unit_test(test_ra_in_register),
 		cmocka_unit_test(test_fp_fallback),
 		cmocka_unit_test(test_cache_lru),
 		cmocka_unit_test(test_self),
