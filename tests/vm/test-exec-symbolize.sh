@@ -54,7 +54,7 @@ wait_exit "record writes the profile and exits on SIGINT" "$rec" 60
 [ "$RC" -eq 0 ] || die "record exited $RC: $(cat "$TMPDIR/record.err" "$TMPDIR/record.out")"
 cat "$TMPDIR/record.out"
 [ -s "$out/cpu.pb.gz" ] || die "record: no $out/cpu.pb.gz"
-expect_ok "pprof -raw" "$PPROF" -raw "$out/cpu.pb.gz"
+expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none "$out/cpu.pb.gz"
 printf '%s\n' "$OUT" >"$TEST_TMP/cpu.raw"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP/cpu.raw" "$pid" <<'PY' || exit 1

@@ -59,7 +59,7 @@ record_tapblock() {
 	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
 	for kind in cpu offcpu offwake schedlat; do
 		[ -s "$dir/$kind.pb.gz" ] || die "record ($name): no $kind.pb.gz in $dir: $(ls "$dir")"
-		expect_ok "pprof -raw $kind.pb.gz ($name)" "$PPROF" -raw "$dir/$kind.pb.gz"
+		expect_ok "pprof -raw $kind.pb.gz ($name)" "$PPROF" -raw -symbolize=none "$dir/$kind.pb.gz"
 		printf '%s\n' "$OUT" >"$TEST_TMP/$name-$kind.raw"
 	done
 }
