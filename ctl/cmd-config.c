@@ -133,7 +133,6 @@ static int do_config_show(int argc, char **argv)
 static int do_config_set(int argc, char **argv)
 {
 	struct taproot_config cfg = { 0 };
-	struct taproot_json *j;
 	struct taproot_nl *nl;
 	int err;
 
@@ -154,13 +153,7 @@ static int do_config_set(int argc, char **argv)
 	taproot_nl_close(nl);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
-	if (!json_output)
-		return EXIT_OK;
-	j = json_begin();
-	if (!j)
-		return EXIT_ERR;
-	taproot_json_null(j);
-	return json_end(j);
+	return p_ok();
 }
 
 static const struct taproot_command config_commands[] = {
