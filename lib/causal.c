@@ -185,25 +185,6 @@ static void cz_remove(struct tp_causal *c, struct cz_ival *v)
 
 /* ------------------------------------------------------------ stacks */
 
-static size_t cz_strsize(const char *s)
-{
-	return s ? strlen(s) + 1 : 0;
-}
-
-static const char *cz_strcopy(char **pos, const char *s)
-{
-	size_t n;
-	char *d;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	d = *pos;
-	memcpy(d, s, n);
-	*pos += n;
-	return d;
-}
-
 /* A copy of @nr frames, or NULL (counted) when memory is short or over the bound. */
 static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profile_frame *f,
 				size_t nr)
@@ -213,8 +194,8 @@ static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profil
 	char *pos;
 
 	for (size_t i = 0; i < nr; i++)
-		size += cz_strsize(f[i].function) + cz_strsize(f[i].system_name) +
-			cz_strsize(f[i].file) + cz_strsize(f[i].mapping_path) +
+		size += tp_strsize(f[i].function) + tp_strsize(f[i].system_name) +
+			tp_strsize(f[i].file) + tp_strsize(f[i].mapping_path) +
 			(f[i].build_id ? f[i].build_id_len : 0);
 	if (c->bytes + size > CZ_MAX_BYTES || !(s = malloc(size))) {
 		c->st.table_full++;
@@ -227,10 +208,10 @@ static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profil
 		struct taproot_profile_frame *d = &s->frames[i];
 
 		*d = f[i];
-		d->function = cz_strcopy(&pos, f[i].function);
-		d->system_name = cz_strcopy(&pos, f[i].system_name);
-		d->file = cz_strcopy(&pos, f[i].file);
-		d->mapping_path = cz_strcopy(&pos, f[i].mapping_path);
+		d->function = tp_strcopy(&pos, f[i].function);
+		d->system_name = tp_strcopy(&pos, f[i].system_name);
+		d->file = tp_strcopy(&pos, f[i].file);
+		d->mapping_path = tp_strcopy(&pos, f[i].mapping_path);
 		if (f[i].build_id && f[i].build_id_len) {
 			memcpy(pos, f[i].build_id, f[i].build_id_len);
 			d->build_id = (const uint8_t *)pos;

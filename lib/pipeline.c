@@ -122,25 +122,6 @@ static struct pl_sym *pl_symcache_find(struct pl_symcache *c, int pid, uint64_t 
 	return NULL;
 }
 
-static size_t pl_strsize(const char *s)
-{
-	return s ? strlen(s) + 1 : 0;
-}
-
-static const char *pl_strcopy(char **pos, const char *s)
-{
-	size_t n;
-	char *d;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	d = *pos;
-	memcpy(d, s, n);
-	*pos += n;
-	return d;
-}
-
 /*
  * Copy @nr frames (strings borrowed from the symbolizer) into a new cache
  * entry and insert it. NULL on -ENOMEM. The cache is not emptied here:
@@ -157,8 +138,8 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 	size_t b;
 
 	for (unsigned int i = 0; i < nr; i++)
-		size += pl_strsize(frames[i].function) + pl_strsize(frames[i].file) +
-			pl_strsize(frames[i].mapping_path) +
+		size += tp_strsize(frames[i].function) + tp_strsize(frames[i].file) +
+			tp_strsize(frames[i].mapping_path) +
 			(frames[i].build_id ? frames[i].build_id_len : 0);
 	e = malloc(size);
 	if (!e)
@@ -174,10 +155,10 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 		struct taproot_profile_frame *f = &e->frames[i];
 
 		*f = frames[i];
-		f->function = pl_strcopy(&pos, frames[i].function);
+		f->function = tp_strcopy(&pos, frames[i].function);
 		f->system_name = NULL;
-		f->file = pl_strcopy(&pos, frames[i].file);
-		f->mapping_path = pl_strcopy(&pos, frames[i].mapping_path);
+		f->file = tp_strcopy(&pos, frames[i].file);
+		f->mapping_path = tp_strcopy(&pos, frames[i].mapping_path);
 		if (frames[i].build_id && frames[i].build_id_len) {
 			memcpy(pos, frames[i].build_id, frames[i].build_id_len);
 			f->build_id = (const uint8_t *)pos;

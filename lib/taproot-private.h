@@ -6,6 +6,8 @@
 #ifndef TAPROOT_PRIVATE_H
 #define TAPROOT_PRIVATE_H
 
+#include <string.h>
+
 #include <linux/netlink.h>
 #include <linux/taproot.h>
 
@@ -265,5 +267,29 @@ struct tp_ko_search {
  */
 int tp_ko_resolve(const struct tp_ko_search *s, char **path,
 		  char *tried, size_t len);
+
+/*
+ * Strings packed after a structure in one allocation: tp_strsize() is the
+ * room @s takes (0 for NULL), tp_strcopy() puts it at *@pos and moves *@pos
+ * past it, returning the copy (NULL for NULL).
+ */
+static inline size_t tp_strsize(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+static inline const char *tp_strcopy(char **pos, const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	d = *pos;
+	memcpy(d, s, n);
+	*pos += n;
+	return d;
+}
 
 #endif /* TAPROOT_PRIVATE_H */
