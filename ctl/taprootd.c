@@ -540,6 +540,11 @@ static void session_started(struct daemon *d)
 static void session_stopped(struct daemon *d)
 {
 	d->running = false;
+	/*
+	 * The session --start began is over: a later one is somebody
+	 * else's, and exit must not stop it.
+	 */
+	d->started_it = false;
 	if (!d->ring)
 		return;
 	for (int i = 0; d->pl && i < 64 &&

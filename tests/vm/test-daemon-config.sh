@@ -17,7 +17,9 @@
 #     session of the module loaded again (with --start, starting it again):
 #     profiles are written again, and it stops that session at exit;
 #   - it follows a session that taprootctl starts and stops;
-#   - SIGINT writes the partial profile of the interval and exits 0.
+#   - SIGINT writes the partial profile of the interval and exits 0;
+#   - with --start, it stops at exit only the session it started, not a
+#     later one somebody else started after stopping that one.
 # Each taprootd start reads kallsyms (seconds under TCG):
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
@@ -217,5 +219,20 @@ last=$B/${BASH_REMATCH[1]}
 [ ! -e "$state" ] || die "the state file stays after a clean exit"
 ctl "status after taprootd's exit" status
 assert_match "taprootd stopped the sampling it started" "$OUT" "^running: +no$"
+
+say "--start, then somebody stops and starts a session: exit leaves that one running"
+spawn daemon taprootd "$TAPROOTD" -f --syslog -i 1 -o "$B" --start --state "$state"
+wait_count "taprootd starts sampling" "sampling runs at [0-9]+ Hz: reading the rings" 1
+ctl "stop" stop
+wait_count "taprootd follows taprootctl stop" "sampling stopped: rings released" 1
+ctl "start" start
+wait_count "taprootd follows taprootctl start" "sampling runs at [0-9]+ Hz: reading the rings" 2
+kill -TERM "$daemon"
+wait_exit "taprootd exits on SIGTERM" "$daemon" 60
+assert_eq "taprootd's exit status after SIGTERM" 0 "$RC"
+ctl "status after taprootd's exit" status
+assert_match "taprootd left running the session it did not start" "$OUT" "^running: +yes$"
+ctl "stop" stop
+
 say "syslog:"
 sed 's/^/#   /' "$syslog"
