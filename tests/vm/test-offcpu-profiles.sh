@@ -144,10 +144,10 @@ def check_count(name, off, wait, calls, one_in):
              f" {bound:.0f} of its {calls} calls")
 
 def check_vfork(name, off, ns, want):
-    """The vfork parent waits in state D. It is found by its thread name
-    and the kernel's vfork frame: glibc's vfork keeps its return address in
-    %rdi during the call (its CFI says so), which the unwinder does not
-    follow, so the user frames below __vfork may be missing."""
+    """The vfork parent waits in state D, found by its thread name and the
+    kernel's vfork frame. glibc's __vfork keeps its return address in %rdi
+    during the call (its CFI says so, with CFA == rsp): the unwinder must
+    follow it up to vfork_wait."""
     mine = [s for s in off.samples if s.labels.get("thread_comm") == "vforker"
             and "__do_sys_vfork" in s.frames]
     got = sum(s.values[ns] for s in mine)
@@ -161,6 +161,9 @@ def check_vfork(name, off, ns, want):
     if d < 0.9 * got:
         fail(f"{name}: the vfork parent's wait is not mostly state D:"
              f" {d / 1e6:.1f} of {got / 1e6:.1f} ms")
+    if full < 0.9 * got:
+        fail(f"{name}: the vfork parent's wait unwinds to vfork_wait for only"
+             f" {full / 1e6:.1f} of {got / 1e6:.1f} ms (the return address in %rdi)")
 
 def check_run(name, one_in):
     r = roles(name)
