@@ -573,6 +573,20 @@ static void resync(struct daemon *d)
 		session_stopped(d);
 }
 
+/* --start: start sampling unless it runs; remember that taprootd did. */
+static void start_if_asked(struct daemon *d)
+{
+	int err;
+
+	if (!d->start || d->info.running)
+		return;
+	err = taproot_nl_start(d->nl);
+	if (err < 0 && err != -EALREADY)
+		log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
+	else if (err == 0)
+		d->started_it = true;
+}
+
 /*
  * The module can be unloaded under taprootd while sampling is stopped (it
  * holds no ring then). Its netlink family goes with it, and so does the
@@ -613,13 +627,7 @@ static void check_module(struct daemon *d)
 	d->gone = false;
 	log_module(&d->info);
 	configure_events(d);
-	if (d->start && !d->info.running) {
-		err = taproot_nl_start(d->nl);
-		if (err < 0 && err != -EALREADY)
-			log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
-		else if (err == 0)
-			d->started_it = true;
-	}
+	start_if_asked(d);
 	resync(d);
 }
 
@@ -762,13 +770,7 @@ int main(int argc, char **argv)
 	daemon_retain(d.o.output, d.o.retain, true);
 
 	configure_events(&d);
-	if (d.start && !d.info.running) {
-		err = taproot_nl_start(d.nl);
-		if (err < 0 && err != -EALREADY)
-			log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
-		else if (err == 0)
-			d.started_it = true;
-	}
+	start_if_asked(&d);
 	resync(&d);
 	if (!d.running)
 		log_msg(LOG_INFO, "sampling is stopped: waiting for it to start "
