@@ -6,7 +6,9 @@
 #   make sparse       the module through sparse (C=2), for KDIR
 #   make unit         cmocka unit tests, plain and under ASan+UBSan
 #   make vm-check     VM tests on every test kernel (FLAVORS="6.1 rt" to pick)
-#   make check        everything above, after installing dependencies
+#   make check        everything above, after installing dependencies, and
+#                     the benchmarks' quick mode
+#   make bench        the benchmarks against perf: BENCHMARKS.md
 #   make demo         installs, builds, profiles a workload in a VM
 #
 # Userspace is C11 and warning-free; the module is built with W=1 and must stay
@@ -85,6 +87,14 @@ userspace: ctl/taprootctl ctl/taprootd
 vm-progs:
 	tests/vm/build-progs
 
+# Benchmark helpers (scripts/bench): native programs on the library.
+BENCH_TOOLS := $(B)/bench/cfi-compile
+$(B)/bench/%: $(B)/plain/tests/bench/%.o $(B)/plain/libtaproot.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+
 # ------------------------------------------- the real pprof tool, for tests
 # tests/unit/test_pprof.c reads the profiles lib/pprof.c writes with the
 # real pprof, found through $TAPROOT_PPROF. Built offline (about 20 s) from
@@ -149,7 +159,7 @@ sparse:
 
 # ------------------------------------------------------------ top level
 
-.PHONY: all deps check vm-check vm-selftest demo clean FORCE
+.PHONY: all deps check vm-check vm-selftest bench bench-quick demo clean FORCE
 all: kmod userspace
 
 deps:
@@ -184,6 +194,16 @@ check:
 	scripts/deps
 	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest kmods userspace
 	$(MAKE) --no-print-directory vm-check
+	$(MAKE) --no-print-directory bench-quick
+
+# The benchmarks (scripts/bench): `make bench` writes BENCHMARKS.md and
+# docs/bench/*.png (about 15 minutes per kernel); `make bench-quick`, part of
+# make check, only proves that every series runs (build/bench-quick/).
+bench: | $(PPROF)
+	scripts/bench
+
+bench-quick: | $(PPROF)
+	scripts/bench --quick
 
 demo:
 	scripts/deps

@@ -454,6 +454,7 @@ static void print_waking(struct dump *d, const struct taproot_rec_waking *r, uns
 	ev_u64(d, "waker_pid", r->waker_pid);
 	ev_u64(d, "waker_tid", r->waker_tid);
 	ev_str(d, "waker_comm", r->waker_comm, sizeof(r->waker_comm));
+	ev_u64(d, "capture_ns", r->capture_ns);
 	ev_end(d, taproot_rec_snap(&r->hdr));
 }
 

@@ -7,7 +7,7 @@
  *   record [--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]
  *          [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]
  *          [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
- *          --output DIR [-- COMMAND ARGS...]
+ *          [--raw FILE] --output DIR [-- COMMAND ARGS...]
  *
  * Off-CPU profiles need the module's switch and waking records
  * (TAPROOT_FEAT_SCHED_EVENTS); fork, exec and exit records are turned on
@@ -29,6 +29,12 @@
  * delay it: a new child is sampled from at most about FOLLOW_MS after its
  * fork. The session ends when COMMAND exits, and record exits with its
  * status.
+ *
+ * With --raw FILE it also keeps what the pipeline was fed (lib/rawfile.c):
+ * every record as the ring gave it, the end of each read of the rings, the
+ * kallsyms text, and what the process model read of /proc (and the build
+ * IDs of the files it opened) at the point of the stream where it read it,
+ * so that `taprootctl report FILE` rebuilds the same profiles later.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -81,6 +87,7 @@ struct record_opts {
 	uint64_t min_block_ns;		/* --min-block, a userspace filter */
 	const char *output;
 	const char *stats_json;
+	const char *raw;		/* --raw FILE, NULL: none */
 	char **command;			/* NULL: none */
 };
 
@@ -91,6 +98,9 @@ struct record {
 	struct taproot_pipeline *pl;
 	struct taproot_ksyms *ksyms;
 	struct taproot_config saved;
+	struct taproot_raw_writer *raw;	/* --raw */
+	struct taproot_procs_opts procs_opts;
+	struct taproot_procs_observer observer;
 	bool config_changed;
 	bool started;
 	uint64_t features;		/* the module's TAPROOT_FEAT_* */
@@ -222,7 +232,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		    strcmp(name, "--ustack") && strcmp(name, "--output") && strcmp(name, "-o") &&
 		    strcmp(name, "--stats-json") && strcmp(name, "--ring-pages") &&
 		    strcmp(name, "--events") && strcmp(name, "--sched-one-in") &&
-		    strcmp(name, "--min-block"))
+		    strcmp(name, "--min-block") && strcmp(name, "--raw"))
 			return p_usage("'record': unknown option '%s'", a);
 		if (eq) {
 			val = eq + 1;
@@ -271,6 +281,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->min_block_ns = (uint64_t)us * 1000;
 		} else if (!strcmp(name, "--stats-json")) {
 			o->stats_json = val;
+		} else if (!strcmp(name, "--raw")) {
+			o->raw = val;
 		} else {
 			o->output = val;
 		}
@@ -292,8 +304,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return EXIT_OK;
 }
 
-/* mkdir -p @dir, the last component mode 0700. */
-static int make_output_dir(const char *dir)
+/* mkdir -p @dir, the last component mode 0700 (taprootctl.h). */
+int make_output_dir(const char *dir)
 {
 	char *p = strdup(dir), *s;
 	struct stat st;
@@ -346,6 +358,74 @@ static uint64_t rings_lost(struct taproot_ring *ring)
 			lost += st.lost[c];
 	}
 	return lost;
+}
+
+/* ------------------------------------------------------ raw capture */
+
+static void raw_on_read(void *arg, int pid, enum taproot_proc_file file, int err,
+			const char *data, size_t len)
+{
+	struct record *r = arg;
+
+	/* Errors are sticky in the writer: taproot_raw_writer_finish() reports them. */
+	taproot_raw_write_proc(r->raw, pid, file, err, data, len);
+}
+
+static void raw_on_elf(void *arg, uint64_t dev, uint64_t ino, const char *path,
+		       const uint8_t *build_id, size_t build_id_len)
+{
+	struct record *r = arg;
+
+	taproot_raw_write_elf(r->raw, dev, ino, path, build_id, build_id_len);
+}
+
+/*
+ * The record goes to the pipeline first, then to the file: the /proc reads
+ * its handling made are written before it, where a replay needs them.
+ */
+static int raw_on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
+{
+	struct record *r = arg;
+
+	taproot_pipeline_add_record(r->pl, h, cpu);
+	taproot_raw_write_record(r->raw, cpu, h);
+	return 0;
+}
+
+static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg);
+
+/* One read of the rings into the pipeline (and the raw file). */
+static int consume(struct record *r)
+{
+	static const struct taproot_ring_ops ops = {
+		.record = raw_on_record,
+		.corrupt = on_corrupt,
+	};
+	int n;
+
+	if (!r->raw)
+		return taproot_pipeline_consume(r->pl, r->ring, on_corrupt, r);
+	n = taproot_ring_consume(r->ring, &ops, r);
+	taproot_pipeline_end_round(r->pl);
+	taproot_raw_write_round(r->raw);
+	return n;
+}
+
+/*
+ * The kernel's symbols, from the text the raw file keeps: read once, so
+ * that the file holds exactly what the pipeline used.
+ */
+static int load_ksyms_raw(struct record *r)
+{
+	char *text;
+	size_t len;
+	int err;
+
+	err = taproot_ksyms_load_text(NULL, TAPROOT_RAW_KSYMS_MAX, &r->ksyms, &text, &len);
+	if (!err)
+		taproot_raw_write_ksyms(r->raw, text, len);
+	free(text);
+	return err;
 }
 
 /* ------------------------------------------------- following children */
@@ -601,31 +681,42 @@ static void progress(struct record *r, bool tty, bool final)
 	fflush(stderr);
 }
 
-static void write_stats_json(struct record *r, FILE *f, const char *path, double secs,
-			     const struct taproot_pipeline_top *top, size_t ntop)
+static void summary_stats(const struct taproot_pipeline *pl, const struct summary_info *si,
+			  struct taproot_pipeline_stats *st)
 {
+	if (si->st)
+		*st = *si->st;
+	else
+		taproot_pipeline_stats(pl, st);
+}
+
+/*
+ * The summary's figures as JSON members of the open object @j: the
+ * session's (@si) and the pipeline's. Shared with report (taprootctl.h).
+ */
+void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
+		  const struct summary_info *si)
+{
+	struct taproot_pipeline_top top[TOP_N];
+	size_t ntop = taproot_pipeline_top(pl, top, TOP_N);
 	struct taproot_pipeline_stats st;
-	struct taproot_json *j;
 	unsigned int e;
 
-	if (taproot_json_new(f, &j) < 0)
-		return;
-	taproot_pipeline_stats(r->pl, &st);
-	taproot_json_object_begin(j);
+	summary_stats(pl, si, &st);
 	taproot_json_key(j, "output");
-	taproot_json_string(j, path);
+	taproot_json_string(j, si->path);
 	taproot_json_key(j, "duration_s");
-	taproot_json_u64(j, (uint64_t)(secs * 1000 + 0.5) / 1000);
+	taproot_json_u64(j, (uint64_t)(si->secs * 1000 + 0.5) / 1000);
 	taproot_json_key(j, "duration_ms");
-	taproot_json_u64(j, (uint64_t)(secs * 1000 + 0.5));
+	taproot_json_u64(j, (uint64_t)(si->secs * 1000 + 0.5));
 	taproot_json_key(j, "freq");
-	taproot_json_u64(j, r->o.freq);
+	taproot_json_u64(j, si->freq);
 	taproot_json_key(j, "samples");
 	taproot_json_u64(j, st.samples);
 	taproot_json_key(j, "lost");
-	taproot_json_u64(j, r->lost);
+	taproot_json_u64(j, si->lost);
 	taproot_json_key(j, "corrupt");
-	taproot_json_u64(j, r->corrupt);
+	taproot_json_u64(j, si->corrupt);
 	taproot_json_key(j, "dropped");
 	taproot_json_u64(j, st.dropped);
 	taproot_json_key(j, "kernel_only");
@@ -655,19 +746,17 @@ static void write_stats_json(struct record *r, FILE *f, const char *path, double
 	taproot_json_u64(j, st.stacks);
 	taproot_json_key(j, "folded");
 	taproot_json_u64(j, st.folded);
-	taproot_json_key(j, "followed");
-	taproot_json_u64(j, r->followed);
 	taproot_json_key(j, "proc_events");
 	taproot_json_u64(j, st.proc_events);
-	if (r->o.offcpu) {
+	if (si->offcpu) {
 		const struct taproot_causal_stats *c = &st.causal;
 
 		taproot_json_key(j, "offcpu");
 		taproot_json_object_begin(j);
 		taproot_json_key(j, "sched_one_in");
-		taproot_json_u64(j, r->o.sched_one_in);
+		taproot_json_u64(j, si->sched_one_in);
 		taproot_json_key(j, "min_block_us");
-		taproot_json_u64(j, r->o.min_block_ns / 1000);
+		taproot_json_u64(j, si->min_block_ns / 1000);
 		taproot_json_key(j, "switch_outs");
 		taproot_json_u64(j, c->switch_outs);
 		taproot_json_key(j, "wakings");
@@ -704,13 +793,6 @@ static void write_stats_json(struct record *r, FILE *f, const char *path, double
 		taproot_json_u64(j, c->runqueue_ns);
 		taproot_json_object_end(j);
 	}
-	if (r->child) {
-		taproot_json_key(j, "command_status");
-		if (r->child_done)
-			taproot_json_i64(j, child_exit_code(r));
-		else
-			taproot_json_null(j);
-	}
 	taproot_json_key(j, "top");
 	taproot_json_array_begin(j);
 	for (size_t i = 0; i < ntop; i++) {
@@ -722,60 +804,64 @@ static void write_stats_json(struct record *r, FILE *f, const char *path, double
 		taproot_json_object_end(j);
 	}
 	taproot_json_array_end(j);
+}
+
+static void write_stats_json(struct record *r, FILE *f, const struct summary_info *si)
+{
+	struct taproot_json *j;
+
+	if (taproot_json_new(f, &j) < 0)
+		return;
+	taproot_json_object_begin(j);
+	taproot_json_key(j, "followed");
+	taproot_json_u64(j, r->followed);
+	if (r->o.raw) {
+		taproot_json_key(j, "raw");
+		taproot_json_string(j, r->o.raw);
+	}
+	if (r->child) {
+		taproot_json_key(j, "command_status");
+		if (r->child_done)
+			taproot_json_i64(j, child_exit_code(r));
+		else
+			taproot_json_null(j);
+	}
+	summary_json(j, r->pl, si);
 	taproot_json_object_end(j);
 	taproot_json_free(j);
 }
 
-static void summary(struct record *r, const char *path, double secs)
+void summary_print_head(const struct taproot_pipeline *pl, const struct summary_info *si)
 {
-	struct taproot_pipeline_top top[TOP_N];
 	struct taproot_pipeline_stats st;
-	size_t ntop = taproot_pipeline_top(r->pl, top, TOP_N);
 	unsigned int e;
 	bool any = false;
 
-	taproot_pipeline_stats(r->pl, &st);
-	if (r->o.stats_json) {
-		FILE *f = fopen(r->o.stats_json, "we");
-
-		if (!f)
-			fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,
-				strerror(errno));
-		else {
-			write_stats_json(r, f, path, secs, top, ntop);
-			if (fclose(f) == EOF)
-				fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,
-					strerror(errno));
-		}
-	}
-	if (json_output) {
-		write_stats_json(r, stdout, path, secs, top, ntop);
-		return;
-	}
-	if (r->o.cpu)
-		printf("taprootctl record: wrote %s: %" PRIu64 " samples in %.1f s at %" PRIu32
-		       " Hz\n", path, st.samples, secs, r->o.freq);
+	summary_stats(pl, si, &st);
+	if (si->cpu)
+		printf("taprootctl %s: wrote %s: %" PRIu64 " samples in %.1f s at %" PRIu32
+		       " Hz\n", si->cmd, si->path, st.samples, si->secs, si->freq);
 	else
-		printf("taprootctl record: %.1f s of off-CPU events\n", secs);
-	if (r->o.offcpu) {
+		printf("taprootctl %s: %.1f s of off-CPU events\n", si->cmd, si->secs);
+	if (si->offcpu) {
 		const struct taproot_causal_stats *c = &st.causal;
 
 		printf("  %-10s%s/{offcpu,offwake,schedlat}.pb.gz: %" PRIu64 " intervals joined "
 		       "(one in %" PRIu32 " selected), %.3f s blocked, %.3f s until woken, "
-		       "%.3f s run-queue delay (scaled)\n", "off-cpu:", r->o.output, c->joined,
-		       r->o.sched_one_in, (double)c->blocked_ns / 1e9, (double)c->wait_ns / 1e9,
+		       "%.3f s run-queue delay (scaled)\n", "off-cpu:", si->output, c->joined,
+		       si->sched_one_in, (double)c->blocked_ns / 1e9, (double)c->wait_ns / 1e9,
 		       (double)c->runqueue_ns / 1e9);
 		printf("  %-10s%" PRIu64 " without switch-in, %" PRIu64 " without switch-out, %"
 		       PRIu64 " dropped (table full), %" PRIu64 " wakings outside their interval%s\n",
 		       "unpaired:", c->unpaired_no_in, c->unpaired_no_out, c->table_full,
 		       c->wakings_outside,
-		       r->lost ? " (records were lost: their intervals stay unpaired)" : "");
+		       si->lost ? " (records were lost: their intervals stay unpaired)" : "");
 		if (c->filtered)
 			printf("  %-10s%" PRIu64 " intervals shorter than --min-block left out\n",
 			       "filtered:", c->filtered);
 	}
-	printf("  %-10s%" PRIu64 "%s\n", "lost:", r->lost,
-	       r->lost ? " (the rings were full: try a lower --freq or more --ring-pages)" : "");
+	printf("  %-10s%" PRIu64 "%s\n", "lost:", si->lost,
+	       si->lost ? " (the rings were full: try a lower --freq or more --ring-pages)" : "");
 	printf("  %-10s", "unwind:");
 	if (!st.user_stacks) {
 		printf("no user stacks\n");
@@ -795,6 +881,57 @@ static void summary(struct record *r, const char *path, double secs)
 	if (st.proc_unknown)
 		printf("  %-10s%" PRIu64 " samples of processes that could not be read\n",
 		       "unknown:", st.proc_unknown);
+}
+
+void summary_print_tail(const struct taproot_pipeline *pl, const struct summary_info *si)
+{
+	struct taproot_pipeline_top top[TOP_N];
+	size_t ntop = taproot_pipeline_top(pl, top, TOP_N);
+	struct taproot_pipeline_stats st;
+
+	summary_stats(pl, si, &st);
+	if (ntop) {
+		printf("  top functions (self):\n");
+		printf("  %8s %6s  %s\n", "samples", "self%", "function");
+		for (size_t i = 0; i < ntop; i++)
+			printf("  %8" PRIu64 " %5.1f%%  %s\n", top[i].samples,
+			       st.samples ? 100.0 * (double)top[i].samples / (double)st.samples : 0,
+			       top[i].name);
+	}
+	if (si->cpu)
+		printf("  open it:  pprof -top %s   (or pprof -http=: %s)\n", si->path, si->path);
+	if (si->offcpu)
+		printf("  off-cpu:  pprof -top %s/offcpu.pb.gz; pprof -traces %s/offwake.pb.gz\n",
+		       si->output, si->output);
+}
+
+static void summary(struct record *r, const char *path, double secs)
+{
+	struct summary_info si = {
+		.cmd = "record", .output = r->o.output, .path = path, .secs = secs,
+		.freq = r->o.freq, .cpu = r->o.cpu, .offcpu = r->o.offcpu,
+		.sched_one_in = r->o.sched_one_in, .min_block_ns = r->o.min_block_ns,
+		.lost = r->lost, .corrupt = r->corrupt,
+	};
+
+	if (r->o.stats_json) {
+		FILE *f = fopen(r->o.stats_json, "we");
+
+		if (!f)
+			fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,
+				strerror(errno));
+		else {
+			write_stats_json(r, f, &si);
+			if (fclose(f) == EOF)
+				fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,
+					strerror(errno));
+		}
+	}
+	if (json_output) {
+		write_stats_json(r, stdout, &si);
+		return;
+	}
+	summary_print_head(r->pl, &si);
 	if (r->child) {
 		printf("  %-10s", "command:");
 		if (!r->child_done)
@@ -808,19 +945,10 @@ static void summary(struct record *r, const char *path, double secs)
 			printf("  %-10s%" PRIu64 " child processes followed\n", "children:",
 			       r->followed);
 	}
-	if (ntop) {
-		printf("  top functions (self):\n");
-		printf("  %8s %6s  %s\n", "samples", "self%", "function");
-		for (size_t i = 0; i < ntop; i++)
-			printf("  %8" PRIu64 " %5.1f%%  %s\n", top[i].samples,
-			       st.samples ? 100.0 * (double)top[i].samples / (double)st.samples : 0,
-			       top[i].name);
-	}
-	if (r->o.cpu)
-		printf("  open it:  pprof -top %s   (or pprof -http=: %s)\n", path, path);
-	if (r->o.offcpu)
-		printf("  off-cpu:  pprof -top %s/offcpu.pb.gz; pprof -traces %s/offwake.pb.gz\n",
-		       r->o.output, r->o.output);
+	if (r->o.raw)
+		printf("  %-10s%s (taprootctl report %s --output DIR rebuilds the profiles)\n",
+		       "raw:", r->o.raw, r->o.raw);
+	summary_print_tail(r->pl, &si);
 }
 
 /* ------------------------------------------------------------ record */
@@ -962,7 +1090,28 @@ int do_record(int argc, char **argv)
 		goto out;
 	}
 
-	err = taproot_ksyms_load(NULL, &r.ksyms);
+	if (r.o.raw) {
+		struct taproot_raw_header h = {
+			.abi_version = info.abi_version, .freq_hz = r.o.freq,
+			.ustack_bytes = r.o.ustack_set ? r.o.ustack : 0,
+			.cpu = r.o.cpu, .offcpu = r.o.offcpu, .sched_one_in = r.o.sched_one_in,
+			.min_block_ns = r.o.min_block_ns, .label_tid = r.o.label_tid,
+			.label_cpu = r.o.label_cpu,
+		};
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		h.start_ns = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+		snprintf(h.kernel_release, sizeof(h.kernel_release), "%s", info.kernel_release);
+		err = taproot_raw_writer_new(r.o.raw, &h, &r.raw);
+		if (err < 0) {
+			ret = p_err("--raw: %s", taproot_errmsg(err));
+			goto out;
+		}
+		err = load_ksyms_raw(&r);
+	} else {
+		err = taproot_ksyms_load(NULL, &r.ksyms);
+	}
 	if (err < 0)
 		fprintf(stderr, "taprootctl: record: kernel frames stay unnamed: %s\n",
 			taproot_errmsg(err));
@@ -973,6 +1122,14 @@ int do_record(int argc, char **argv)
 	po.label_cpu = r.o.label_cpu;
 	po.offcpu = r.o.offcpu;
 	po.min_block_ns = r.o.min_block_ns;
+	if (r.raw) {
+		taproot_procs_opts_default(&r.procs_opts);
+		r.observer = (struct taproot_procs_observer){
+			.read = raw_on_read, .elf = raw_on_elf, .arg = &r,
+		};
+		r.procs_opts.observer = &r.observer;
+		po.procs = &r.procs_opts;
+	}
 	snprintf(comment, sizeof(comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, r.o.freq, info.kernel_release);
 	po.comments = comments;
@@ -983,6 +1140,11 @@ int do_record(int argc, char **argv)
 		goto out;
 	}
 
+	/*
+	 * With --raw, the prewarm's reads go to the file too: the files it
+	 * opens (libc, ld.so) stay in the process model's cache, and a replay
+	 * must be told their build IDs.
+	 */
 	err = taproot_pipeline_prewarm(r.pl);
 	if (err < 0) {
 		ret = p_err("%s", taproot_errmsg(err));
@@ -1044,7 +1206,7 @@ int do_record(int argc, char **argv)
 		double t;
 		int timeout = RECORD_POLL_MS;
 
-		taproot_pipeline_consume(r.pl, r.ring, on_corrupt, &r);
+		consume(&r);
 		if (record_signal)
 			break;
 		t = now_s();
@@ -1078,8 +1240,7 @@ out:
 		if (err < 0 && err != -EALREADY)
 			fprintf(stderr, "taprootctl: record: stopping: %s\n", taproot_errmsg(err));
 		/* Everything published up to the stop. */
-		for (int i = 0; i < 64 && taproot_pipeline_consume(r.pl, r.ring, on_corrupt, &r) > 0;
-		     i++)
+		for (int i = 0; i < 64 && consume(&r) > 0; i++)
 			;
 		/* Nothing more comes: intervals still open are unpaired. */
 		taproot_pipeline_flush(r.pl, true);
@@ -1096,6 +1257,18 @@ out:
 
 	if (r.started)
 		err = write_profiles(&r, &ret);
+	if (r.raw) {
+		struct taproot_raw_end end = {
+			.duration_ns = (uint64_t)(secs * 1e9), .lost = r.lost, .corrupt = r.corrupt,
+		};
+		int e = taproot_raw_writer_finish(r.raw, r.started ? &end : NULL);
+
+		r.raw = NULL;
+		if (e < 0) {
+			ret = p_err("--raw %s: %s", r.o.raw, taproot_errmsg(e));
+			err = e;
+		}
+	}
 	if (r.child && !r.child_done)
 		wait_child(&r);
 	if (r.started && err >= 0 && ret == EXIT_OK) {

@@ -157,6 +157,12 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 			ret = parse_ul(path, line, key, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &v);
 			if (!ret && !(cmdline & DOPT_SCHED_ONE_IN))
 				n.sched_one_in = v;
+		} else if (!strcmp(key, "sched-budget")) {
+			unsigned long v;
+
+			ret = parse_ul(path, line, key, val, 0, SCHED_BUDGET_MAX, &v);
+			if (!ret && !(cmdline & DOPT_SCHED_BUDGET))
+				n.sched_budget = v;
 		} else if (!strcmp(key, "min-block")) {
 			unsigned long v;
 
@@ -171,7 +177,7 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 				n.label_cpu = v;
 		} else {
 			log_msg(LOG_ERR, "%s:%u: unknown key '%s' (output, interval, retain, "
-				"max-stacks, label-tid, label-cpu, events, sched-one-in, min-block)",
+				"max-stacks, label-tid, label-cpu, events, sched-one-in, sched-budget, min-block)",
 				path, line, key);
 			ret = -1;
 		}

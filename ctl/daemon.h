@@ -20,7 +20,10 @@ struct daemon_opts {
 	unsigned long max_stacks;	/* per profile, 0: the default */
 	bool label_tid, label_cpu;
 	bool cpu, offcpu;		/* events: the profiles written */
-	unsigned long sched_one_in;	/* off-CPU selection asked of the module */
+	unsigned long sched_one_in;	/* off-CPU selection asked of the module:
+					 * the least one-in-N */
+	unsigned long sched_budget;	/* intervals/s with stacks at most, raising
+					 * one-in-N; 0: fixed at sched_one_in */
 	unsigned long min_block_us;	/* shorter blocked intervals left out */
 };
 
@@ -35,6 +38,7 @@ enum {
 	DOPT_EVENTS = 1 << 6,
 	DOPT_SCHED_ONE_IN = 1 << 7,
 	DOPT_MIN_BLOCK = 1 << 8,
+	DOPT_SCHED_BUDGET = 1 << 9,
 };
 
 /*
@@ -44,6 +48,14 @@ enum {
 int daemon_parse_events(const char *where, const char *list, bool *cpu, bool *offcpu);
 
 #define INTERVAL_DEFAULT	10
+/*
+ * Off-CPU intervals recorded with stacks per second, whole system, by
+ * default. Each costs two stack captures in the kernel (the blocked task's
+ * and its waker's) and two unwinds in taprootd: about 100 us under QEMU
+ * TCG, a few us on hardware (BENCHMARKS.md).
+ */
+#define SCHED_BUDGET_DEFAULT	500
+#define SCHED_BUDGET_MAX	1000000
 #define INTERVAL_MAX		86400
 #define RETAIN_MAX		1000000
 #define MAX_STACKS_MAX		(1UL << 24)
@@ -54,7 +66,8 @@ void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * Read the config file @path into @o, leaving the fields whose DOPT_* bit
  * is in @cmdline alone. Lines: "KEY VALUE" or "KEY = VALUE", '#' comments,
  * keys output, interval, retain, max-stacks, label-tid, label-cpu (the
- * last two: yes/no), events (cpu,offcpu), sched-one-in, min-block (us).
+ * last two: yes/no), events (cpu,offcpu), sched-one-in, sched-budget,
+ * min-block (us).
  * Returns 0, or -1 after logging what is wrong (@o is then unchanged).
  */
 int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o);

@@ -205,7 +205,7 @@ static const struct taproot_command commands[] = {
 	  "[--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]\n"
 	  "         [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]\n"
 	  "         [--events cpu,offcpu] [--sched-one-in N] [--min-block US]\n"
-	  "         --output DIR [-- COMMAND ARGS...]",
+	  "         [--raw FILE] --output DIR [-- COMMAND ARGS...]",
 	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
 	  "Configures the module (freq, default " STR(99) " Hz; ustack; pids), becomes the\n"
 	  "consumer of the rings, starts sampling, turns every sample into\n"
@@ -236,7 +236,27 @@ static const struct taproot_command commands[] = {
 	  "them (it selects by probability only). Fork, exec and exit records\n"
 	  "are turned on whenever the module has them: they keep the process\n"
 	  "model right across exec and pid reuse.\n"
+	  "--raw FILE also saves what the profiles were built from (the ring\n"
+	  "records, kallsyms, what was read of /proc, mapped files' build IDs;\n"
+	  "gzip, mode 0600, written atomically) for 'taprootctl report FILE'.\n"
 	  "Refused while sampling already runs (taprootd or another record).\n" },
+	{ "report", do_report,
+	  "FILE --output DIR [--repeat N] [--stats-json FILE] [--json]",
+	  "rebuild the profiles of a 'record --raw FILE' recording into DIR",
+	  "Replays FILE's records through a pipeline with the recording's\n"
+	  "options and writes DIR/cpu.pb.gz (and offcpu, offwake, schedlat when\n"
+	  "recorded with --events offcpu), with the summary record prints. No\n"
+	  "module needed; run it on the host that recorded (a QEMU guest's\n"
+	  "host too): mapped files are opened from this host's file system and\n"
+	  "matched by build ID; a file that is not the recorded one is left\n"
+	  "unresolved and counted. A truncated or corrupt FILE is an error\n"
+	  "before anything is written. --repeat N (1.." STR(1000) ") replays the records\n"
+	  "N times through one pipeline (pass 1 cold, later passes with warm\n"
+	  "caches; the profiles reset between passes, the last one written) and\n"
+	  "prints per pass: samples, user and kernel frames, CPU and wall time,\n"
+	  "samples/s and ns per unwound frame for taproot_unwind() alone and for\n"
+	  "the whole pipeline. --stats-json FILE writes the summary and the\n"
+	  "passes as JSON to FILE; --json prints it instead of the text.\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

@@ -59,6 +59,36 @@ int do_config(int argc, char **argv);	/* cmd-config.c */
 int do_stats(int argc, char **argv);	/* cmd-stats.c */
 int do_dump(int argc, char **argv);	/* cmd-dump.c */
 int do_record(int argc, char **argv);	/* cmd-record.c */
+int do_report(int argc, char **argv);	/* cmd-report.c */
+
+/*
+ * The end-of-session summary, shared by record and report (cmd-record.c):
+ * what the pipeline does not know itself.
+ */
+struct summary_info {
+	const char *cmd;		/* "record", "report" */
+	const char *output;		/* DIR */
+	const char *path;		/* DIR/cpu.pb.gz */
+	double secs;			/* the session's length */
+	uint32_t freq;
+	bool cpu, offcpu;
+	uint32_t sched_one_in;
+	uint64_t min_block_ns;
+	uint64_t lost, corrupt;
+	/* The pipeline's counters to show; NULL: its cumulative ones now. */
+	const struct taproot_pipeline_stats *st;
+};
+
+/* mkdir -p @dir, the last component mode 0700: 0 or -errno. */
+int make_output_dir(const char *dir);
+
+/* Plain: the first lines (profile, off-cpu, lost, unwind, unknown)... */
+void summary_print_head(const struct taproot_pipeline *pl, const struct summary_info *si);
+/* ...and the last (top functions, how to open the profiles). */
+void summary_print_tail(const struct taproot_pipeline *pl, const struct summary_info *si);
+/* JSON: the same figures as members of the object @j has open. */
+void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
+		  const struct summary_info *si);
 
 /* taprootd's state for 'status' (cmd-daemon.c): its own lines, or a "taprootd" member. */
 void daemon_status_plain(void);

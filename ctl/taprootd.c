@@ -97,7 +97,14 @@ struct daemon {
 	int64_t started;
 	uint64_t lost_seen;		/* from the rings' counters */
 	uint64_t lost_base;
+
+	/* --sched-budget: adapt_selection() */
+	uint32_t one_in;		/* the module's sched_one_in as last seen or set */
+	uint64_t adapt_switches;	/* its switch count at adapt_at */
+	double adapt_at;		/* monotonic s; 0: no count yet */
 };
+
+#define ADAPT_S		1.0		/* s between two looks at the switch rate */
 
 static double mono_s(void)
 {
@@ -125,7 +132,7 @@ static void usage(void)
 	       "  -s, --start          start sampling if it is stopped (and stop it at exit)\n"
 	       "  -c, --config FILE    read options from FILE (keys: output, interval,\n"
 	       "                       retain, max-stacks, label-tid, label-cpu, events,\n"
-	       "                       sched-one-in, min-block; 'KEY VALUE'\n"
+	       "                       sched-one-in, sched-budget, min-block; 'KEY VALUE'\n"
 	       "                       lines, # comments); re-read on SIGHUP. Options on the\n"
 	       "                       command line win over the file.\n"
 	       "      --state FILE     state file for 'taprootctl status' (default\n"
@@ -139,8 +146,13 @@ static void usage(void)
 	       "                       waking records: taprootd turns them on while\n"
 	       "                       sampling is stopped; a session already running\n"
 	       "                       without them gives no off-CPU profiles\n"
-	       "      --sched-one-in N one off-CPU interval in N is recorded (default 1);\n"
-	       "                       values are scaled by N\n"
+	       "      --sched-one-in N record at least one off-CPU interval in N\n"
+	       "                       (default 1); values are scaled by N\n"
+	       "      --sched-budget R record at most about R off-CPU intervals a\n"
+	       "                       second (default %d; 0: no limit): every second\n"
+	       "                       taprootd raises N by powers of two above\n"
+	       "                       --sched-one-in when intervals come faster, and\n"
+	       "                       lowers it again when they slow down\n"
 	       "      --min-block US   leave intervals blocked less than US microseconds\n"
 	       "                       out of offcpu and offwake (a filter in taprootd:\n"
 	       "                       the kernel still records them)\n"
@@ -156,7 +168,7 @@ static void usage(void)
 	       "Exit status: 0 after SIGTERM/SIGINT, 1 error (module not loaded, other\n"
 	       "ABI, no permission: needs CAP_PERFMON or CAP_SYS_ADMIN), 2 usage error.\n",
 	       prog, INTERVAL_MAX, INTERVAL_DEFAULT, TAPROOT_PROFILE_MAX_STACKS,
-	       TAPROOT_ABI_VERSION);
+	       SCHED_BUDGET_DEFAULT, TAPROOT_ABI_VERSION);
 }
 
 static int parse_ulong(const char *opt, const char *arg, unsigned long min,
@@ -176,7 +188,7 @@ static int parse_ulong(const char *opt, const char *arg, unsigned long min,
 static int parse_options(int argc, char **argv, struct daemon *d, bool *foreground)
 {
 	enum { O_STATE = 256, O_MAX_STACKS, O_LABEL_TID, O_LABEL_CPU, O_SYSLOG, O_ONE_IN,
-	       O_MIN_BLOCK };
+	       O_MIN_BLOCK, O_BUDGET };
 	static const struct option options[] = {
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "interval",	required_argument,	NULL, 'i' },
@@ -191,6 +203,7 @@ static int parse_options(int argc, char **argv, struct daemon *d, bool *foregrou
 		{ "events",	required_argument,	NULL, 'e' },
 		{ "sched-one-in", required_argument,	NULL, O_ONE_IN },
 		{ "min-block",	required_argument,	NULL, O_MIN_BLOCK },
+		{ "sched-budget", required_argument,	NULL, O_BUDGET },
 		{ "foreground",	no_argument,		NULL, 'f' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
@@ -239,6 +252,12 @@ static int parse_options(int argc, char **argv, struct daemon *d, bool *foregrou
 					&d->o.sched_one_in))
 				return 2;
 			d->cmdline |= DOPT_SCHED_ONE_IN;
+			break;
+		case O_BUDGET:
+			if (parse_ulong("--sched-budget", optarg, 0, SCHED_BUDGET_MAX,
+					&d->o.sched_budget))
+				return 2;
+			d->cmdline |= DOPT_SCHED_BUDGET;
 			break;
 		case O_MIN_BLOCK:
 			if (parse_ulong("--min-block", optarg, 0, UINT32_MAX, &d->o.min_block_us))
@@ -516,6 +535,8 @@ static void session_started(struct daemon *d)
 		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
 		cfg.freq_hz = d->pl_freq ? d->pl_freq : TAPROOT_FREQ_DEFAULT;
 	}
+	d->one_in = err < 0 ? (uint32_t)d->o.sched_one_in : cfg.sched_one_in;
+	d->adapt_at = 0;
 	if (!d->pl || cfg.freq_hz != d->pl_freq) {
 		flush_interval(d, "frequency changed");
 		if (new_pipeline(d, cfg.freq_hz) < 0)
@@ -571,6 +592,53 @@ static void resync(struct daemon *d)
 		session_started(d);
 	else if (!d->info.running && d->running)
 		session_stopped(d);
+}
+
+/*
+ * --sched-budget: every ADAPT_S seconds while a session with off-CPU
+ * records runs, set the module's one-in-N so that about the budget of
+ * intervals a second carry stacks, whatever the context-switch rate
+ * (taproot_sched_one_in_adapt(): powers of two above --sched-one-in).
+ * The cost of off-CPU profiling is then bounded by the budget, not by
+ * how busy the scheduler is; the totals stay unbiased estimates.
+ */
+static void adapt_selection(struct daemon *d, double now)
+{
+	struct taproot_config c = { .set = TAPROOT_CONFIG_SCHED_ONE_IN };
+	struct taproot_cpu_stats *cpus;
+	uint64_t switches = 0;
+	bool running;
+	size_t nr;
+	double rate;
+	int err;
+
+	if (!d->running || !d->o.offcpu || !d->o.sched_budget || now - d->adapt_at < ADAPT_S)
+		return;
+	err = taproot_nl_get_stats(d->nl, &running, &cpus, &nr);
+	if (err < 0)
+		return;		/* the module went: check_module() says so */
+	for (size_t i = 0; i < nr; i++)
+		switches += cpus[i].switches;
+	free(cpus);
+	rate = d->adapt_at > 0 && switches >= d->adapt_switches ?
+	       (double)(switches - d->adapt_switches) / (now - d->adapt_at) : -1;
+	d->adapt_switches = switches;
+	d->adapt_at = now;
+	if (rate < 0 || !running)
+		return;
+	c.sched_one_in = taproot_sched_one_in_adapt(d->one_in, (uint32_t)d->o.sched_one_in,
+						    rate, (uint32_t)d->o.sched_budget);
+	if (c.sched_one_in == d->one_in)
+		return;
+	err = taproot_nl_set_config(d->nl, &c);
+	if (err < 0) {
+		log_msg(LOG_WARNING, "setting sched-one-in %" PRIu32 ": %s", c.sched_one_in,
+			taproot_errmsg(err));
+		return;
+	}
+	log_msg(LOG_INFO, "off-CPU: %.0f intervals/s: recording one in %" PRIu32
+		" (budget %lu/s)", rate, c.sched_one_in, d->o.sched_budget);
+	d->one_in = c.sched_one_in;
 }
 
 /* --start: start sampling unless it runs; remember that taprootd did. */
@@ -707,7 +775,8 @@ int main(int argc, char **argv)
 {
 	struct daemon d = {
 		.o = { .interval = INTERVAL_DEFAULT, .cpu = true,
-		       .sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT },
+		       .sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT,
+		       .sched_budget = SCHED_BUDGET_DEFAULT },
 		.state_path = TAPROOTD_STATE_DEFAULT,
 	};
 	bool foreground = false;
@@ -783,6 +852,7 @@ int main(int argc, char **argv)
 		int timeout, n;
 
 		consume(&d);
+		adapt_selection(&d, now);
 		if (!d.running && now >= d.next_probe) {
 			check_module(&d);
 			d.next_probe = now + 1;

@@ -266,9 +266,12 @@ static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
 	rec->next_seq = nseq;
 	tap_copy_comm(rec->prev_comm, prev);
 	used = sizeof(*rec);
-	if (flags & TAPROOT_SWITCH_F_STACKS)
+	if (flags & TAPROOT_SWITCH_F_STACKS) {
 		used += tap_snap_fill((struct taproot_stack_snap *)(rec + 1),
 				      &plan);
+		/* The interval starts after our capture (see the uapi). */
+		hdr->time_ns = ktime_get_mono_fast_ns();
+	}
 	tap_commit(hdr, used);
 }
 
@@ -327,7 +330,7 @@ static void tap_waking(struct task_struct *p, bool new)
 	rec->cpu = smp_processor_id();
 	rec->target_pid = p->tgid;
 	rec->target_tid = p->pid;
-	rec->reserved = 0;
+	rec->capture_ns = 0;
 	rec->target_seq = seq;
 	if (plan.irq) {
 		/* The interrupt woke it, not the task it interrupted. */
@@ -340,9 +343,13 @@ static void tap_waking(struct task_struct *p, bool new)
 		tap_copy_comm(rec->waker_comm, waker);
 	}
 	used = sizeof(*rec);
-	if (flags & TAPROOT_WAKING_F_STACKS)
+	if (flags & TAPROOT_WAKING_F_STACKS) {
 		used += tap_snap_fill((struct taproot_stack_snap *)(rec + 1),
 				      &plan);
+		/* The wakeup waits for us: say how long (see the uapi). */
+		rec->capture_ns = (u32)min_t(u64, ktime_get_mono_fast_ns() - hdr->time_ns,
+					     U32_MAX);
+	}
 	tap_commit(hdr, used);
 	this_cpu_inc(tap_events_stats.wakings);
 }

@@ -55,6 +55,7 @@ struct cz_ival {
 	uint64_t seq;
 	unsigned int have;		/* CZ_* */
 	uint64_t t_out, t_wake, t_in;
+	uint32_t wake_capture;		/* ns the waker's stack capture delayed the wakeup */
 	uint64_t round_in;		/* the round the switch-in arrived in */
 	uint64_t round_new;		/* the round the interval was first seen in */
 	uint32_t one_in;
@@ -208,6 +209,8 @@ static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profil
 		struct taproot_profile_frame *d = &s->frames[i];
 
 		*d = f[i];
+		/* The copy outlives the resolver's cache entry the key names. */
+		d->key = NULL;
 		d->function = tp_strcopy(&pos, f[i].function);
 		d->system_name = tp_strcopy(&pos, f[i].system_name);
 		d->file = tp_strcopy(&pos, f[i].file);
@@ -304,7 +307,9 @@ static void cz_switch_out(struct tp_causal *c, const struct taproot_rec_switch *
 	v->have |= CZ_OUT;
 	v->pid = r->prev_pid;
 	v->t_out = r->hdr.time_ns;
-	v->one_in = r->sched_one_in ? r->sched_one_in : 1;
+	/* The larger, should the switch-in have come first (another CPU). */
+	if (!(v->have & CZ_IN) || r->sched_one_in > v->one_in)
+		v->one_in = r->sched_one_in ? r->sched_one_in : 1;
 	cz_state(v->state, r->hdr.flags & TAPROOT_SWITCH_F_PREEMPT, r->prev_state);
 	cz_comm(thread_comm, r->prev_comm);
 	snprintf(v->thread_comm, sizeof(v->thread_comm), "%s", thread_comm);
@@ -337,6 +342,16 @@ static void cz_switch_in(struct tp_causal *c, const struct taproot_rec_switch *r
 	v->have |= CZ_IN;
 	v->t_in = r->hdr.time_ns;
 	v->round_in = c->round;
+	/*
+	 * The module selects (tid, seq) when a hash of it falls below
+	 * 2^32 / one_in, so a selection at one value implies it at every
+	 * smaller one. If one_in changed while the task was off CPU (taprootd
+	 * adapts it), both ends were recorded with probability 1 / the larger
+	 * of the two: that is the interval's weight. (An interval whose end
+	 * was not selected after a rise stays unpaired, and is counted so.)
+	 */
+	if (r->sched_one_in > v->one_in)
+		v->one_in = r->sched_one_in;
 }
 
 static void cz_waking(struct tp_causal *c, const struct taproot_rec_waking *r)
@@ -361,6 +376,7 @@ static void cz_waking(struct tp_causal *c, const struct taproot_rec_waking *r)
 		return;
 	v->have |= CZ_WAKE;
 	v->t_wake = r->hdr.time_ns;
+	v->wake_capture = r->capture_ns;
 	v->wake_new = fl & TAPROOT_WAKING_F_NEW;
 	cz_comm(comm, r->waker_comm);
 	if (fl & TAPROOT_WAKING_F_NMI)
@@ -491,7 +507,7 @@ static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 	struct taproot_profile_label l[6];
 	const struct taproot_profile_frame *bf = v->blocked ? v->blocked->frames : &cz_nostack;
 	size_t nb = v->blocked ? v->blocked->nr : 1, nl;
-	uint64_t one_in = v->one_in;
+	uint64_t one_in = v->one_in, cap, off;
 	bool woken = (v->have & CZ_WAKE) && v->t_wake >= v->t_out && v->t_wake <= v->t_in;
 
 	if (!(v->have & CZ_OUT)) {
@@ -514,25 +530,34 @@ static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 		c->st.unpaired_no_out++;	/* ends that do not belong together */
 		return;
 	}
+	/*
+	 * Capturing the waker's stacks held the wakeup back, and only for
+	 * selected intervals, the ones measured: leave that time out, or
+	 * short intervals would be overestimated by their own measurement.
+	 */
+	cap = woken ? v->wake_capture : 0;
+	if (cap > v->t_in - v->t_wake)
+		cap = v->t_in - v->t_wake;
+	off = v->t_in - v->t_out - cap;
 	c->st.joined++;
 	if (!strcmp(v->state, "R+"))
 		c->st.preempted++;
-	c->st.blocked_ns += (v->t_in - v->t_out) * one_in;
+	c->st.blocked_ns += off * one_in;
 
 	/* Run-queue delay: from the wakeup, or from the preemption. */
 	if (woken || !strcmp(v->state, "R+")) {
-		uint64_t from = woken ? v->t_wake : v->t_out;
+		uint64_t from = woken ? v->t_wake + cap : v->t_out;
 
 		c->st.runqueue_ns += (v->t_in - from) * one_in;
 		nl = cz_labels(c, v, false, l);
 		cz_add_sample(c->o.schedlat, bf, nb, l, nl, (v->t_in - from) * one_in, v->one_in);
 	}
-	if (v->t_in - v->t_out < c->o.min_block_ns) {
+	if (off < c->o.min_block_ns) {
 		c->st.filtered++;
 		return;
 	}
 	nl = cz_labels(c, v, false, l);
-	cz_add_sample(c->o.offcpu, bf, nb, l, nl, (v->t_in - v->t_out) * one_in, v->one_in);
+	cz_add_sample(c->o.offcpu, bf, nb, l, nl, off * one_in, v->one_in);
 	if (woken) {
 		size_t n = cz_offwake_stack(c, v, bf, nb);
 
@@ -607,4 +632,23 @@ void tp_causal_stats(const struct tp_causal *c, struct taproot_causal_stats *st)
 {
 	*st = c->st;
 	st->open = c->count;
+}
+
+uint32_t taproot_sched_one_in_adapt(uint32_t cur, uint32_t floor, double rate, uint32_t budget)
+{
+	uint32_t want = floor ? floor : 1;
+
+	if (budget && rate > (double)budget * want) {
+		/* The smallest power of two times floor that fits the budget. */
+		while (want < TAPROOT_SCHED_ONE_IN_MAX && rate > (double)budget * want)
+			want = want * 2 > TAPROOT_SCHED_ONE_IN_MAX ? TAPROOT_SCHED_ONE_IN_MAX : want * 2;
+	}
+	/*
+	 * Up at once (the budget is what bounds the cost); down only when the
+	 * rate fell to a quarter of what the current value allows, so that a
+	 * rate hovering near a boundary does not make it flap.
+	 */
+	if (want >= cur || !budget || rate * 4 <= (double)budget * cur)
+		return want;
+	return cur;
 }

@@ -7,8 +7,11 @@
  * 64-bit), TYPE one letter, and for a module "\t[MODULE]" after NAME.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "taproot-private.h"
 
@@ -248,6 +251,47 @@ int taproot_ksyms_load(const char *path, struct taproot_ksyms **kp)
 	err = taproot_ksyms_read(f, kp);
 	fclose(f);
 	return err;
+}
+
+int taproot_ksyms_load_text(const char *path, size_t max, struct taproot_ksyms **kp,
+			    char **textp, size_t *lenp)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int fd, err;
+
+	*kp = NULL;
+	*textp = NULL;
+	*lenp = 0;
+	if (!path)
+		path = TP_KSYMS_PATH;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tp_err(-errno, "opening %s: %s", path, strerror(errno));
+	err = tp_read_fd(fd, max, &buf, &len);
+	close(fd);
+	if (err)
+		return tp_err(err, "reading %s: %s", path, strerror(-err));
+	if (len == max) {
+		free(buf);
+		return tp_err(-EFBIG, "%s: more than %zu bytes", path, max);
+	}
+	f = fmemopen(len ? buf : (char *)"", len, "r");
+	if (!f) {
+		err = tp_err(-errno, "%s: %s", path, strerror(errno));
+		free(buf);
+		return err;
+	}
+	err = taproot_ksyms_read(f, kp);
+	fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*textp = buf;
+	*lenp = len;
+	return 0;
 }
 
 const char *taproot_ksyms_lookup(const struct taproot_ksyms *k, uint64_t addr,

@@ -125,7 +125,7 @@ static struct pl_sym *pl_symcache_find(struct pl_symcache *c, int pid, uint64_t 
 /*
  * Copy @nr frames (strings borrowed from the symbolizer) into a new cache
  * entry and insert it. NULL on -ENOMEM. The cache is not emptied here:
- * frames of the stack being built point into it (see pl_symcache_room()).
+ * frames of the stack being built point into it (see pl_symcache_full()).
  */
 static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t start_time,
 				      uint64_t pc, unsigned int flags,
@@ -176,15 +176,14 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 }
 
 /*
- * Make room for the @n pcs of one stack before symbolizing it: the cache
- * is emptied now, if it must be, rather than in the middle of the stack,
- * whose frames borrow their strings from the entries. It holds at most
- * max plus one stack's pcs.
+ * Whether the @n pcs of the stack about to be symbolized would overfill
+ * the cache: the caller then empties it (pl_symcache_flush()) before the
+ * stack rather than in its middle, as the stack's frames borrow their
+ * strings from the entries. It holds at most max plus one stack's pcs.
  */
-static void pl_symcache_room(struct pl_symcache *c, size_t n)
+static bool pl_symcache_full(const struct pl_symcache *c, size_t n)
 {
-	if (c->count + n > c->max)
-		pl_symcache_clear(c);
+	return c->count + n > c->max;
 }
 
 /* ------------------------------------------------------ process names */
@@ -465,9 +464,15 @@ static const char *pl_process_comm(struct taproot_pipeline *p, int pid, uint64_t
 	}
 	snprintf(path, sizeof(path), "%s/%d/comm", root, pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	len = fd >= 0 ? read(fd, c->comm, sizeof(c->comm) - 1) : -1;
+	len = fd >= 0 ? read(fd, c->comm, sizeof(c->comm) - 1) : -errno;
+	if (len < 0 && fd >= 0)
+		len = -errno;
 	if (fd >= 0)
 		close(fd);
+	if (p->opts.procs && p->opts.procs->observer && p->opts.procs->observer->read)
+		p->opts.procs->observer->read(p->opts.procs->observer->arg, pid, TAPROOT_PROC_COMM,
+					      len < 0 ? (int)len : 0, c->comm,
+					      len < 0 ? 0 : (size_t)len);
 	if (len <= 0) {
 		snprintf(c->comm, sizeof(c->comm), "%s", thread_comm);
 	} else {
@@ -692,6 +697,14 @@ static void pl_marker(struct taproot_profile_frame *f, const char *name)
  * The symbolized pcs may be stale once the process model re-read some
  * maps (a pc now in another mapping): then the cache starts over.
  */
+static void pl_symcache_flush(struct taproot_pipeline *p)
+{
+	pl_symcache_clear(&p->symcache);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		if (p->kinds[k])
+			taproot_profile_forget_keys(p->kinds[k]);
+}
+
 static void pl_check_refresh(struct taproot_pipeline *p)
 {
 	struct taproot_procs_stats ps;
@@ -699,7 +712,7 @@ static void pl_check_refresh(struct taproot_pipeline *p)
 	taproot_procs_get_stats(p->procs, &ps);
 	if (ps.refreshes != p->procs_refreshes) {
 		p->procs_refreshes = ps.refreshes;
-		pl_symcache_clear(&p->symcache);
+		pl_symcache_flush(p);
 		p->st.sym_cache_flushes++;
 	}
 }
@@ -709,6 +722,8 @@ static int pl_add_sym(struct taproot_pipeline *p, size_t *nf, const struct pl_sy
 	if (!pl_room(p, *nf, e->nr))
 		return -E2BIG;
 	memcpy(&p->frames[*nf], e->frames, e->nr * sizeof(e->frames[0]));
+	/* The entry stands for its frames until the cache is emptied. */
+	p->frames[*nf + e->nr - 1].key = e;
 	*nf += e->nr;
 	p->st.frames++;
 	p->st.frames_unsymbolized += e->unknown ? 1 : 0;
@@ -744,6 +759,15 @@ static bool pl_is_trampoline(const char *name)
  * re-read the process's maps, which empties the cache of symbolized pcs
  * (pl_check_refresh()), and p->frames borrows its strings from that cache.
  */
+/* For the unwind_ns counter: CLOCK_MONOTONIC is a vDSO read, not a system call. */
+static uint64_t pl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
 static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
 		    struct taproot_proc **procp, char *marker, size_t marker_size)
 {
@@ -775,8 +799,12 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 		} else if (gone) {
 			p->st.proc_unknown++;
 		} else {
+			uint64_t t0 = pl_mono_ns();
+
 			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
 					     p->pcs, p->pcflags, p->opts.max_user_frames, &res);
+			p->st.unwind_ns += pl_mono_ns() - t0;
+			p->st.unwind_frames += res.nr;
 			/* -ENOMEM: the pcs found so far are there; go on with them. */
 			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
 				res.end = TAPROOT_UNWIND_BAD_FRAME;
@@ -793,8 +821,11 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 	} else {
 		p->st.kernel_only++;
 	}
+	if (!p->opts.no_kernel)
+		p->st.kernel_frames += c->kstack_nr;
 	pl_check_refresh(p);
-	pl_symcache_room(&p->symcache, c->kstack_nr + res.nr);
+	if (pl_symcache_full(&p->symcache, c->kstack_nr + res.nr))
+		pl_symcache_flush(p);
 
 	for (i = 0; i < c->kstack_nr && !p->opts.no_kernel; i++) {
 		bool exact = i == 0 && c->k0_exact;
@@ -1097,7 +1128,8 @@ int taproot_pipeline_prewarm(struct taproot_pipeline *p)
 	if (!err && !taproot_proc_gone(proc)) {
 		err = taproot_unwind(p->unwinder, proc, &regs, stack, len, p->pcs, p->pcflags,
 				     p->opts.max_user_frames, &res);
-		pl_symcache_room(&p->symcache, res.nr);
+		if (pl_symcache_full(&p->symcache, res.nr))
+			pl_symcache_flush(p);
 		for (unsigned int i = 0; err >= 0 && i < res.nr; i++)
 			if (!pl_symbolize(p, proc, p->pcs[i],
 					  p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR))

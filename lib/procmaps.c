@@ -25,11 +25,17 @@
 
 #include "proc.h"
 
+/*
+ * The coarse clock (the last tick's time) is enough for intervals of a
+ * second or so, and it is read per frame: the precise one costs a system
+ * call where the clocksource has no vDSO read (hpet, acpi_pm: VMs,
+ * emulators), which made it the largest single cost of a warm unwind there.
+ */
 uint64_t tp_now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
@@ -344,6 +350,7 @@ void taproot_procs_opts_default(struct taproot_procs_opts *o)
 	o->refresh_ms = TP_REFRESH_MS_DEFAULT;
 	o->exit_grace_ms = TP_EXIT_GRACE_MS_DEFAULT;
 	o->proc_root = "/proc";
+	o->observer = NULL;
 }
 
 int taproot_procs_new(const struct taproot_procs_opts *opts, struct taproot_procs **pp)
@@ -559,6 +566,51 @@ static bool tp_errno_exited(int err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
+/* Tell the observer, if any, what was read of /proc/PID/@file. */
+static void tp_observe(const struct taproot_procs *procs, int pid, enum taproot_proc_file file,
+		       int err, const char *data, size_t len)
+{
+	const struct taproot_procs_observer *o = procs->opts.observer;
+
+	if (o && o->read)
+		o->read(o->arg, pid, file, err, data, len);
+}
+
+/*
+ * With an observer, maps is read whole first, so that the observer gets
+ * exactly the text the parser then reads (through fmemopen()); at most
+ * TAPROOT_RAW_PROC_MAX bytes, which a replay then cuts the same way.
+ */
+static FILE *tp_maps_open_observed(struct taproot_proc *p, int dirfd, char **bufp)
+{
+	char *buf = NULL;
+	FILE *f = NULL;
+	size_t len = 0;
+	int fd, err;
+
+	*bufp = NULL;
+	fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		tp_observe(p->procs, p->pid, TAPROOT_PROC_MAPS, err, NULL, 0);
+		errno = -err;
+		return NULL;
+	}
+	err = tp_read_fd(fd, TAPROOT_RAW_PROC_MAX, &buf, &len);
+	close(fd);
+	tp_observe(p->procs, p->pid, TAPROOT_PROC_MAPS, err, buf, err ? 0 : len);
+	/* "r" of zero bytes is an empty stream: maps of a zombie. */
+	if (!err && !(f = fmemopen(len ? buf : (char *)"", len, "r")))
+		err = -errno;
+	if (err) {
+		free(buf);
+		errno = -err;
+		return NULL;
+	}
+	*bufp = buf;
+	return f;
+}
+
 /*
  * (Re)read @p: its start time (which must be @want when not 0) and maps.
  * On failure @p keeps its previous maps: a live process becomes GONE only
@@ -567,7 +619,7 @@ static bool tp_errno_exited(int err)
 static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 {
 	struct taproot_procs *procs = p->procs;
-	char dir[PATH_MAX], statbuf[4096];
+	char dir[PATH_MAX], statbuf[4096], *mapsbuf = NULL;
 	uint64_t start = 0;
 	ssize_t n;
 	FILE *f;
@@ -582,6 +634,7 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		err = -errno;
+		tp_observe(procs, p->pid, TAPROOT_PROC_DIR, err, NULL, 0);
 		if (tp_errno_exited(err))
 			tp_proc_set_gone(p, -ESRCH, "process exited");
 		else
@@ -589,6 +642,8 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 		return;
 	}
 	n = tp_read_at(dirfd, "stat", statbuf, sizeof(statbuf));
+	tp_observe(procs, p->pid, TAPROOT_PROC_STAT, n < 0 ? (int)n : 0, statbuf,
+		   n < 0 ? 0 : (size_t)n);
 	if (n < 0) {
 		if (tp_errno_exited((int)n))
 			tp_proc_set_gone(p, -ESRCH, "process exited");
@@ -614,8 +669,14 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	}
 	p->start_time = start;
 
-	fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+	if (procs->opts.observer) {
+		fd = -1;
+		f = tp_maps_open_observed(p, dirfd, &mapsbuf);
+	} else {
+		fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	}
+	if (!f) {
 		err = -errno;
 		if (fd >= 0)
 			close(fd);
@@ -627,6 +688,7 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	}
 	err = tp_maps_read(p, f);
 	fclose(f);
+	free(mapsbuf);
 	if (err) {
 		if (tp_errno_exited(err))
 			tp_proc_set_gone(p, -ESRCH, "process exited");
@@ -763,7 +825,9 @@ const struct taproot_map *taproot_proc_map(const struct taproot_proc *proc, size
 static void tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
 {
 	struct taproot_procs *procs = p->procs;
+	const struct taproot_procs_observer *o = procs->opts.observer;
 	struct taproot_elf *e = NULL;
+	uint64_t opened = procs->elfs.opened;
 	char alt[PATH_MAX];
 	int err;
 
@@ -783,6 +847,10 @@ static void tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
 				 (unsigned long long)m->pub.end);
 		err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root, m->pub.path,
 				  (m->pub.flags & TAPROOT_MAP_DELETED) ? alt : NULL, &e);
+		/* Newly opened: a replay must find the same file (its build ID). */
+		if (!err && o && o->elf && procs->elfs.opened != opened)
+			o->elf(o->arg, m->pub.dev, m->pub.ino, m->pub.path, e->build_id,
+			       e->build_id_len);
 	}
 	if (!err)
 		err = taproot_elf_bias(e, m->pub.start, m->pub.end, m->pub.pgoff, &m->pub.bias);

@@ -113,7 +113,19 @@ struct taproot_profile {
 		const char *s;
 		uint32_t id;
 	} memo[32];
+	/*
+	 * Locations by the caller's frame key (taproot_profile_frame.key),
+	 * direct-mapped, TP_LOC_MEMO slots: a hit skips hashing a frame's
+	 * strings, the largest cost of an add. Cleared by
+	 * taproot_profile_forget_keys() and by a reset.
+	 */
+	struct tp_loc_memo {
+		const void *key;
+		uint32_t id;
+	} *loc_memo;
 };
+
+#define TP_LOC_MEMO	4096
 
 #undef TP_VEC
 

@@ -478,6 +478,18 @@ static uint32_t sample_hash(const struct sample_key *k)
 	return hfold(h);
 }
 
+static struct tp_loc_memo *loc_memo_slot(struct taproot_profile *p, const void *key)
+{
+	uint64_t a = (uintptr_t)key;
+
+	return &p->loc_memo[hfold(a * 0x9e3779b97f4a7c15ULL) % TP_LOC_MEMO];
+}
+
+void taproot_profile_forget_keys(struct taproot_profile *p)
+{
+	memset(p->loc_memo, 0, TP_LOC_MEMO * sizeof(*p->loc_memo));
+}
+
 /*
  * Resolve @frames and @labels into the scratch arrays (location IDs,
  * label string indexes), creating what is missing when @create: 0, 1 on
@@ -494,11 +506,20 @@ static int resolve(struct taproot_profile *p, const struct taproot_profile_frame
 		const struct taproot_profile_frame *phys;
 		struct loc_key lk = { .lines = p->scratch_lines };
 		struct tp_line *ln = p->scratch_lines;
+		struct tp_loc_memo *memo = NULL;
 		size_t j;
 
 		for (j = i; frames[j].inlined; j++)
 			;
 		phys = &frames[j];
+		if (phys->key) {
+			memo = loc_memo_slot(p, phys->key);
+			if (memo->key == phys->key) {
+				p->scratch_locs[nlocs++] = memo->id;
+				i = j + 1;
+				continue;
+			}
+		}
 		if ((err = map_id(p, phys, create, &lk.mapping)))
 			return err;
 		lk.address = phys->address;
@@ -512,6 +533,10 @@ static int resolve(struct taproot_profile *p, const struct taproot_profile_frame
 		}
 		if ((err = loc_id(p, &lk, create, &p->scratch_locs[nlocs])))
 			return err;
+		if (memo) {
+			memo->key = phys->key;
+			memo->id = p->scratch_locs[nlocs];
+		}
 		nlocs++;
 	}
 	for (size_t i = 0; i < nlabels; i++) {
@@ -753,6 +778,11 @@ int taproot_profile_new(const struct taproot_profile_desc *desc,
 		goto fail;
 	}
 	p->nr_comments = desc->nr_comments;
+	p->loc_memo = calloc(TP_LOC_MEMO, sizeof(*p->loc_memo));
+	if (!p->loc_memo) {
+		err = tp_err(-ENOMEM, "profile: out of memory");
+		goto fail;
+	}
 	/* Never NULL, so that copying or comparing 0 entries is defined. */
 	if (VEC_RESERVE(p, maps, 1) || VEC_RESERVE(p, funcs, 1) ||
 	    VEC_RESERVE(p, locations, 1) || VEC_RESERVE(p, lines, 1) ||
@@ -808,6 +838,7 @@ void taproot_profile_free(struct taproot_profile *p)
 	free(p->scratch_locs);
 	free(p->scratch_lines);
 	free(p->scratch_labels);
+	free(p->loc_memo);
 	free(p);
 }
 
@@ -829,6 +860,7 @@ void taproot_profile_reset(struct taproot_profile *p, int64_t time_nanos)
 	p->nr_samples = p->nr_locs = p->nr_labels = p->nr_values = 0;
 	p->trunc_loc = 0;
 	memset(p->trunc_values, 0, sizeof(p->trunc_values));
+	taproot_profile_forget_keys(p);
 	ht_clear(&p->map_ht);
 	ht_clear(&p->func_ht);
 	ht_clear(&p->loc_ht);

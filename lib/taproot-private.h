@@ -292,4 +292,11 @@ static inline const char *tp_strcopy(char **pos, const char *s)
 	return d;
 }
 
+/*
+ * Read @fd to its end, at most @max bytes (a longer file is cut: *@lenp ==
+ * @max tells), into *@bufp (malloc'ed, NULL when empty; the caller frees
+ * it). 0, -ENOMEM or -errno of read(2); nothing is kept on error.
+ */
+int tp_read_fd(int fd, size_t max, char **bufp, size_t *lenp);
+
 #endif /* TAPROOT_PRIVATE_H */

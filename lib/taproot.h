@@ -417,6 +417,13 @@ int taproot_ksyms_load(const char *path, struct taproot_ksyms **kp);
 
 /* The same from an open stream (not closed). */
 int taproot_ksyms_read(FILE *f, struct taproot_ksyms **kp);
+/*
+ * As taproot_ksyms_load(), also handing back the text read (*@textp,
+ * malloc'ed, *@lenp bytes), for a caller that keeps it (record --raw).
+ * -EFBIG beyond @max bytes.
+ */
+int taproot_ksyms_load_text(const char *path, size_t max, struct taproot_ksyms **kp,
+			    char **textp, size_t *lenp);
 
 void taproot_ksyms_free(struct taproot_ksyms *k);
 
@@ -461,12 +468,45 @@ struct taproot_proc;
 struct taproot_elf;
 struct Elf;				/* libelf's Elf */
 
+/* The files of /proc/PID the process model (and the pipeline) read. */
+enum taproot_proc_file {
+	TAPROOT_PROC_DIR,		/* the directory itself: only its failure is told */
+	TAPROOT_PROC_STAT,
+	TAPROOT_PROC_MAPS,
+	TAPROOT_PROC_COMM,
+	TAPROOT_PROC_NR_FILES
+};
+
+/*
+ * An observer of what the process model reads, so that a recording can
+ * keep it (taprootctl record --raw). Callbacks run inside the call that
+ * made the read, before it returns; the data is borrowed for the callback.
+ */
+struct taproot_procs_observer {
+	/*
+	 * /proc/PID/@file was read: its @len bytes are @data (exactly what
+	 * the parser saw), or @err < 0 is why it could not be read.
+	 */
+	void (*read)(void *arg, int pid, enum taproot_proc_file file, int err,
+		     const char *data, size_t len);
+	/*
+	 * The ELF file of a mapping (@dev, @ino as maps shows them; @path as
+	 * maps names it) was opened for the first time since it entered the
+	 * cache; @build_id is NULL (@build_id_len 0) when it has none.
+	 */
+	void (*elf)(void *arg, uint64_t dev, uint64_t ino, const char *path,
+		    const uint8_t *build_id, size_t build_id_len);
+	void *arg;
+};
+
 struct taproot_procs_opts {
 	unsigned int max_procs;		/* processes kept (LRU), >= 1 */
 	unsigned int max_elfs;		/* ELF files kept open (LRU), >= 1 */
 	unsigned int refresh_ms;	/* maps re-read at most this often */
 	unsigned int exit_grace_ms;	/* maps of an exited process kept */
 	const char *proc_root;		/* "/proc"; tests point it elsewhere */
+	/* NULL: none. Borrowed: it must outlive the process table. */
+	const struct taproot_procs_observer *observer;
 };
 
 /* Counters, cumulative. */
@@ -874,6 +914,14 @@ struct taproot_profile_frame {
 	uint64_t address;
 	bool is_kernel;
 	bool inlined;
+	/*
+	 * Optional, on the last frame of a location (the one not inlined):
+	 * an address the caller guarantees stands for this location's frames
+	 * until it calls taproot_profile_forget_keys(). The profile then
+	 * remembers the location it made of them under that key and skips
+	 * hashing their strings the next time (a direct-mapped memo).
+	 */
+	const void *key;
 };
 
 /*
@@ -912,6 +960,9 @@ int taproot_profile_new(const struct taproot_profile_desc *desc,
 
 /* Free @p (NULL is allowed). */
 void taproot_profile_free(struct taproot_profile *p);
+
+/* The frames' keys given so far (taproot_profile_frame.key) may be reused. */
+void taproot_profile_forget_keys(struct taproot_profile *p);
 
 /*
  * Add a sample: the stack @frames (@nr frames, leaf first), @nlabels
@@ -1175,6 +1226,18 @@ struct taproot_causal_stats {
 	uint64_t runqueue_ns;		/* run-queue delay (schedlat) */
 };
 
+/*
+ * The off-CPU selection to ask of the module (TAPROOT_A_CFG_SCHED_ONE_IN)
+ * so that at most @budget intervals a second are recorded with their
+ * stacks, given @rate intervals a second (the module's "switches"
+ * counter): @floor times the smallest power of two that fits, at most
+ * TAPROOT_SCHED_ONE_IN_MAX; @floor with @budget 0. From the current
+ * value @cur it rises at once but falls only once @rate is a quarter of
+ * what @cur allows. Totals stay unbiased across changes (lib/causal.c
+ * weighs each interval by the larger value of its two ends).
+ */
+uint32_t taproot_sched_one_in_adapt(uint32_t cur, uint32_t floor, double rate, uint32_t budget);
+
 /* Cumulative counters of a pipeline (since taproot_pipeline_new()). */
 struct taproot_pipeline_stats {
 	uint64_t records;		/* records given */
@@ -1202,6 +1265,14 @@ struct taproot_pipeline_stats {
 	size_t profile_bytes;		/* memory the profile holds */
 	uint64_t proc_events;		/* FORK, EXEC and EXIT records applied */
 	struct taproot_causal_stats causal;	/* zero unless opts.offcpu */
+	/*
+	 * The cost of unwinding alone (cumulative, for benchmarks): the
+	 * CLOCK_MONOTONIC time inside taproot_unwind() (a vDSO read each side)
+	 * and the user pcs it returned; the kernel pcs the samples carried.
+	 */
+	uint64_t unwind_ns;
+	uint64_t unwind_frames;
+	uint64_t kernel_frames;
 };
 
 /* Defaults: TAPROOT_FREQ_DEFAULT Hz, every other field 0 or false. */
@@ -1311,5 +1382,218 @@ int taproot_pipeline_write_kind(struct taproot_pipeline *p, enum taproot_profile
 				const char *path);
 
 /* ------------------------------------------------ end of the pipeline */
+
+/* ------------------------------------------------- raw capture files */
+/*
+ * (lib/rawfile.c.) What a recording fed its pipeline, kept so that the
+ * profiles can be rebuilt later on the same host (taprootctl record --raw,
+ * taprootctl report): a gzip stream of chunks, each
+ *
+ *	u32 type, u32 len, len bytes of payload	(little-endian)
+ *
+ * HEADER first (magic, format version, the session's options), then, in
+ * the order the recorder met them: KSYMS (the /proc/kallsyms text the
+ * pipeline used), PROC (a /proc/PID file the process model read, written
+ * before the record whose handling read it), ELF (a mapped file the
+ * process model opened: its maps dev and inode, path and build ID), RECORD
+ * (a ring record exactly as the ring gave it, with its CPU), ROUND (the end
+ * of one read of the rings: off-CPU intervals complete at round ends), and
+ * END last (what the recorder counted outside the records). A reader
+ * refuses anything else: unknown types, lengths past each type's limit,
+ * records taproot_rec_check() refuses, a stream that ends before END.
+ * README.md "Raw capture files" has the payload of each type.
+ */
+#define TAPROOT_RAW_MAGIC	"TAPRAW\r\n"	/* 8 bytes, no NUL */
+#define TAPROOT_RAW_VERSION	1
+
+enum taproot_raw_type {
+	TAPROOT_RAW_HEADER = 1,
+	TAPROOT_RAW_KSYMS,
+	TAPROOT_RAW_PROC,
+	TAPROOT_RAW_ELF,
+	TAPROOT_RAW_RECORD,
+	TAPROOT_RAW_ROUND,
+	TAPROOT_RAW_END,
+	__TAPROOT_RAW_LAST
+};
+
+/* Limits of a payload, checked by the reader (and the writer). */
+#define TAPROOT_RAW_KSYMS_MAX	(256u << 20)	/* kallsyms text */
+#define TAPROOT_RAW_PROC_MAX	(64u << 20)	/* a maps file, 64 MiB */
+#define TAPROOT_RAW_RECORD_MAX	(128u << 10)	/* a record: > 64 KiB of stack + the rest */
+#define TAPROOT_RAW_BUILD_ID_MAX 64
+#define TAPROOT_RAW_PATH_MAX	4096
+
+/* HEADER: the recording's options, so that a report builds the same pipeline. */
+struct taproot_raw_header {
+	uint32_t version;		/* TAPROOT_RAW_VERSION (set by the writer) */
+	uint32_t abi_version;		/* the module's TAPROOT_ABI_VERSION */
+	char kernel_release[65];	/* uname -r of the recording host */
+	uint32_t freq_hz;
+	uint32_t ustack_bytes;		/* 0: the module's default */
+	bool cpu, offcpu;		/* --events */
+	uint32_t sched_one_in;
+	uint64_t min_block_ns;
+	bool label_tid, label_cpu;
+	uint64_t start_ns;		/* CLOCK_REALTIME at the start */
+};
+
+/* END: the recorder's own counts. */
+struct taproot_raw_end {
+	uint64_t duration_ns;		/* of the session */
+	uint64_t lost;			/* records the rings lost (their counters) */
+	uint64_t corrupt;		/* corrupt ring stretches met */
+};
+
+/* One chunk read; pointers are valid until the next call on the reader. */
+struct taproot_raw_chunk {
+	enum taproot_raw_type type;
+	union {
+		struct taproot_raw_header header;
+		struct {
+			const char *text;
+			size_t len;
+		} ksyms;
+		struct {
+			int pid;
+			enum taproot_proc_file file;
+			int err;		/* < 0: the read failed, no data */
+			const char *data;	/* NUL-terminated after @len */
+			size_t len;
+		} proc;
+		struct {
+			uint64_t dev, ino;
+			const char *path;
+			const uint8_t *build_id;
+			size_t build_id_len;
+		} elf;
+		struct {
+			unsigned int cpu;
+			const struct taproot_rec_header *rec;	/* 8-byte aligned, checked */
+		} record;
+		struct taproot_raw_end end;
+	};
+};
+
+struct taproot_raw_writer;
+struct taproot_raw_reader;
+
+/*
+ * Start writing @path: a temporary file beside it (mode 0600) that
+ * taproot_raw_writer_finish() renames to @path, the HEADER @h first.
+ * Errors: -errno (with a message).
+ */
+int taproot_raw_writer_new(const char *path, const struct taproot_raw_header *h,
+			   struct taproot_raw_writer **wp);
+
+/*
+ * Append one chunk. An error is sticky: every later call returns it and
+ * finish() removes the temporary file. -EINVAL for a payload past its
+ * limit, -EIO (message: zlib's) for a failed write.
+ */
+int taproot_raw_write_ksyms(struct taproot_raw_writer *w, const char *text, size_t len);
+int taproot_raw_write_proc(struct taproot_raw_writer *w, int pid, enum taproot_proc_file file,
+			   int err, const char *data, size_t len);
+int taproot_raw_write_elf(struct taproot_raw_writer *w, uint64_t dev, uint64_t ino,
+			  const char *path, const uint8_t *build_id, size_t build_id_len);
+int taproot_raw_write_record(struct taproot_raw_writer *w, unsigned int cpu,
+			     const struct taproot_rec_header *rec);
+int taproot_raw_write_round(struct taproot_raw_writer *w);
+
+/*
+ * Write END @end, close, fsync and rename to the final path, then free @w;
+ * on an error (this one's or an earlier sticky one) the temporary file is
+ * removed instead and the error returned. @end NULL: abandon the file
+ * (removed, 0 returned). @w NULL is allowed.
+ */
+int taproot_raw_writer_finish(struct taproot_raw_writer *w, const struct taproot_raw_end *end);
+
+/*
+ * Open @path for reading and read its HEADER into *@h (magic, version
+ * checked). Errors: -errno, -TAPROOT_ECORRUPT (the message says what is
+ * wrong and at which byte of the uncompressed stream).
+ */
+int taproot_raw_reader_open(const char *path, struct taproot_raw_header *h,
+			    struct taproot_raw_reader **rp);
+void taproot_raw_reader_close(struct taproot_raw_reader *r);
+
+/*
+ * The next chunk after the header into *@c: 1 (END included: the file
+ * must end there), 0 once END was returned, or -TAPROOT_ECORRUPT (truncated, unknown type, a length
+ * or field out of range, a record that fails taproot_rec_check()),
+ * -ENOMEM, -EIO. Once it failed or returned 0 it keeps doing so.
+ */
+int taproot_raw_next(struct taproot_raw_reader *r, struct taproot_raw_chunk *c);
+
+/* Back to the chunk after the header (for another pass). 0 or -EIO. */
+int taproot_raw_rewind(struct taproot_raw_reader *r);
+
+/*
+ * Replaying a raw capture file (lib/rawreplay.c), on the host that recorded
+ * it (the host of a QEMU guest too): what the recording's process model
+ * read of /proc is materialized, in stream order, in a private directory
+ * that the replay's process model uses as its proc root (TMP/PID/stat,
+ * maps, comm, and TMP/PID/root -> "/", so that mapped files are opened
+ * from this host's file system). Mapped files are matched by build ID: when
+ * this host's file at a path the recording opened has the recorded build
+ * ID, maps in TMP show its dev:inode (a guest sees the host's files over 9p
+ * with other inode numbers, and the process model refuses a file whose
+ * inode is not the mapping's); when not, an inode that is not the file's,
+ * so the mapping stays unresolved instead of being read from another file.
+ */
+struct taproot_replay;
+
+/* What taproot_replay_open() found in the file. */
+struct taproot_replay_info {
+	struct taproot_raw_header header;
+	struct taproot_raw_end end;
+	uint64_t records, procs;	/* RECORD and PROC chunks */
+	size_t files;			/* distinct mapped files the recording opened */
+	size_t files_other;		/* of them, not the recorded one on this host */
+	const char *files_other_paths[4];	/* the first of them; NULL after the last */
+	uint64_t files_over;		/* past the table's bound: unresolved, counted here */
+	const struct taproot_ksyms *ksyms;	/* from its KSYMS chunk; NULL: none */
+};
+
+/*
+ * Open @path, read it whole once (every chunk checked: a corrupt file
+ * fails here, before anything is built), load its kernel symbols, match
+ * its mapped files against this host's, and make the private directory
+ * (under $TMPDIR, else /tmp). Errors: as taproot_raw_reader_open() and
+ * taproot_raw_next(), -errno making the directory, -ENOMEM.
+ */
+int taproot_replay_open(const char *path, struct taproot_replay **rp);
+
+/* Remove the directory and free @r (NULL is allowed). */
+void taproot_replay_close(struct taproot_replay *r);
+
+const struct taproot_replay_info *taproot_replay_info(const struct taproot_replay *r);
+
+/*
+ * Pipeline options that rebuild the recording's pipeline (its frequency,
+ * labels, off-CPU options, kernel symbols), and process-model options
+ * @procs that @opts points to: the directory as proc root, refresh and
+ * exit grace 0 (the directory always shows what the recording last read,
+ * so the replay re-reads whenever the recording may have: it follows the
+ * recording's reads, not this run's much faster clock). @r and @procs must
+ * outlive the pipeline.
+ */
+void taproot_replay_pipeline_opts(const struct taproot_replay *r,
+				  struct taproot_pipeline_opts *opts,
+				  struct taproot_procs_opts *procs);
+
+/*
+ * Feed every record of the file to @pl, in order, materializing /proc as
+ * it goes (a second pass starts the file and the directory over; reset
+ * the pipeline's profiles between passes yourself). ROUND chunks end a
+ * round, END flushes the off-CPU join (final). *@pipeline_ns (may be NULL)
+ * gets the CLOCK_MONOTONIC time spent inside the pipeline's calls.
+ * Returns 0, -EINTR when *@stop became true, or an error (the file
+ * changed since it was opened, a write in the directory failed).
+ */
+int taproot_replay_pass(struct taproot_replay *r, struct taproot_pipeline *pl,
+			uint64_t *pipeline_ns, volatile int *stop);
+
+/* ---------------------------------------- end of the raw capture files */
 
 #endif /* TAPROOT_H */

@@ -29,6 +29,7 @@
 #include <linux/taproot.h>
 
 #include "taproot.h"
+#include "ownstack.h"
 
 /* The fake kernel: each function 0x100 bytes, return addresses inside. */
 #define KBASE		0xffffffff81000000ULL
@@ -420,65 +421,19 @@ static long field(const char *text, const char *from, const char *key)
 
 /* ------------------------------------------- this process's own stack */
 
-#define USTACK_MAX	(16 * 1024)
-
-struct ucap {
-	struct taproot_user_regs regs;
-	uint8_t stack[USTACK_MAX];
-	size_t len;
-};
-
-static uint64_t stack_top;
 static volatile int sink;
 
-__attribute__((noinline, no_sanitize_address))
-static void copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		dst[i] = src[i];
-}
-
 /* The registers and stack as the kernel would copy them at a switch-out. */
-__attribute__((noinline)) static void causal_capture(struct ucap *c)
+__attribute__((noinline)) static void causal_capture(struct ownstack *c)
 {
-	uint64_t sp, bp, ip;
-
-	__asm__ volatile("lea 0f(%%rip), %0\n"
-			 "0:\n\t"
-			 "mov %%rsp, %1\n\t"
-			 "mov %%rbp, %2\n"
-			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
-	memset(&c->regs, 0, sizeof(c->regs));
-	c->regs.ip = ip;
-	c->regs.sp = sp;
-	c->regs.bp = bp;
-	c->len = stack_top - sp;
-	if (c->len > USTACK_MAX)
-		c->len = USTACK_MAX;
-	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
+	OWNSTACK_CAPTURE(c);
 }
 
-__attribute__((noinline)) static int causal_blocked_in(struct ucap *c, int x)
+__attribute__((noinline)) static int causal_blocked_in(struct ownstack *c, int x)
 {
 	causal_capture(c);
 	sink = x;
 	return x + 1;
-}
-
-static void find_stack_top(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-			stack_top = end;
-	}
-	fclose(f);
-	assert_true(stack_top != 0);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -728,6 +683,53 @@ static void test_scaling_and_preemption(void **state)
 	free(txt);
 }
 
+/*
+ * taprootd changes one-in-N while tasks are off CPU: the module's
+ * selection is nested (selected at N implies selected at every smaller
+ * value), so an interval with both ends recorded had probability 1 / the
+ * larger of its two values, and that is its weight, whichever end came
+ * first.
+ */
+static void test_one_in_changed(void **state)
+{
+	struct fixture *f = *state;
+	struct taproot_causal_stats cs;
+	struct sw in16 = { .t = 2000, .flags = TAPROOT_SWITCH_F_NEXT, .pid = 999, .tid = 999,
+			   .next_pid = 100, .next_tid = 101, .next_seq = 30, .one_in = 16 };
+
+	out(f, 1000, 100, 101, 30, 0x1, false, K_NANOSLEEP, 4);	/* raised to 16 */
+	do_switch(f, &in16);
+	out(f, 5000, 100, 101, 31, 0x1, false, K_NANOSLEEP, 16);	/* lowered to 1 */
+	in(f, 5500, 100, 101, 31);
+	in16.t = 7000;						/* in before out */
+	in16.next_seq = 32;
+	do_switch(f, &in16);
+	out(f, 6000, 100, 101, 32, 0x1, false, K_NANOSLEEP, 2);
+	taproot_pipeline_flush(f->p, true);
+	stats(f, &cs);
+	assert_int_equal(cs.joined, 3);
+	assert_int_equal(cs.blocked_ns, 16 * 1000 + 16 * 500 + 16 * 1000);
+}
+
+/* taprootd's --sched-budget policy. */
+static void test_one_in_adapt(void **state)
+{
+	(void)state;
+	assert_int_equal(taproot_sched_one_in_adapt(1, 1, 100, 500), 1);
+	/* 100000/s over 500/s: 200, the next power of two. */
+	assert_int_equal(taproot_sched_one_in_adapt(1, 1, 100000, 500), 256);
+	/* Powers of two times the floor; the floor alone under the budget. */
+	assert_int_equal(taproot_sched_one_in_adapt(1, 3, 3000, 500), 6);
+	assert_int_equal(taproot_sched_one_in_adapt(1, 4, 100, 500), 4);
+	/* Down only once the rate is a quarter of what the value allows. */
+	assert_int_equal(taproot_sched_one_in_adapt(256, 1, 60000, 500), 256);
+	assert_int_equal(taproot_sched_one_in_adapt(256, 1, 20000, 500), 64);
+	assert_int_equal(taproot_sched_one_in_adapt(256, 1, 10, 500), 1);
+	/* Bounded; no budget: the floor. */
+	assert_int_equal(taproot_sched_one_in_adapt(8, 1, 1e12, 500), TAPROOT_SCHED_ONE_IN_MAX);
+	assert_int_equal(taproot_sched_one_in_adapt(64, 3, 1e9, 0), 3);
+}
+
 /* TASK_* states: S for interruptible, D for every other bit. */
 static void test_states(void **state)
 {
@@ -939,7 +941,7 @@ static void test_protoc_fields(void **state)
 static void test_user_stack(void **state)
 {
 	struct fixture *f = *state;
-	struct ucap *u = calloc(1, sizeof(*u));
+	struct ownstack *u = calloc(1, sizeof(*u));
 	struct taproot_rec_switch *r = (void *)f->buf;
 	struct taproot_stack_snap *sn = (void *)(r + 1);
 	enum kfn st[2] = { K_SCHEDULE, K_PIPE_READ };
@@ -948,7 +950,7 @@ static void test_user_stack(void **state)
 	char *txt, *at;
 
 	assert_non_null(u);
-	find_stack_top();
+	ownstack_init();
 	assert_int_equal(causal_blocked_in(u, 1), 2);
 	memset(f->buf, 0, sizeof(f->buf));
 	r->hdr.type = TAPROOT_REC_SWITCH;
@@ -1017,6 +1019,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicates_and_late_waking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tid_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scaling_and_preemption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_in_changed, setup, teardown),
+		cmocka_unit_test(test_one_in_adapt),
 		cmocka_unit_test_setup_teardown(test_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds_and_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_snapshot, setup, teardown),

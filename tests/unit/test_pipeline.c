@@ -26,55 +26,25 @@
 #include <linux/taproot.h>
 
 #include "taproot.h"
+#include "ownstack.h"
 
 /* ------------------------------------------------------ capture */
 
-#define STACK_MAX	(16 * 1024)
-
-struct capture {
-	struct taproot_user_regs regs;
-	uint8_t stack[STACK_MAX];
-	size_t len;
-};
-
-static uint64_t stack_top;
 static volatile int sink;
 
-__attribute__((noinline, no_sanitize_address))
-static void copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+__attribute__((noinline)) static void pipeline_capture(struct ownstack *c)
 {
-	for (size_t i = 0; i < len; i++)
-		dst[i] = src[i];
+	OWNSTACK_CAPTURE(c);
 }
 
-__attribute__((noinline))
-static void pipeline_capture(struct capture *c)
-{
-	uint64_t sp, bp, ip;
-
-	__asm__ volatile("lea 0f(%%rip), %0\n"
-			 "0:\n\t"
-			 "mov %%rsp, %1\n\t"
-			 "mov %%rbp, %2\n"
-			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
-	memset(&c->regs, 0, sizeof(c->regs));
-	c->regs.ip = ip;
-	c->regs.sp = sp;
-	c->regs.bp = bp;
-	c->len = stack_top - sp;
-	if (c->len > STACK_MAX)
-		c->len = STACK_MAX;
-	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
-}
-
-__attribute__((noinline)) static int pipeline_leaf(struct capture *c, int x)
+__attribute__((noinline)) static int pipeline_leaf(struct ownstack *c, int x)
 {
 	pipeline_capture(c);
 	sink = x;
 	return x + 3;
 }
 
-__attribute__((noinline)) static int pipeline_middle(struct capture *c, int x)
+__attribute__((noinline)) static int pipeline_middle(struct ownstack *c, int x)
 {
 	int r = pipeline_leaf(c, x * 2);
 
@@ -82,7 +52,7 @@ __attribute__((noinline)) static int pipeline_middle(struct capture *c, int x)
 	return r + 2;
 }
 
-__attribute__((noinline)) static int pipeline_outer(struct capture *c, int x)
+__attribute__((noinline)) static int pipeline_outer(struct ownstack *c, int x)
 {
 	int r = pipeline_middle(c, x + 1);
 
@@ -90,26 +60,10 @@ __attribute__((noinline)) static int pipeline_outer(struct capture *c, int x)
 	return r + 1;
 }
 
-static void find_stack_top(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-			stack_top = end;
-	}
-	fclose(f);
-	assert_true(stack_top != 0);
-}
-
 /* ------------------------------------------------------ records */
 
 /* A SAMPLE record of this process with @nk kernel addresses and @c's stack. */
-static struct taproot_rec_header *make_sample(const struct capture *c, uint32_t pid,
+static struct taproot_rec_header *make_sample(const struct ownstack *c, uint32_t pid,
 					      const uint64_t *kstack, unsigned int nk,
 					      const char *comm)
 {
@@ -235,7 +189,7 @@ static const char *find_after(const char *text, const char *from, const char *ne
 
 static void test_self_profile(void **state)
 {
-	struct capture *c = calloc(1, sizeof(*c));
+	struct ownstack *c = calloc(1, sizeof(*c));
 	struct taproot_pipeline_opts o;
 	struct taproot_pipeline *p;
 	struct taproot_pipeline_stats st;
@@ -252,7 +206,7 @@ static void test_self_profile(void **state)
 	struct stat sb;
 
 	assert_non_null(c);
-	find_stack_top();
+	ownstack_init();
 	assert_int_equal(pipeline_outer(c, 1), 10);
 	nk = kernel_addrs(k, &kn0, &kn1, &ks);
 

@@ -433,6 +433,44 @@ static void reused_buffer_is_new_string(void **state)
 	taproot_profile_free(p);
 }
 
+/*
+ * A frame's key stands for its location until taproot_profile_forget_keys()
+ * (or a reset): a hit reuses the location without looking at the strings;
+ * after forgetting, the same key with other frames is another location.
+ */
+static void keyed_locations_until_forgotten(void **state)
+{
+	struct taproot_profile *p = new_cpu(0);
+	static const int key_a, key_b;
+	struct taproot_profile_frame f[] = { UFRAME("inner", 0x401000),
+					     UFRAME("main", 0x402000) };
+
+	f[0].key = &key_a;
+	f[1].key = &key_b;
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 2);
+	/* The contract: same key, same frames; the memo answers. */
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 2);
+	assert_int_equal(p->nr_samples, 1);
+	assert_int_equal(p->values[0], 2);
+	/* Forgotten: key_a now stands for another frame. */
+	taproot_profile_forget_keys(p);
+	f[0].function = "other";
+	f[0].address = 0x403000;
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 3);
+	assert_int_equal(p->nr_samples, 2);
+	assert_string_equal(fn_name(p, 3), "other");
+	/* A reset forgets too. */
+	taproot_profile_reset(p, 0);
+	f[0].function = "third";
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 2);
+	assert_string_equal(fn_name(p, 1), "third");
+	taproot_profile_free(p);
+}
+
 static void bad_arguments_refused(void **state)
 {
 	struct taproot_profile *p = new_cpu(0);
@@ -465,6 +503,7 @@ int main(void)
 		cmocka_unit_test(reset_starts_over),
 		cmocka_unit_test(many_stacks_found_again),
 		cmocka_unit_test(reused_buffer_is_new_string),
+		cmocka_unit_test(keyed_locations_until_forgotten),
 		cmocka_unit_test(bad_arguments_refused),
 	};
 

@@ -434,7 +434,12 @@ struct taproot_stack_snap {
  * every switch-out in state 0 too (preempted on the way back to user mode,
  * where the kernel calls schedule(), or a yield). prev_seq names
  * the interval prev starts, next_seq the one next ends; the fields of the
- * side that is not flagged still hold that task's identity.
+ * side that is not flagged still hold that task's identity. With
+ * TAPROOT_SWITCH_F_STACKS, hdr.time_ns is when the capture of prev's stacks
+ * ended, not when the record was reserved: the interval starts once the
+ * capture is over, so that selected intervals, the only ones measured, are
+ * not made longer than the others by it (a record nested in the capture,
+ * an interrupt's sample, may follow it in the ring with an earlier time).
  */
 struct taproot_rec_switch {
 	struct taproot_rec_header hdr;
@@ -465,7 +470,10 @@ struct taproot_rec_switch {
  * whose interval is seq 0). When an interrupt woke the target, the
  * interrupt is the waker: waker_pid and waker_tid are 0, waker_comm is
  * empty, the flags say which kind, and the snapshot (if any) holds only the
- * interrupt's kernel stack.
+ * interrupt's kernel stack. capture_ns is how long capturing the waker's
+ * stacks took, from hdr.time_ns: the target's wakeup came that much later
+ * because its interval was selected, so a reader subtracts it from the
+ * interval (its time in the run queue starts at time_ns + capture_ns).
  */
 struct taproot_rec_waking {
 	struct taproot_rec_header hdr;
@@ -474,7 +482,7 @@ struct taproot_rec_waking {
 	__u32 target_tid;
 	__u32 waker_pid;
 	__u32 waker_tid;
-	__u32 reserved;
+	__u32 capture_ns;	/* capturing the waker's stacks took; saturates */
 	__u64 target_seq;
 	char waker_comm[16];
 	/* struct taproot_stack_snap, with TAPROOT_WAKING_F_STACKS */

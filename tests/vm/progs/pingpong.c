@@ -7,9 +7,11 @@
  *
  * usage: pingpong ROUND_TRIPS
  *
- * Prints one line: "pingpong: round_trips=N seconds=S rate=R" (R round
- * trips per second of CLOCK_MONOTONIC, from the first byte sent to the
- * last one received).
+ * Prints one line: "pingpong: round_trips=N seconds=S rate=R offcpu=O"
+ * (R round trips per second of CLOCK_MONOTONIC, from the first byte sent
+ * to the last one received; O the seconds the two threads spent off CPU
+ * in all, each from its start to its end: wall time less its own
+ * CLOCK_THREAD_CPUTIME_ID, the truth an off-CPU profile can be held to).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,21 +41,37 @@ static void xfer(int in, int out)
 		die("write");
 }
 
-/* The second thread: answers every byte. */
-static void *pong(void *arg)
+static double clock_s(clockid_t id)
 {
-	(void)arg;
-	for (long i = 0; i < rounds; i++)
-		xfer(ping_fd[0], pong_fd[1]);
-	return NULL;
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static double now(void)
 {
-	struct timespec ts;
+	return clock_s(CLOCK_MONOTONIC);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+/* Off-CPU seconds of the calling thread since (@wall0, @cpu0). */
+static double offcpu_since(double wall0, double cpu0)
+{
+	return (now() - wall0) - (clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+}
+
+static double pong_offcpu;
+
+/* The second thread: answers every byte. */
+static void *pong(void *arg)
+{
+	double wall0 = now(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+
+	(void)arg;
+	for (long i = 0; i < rounds; i++)
+		xfer(ping_fd[0], pong_fd[1]);
+	pong_offcpu = offcpu_since(wall0, cpu0);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -67,6 +85,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pingpong ROUND_TRIPS\n");
 		return 2;
 	}
+	double wall0 = now(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+
 	if (pipe(ping_fd) || pipe(pong_fd))
 		die("pipe");
 	err = pthread_create(&t, NULL, pong, NULL);
@@ -85,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	secs = now() - t0;
 	pthread_join(t, NULL);
-	printf("pingpong: round_trips=%ld seconds=%.6f rate=%.1f\n", rounds, secs,
-	       rounds / secs);
+	printf("pingpong: round_trips=%ld seconds=%.6f rate=%.1f offcpu=%.6f\n", rounds, secs,
+	       rounds / secs, offcpu_since(wall0, cpu0) + pong_offcpu);
 	return 0;
 }

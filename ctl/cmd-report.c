@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootctl report: rebuild the profiles of a recording from its raw
+ * capture file (record --raw FILE), on the same host, without the module.
+ *
+ *   report FILE --output DIR [--repeat N] [--stats-json FILE] [--json]
+ *
+ * The replay itself is the library's (lib/rawreplay.c: /proc as the
+ * recording read it, materialized in a private directory; mapped files
+ * from this host matched by build ID); this file runs the passes, times
+ * them and prints.
+ *
+ * --repeat N replays the records N times through the same pipeline (the
+ * profiles reset between passes): pass 1 starts cold (unwind tables
+ * compiled), later passes find the caches warm. Per pass it reports the
+ * samples, user and kernel frames, the time inside taproot_unwind() and
+ * inside the pipeline, and the process's CPU time; the profiles written are
+ * the last pass's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <linux/taproot.h>
+
+#include "taprootctl.h"
+
+#define REPORT_REPEAT_MAX	1000
+
+static volatile int report_signal;	/* sig_atomic_t is int: taproot_replay_pass() polls it */
+
+static void report_on_signal(int sig)
+{
+	report_signal = sig;
+}
+
+struct rp_pass {
+	uint64_t samples, user_stacks, unwind_frames, kernel_frames;
+	uint64_t unwind_ns;		/* inside taproot_unwind() */
+	uint64_t pipeline_ns;		/* inside the pipeline's calls */
+	uint64_t cpu_ns;		/* the process's CPU time for the pass */
+	uint64_t wall_ns;
+};
+
+struct report {
+	const char *input, *output, *stats_json;
+	uint32_t repeat;
+	struct taproot_replay *rp;
+	const struct taproot_replay_info *info;
+	struct taproot_pipeline *pl;
+	struct rp_pass *passes;
+	/* After pass 1: the summary's figures are one pass's, as record's. */
+	struct taproot_pipeline_stats st1;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_args(int argc, char **argv, struct report *r)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-') {
+			if (r->input)
+				return p_usage("'report': one FILE only, not also '%s'", a);
+			r->input = a;
+			continue;
+		}
+		if (strcmp(a, "--output") && strcmp(a, "-o") && strcmp(a, "--stats-json") &&
+		    strcmp(a, "--repeat"))
+			return p_usage("'report': unknown option '%s'", a);
+		if (i + 1 >= argc)
+			return p_usage("'report %s' needs a value", a);
+		if (!strcmp(a, "--repeat")) {
+			const char *v = argv[++i];
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (v[0] < '0' || v[0] > '9' || *end || errno || !n || n > REPORT_REPEAT_MAX)
+				return p_usage("'report --repeat' needs a number in 1..%d, not '%s'",
+					       REPORT_REPEAT_MAX, v);
+			r->repeat = (uint32_t)n;
+		} else if (!strcmp(a, "--stats-json")) {
+			r->stats_json = argv[++i];
+		} else {
+			r->output = argv[++i];
+		}
+	}
+	if (!r->input)
+		return p_usage("'report' needs a FILE (written by 'record --raw FILE')");
+	if (!r->output)
+		return p_usage("'report' needs --output DIR");
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------ replay */
+
+/* One pass over the records: the profiles hold its samples after it. */
+static int run_pass(struct report *r, struct rp_pass *ps)
+{
+	struct taproot_pipeline_stats a, b;
+	uint64_t cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall0 = clock_ns(CLOCK_MONOTONIC);
+	int err;
+
+	taproot_pipeline_stats(r->pl, &a);
+	err = taproot_replay_pass(r->rp, r->pl, &ps->pipeline_ns, &report_signal);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	taproot_pipeline_stats(r->pl, &b);
+	ps->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	ps->wall_ns = clock_ns(CLOCK_MONOTONIC) - wall0;
+	ps->samples = b.samples - a.samples;
+	ps->user_stacks = b.user_stacks - a.user_stacks;
+	ps->unwind_frames = b.unwind_frames - a.unwind_frames;
+	ps->kernel_frames = b.kernel_frames - a.kernel_frames;
+	ps->unwind_ns = b.unwind_ns - a.unwind_ns;
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------ output */
+
+static double per(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+static void pass_json(struct taproot_json *j, const struct rp_pass *ps, uint32_t i)
+{
+	taproot_json_object_begin(j);
+	taproot_json_key(j, "pass");
+	taproot_json_u64(j, i + 1);
+	taproot_json_key(j, "samples");
+	taproot_json_u64(j, ps->samples);
+	taproot_json_key(j, "user_stacks");
+	taproot_json_u64(j, ps->user_stacks);
+	taproot_json_key(j, "user_frames");
+	taproot_json_u64(j, ps->unwind_frames);
+	taproot_json_key(j, "kernel_frames");
+	taproot_json_u64(j, ps->kernel_frames);
+	taproot_json_key(j, "cpu_ns");
+	taproot_json_u64(j, ps->cpu_ns);
+	taproot_json_key(j, "wall_ns");
+	taproot_json_u64(j, ps->wall_ns);
+	taproot_json_key(j, "pipeline_ns");
+	taproot_json_u64(j, ps->pipeline_ns);
+	taproot_json_key(j, "unwind_ns");
+	taproot_json_u64(j, ps->unwind_ns);
+	taproot_json_key(j, "samples_per_s");
+	taproot_json_u64(j, (uint64_t)(per(ps->samples, ps->pipeline_ns) * 1e9 + 0.5));
+	taproot_json_key(j, "unwind_ns_per_frame");
+	taproot_json_u64(j, (uint64_t)(per(ps->unwind_ns, ps->unwind_frames) + 0.5));
+	taproot_json_key(j, "pipeline_ns_per_frame");
+	taproot_json_u64(j, (uint64_t)(per(ps->pipeline_ns, ps->unwind_frames) + 0.5));
+	taproot_json_object_end(j);
+}
+
+static void write_json(const struct report *r, FILE *f, const struct summary_info *si)
+{
+	struct taproot_json *j;
+
+	if (taproot_json_new(f, &j) < 0)
+		return;
+	taproot_json_object_begin(j);
+	taproot_json_key(j, "raw");
+	taproot_json_string(j, r->input);
+	taproot_json_key(j, "kernel_release");
+	taproot_json_string(j, r->info->header.kernel_release);
+	taproot_json_key(j, "records");
+	taproot_json_u64(j, r->info->records);
+	taproot_json_key(j, "files_checked");
+	taproot_json_u64(j, r->info->files + r->info->files_over);
+	taproot_json_key(j, "files_not_recorded_one");
+	taproot_json_u64(j, r->info->files_other + r->info->files_over);
+	taproot_json_key(j, "files_not_recorded_one_paths");
+	taproot_json_array_begin(j);
+	for (size_t i = 0; i < 4 && r->info->files_other_paths[i]; i++)
+		taproot_json_string(j, r->info->files_other_paths[i]);
+	taproot_json_array_end(j);
+	summary_json(j, r->pl, si);
+	taproot_json_key(j, "passes");
+	taproot_json_array_begin(j);
+	for (uint32_t i = 0; i < r->repeat; i++)
+		pass_json(j, &r->passes[i], i);
+	taproot_json_array_end(j);
+	taproot_json_object_end(j);
+	taproot_json_free(j);
+}
+
+static void print_passes(const struct report *r)
+{
+	printf("  %-10s%" PRIu64 " records; per pass (pipeline: the time inside its calls; "
+	       "unwind: inside taproot_unwind()):\n", "replay:", r->info->records);
+	printf("  %5s %9s %11s %11s %8s %8s %11s %13s %15s\n", "pass", "samples", "user fr.",
+	       "kernel fr.", "cpu s", "wall s", "samples/s", "unwind ns/fr", "pipeline ns/fr");
+	for (uint32_t i = 0; i < r->repeat; i++) {
+		const struct rp_pass *ps = &r->passes[i];
+
+		printf("  %5" PRIu32 " %9" PRIu64 " %11" PRIu64 " %11" PRIu64 " %8.3f %8.3f %11.0f "
+		       "%13.1f %15.1f\n", i + 1, ps->samples, ps->unwind_frames, ps->kernel_frames,
+		       (double)ps->cpu_ns / 1e9, (double)ps->wall_ns / 1e9,
+		       per(ps->samples, ps->pipeline_ns) * 1e9, per(ps->unwind_ns, ps->unwind_frames),
+		       per(ps->pipeline_ns, ps->unwind_frames));
+	}
+}
+
+static void summary(const struct report *r, const char *path)
+{
+	const struct taproot_raw_header *h = &r->info->header;
+	const struct taproot_replay_info *in = r->info;
+	struct summary_info si = {
+		.cmd = "report", .output = r->output, .path = path,
+		.secs = (double)in->end.duration_ns / 1e9, .freq = h->freq_hz, .cpu = h->cpu,
+		.offcpu = h->offcpu, .sched_one_in = h->sched_one_in,
+		.min_block_ns = h->min_block_ns, .lost = in->end.lost, .corrupt = in->end.corrupt,
+		.st = &r->st1,
+	};
+
+	if (r->stats_json) {
+		FILE *f = fopen(r->stats_json, "we");
+
+		if (!f) {
+			fprintf(stderr, "taprootctl: report: %s: %s\n", r->stats_json, strerror(errno));
+		} else {
+			write_json(r, f, &si);
+			if (fclose(f) == EOF)
+				fprintf(stderr, "taprootctl: report: %s: %s\n", r->stats_json,
+					strerror(errno));
+		}
+	}
+	if (json_output) {
+		write_json(r, stdout, &si);
+		return;
+	}
+	summary_print_head(r->pl, &si);
+	printf("  %-10s%s, recorded on kernel %s\n", "from:", r->input, h->kernel_release);
+	if (in->files_other || in->files_over)
+		printf("  %-10s%" PRIu64 " of the %" PRIu64 " mapped files the recording opened: "
+		       "the file on this host is not the recorded one (their mappings stay "
+		       "unresolved)\n", "files:", (uint64_t)in->files_other + in->files_over,
+		       (uint64_t)in->files + in->files_over);
+	for (size_t i = 0; i < 4 && in->files_other_paths[i]; i++)
+		printf("  %-10s%s\n", "", in->files_other_paths[i]);
+	print_passes(r);
+	summary_print_tail(r->pl, &si);
+}
+
+static int write_profiles(struct report *r)
+{
+	int ret = EXIT_OK, err;
+
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++) {
+		char *path;
+
+		if (k == TAPROOT_PROFILE_CPU ? !r->info->header.cpu : !r->info->header.offcpu)
+			continue;
+		if (asprintf(&path, "%s/%s.pb.gz", r->output,
+			     taproot_profile_kind_name((enum taproot_profile_kind)k)) < 0)
+			return p_err("out of memory");
+		err = taproot_pipeline_write_kind(r->pl, (enum taproot_profile_kind)k, path);
+		if (err < 0)
+			ret = p_err("writing %s: %s", path, taproot_errmsg(err));
+		free(path);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------ report */
+
+int do_report(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = report_on_signal }, old_int, old_term;
+	struct report r = { .repeat = 1 };
+	struct taproot_pipeline_opts po;
+	struct taproot_procs_opts popts;
+	const char *comments[1];
+	char comment[256], *path = NULL;
+	int ret, err;
+
+	ret = parse_json_flag(&argc, argv);
+	if (ret == EXIT_OK)
+		ret = parse_args(argc, argv, &r);
+	if (ret != EXIT_OK)
+		return ret;
+
+	/* The whole file is checked here, before anything is written. */
+	err = taproot_replay_open(r.input, &r.rp);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	/* From here on a signal stops the passes, so that the directory is removed. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	r.info = taproot_replay_info(r.rp);
+	if (r.info->header.abi_version != TAPROOT_ABI_VERSION) {
+		ret = p_err("%s: recorded from a module of ABI version %" PRIu32 ", this taprootctl "
+			    "reads version %d records", r.input, r.info->header.abi_version,
+			    TAPROOT_ABI_VERSION);
+		goto out;
+	}
+	r.passes = calloc(r.repeat, sizeof(*r.passes));
+	if (!r.passes || asprintf(&path, "%s/cpu.pb.gz", r.output) < 0) {
+		path = NULL;
+		ret = p_err("out of memory");
+		goto out;
+	}
+	err = make_output_dir(r.output);
+	if (err < 0) {
+		ret = p_err("--output %s: %s", r.output, strerror(-err));
+		goto out;
+	}
+	taproot_replay_pipeline_opts(r.rp, &po, &popts);
+	snprintf(comment, sizeof(comment), "taprootctl report %s of a recording at %" PRIu32
+		 " Hz, kernel %s", TAPROOT_VERSION, r.info->header.freq_hz,
+		 r.info->header.kernel_release);
+	comments[0] = comment;
+	po.comments = comments;
+	po.nr_comments = 1;
+	err = taproot_pipeline_new(&po, &r.pl);
+	if (err < 0) {
+		ret = p_err("%s", taproot_errmsg(err));
+		goto out;
+	}
+	for (uint32_t i = 0; ret == EXIT_OK && i < r.repeat; i++) {
+		if (i)
+			taproot_pipeline_reset(r.pl);
+		ret = run_pass(&r, &r.passes[i]);
+		if (!i)
+			taproot_pipeline_stats(r.pl, &r.st1);
+	}
+	if (ret == EXIT_OK)
+		ret = write_profiles(&r);
+	if (ret == EXIT_OK)
+		summary(&r, path);
+out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	taproot_pipeline_free(r.pl);
+	taproot_replay_close(r.rp);
+	free(r.passes);
+	free(path);
+	return ret;
+}

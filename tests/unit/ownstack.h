@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The calling thread's own user registers and stack, captured as the
+ * module copies them into a record, for the unit tests that feed real
+ * stacks to the pipeline (test_pipeline, test_causal, test_rawfile).
+ * Include after <cmocka.h>; call ownstack_init() once first.
+ *
+ * OWNSTACK_CAPTURE(c) is a macro so that the captured ip is in the test's
+ * own noinline function: the tests check the unwound stacks by name.
+ */
+#ifndef TAPROOT_TESTS_OWNSTACK_H
+#define TAPROOT_TESTS_OWNSTACK_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/taproot.h>
+
+#define OWNSTACK_MAX	(16 * 1024)
+
+struct ownstack {
+	struct taproot_user_regs regs;
+	uint8_t stack[OWNSTACK_MAX];
+	size_t len;
+};
+
+static uint64_t ownstack_top;		/* end of [stack] */
+
+/* A plain copy ASan does not check: it reads other frames' redzones. */
+__attribute__((noinline, no_sanitize_address))
+static void ownstack_copy(uint8_t *dst, const volatile uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i];
+}
+
+static inline void ownstack_fill(struct ownstack *c, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	memset(&c->regs, 0, sizeof(c->regs));
+	c->regs.ip = ip;
+	c->regs.sp = sp;
+	c->regs.bp = bp;
+	c->len = ownstack_top - sp;
+	if (c->len > OWNSTACK_MAX)
+		c->len = OWNSTACK_MAX;
+	ownstack_copy(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
+}
+
+/* ip: the address where sp and bp were read, in the caller's function. */
+#define OWNSTACK_CAPTURE(c)						\
+	do {								\
+		uint64_t sp_, bp_, ip_;					\
+									\
+		__asm__ volatile("lea 0f(%%rip), %0\n"			\
+				 "0:\n\t"				\
+				 "mov %%rsp, %1\n\t"			\
+				 "mov %%rbp, %2\n"			\
+				 : "=&r"(ip_), "=&r"(sp_), "=&r"(bp_));	\
+		ownstack_fill((c), ip_, sp_, bp_);			\
+	} while (0)
+
+static void ownstack_init(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			ownstack_top = end;
+	}
+	fclose(f);
+	assert_true(ownstack_top != 0);
+}
+
+#endif /* TAPROOT_TESTS_OWNSTACK_H */
