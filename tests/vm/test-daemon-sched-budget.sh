@@ -2,8 +2,9 @@
 # taprootd --sched-budget bounds the off-CPU intervals recorded with
 # stacks, whatever the context-switch rate, and the totals stay unbiased:
 #   - under pingpong (two threads on one CPU passing a byte over pipes:
-#     tens of thousands of intervals a second) taprootd raises the module's
-#     sched-one-in by powers of two above its floor, and logs why;
+#     tens of thousands of intervals a second, for at most 25 s on a slow
+#     host) taprootd raises the module's sched-one-in by powers of two
+#     above its floor, and logs why;
 #   - once pingpong is over and the switch rate falls, it lowers it again
 #     (to an eighth of its highest or less: the background's switches,
 #     many on PREEMPT_RT, may keep it above the floor of 1);
@@ -44,7 +45,7 @@ spawn daemon taprootd "$TAPROOTD" -f -e cpu,offcpu --sched-budget 200 --start -i
 log=$TMPDIR/taprootd.err
 wait_line "taprootd reads the rings" "$log" "reading the rings" 60
 
-taskset -c 0 "$PROGS/pingpong" 400000 >"$TEST_TMP/pingpong.txt" &
+taskset -c 0 "$PROGS/pingpong" 400000 25 >"$TEST_TMP/pingpong.txt" &
 pp=$!
 # Raised within two looks at the rate (a second apart), plus TCG's slowness.
 max=1 deadline=$((SECONDS + 30))

@@ -5,17 +5,22 @@
  * once (four context switches when they share a CPU, two wakeups across
  * CPUs otherwise).
  *
- * usage: pingpong ROUND_TRIPS
+ * usage: pingpong ROUND_TRIPS [MAX_SECONDS]
  *
- * Prints one line: "pingpong: round_trips=N seconds=S rate=R offcpu=O"
- * (R round trips per second of CLOCK_MONOTONIC, from the first byte sent
- * to the last one received; O the seconds the two threads spent off CPU
- * in all, each from its start to its end: wall time less its own
- * CLOCK_THREAD_CPUTIME_ID, the truth an off-CPU profile can be held to).
+ * With MAX_SECONDS it stops early once that much time has passed, so that
+ * a test on a slow host stays within its time limit (checked every 256
+ * round trips). Prints one line:
+ * "pingpong: round_trips=N seconds=S rate=R offcpu=O"
+ * (N the round trips done, R round trips per second of CLOCK_MONOTONIC,
+ * from the first byte sent to the last one received; O the seconds the
+ * two threads spent off CPU in all, each from its start to its end: wall
+ * time less its own CLOCK_THREAD_CPUTIME_ID, the truth an off-CPU profile
+ * can be held to).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +30,27 @@
 static int ping_fd[2], pong_fd[2];
 static long rounds;
 
+/* The byte that tells the second thread to stop without answering. */
+#define QUIT 'q'
+
 static void die(const char *what)
 {
 	fprintf(stderr, "pingpong: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
-static void xfer(int in, int out)
+/* Passes one byte from @in to @out; false when it was QUIT. */
+static bool xfer(int in, int out)
 {
 	char c;
 
 	if (read(in, &c, 1) != 1)
 		die("read");
+	if (c == QUIT)
+		return false;
 	if (write(out, &c, 1) != 1)
 		die("write");
+	return true;
 }
 
 static double clock_s(clockid_t id)
@@ -69,7 +81,8 @@ static void *pong(void *arg)
 
 	(void)arg;
 	for (long i = 0; i < rounds; i++)
-		xfer(ping_fd[0], pong_fd[1]);
+		if (!xfer(ping_fd[0], pong_fd[1]))
+			break;
 	pong_offcpu = offcpu_since(wall0, cpu0);
 	return NULL;
 }
@@ -77,12 +90,14 @@ static void *pong(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t t;
-	double t0, secs;
+	double t0, secs, max_secs = 0;
+	long done;
 	char *end;
 	int err;
 
-	if (argc != 2 || (rounds = strtol(argv[1], &end, 10)) <= 0 || *end) {
-		fprintf(stderr, "usage: pingpong ROUND_TRIPS\n");
+	if (argc < 2 || argc > 3 || (rounds = strtol(argv[1], &end, 10)) <= 0 || *end ||
+	    (argc == 3 && ((max_secs = strtod(argv[2], &end)) <= 0 || *end))) {
+		fprintf(stderr, "usage: pingpong ROUND_TRIPS [MAX_SECONDS]\n");
 		return 2;
 	}
 	double wall0 = now(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
@@ -95,7 +110,12 @@ int main(int argc, char **argv)
 		die("pthread_create");
 	}
 	t0 = now();
-	for (long i = 0; i < rounds; i++) {
+	for (done = 0; done < rounds; done++) {
+		if (max_secs && done % 256 == 0 && now() - t0 >= max_secs) {
+			if (write(ping_fd[1], (char[]){ QUIT }, 1) != 1)
+				die("write");
+			break;
+		}
 		if (write(ping_fd[1], "x", 1) != 1)
 			die("write");
 		char c;
@@ -105,7 +125,7 @@ int main(int argc, char **argv)
 	}
 	secs = now() - t0;
 	pthread_join(t, NULL);
-	printf("pingpong: round_trips=%ld seconds=%.6f rate=%.1f offcpu=%.6f\n", rounds, secs,
-	       rounds / secs, offcpu_since(wall0, cpu0) + pong_offcpu);
+	printf("pingpong: round_trips=%ld seconds=%.6f rate=%.1f offcpu=%.6f\n", done, secs,
+	       done / secs, offcpu_since(wall0, cpu0) + pong_offcpu);
 	return 0;
 }
