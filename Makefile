@@ -170,11 +170,14 @@ FLAVORS ?= 6.1 6.12 rt
 # host is busy; scripts/vm's default 600 s is for single tests.
 VM_TIMEOUT ?= 1800
 # Every kernel runs even when one fails, so one failure does not hide the
-# others' results; the target fails at the end if any did.
+# others' results; the target fails at the end if any did. The tests of
+# userspace behaviour alone ("# vm-scope: userspace") run on the first
+# kernel only.
 vm-check: kmods userspace vm-progs
-	@failed=""; for f in $(FLAVORS); do \
+	@failed="" only=""; for f in $(FLAVORS); do \
 		echo "==== VM tests on $$f ($$(scripts/kernels $$f))"; \
-		scripts/vm --kernel $$f --timeout $(VM_TIMEOUT) -- tests/vm/run || failed="$$failed $$f"; \
+		scripts/vm --kernel $$f --timeout $(VM_TIMEOUT) -- tests/vm/run $$only || failed="$$failed $$f"; \
+		only=--kernel-tests-only; \
 	done; \
 	if [ -n "$$failed" ]; then echo "==== VM tests failed on:$$failed"; exit 1; fi
 

@@ -21,6 +21,7 @@
 #   - with --start, it stops at exit only the session it started, not a
 #     later one somebody else started after stopping that one.
 # Each taprootd start reads kallsyms (seconds under TCG):
+# vm-scope: userspace
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"

@@ -9,6 +9,7 @@
 # most N files; 'taprootctl status' shows the running taprootd; SIGTERM
 # writes the last partial profile and exits 0.
 # Each start of taprootd (kallsyms, netlink) and of pprof takes seconds under TCG:
+# vm-scope: userspace
 # vm-timeout: 420
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"

@@ -7,6 +7,7 @@
 #   - record --all --duration 600, SIGINT after a few seconds: the profile is
 #     still written (and decodes), sampling is stopped, the module's
 #     configuration is what it was, and record exits 0.
+# vm-scope: userspace
 # vm-timeout: 240
 . "${0%/*}/lib.sh"
 

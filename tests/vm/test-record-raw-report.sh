@@ -14,6 +14,7 @@
 # With scripts/vm --out DIR, the raw files (and record's cpu and offcpu
 # profiles) are also left in DIR, for a native `taprootctl report` on the
 # host.
+# vm-scope: userspace
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
 
