@@ -88,8 +88,8 @@ vm-progs:
 	tests/vm/build-progs
 
 # Benchmark helpers (scripts/bench): native programs on the library.
-BENCH_TOOLS := $(B)/bench/cfi-compile
-$(B)/bench/%: $(B)/plain/tests/bench/%.o $(B)/plain/libtaproot.a
+BENCH_TOOLS := $(B)/tools/cfi-compile
+$(B)/tools/%: $(B)/plain/tests/bench/%.o $(B)/plain/libtaproot.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 .PHONY: bench-tools

@@ -455,8 +455,13 @@ int tp_elfs_get(struct tp_elfs *c, uint64_t map_dev, uint64_t map_ino,
 		tp_elf_free(e);
 		e = NULL;
 	}
+	/*
+	 * @alt, /proc/PID/map_files/..., is the mapped file by definition:
+	 * no identity to check (an overlayfs file opened there reports the
+	 * overlay's inode, not the real one maps shows).
+	 */
 	if (alt)
-		err = tp_elfs_try(alt, map_dev, map_ino, &e);
+		err = tp_elfs_try(alt, 0, 0, &e);
 	if (err && root && root[0]) {
 		if ((size_t)snprintf(path, sizeof(path), "%s%s", root, name) >= sizeof(path))
 			return tp_err(-ENAMETOOLONG, "%s%s: path too long", root, name);

@@ -840,13 +840,21 @@ static void tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
 	} else if (m->pub.flags & (TAPROOT_MAP_ANON | TAPROOT_MAP_VSYSCALL)) {
 		return;
 	} else {
-		/* A deleted file is still there through map_files (root only). */
-		if (m->pub.flags & TAPROOT_MAP_DELETED)
-			snprintf(alt, sizeof(alt), "%s/%d/map_files/%llx-%llx", procs->proc_root,
-				 p->pid, (unsigned long long)m->pub.start,
-				 (unsigned long long)m->pub.end);
+		/*
+		 * map_files (root only) opens the mapped file itself: the one
+		 * way to a deleted file, and the fallback when the path leads
+		 * nowhere or to another inode than maps shows. On overlayfs
+		 * before 6.6, maps shows a copied-up file's real (upper) inode,
+		 * while every open, map_files too, sees the overlay's.
+		 */
+		snprintf(alt, sizeof(alt), "%s/%d/map_files/%llx-%llx", procs->proc_root,
+			 p->pid, (unsigned long long)m->pub.start,
+			 (unsigned long long)m->pub.end);
 		err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root, m->pub.path,
 				  (m->pub.flags & TAPROOT_MAP_DELETED) ? alt : NULL, &e);
+		if ((err == -ESTALE || err == -ENOENT) && !(m->pub.flags & TAPROOT_MAP_DELETED))
+			err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root,
+					  m->pub.path, alt, &e);
 		/* Newly opened: a replay must find the same file (its build ID). */
 		if (!err && o && o->elf && procs->elfs.opened != opened)
 			o->elf(o->arg, m->pub.dev, m->pub.ino, m->pub.path, e->build_id,
