@@ -49,11 +49,14 @@ static void say(const char *fmt, ...)
 {
 	va_list ap;
 
+	/* One line at a time: two threads' lines would otherwise mix. */
+	flockfile(stdout);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
+	funlockfile(stdout);
 }
 
 static void die(const char *what)
