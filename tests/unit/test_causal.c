@@ -30,6 +30,7 @@
 
 #include "taproot.h"
 #include "ownstack.h"
+#include "runcmd.h"
 
 /* The fake kernel: each function 0x100 bytes, return addresses inside. */
 #define KBASE		0xffffffff81000000ULL
@@ -62,49 +63,6 @@ struct fixture {
 };
 
 /* ------------------------------------------------------------ helpers */
-
-static char *run(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static char *run(int *status, const char *fmt, ...)
-{
-	char *cmd, *out = NULL, buf[4096];
-	size_t len = 0, n;
-	va_list ap;
-	FILE *f;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) >= 0);
-	va_end(ap);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		out = realloc(out, len + n + 1);
-		assert_non_null(out);
-		memcpy(out + len, buf, n);
-		len += n;
-	}
-	if (!out)
-		out = calloc(1, 1);
-	out[len] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	if (*status)
-		fprintf(stderr, "command failed (%d): %s\n%s\n", *status, cmd, out);
-	free(cmd);
-	return out;
-}
-
-static const char *pprof_tool(void)
-{
-	const char *p = getenv("TAPROOT_PPROF");
-
-	if (!p || !*p)
-		p = "build/pprof";
-	if (access(p, X_OK))
-		fail_msg("the pprof tool %s is missing: run the tests through 'make unit'", p);
-	return p;
-}
 
 static void new_pipeline(struct fixture *f, unsigned int max_intervals, uint64_t min_block)
 {

@@ -34,6 +34,7 @@
 #include <zlib.h>
 
 #include "taproot-private.h"
+#include "runcmd.h"
 
 #define PROTO_DIR	"/usr/share/gocode/src/github.com/google/pprof/proto"
 
@@ -42,54 +43,6 @@
 #define MS		10000000LL	/* one sample's cpu/nanoseconds at 100 Hz */
 
 /* ----------------------------------------------------------- helpers */
-
-/* The output of the shell command @fmt; *@status its exit status. */
-static char *run(int *status, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static char *run(int *status, const char *fmt, ...)
-{
-	char *cmd, *out = NULL;
-	size_t len = 0, n;
-	char buf[4096];
-	va_list ap;
-	FILE *f;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) >= 0);
-	va_end(ap);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		out = realloc(out, len + n + 1);
-		assert_non_null(out);
-		memcpy(out + len, buf, n);
-		len += n;
-	}
-	if (!out)
-		out = calloc(1, 1);
-	out[len] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	if (*status)
-		fprintf(stderr, "command failed (%d): %s\n%s\n", *status, cmd, out);
-	free(cmd);
-	return out;
-}
-
-static const char *pprof_tool(void)
-{
-	const char *p = getenv("TAPROOT_PPROF");
-
-	if (!p || !*p)
-		p = "build/pprof";
-	if (access(p, X_OK)) {
-		fail_msg("the pprof tool %s is missing: run the tests through 'make unit', "
-			 "which builds it and sets TAPROOT_PPROF", p);
-	}
-	return p;
-}
 
 static void need_protoc(void)
 {

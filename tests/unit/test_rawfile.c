@@ -39,6 +39,7 @@
 
 #include "taproot.h"
 #include "ownstack.h"
+#include "runcmd.h"
 
 /* ------------------------------------------------------ file helpers */
 
@@ -492,49 +493,6 @@ static struct taproot_rec_header *make_sample(const struct ownstack *c, uint32_t
 	if (c)
 		memcpy((uint8_t *)(s + 1) + nk * 8, c->stack, c->len);
 	return &s->hdr;
-}
-
-static char *run(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static char *run(int *status, const char *fmt, ...)
-{
-	char *cmd, *out = NULL, buf[4096];
-	size_t len = 0, n;
-	va_list ap;
-	FILE *f;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) >= 0);
-	va_end(ap);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		out = realloc(out, len + n + 1);
-		assert_non_null(out);
-		memcpy(out + len, buf, n);
-		len += n;
-	}
-	if (!out)
-		out = calloc(1, 1);
-	out[len] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	if (*status)
-		fprintf(stderr, "command failed (%d): %s\n%s\n", *status, cmd, out);
-	free(cmd);
-	return out;
-}
-
-static const char *pprof_tool(void)
-{
-	const char *p = getenv("TAPROOT_PPROF");
-
-	if (!p || !*p)
-		p = "build/pprof";
-	if (access(p, X_OK))
-		fail_msg("the pprof tool %s is missing: run the tests through 'make unit'", p);
-	return p;
 }
 
 /* pprof -traces of @path without its header (file name, times): the traces alone. */
