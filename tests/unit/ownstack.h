@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/taproot.h>
@@ -74,6 +75,43 @@ static void ownstack_init(void)
 	}
 	fclose(f);
 	assert_true(ownstack_top != 0);
+}
+
+/*
+ * A SAMPLE record (malloc'ed) of thread @tid of process @pid with @nk
+ * kernel addresses and, with @c, @c's user registers and stack; without
+ * @c, a kernel thread's.
+ */
+static inline struct taproot_rec_header *ownstack_sample(const struct ownstack *c, uint32_t pid,
+							 uint32_t tid, const uint64_t *kstack,
+							 unsigned int nk, const char *comm)
+{
+	size_t size = sizeof(struct taproot_rec_sample) + nk * 8 + (c ? c->len : 0);
+	struct taproot_rec_sample *s;
+
+	size = (size + 7) & ~(size_t)7;
+	s = calloc(1, size);
+	assert_non_null(s);
+	s->hdr.size = (uint32_t)size;
+	s->hdr.type = TAPROOT_REC_SAMPLE;
+	s->hdr.flags = c ? TAPROOT_SAMPLE_F_USER_REGS : TAPROOT_SAMPLE_F_KTHREAD;
+	if (nk && c)
+		s->hdr.flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
+	s->pid = pid;
+	s->tid = tid;
+	s->cpu = 1;
+	s->kstack_nr = (uint16_t)nk;
+	s->ustack_len = c ? (uint32_t)c->len : 0;
+	s->period_us = 10000;
+	/* Cut to the field, NUL-terminated (calloc zeroed it), as the kernel's. */
+	memcpy(s->comm, comm, strnlen(comm, sizeof(s->comm) - 1));
+	if (c)
+		s->user_regs = c->regs;
+	if (nk)
+		memcpy(s + 1, kstack, nk * 8);
+	if (c)
+		memcpy((uint8_t *)(s + 1) + nk * 8, c->stack, c->len);
+	return &s->hdr;
 }
 
 #endif /* TAPROOT_TESTS_OWNSTACK_H */

@@ -63,38 +63,6 @@ __attribute__((noinline)) static int pipeline_outer(struct ownstack *c, int x)
 
 /* ------------------------------------------------------ records */
 
-/* A SAMPLE record of this process with @nk kernel addresses and @c's stack. */
-static struct taproot_rec_header *make_sample(const struct ownstack *c, uint32_t pid,
-					      const uint64_t *kstack, unsigned int nk,
-					      const char *comm)
-{
-	size_t size = sizeof(struct taproot_rec_sample) + nk * 8 + (c ? c->len : 0);
-	struct taproot_rec_sample *s;
-
-	size = (size + 7) & ~(size_t)7;
-	s = calloc(1, size);
-	assert_non_null(s);
-	s->hdr.size = (uint32_t)size;
-	s->hdr.type = TAPROOT_REC_SAMPLE;
-	s->hdr.flags = c ? TAPROOT_SAMPLE_F_USER_REGS : TAPROOT_SAMPLE_F_KTHREAD;
-	if (nk && c)
-		s->hdr.flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
-	s->pid = pid;
-	s->tid = pid;
-	s->cpu = 1;
-	s->kstack_nr = (uint16_t)nk;
-	s->ustack_len = c ? (uint32_t)c->len : 0;
-	s->period_us = 10000;
-	snprintf(s->comm, sizeof(s->comm), "%s", comm);
-	if (c)
-		s->user_regs = c->regs;
-	if (nk)
-		memcpy(s + 1, kstack, nk * 8);
-	if (c)
-		memcpy((uint8_t *)(s + 1) + nk * 8, c->stack, c->len);
-	return &s->hdr;
-}
-
 /* Two kernel text addresses from /proc/kallsyms, when it shows them. */
 static unsigned int kernel_addrs(uint64_t *k, const char **n0, const char **n1,
 				 struct taproot_ksyms **ks)
@@ -183,10 +151,12 @@ static void test_self_profile(void **state)
 
 	/* 3 user-only samples, 1 with kernel frames on top, 1 of a gone pid, 1 kthread. */
 	for (i = 0; i < 3; i++)
-		recs[nrec++] = make_sample(c, (uint32_t)getpid(), NULL, 0, "test-pipeline");
-	recs[nrec++] = make_sample(c, (uint32_t)getpid(), k, nk, "test-pipeline");
-	recs[nrec++] = make_sample(c, 0x3ffffff0, NULL, 0, "ghost");
-	recs[nrec++] = make_sample(NULL, 2, k, nk, "kthreadd");
+		recs[nrec++] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), NULL, 0,
+					       "test-pipeline");
+	recs[nrec++] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), k, nk,
+				       "test-pipeline");
+	recs[nrec++] = ownstack_sample(c, 0x3ffffff0, 0x3ffffff0, NULL, 0, "ghost");
+	recs[nrec++] = ownstack_sample(NULL, 2, 2, k, nk, "kthreadd");
 	lost.lost[TAPROOT_LOST_FULL] = 5;
 	lost.lost[TAPROOT_LOST_NESTED] = 2;
 

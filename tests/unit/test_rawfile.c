@@ -464,37 +464,6 @@ __attribute__((noinline)) static int raw_outer(struct ownstack *c, int x)
 	return r + 2;
 }
 
-static struct taproot_rec_header *make_sample(const struct ownstack *c, uint32_t pid,
-					      uint32_t tid, const uint64_t *kstack,
-					      unsigned int nk, const char *comm)
-{
-	size_t size = sizeof(struct taproot_rec_sample) + nk * 8 + (c ? c->len : 0);
-	struct taproot_rec_sample *s;
-
-	size = (size + 7) & ~(size_t)7;
-	s = calloc(1, size);
-	assert_non_null(s);
-	s->hdr.size = (uint32_t)size;
-	s->hdr.type = TAPROOT_REC_SAMPLE;
-	s->hdr.flags = c ? TAPROOT_SAMPLE_F_USER_REGS : TAPROOT_SAMPLE_F_KTHREAD;
-	if (nk && c)
-		s->hdr.flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
-	s->pid = pid;
-	s->tid = tid;
-	s->cpu = 1;
-	s->kstack_nr = (uint16_t)nk;
-	s->ustack_len = c ? (uint32_t)c->len : 0;
-	s->period_us = 10000;
-	snprintf(s->comm, sizeof(s->comm), "%s", comm);
-	if (c)
-		s->user_regs = c->regs;
-	if (nk)
-		memcpy(s + 1, kstack, nk * 8);
-	if (c)
-		memcpy((uint8_t *)(s + 1) + nk * 8, c->stack, c->len);
-	return &s->hdr;
-}
-
 /* pprof -traces of @path without its header (file name, times): the traces alone. */
 static char *traces(const char *path)
 {
@@ -600,14 +569,14 @@ static void test_replay_self(void **state)
 	assert_non_null(fgets(comm, sizeof(comm), f));
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
-	recs[nrec++] = make_sample(c, (uint32_t)getpid(), (uint32_t)getpid() + 1, NULL, 0,
+	recs[nrec++] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid() + 1, NULL, 0,
 				   "a-thread");
 	for (i = 0; i < 3; i++)
-		recs[nrec++] = make_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), NULL, 0,
+		recs[nrec++] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), NULL, 0,
 					   comm);
-	recs[nrec++] = make_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), k, 2, comm);
-	recs[nrec++] = make_sample(c, 0x3ffffff0, 0x3ffffff0, NULL, 0, "ghost");
-	recs[nrec++] = make_sample(NULL, 2, 2, k, 2, "kthreadd");
+	recs[nrec++] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), k, 2, comm);
+	recs[nrec++] = ownstack_sample(c, 0x3ffffff0, 0x3ffffff0, NULL, 0, "ghost");
+	recs[nrec++] = ownstack_sample(NULL, 2, 2, k, 2, "kthreadd");
 	for (i = 0; i < nrec; i++) {
 		/* As record: the pipeline first (its /proc reads go before), then the record. */
 		assert_int_equal(taproot_pipeline_add_record(p, recs[i], 1), 0);
