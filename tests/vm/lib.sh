@@ -253,3 +253,29 @@ load_module() {
 unload_module() {
 	rmmod taproot 2>/dev/null || true
 }
+
+# --- Reliability suites (issue #7; tests/reliability/run) ---
+# A suite test runs a quick mode by default (what make check runs) and a
+# long mode when TAPROOT_LONG=1; quick_long QUICK LONG prints the value of
+# the mode in force.
+LONG=${TAPROOT_LONG:-0}
+quick_long() {
+	if [ "$LONG" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+
+# score KEY=VALUE...: one line of the reliability scorecard, what this run
+# of the test did (cases=N iterations=N failures=N, and anything worth a
+# column), appended to $TAPROOT_VM_OUT/scores.tsv when the guest was started
+# with --out (tests/reliability/run does); otherwise only narrated. The
+# scorecard (RELIABILITY.md) is generated from those lines by
+# tests/reliability/scorecard. Call it once, at the end, after the checks
+# passed: a test that fails records nothing and the runner records the
+# failure.
+score() {
+	local mode=quick
+	[ "$LONG" = 1 ] && mode=long
+	say "score: $*"
+	[ -n "${TAPROOT_VM_OUT:-}" ] || return 0
+	printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$KVER" \
+		"$TEST_NAME" "$mode" "$*" >>"$TAPROOT_VM_OUT/scores.tsv"
+}
