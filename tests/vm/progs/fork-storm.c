@@ -6,10 +6,13 @@
  *
  * N threads (default: the number of CPUs) spin; the main thread forks
  * short-lived children in a loop: each child touches some memory, and
- * either exits at once or starts a thread of its own and exits while that
- * thread runs (an exit with a live thread, and mm teardown under sampling).
+ * either exits at once, or starts a thread of its own and exits while that
+ * thread runs (an exit with a live thread, and mm teardown under sampling),
+ * or execs this program again with --exit, which exits as soon as the new
+ * image runs (exec, then exit of a fresh mm).
  * Prints "ready pid=PID threads=N" once the threads run, and every second
- * "forks=COUNT"; runs until killed.
+ * "forks=COUNT execs=COUNT failed=COUNT" (children that exec'd, children
+ * that did not exit 0); runs until killed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -53,17 +56,23 @@ static void child(unsigned long n)
 		for (int i = 0; i < 100000; i++)
 			sink++;
 	}
+	if (n % 4 == 1) {
+		execl("/proc/self/exe", "fork-storm", "--exit", (char *)NULL);
+		_exit(3);
+	}
 	_exit(0);
 }
 
 int main(int argc, char **argv)
 {
 	long threads = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned long forks = 0;
+	unsigned long forks = 0, execs = 0, failed = 0;
 	time_t last = time(NULL);
 	pthread_t t;
 	long i;
 
+	if (argc == 2 && !strcmp(argv[1], "--exit"))
+		return 0;
 	if (argc == 3 && !strcmp(argv[1], "--threads"))
 		threads = strtol(argv[2], NULL, 10);
 	else if (argc != 1) {
@@ -84,12 +93,19 @@ int main(int argc, char **argv)
 		if (pid == 0)
 			child(forks);
 		if (pid > 0) {
-			waitpid(pid, NULL, 0);
+			int status;
+
+			if (waitpid(pid, &status, 0) == pid &&
+			    (!WIFEXITED(status) || WEXITSTATUS(status)))
+				failed++;
+			if (forks % 4 == 1)
+				execs++;
 			forks++;
 		}
 		if (time(NULL) != last) {
 			last = time(NULL);
-			printf("forks=%lu\n", forks);
+			printf("forks=%lu execs=%lu failed=%lu\n", forks, execs,
+			       failed);
 		}
 	}
 }
