@@ -22,6 +22,7 @@
 # sizes, ring sizes, one-in-N and the other variations still rotate),
 # 20-40 min under TCG.
 # vm-timeout: 240
+# reliability: lifecycle-stress
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module
