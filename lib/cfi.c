@@ -692,7 +692,9 @@ int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)
 		}
 	}
 
-	qsort(cc.fdes, cc.nr_fdes, sizeof(*cc.fdes), fde_cmp);
+	/* No FDE leaves cc.fdes NULL, which qsort() must not be given. */
+	if (cc.nr_fdes)
+		qsort(cc.fdes, cc.nr_fdes, sizeof(*cc.fdes), fde_cmp);
 	for (size_t i = 0; i < cc.nr_fdes; i++) {
 		const struct fde *f = &cc.fdes[i];
 

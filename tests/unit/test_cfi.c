@@ -361,12 +361,40 @@ static void test_not_x86_64(void **state)
 	elf_end(e);
 }
 
+/*
+ * An x86-64 ELF64 with no CFI at all (a bare header: no sections, no
+ * segments): an empty table, not an error. Found by tests/fuzz/fuzz_elf:
+ * with no FDE the FDE array stayed NULL and went to qsort(), which UBSan
+ * reports (qsort's array is declared nonnull).
+ */
+static void test_no_cfi_empty_table(void **state)
+{
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
+			     ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+		.e_ehsize = sizeof(Elf64_Ehdr),
+	};
+	struct tp_cfi_table *t = NULL;
+	Elf *e = elf_memory((char *)&eh, sizeof(eh));
+
+	assert_non_null(e);
+	assert_int_equal(tp_cfi_compile(e, &t), 0);
+	assert_non_null(t);
+	assert_int_equal(t->nr, 0);
+	assert_int_equal(t->nr_fdes, 0);
+	assert_int_equal(tp_cfi_lookup(t, 0x1000), 0);
+	tp_cfi_table_free(t);
+	elf_end(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plt_rule),
 		cmocka_unit_test(test_step_bounds),
 		cmocka_unit_test(test_not_x86_64),
+		cmocka_unit_test(test_no_cfi_empty_table),
 		cmocka_unit_test(test_oracle),
 	};
 
