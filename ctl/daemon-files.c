@@ -430,6 +430,17 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 	fprintf(f, "\"offcpu\": %s,\n", st->offcpu ? "true" : "false");
 	fprintf(f, "\"intervals\": %" PRIu64 ",\n", st->intervals);
 	fprintf(f, "\"unpaired\": %" PRIu64 ",\n", st->unpaired);
+	fprintf(f, "\"dropped\": %" PRIu64 ",\n", st->dropped);
+	fprintf(f, "\"proc_unknown\": %" PRIu64 ",\n", st->proc_unknown);
+	fprintf(f, "\"user_stale\": %" PRIu64 ",\n", st->user_stale);
+	fprintf(f, "\"elf_errors\": %" PRIu64 ",\n", st->elf_errors);
+	fprintf(f, "\"user_stacks\": %" PRIu64 ",\n", st->user_stacks);
+	for (unsigned int e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++)
+		fprintf(f, "\"unwind_%s\": %" PRIu64 ",\n", taproot_unwind_end_name(e),
+			st->unwind[e]);
+	fprintf(f, "\"frames\": %" PRIu64 ",\n", st->frames);
+	fprintf(f, "\"frames_unsymbolized\": %" PRIu64 ",\n", st->frames_unsymbolized);
+	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);
 	fprintf(f, "\"output\": ");
 	json_str(f, st->output);
 	fprintf(f, ",\n\"last_profile\": ");

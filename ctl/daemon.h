@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "taproot.h"
+
 #define TAPROOTD_STATE_DEFAULT	"/run/taproot/taprootd.json"
 
 /* What taprootd is told: command line, then the --config file under it. */
@@ -112,6 +114,18 @@ struct daemon_state {
 	uint64_t intervals;		/* off-CPU intervals joined */
 	uint64_t unpaired;		/* off-CPU intervals with an end missing */
 	unsigned int unwind_permille;	/* complete unwinds */
+	/*
+	 * What could not be profiled as it ran, counted (the pipeline's
+	 * cumulative counters, taproot_pipeline_stats): invalid records,
+	 * samples of processes gone before their maps were read, user parts
+	 * left out across an execve, mappings whose ELF file could not be
+	 * used, user stacks by how their unwinding ended, frames without a
+	 * name; and profiles that could not be written (disk full).
+	 */
+	uint64_t dropped, proc_unknown, user_stale, elf_errors;
+	uint64_t user_stacks, unwind[TAPROOT_UNWIND_NR_ENDS];
+	uint64_t frames, frames_unsymbolized;
+	uint64_t write_errors;
 	bool sampling;			/* the module's sampling runs */
 	char output[4096];
 	char last_profile[4096];

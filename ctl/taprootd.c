@@ -93,6 +93,7 @@ struct daemon {
 	double next_write;		/* monotonic s */
 	time_t last_stamp;
 	uint64_t profiles;
+	uint64_t write_errors;		/* profiles that could not be written */
 	char last_profile[4096];
 	int64_t started;
 	uint64_t lost_seen;		/* from the rings' counters */
@@ -401,6 +402,15 @@ static void write_state(struct daemon *d)
 	st.intervals = ps.causal.joined;
 	st.unpaired = ps.causal.unpaired_no_in + ps.causal.unpaired_no_out;
 	st.unwind_permille = (unsigned int)(taproot_pipeline_unwind_rate(&ps) * 1000 + 0.5);
+	st.dropped = ps.dropped;
+	st.proc_unknown = ps.proc_unknown;
+	st.user_stale = ps.user_stale;
+	st.elf_errors = ps.elf_errors;
+	st.user_stacks = ps.user_stacks;
+	memcpy(st.unwind, ps.unwind, sizeof(st.unwind));
+	st.frames = ps.frames;
+	st.frames_unsymbolized = ps.frames_unsymbolized;
+	st.write_errors = d->write_errors;
 	st.sampling = d->running;
 	st.interval = d->o.interval;
 	snprintf(st.output, sizeof(st.output), "%s", d->o.output);
@@ -442,6 +452,7 @@ static void flush_interval(struct daemon *d, const char *why)
 			log_msg(LOG_ERR, "out of memory");
 		} else if ((err = taproot_pipeline_write_kind(d->pl, kind, path)) < 0) {
 			log_msg(LOG_ERR, "writing %s: %s", path, taproot_errmsg(err));
+			d->write_errors++;
 		} else {
 			d->profiles++;
 			wrote = true;

@@ -1158,6 +1158,7 @@ void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pip
 	taproot_procs_get_stats(p->procs, &prs);
 	st->procs_read = prs.procs_read;
 	st->procs_gone = prs.procs_gone;
+	st->elf_errors = prs.elf_errors;
 	st->sym_cache_entries = p->symcache.count;
 	if (p->causal)
 		tp_causal_stats(p->causal, &st->causal);

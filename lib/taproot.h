@@ -1259,6 +1259,8 @@ struct taproot_pipeline_stats {
 	uint64_t sym_cache_hits, sym_cache_misses, sym_cache_flushes;
 	size_t sym_cache_entries;	/* now */
 	uint64_t procs_read, procs_gone;	/* the process model's */
+	uint64_t elf_errors;		/* mappings whose ELF file could not be used
+					 * (gone, replaced, not ELF, corrupt) */
 	/* The current profile (since the last reset): */
 	uint64_t folded;		/* samples folded: the stack table was full */
 	size_t stacks;			/* distinct (stack, labels) entries */
