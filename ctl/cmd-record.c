@@ -331,6 +331,23 @@ int make_output_dir(const char *dir)
 	return ret;
 }
 
+FILE *fopen_private(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 /* ------------------------------------------------------------ the rings */
 
 static int on_discard(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
@@ -915,7 +932,7 @@ static void summary(struct record *r, const char *path, double secs)
 	};
 
 	if (r->o.stats_json) {
-		FILE *f = fopen(r->o.stats_json, "we");
+		FILE *f = fopen_private(r->o.stats_json);
 
 		if (!f)
 			fprintf(stderr, "taprootctl: record: %s: %s\n", r->o.stats_json,

@@ -230,7 +230,7 @@ static void summary(const struct report *r, const char *path)
 	};
 
 	if (r->stats_json) {
-		FILE *f = fopen(r->stats_json, "we");
+		FILE *f = fopen_private(r->stats_json);
 
 		if (!f) {
 			fprintf(stderr, "taprootctl: report: %s: %s\n", r->stats_json, strerror(errno));

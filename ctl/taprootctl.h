@@ -82,6 +82,13 @@ struct summary_info {
 /* mkdir -p @dir, the last component mode 0700: 0 or -errno. */
 int make_output_dir(const char *dir);
 
+/*
+ * fopen(@path, "we"), but a file it creates is mode 0600 whatever the
+ * umask: the statistics name the functions of the processes profiled. An
+ * existing file (/dev/stdout...) keeps its mode.
+ */
+FILE *fopen_private(const char *path);
+
 /* Plain: the first lines (profile, off-cpu, lost, unwind, unknown)... */
 void summary_print_head(const struct taproot_pipeline *pl, const struct summary_info *si);
 /* ...and the last (top functions, how to open the profiles). */
