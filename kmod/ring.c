@@ -664,6 +664,16 @@ __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait)
 	return mask;
 }
 
+/*
+ * Wake every reader in poll(), whatever the rings hold: a poll() re-checks
+ * its descriptors when woken, and one that was closed meanwhile reports
+ * POLLNVAL and returns.
+ */
+void tap_rings_wake_all(void)
+{
+	wake_up_all(&tap_waitq);
+}
+
 /* ---------------------------------------------------------------- mmap */
 
 static void tap_ring_vm_open(struct vm_area_struct *vma)
@@ -699,8 +709,8 @@ static void tap_vma_flags(struct vm_area_struct *vma, vm_flags_t set,
 
 /*
  * dev.c has checked the CPU number and that the mapping is shared. Here:
- * the range against the window, and write permission against the page
- * kinds (only the consumer page is ever writable).
+ * the range against the window, write permission against the page kinds
+ * (only the consumer page is ever writable), and no page is executable.
  */
 int tap_ring_mmap(unsigned int cpu, struct vm_area_struct *vma,
 		  unsigned long pgoff_in_window)
@@ -728,13 +738,22 @@ int tap_ring_mmap(unsigned int cpu, struct vm_area_struct *vma,
 		err = -EINVAL;
 		goto out;
 	}
+	/*
+	 * The rings are data, partly chosen by whoever is sampled (user
+	 * stack bytes): never executable, now or after mprotect().
+	 */
+	if (vma->vm_flags & VM_EXEC) {
+		err = -EPERM;
+		goto out;
+	}
+	clear = VM_MAYEXEC;
 	if (pgoff_in_window + npages > 1) {
 		/* Reaches past the consumer page: read-only, for good. */
 		if (vma->vm_flags & VM_WRITE) {
 			err = -EPERM;
 			goto out;
 		}
-		clear = VM_MAYWRITE;
+		clear |= VM_MAYWRITE;
 	}
 	/*
 	 * Fork: the child does not inherit the mapping (one consumer).

@@ -80,10 +80,12 @@ void tap_rings_set_watermark(u32 bytes);
  * any ring holds at least the watermark of unread bytes, or unread bytes
  * that were already there at the last tick of the slow timer. Readers are
  * woken by the producer's irq_work (past the watermark, when a reader
- * waits) and by that timer (any unread byte).
+ * waits) and by that timer (any unread byte). tap_rings_wake_all() wakes
+ * every reader in poll() regardless (process context).
  */
 int tap_ring_mmap(unsigned int cpu, struct vm_area_struct *vma,
 		  unsigned long pgoff_in_window);
 __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait);
+void tap_rings_wake_all(void);
 
 #endif /* _TAPROOT_RING_H */
