@@ -71,6 +71,19 @@ static int tap_dev_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * Every close() of a descriptor of the file. A thread blocked in poll() on
+ * it keeps the file open: without data it would sleep on, perhaps for
+ * ever (sampling stopped), and the file would hold the one consumer slot.
+ * Woken, its poll() finds the descriptor gone and returns POLLNVAL; the
+ * file is released when that poll() lets go of it.
+ */
+static int tap_dev_flush(struct file *file, fl_owner_t id)
+{
+	tap_rings_wake_all();
+	return 0;
+}
+
 /* Pages of the file offset that select a ring; the rest is the window. */
 #define TAP_DEV_CPU_PGSHIFT	(TAPROOT_MMAP_CPU_SHIFT - PAGE_SHIFT)
 
@@ -78,8 +91,10 @@ static int tap_dev_release(struct inode *inode, struct file *file)
  * Offset TAPROOT_MMAP_OFFSET(cpu) + a page offset within that ring's window
  * (see <linux/taproot.h>). Shared mappings only, as perf and BPF rings: a
  * private copy of the consumer page would swallow the reader's data_tail.
- * A CPU without a ring, or a range outside [0, 2P+2D): -EINVAL. A
- * writable mapping past the consumer page: -EPERM.
+ * A file opened without write access gets no VM_SHARED from the kernel
+ * (do_mmap() makes its MAP_SHARED a read-only private mapping): -EINVAL
+ * too. A CPU without a ring, or a range outside [0, 2P+2D): -EINVAL. A
+ * writable mapping past the consumer page, or an executable one: -EPERM.
  */
 static int tap_dev_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -101,6 +116,7 @@ static __poll_t tap_dev_poll(struct file *file, struct poll_table_struct *wait)
 static const struct file_operations tap_dev_fops = {
 	.owner = THIS_MODULE,
 	.open = tap_dev_open,
+	.flush = tap_dev_flush,
 	.release = tap_dev_release,
 	.mmap = tap_dev_mmap,
 	.poll = tap_dev_poll,
