@@ -100,7 +100,8 @@
  * the end of the data area is still contiguous in memory: a reader never
  * copies or splits. Only the consumer page may be mapped writable; any
  * writable mapping that reaches past it fails with EPERM, and read-only
- * mappings cannot be made writable later (mprotect fails with EACCES).
+ * mappings cannot be made writable later (mprotect fails with EACCES). No
+ * page may be executable: PROT_EXEC fails with EPERM, mprotect with EACCES.
  * Mappings must be MAP_SHARED, must not extend beyond 2P+2D, and name a
  * possible CPU (else EINVAL); they are not inherited across fork and cannot
  * be grown by mremap. A typical reader maps [0, P) read-write and
