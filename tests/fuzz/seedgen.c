@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * seedgen: the seed corpora of the fuzz targets that are not plain files,
+ * written with the library's own writers where it has them, as the kernel
+ * module would lay them out otherwise:
+ *
+ *   DIR/nl/    netlink datagrams (tests/fuzz/fuzz_nl.c): a valid GET_INFO,
+ *              GET_CONFIG (tp_config_fill()), GET_STATS (two messages),
+ *              NOTIFY reply, and an NLMSG_ERROR with an extended-ACK text
+ *   DIR/ring/  ring layouts (tests/fuzz/ring-input.h): samples with kernel
+ *              and user stacks, LOST, a blocked interval (SWITCH out, WAKING,
+ *              SWITCH in across CPUs), FORK/EXEC/EXIT, records wrapping
+ *              around the end of the data area
+ *   DIR/raw/   raw capture files (tests/fuzz/fuzz_raw.c) written by
+ *              taproot_raw_writer_*(), gzipped and plain
+ *
+ * usage: seedgen DIR   (the subdirectories must exist)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <zlib.h>
+
+#include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include "taproot-private.h"
+#include "ring-input.h"
+
+static const char *out;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "seedgen: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void put_file(const char *sub, const char *name, const void *a, size_t alen,
+		     const void *b, size_t blen)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", out, sub, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(a, 1, alen, f) != alen || (blen && fwrite(b, 1, blen, f) != blen) ||
+	    fclose(f))
+		die(path);
+}
+
+/* ------------------------------------------------------------ netlink */
+
+static struct nl_msg *genl_new(uint8_t cmd)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg || !genlmsg_put(msg, 0, 1, 0x1c, 0, 0, cmd, TAPROOT_GENL_VERSION))
+		die("nlmsg_alloc");
+	return msg;
+}
+
+/* Selector byte @sel, then the messages @msgs, end to end (one datagram). */
+static void put_nl(const char *name, uint8_t sel, struct nl_msg **msgs, int n)
+{
+	uint8_t buf[16384];
+	size_t len = 1;
+
+	buf[0] = sel;
+	for (int i = 0; i < n; i++) {
+		struct nlmsghdr *h = nlmsg_hdr(msgs[i]);
+
+		if (len + NLMSG_ALIGN(h->nlmsg_len) > sizeof(buf))
+			die("datagram too long");
+		memcpy(buf + len, h, h->nlmsg_len);
+		len += NLMSG_ALIGN(h->nlmsg_len);
+		nlmsg_free(msgs[i]);
+	}
+	put_file("nl", name, buf, len, NULL, 0);
+}
+
+static void stats_cpu(struct nl_msg *msg, uint32_t cpu)
+{
+	struct nlattr *nest = nla_nest_start(msg, TAPROOT_A_STATS_CPU);
+
+	nla_put_u32(msg, TAPROOT_A_STAT_CPU, cpu);
+	for (int a = TAPROOT_A_STAT_SAMPLES; a <= TAPROOT_A_STAT_WAKINGS; a++)
+		if (a != TAPROOT_A_STAT_PAD)
+			nla_put_u64(msg, a, 1000 * cpu + (uint64_t)a);
+	nla_nest_end(msg, nest);
+}
+
+static void seeds_nl(void)
+{
+	struct taproot_config cfg = {
+		.set = TAPROOT_CONFIG_ALL, .freq_hz = 99, .kstack_depth = 64,
+		.ustack_bytes = 4096, .events = TAPROOT_EV_SAMPLE | TAPROOT_EV_SWITCH,
+		.flags = 0, .ring_pages = 64, .watermark = 4096, .nr_tgids = 2,
+		.tgids = { 1, 4242 }, .sched_one_in = 1,
+	};
+	struct nlmsgerr e = { .error = -EINVAL };
+	struct nl_msg *m[2];
+
+	m[0] = genl_new(TAPROOT_CMD_GET_INFO);
+	nla_put_u32(m[0], TAPROOT_A_ABI_VERSION, TAPROOT_ABI_VERSION);
+	nla_put_u32(m[0], TAPROOT_A_NR_CPUS, 4);
+	nla_put_string(m[0], TAPROOT_A_KERNEL_RELEASE, "6.1.0-56-amd64");
+	nla_put_u64(m[0], TAPROOT_A_FEATURES, TAPROOT_FEAT_SAMPLING | TAPROOT_FEAT_KSTACK);
+	nla_put_u8(m[0], TAPROOT_A_RUNNING, 1);
+	nla_put_u32(m[0], TAPROOT_A_PAGE_SIZE, 4096);
+	put_nl("info", 0, m, 1);
+
+	m[0] = genl_new(TAPROOT_CMD_GET_CONFIG);
+	if (tp_config_fill(m[0], &cfg))
+		die("tp_config_fill");
+	put_nl("config", 1, m, 1);
+
+	m[0] = genl_new(TAPROOT_CMD_GET_STATS);
+	nla_put_u8(m[0], TAPROOT_A_RUNNING, 0);
+	stats_cpu(m[0], 0);
+	stats_cpu(m[0], 1);
+	m[1] = genl_new(TAPROOT_CMD_GET_STATS);
+	stats_cpu(m[1], 3);
+	put_nl("stats", 2, m, 2);
+
+	m[0] = genl_new(TAPROOT_CMD_NOTIFY);
+	nla_put_u32(m[0], TAPROOT_A_NOTIFY, TAPROOT_NOTIFY_CONFIG);
+	nla_put_u8(m[0], TAPROOT_A_RUNNING, 1);
+	put_nl("notify", 3, m, 1);
+
+	m[0] = nlmsg_alloc_simple(NLMSG_ERROR, NLM_F_ACK_TLVS | NLM_F_CAPPED);
+	if (!m[0])
+		die("nlmsg_alloc");
+	e.msg.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN;
+	nlmsg_append(m[0], &e, sizeof(e), NLMSG_ALIGNTO);
+	nla_put_string(m[0], NLMSGERR_ATTR_MSG, "taproot: frequency above TAPROOT_FREQ_MAX");
+	put_nl("extack", 4, m, 1);
+}
+
+/* ------------------------------------------------------------ records */
+
+#define KRET(i)		(FR_KBASE + (uint64_t)(i) * FR_KSYM_SIZE + 0x10)
+
+static uint64_t exe_entry;	/* FR_EXE's entry point, as mapped */
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* A user stack of @len bytes: return addresses into FR_EXE, and zeros. */
+static void ustack_fill(uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i + 8 <= len; i += 8)
+		fr_put64(p + i, i % 16 ? exe_entry + 0x40 + i : 0);
+}
+
+static size_t rec_sample(uint8_t *buf, uint64_t time, uint32_t cpu, uint32_t tid,
+			 unsigned int knr, uint32_t ulen)
+{
+	struct taproot_rec_sample *s = (void *)buf;
+	uint64_t *k = (uint64_t *)(s + 1);
+	size_t size = pad8(sizeof(*s) + knr * 8 + ulen);
+
+	memset(buf, 0, size);
+	s->hdr = (struct taproot_rec_header){ (uint32_t)size, TAPROOT_REC_SAMPLE,
+					      TAPROOT_SAMPLE_F_USER_REGS, time };
+	s->pid = FR_PID;
+	s->tid = tid;
+	s->cpu = cpu;
+	s->kstack_nr = (uint16_t)knr;
+	s->ustack_len = ulen;
+	s->period_us = 10101;
+	snprintf(s->comm, sizeof(s->comm), "worker-%u", tid);
+	s->user_regs.ip = exe_entry + 4;
+	s->user_regs.sp = 0x7ffc0000f000ULL;
+	s->user_regs.bp = s->user_regs.sp + 32;
+	for (unsigned int i = 0; i < knr; i++)
+		k[i] = KRET(i % FR_NR_KSYMS);
+	ustack_fill((uint8_t *)(k + knr), ulen);
+	return size;
+}
+
+static size_t rec_lost(uint8_t *buf, uint64_t time)
+{
+	struct taproot_rec_lost *l = (void *)buf;
+
+	memset(l, 0, sizeof(*l));
+	l->hdr = (struct taproot_rec_header){ sizeof(*l), TAPROOT_REC_LOST, 0, time };
+	l->lost[0] = 3;
+	return sizeof(*l);
+}
+
+static size_t snap(uint8_t *at, unsigned int knr, uint32_t ulen)
+{
+	struct taproot_stack_snap *sn = (void *)at;
+	uint64_t *k = (uint64_t *)(sn + 1);
+
+	memset(sn, 0, sizeof(*sn));
+	sn->kstack_nr = (uint16_t)knr;
+	sn->flags = TAPROOT_SNAP_F_USER_REGS;
+	sn->ustack_len = ulen;
+	sn->user_regs.ip = exe_entry + 8;
+	sn->user_regs.sp = 0x7ffc0000e000ULL;
+	for (unsigned int i = 0; i < knr; i++)
+		k[i] = KRET((i + 1) % FR_NR_KSYMS);
+	ustack_fill((uint8_t *)(k + knr), ulen);
+	return sizeof(*sn) + knr * 8 + ulen;
+}
+
+/* Switch from @prev (an interval starts, with stacks) to @next (one ends). */
+static size_t rec_switch(uint8_t *buf, uint64_t time, uint32_t cpu, uint32_t prev,
+			 uint32_t next, uint64_t seq)
+{
+	struct taproot_rec_switch *s = (void *)buf;
+	size_t size;
+
+	memset(s, 0, sizeof(*s));
+	size = sizeof(*s) + snap(buf + sizeof(*s), 3, 32);
+	size = pad8(size);
+	s->hdr = (struct taproot_rec_header){ (uint32_t)size, TAPROOT_REC_SWITCH,
+		TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_NEXT | TAPROOT_SWITCH_F_STACKS, time };
+	s->cpu = cpu;
+	s->prev_state = 1;
+	s->prev_pid = FR_PID;
+	s->prev_tid = prev;
+	s->next_pid = FR_PID;
+	s->next_tid = next;
+	s->sched_one_in = 1;
+	s->prev_seq = seq;
+	s->next_seq = seq - 1;
+	snprintf(s->prev_comm, sizeof(s->prev_comm), "worker-%u", prev);
+	return size;
+}
+
+static size_t rec_waking(uint8_t *buf, uint64_t time, uint32_t cpu, uint32_t target,
+			 uint32_t waker, uint64_t seq)
+{
+	struct taproot_rec_waking *w = (void *)buf;
+	size_t size;
+
+	memset(w, 0, sizeof(*w));
+	size = pad8(sizeof(*w) + snap(buf + sizeof(*w), 2, 16));
+	w->hdr = (struct taproot_rec_header){ (uint32_t)size, TAPROOT_REC_WAKING,
+					      TAPROOT_WAKING_F_STACKS, time };
+	w->cpu = cpu;
+	w->target_pid = FR_PID;
+	w->target_tid = target;
+	w->waker_pid = FR_PID;
+	w->waker_tid = waker;
+	w->capture_ns = 100;
+	w->target_seq = seq;
+	snprintf(w->waker_comm, sizeof(w->waker_comm), "worker-%u", waker);
+	return size;
+}
+
+static size_t rec_fork(uint8_t *buf, uint64_t time, uint32_t child)
+{
+	struct taproot_rec_fork *f = (void *)buf;
+
+	memset(f, 0, sizeof(*f));
+	f->hdr = (struct taproot_rec_header){ sizeof(*f), TAPROOT_REC_FORK,
+					      TAPROOT_FORK_F_THREAD, time };
+	f->parent_pid = FR_PID;
+	f->parent_tid = FR_PID;
+	f->child_pid = FR_PID;
+	f->child_tid = child;
+	snprintf(f->comm, sizeof(f->comm), "fuzzed");
+	return sizeof(*f);
+}
+
+static size_t rec_exec(uint8_t *buf, uint64_t time, uint32_t pid)
+{
+	struct taproot_rec_exec *e = (void *)buf;
+	size_t n = strlen(FR_EXE) + 1, size = pad8(sizeof(*e) + n);
+
+	memset(buf, 0, size);
+	e->hdr = (struct taproot_rec_header){ (uint32_t)size, TAPROOT_REC_EXEC, 0, time };
+	e->pid = e->tid = e->old_tid = pid;
+	e->filename_len = (uint32_t)n;
+	snprintf(e->comm, sizeof(e->comm), "true");
+	memcpy(e + 1, FR_EXE, n);
+	return size;
+}
+
+static size_t rec_exit(uint8_t *buf, uint64_t time, uint32_t pid, uint32_t tid)
+{
+	struct taproot_rec_exit *x = (void *)buf;
+
+	memset(x, 0, sizeof(*x));
+	x->hdr = (struct taproot_rec_header){ sizeof(*x), TAPROOT_REC_EXIT, 0, time };
+	x->pid = pid;
+	x->tid = tid;
+	snprintf(x->comm, sizeof(x->comm), "true");
+	return sizeof(*x);
+}
+
+/* ------------------------------------------------------------ rings */
+
+struct ring_seed {
+	uint8_t flags;
+	uint64_t tail[FR_MAX_CPUS];
+	uint8_t data[FR_MAX_CPUS][8192];
+	size_t len[FR_MAX_CPUS];
+};
+
+static void put_ring(const char *name, const struct ring_seed *s)
+{
+	static uint8_t buf[1 + FR_MAX_CPUS * (FR_CPU_HDR + 8192)];
+	unsigned int nr = FR_F_CPUS(s->flags);
+	size_t share = 0, len;
+
+	for (unsigned int i = 0; i < nr; i++)
+		if (s->len[i] > share)
+			share = s->len[i];
+	buf[0] = s->flags;
+	len = 1 + nr * FR_CPU_HDR;
+	for (unsigned int i = 0; i < nr; i++) {
+		fr_put64(buf + 1 + i * FR_CPU_HDR, s->tail[i]);
+		fr_put32(buf + 1 + i * FR_CPU_HDR + 8, (uint32_t)s->len[i]);
+		memset(buf + len, 0, share);
+		memcpy(buf + len, s->data[i], s->len[i]);
+		len += share;
+	}
+	put_file("ring", name, buf, len, NULL, 0);
+}
+
+#define ADD(s, cpu, call)	((s).len[cpu] += call)
+#define AT(s, cpu)		((s).data[cpu] + (s).len[cpu])
+
+static void seeds_ring(void)
+{
+	struct ring_seed s;
+
+	memset(&s, 0, sizeof(s));
+	s.flags = (0 << 0) | (1 << 2) | FR_F_ENCODE | FR_F_LABELS;	/* 1 CPU, 2 pages */
+	ADD(s, 0, rec_sample(AT(s, 0), 1000, 0, FR_PID, 4, 256));
+	ADD(s, 0, rec_lost(AT(s, 0), 1500));
+	ADD(s, 0, rec_sample(AT(s, 0), 2000, 0, FR_PID + 1, 2, 0));
+	ADD(s, 0, rec_sample(AT(s, 0), 3000, 0, FR_PID, 0, 128));
+	put_ring("samples", &s);
+
+	memset(&s, 0, sizeof(s));
+	s.flags = (1 << 0) | FR_F_OFFCPU | FR_F_ENCODE | FR_F_TWICE;	/* 2 CPUs */
+	ADD(s, 0, rec_switch(AT(s, 0), 1000, 0, FR_PID + 1, FR_PID + 2, 7));
+	ADD(s, 0, rec_sample(AT(s, 0), 1500, 0, FR_PID + 2, 3, 64));
+	ADD(s, 1, rec_waking(AT(s, 1), 2000, 1, FR_PID + 1, FR_PID + 3, 7));
+	ADD(s, 1, rec_switch(AT(s, 1), 3000, 1, FR_PID + 3, FR_PID + 1, 8));
+	put_ring("offcpu", &s);
+
+	memset(&s, 0, sizeof(s));
+	s.flags = (3 << 0) | FR_F_LABELS;				/* 4 CPUs */
+	ADD(s, 0, rec_fork(AT(s, 0), 100, FR_PID + 5));
+	ADD(s, 1, rec_sample(AT(s, 1), 200, 1, FR_PID + 5, 1, 64));
+	ADD(s, 2, rec_exec(AT(s, 2), 300, FR_PID + 9));
+	ADD(s, 3, rec_exit(AT(s, 3), 400, FR_PID, FR_PID + 5));
+	ADD(s, 3, rec_sample(AT(s, 3), 500, 3, FR_PID, 2, 0));
+	put_ring("proc-events", &s);
+
+	/* Records across the end of a one-page data area: the second mapping. */
+	memset(&s, 0, sizeof(s));
+	s.flags = FR_F_ENCODE;
+	s.tail[0] = 5 * (uint64_t)FR_PAGE - 64;
+	ADD(s, 0, rec_sample(AT(s, 0), 10, 0, FR_PID, 3, 128));
+	ADD(s, 0, rec_lost(AT(s, 0), 20));
+	put_ring("wrap", &s);
+}
+
+/* ------------------------------------------------------------ raw files */
+
+static void seeds_raw(void)
+{
+	static const char ksyms[] = "ffffffff81000000 T _stext\nffffffff81000000 T kfn0\n"
+				    "ffffffff81000100 T kfn1\nffffffff81000200 T _etext\n";
+	static const char maps[] = "555555556000-55555555a000 r-xp 00002000 08:01 1234    "
+				   FR_EXE "\n";
+	struct taproot_raw_header h = {
+		.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "6.1.0-56-amd64",
+		.freq_hz = 99, .ustack_bytes = 4096, .cpu = true, .offcpu = true,
+		.sched_one_in = 1, .label_tid = true, .start_ns = 1700000000000000000ULL,
+	};
+	struct taproot_raw_end end = { .duration_ns = 1000000000, .lost = 3, .corrupt = 0 };
+	static const uint8_t build_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+	struct taproot_raw_writer *w;
+	static uint8_t rec[8192], plain[65536];
+	char path[4096], plain_path[4096];
+	gzFile gz;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/raw/capture.gz", out);
+	if (taproot_raw_writer_new(path, &h, &w))
+		die(taproot_errmsg(-1));
+	taproot_raw_write_ksyms(w, ksyms, sizeof(ksyms) - 1);
+	taproot_raw_write_proc(w, FR_PID, TAPROOT_PROC_STAT, 0, "4242 (fuzzed) S 1 4242",
+			       22);
+	taproot_raw_write_proc(w, FR_PID, TAPROOT_PROC_MAPS, 0, maps, sizeof(maps) - 1);
+	taproot_raw_write_proc(w, FR_PID + 1, TAPROOT_PROC_DIR, -ENOENT, NULL, 0);
+	taproot_raw_write_elf(w, 0x801, 1234, FR_EXE, build_id, sizeof(build_id));
+	rec_sample(rec, 1000, 0, FR_PID, 3, 64);
+	taproot_raw_write_record(w, 0, (void *)rec);
+	rec_switch(rec, 1100, 1, FR_PID + 1, FR_PID + 2, 5);
+	taproot_raw_write_record(w, 1, (void *)rec);
+	taproot_raw_write_round(w);
+	rec_exec(rec, 1200, FR_PID);
+	taproot_raw_write_record(w, 0, (void *)rec);
+	rec_lost(rec, 1300);
+	taproot_raw_write_record(w, 0, (void *)rec);
+	if (taproot_raw_writer_finish(w, &end))
+		die(taproot_errmsg(-1));
+
+	/* The same stream uncompressed: zlib reads it as it is. */
+	gz = gzopen(path, "rb");
+	if (!gz)
+		die(path);
+	n = gzread(gz, plain, sizeof(plain));
+	gzclose(gz);
+	if (n <= 0)
+		die("gzread");
+	snprintf(plain_path, sizeof(plain_path), "plain");
+	put_file("raw", plain_path, plain, (size_t)n, NULL, 0);
+}
+
+static uint64_t read_entry(const char *path)
+{
+	GElf_Ehdr eh;
+	uint64_t entry = 0x2000;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	if (fd < 0)
+		die(path);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && gelf_getehdr(elf, &eh))
+		entry = eh.e_entry;
+	elf_end(elf);
+	close(fd);
+	return FR_EXE_BASE + entry;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: seedgen DIR\n");
+		return 2;
+	}
+	out = argv[1];
+	exe_entry = read_entry(FR_EXE);
+	seeds_nl();
+	seeds_ring();
+	seeds_raw();
+	return 0;
+}
