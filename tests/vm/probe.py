@@ -11,6 +11,22 @@ usage:
                                 with no attributes; print the reply's
                                 attributes as JSON, or "ERRNO: extack message"
                                 and exit 1
+  probe.py genl-all              every command of enum taproot_cmd, in its
+                                order, as genl does: one line "NAME RESULT"
+                                each (RESULT "ok" or the errno name); exit 1
+                                if any failed
+  probe.py dev PATH             every operation on the device PATH: open
+                                O_RDONLY, O_WRONLY, O_RDWR, and on the last
+                                fd that opened (O_RDWR first), mmap of ring
+                                0's consumer page (rw) and producer page
+                                (ro), poll, ioctl, read, write; then the
+                                same on an O_PATH fd (which no open()
+                                method sees). One line of NAME=RESULT
+                                words; exit 1 if any open failed
+  probe.py listen N SECONDS     join the "session" multicast group, print
+                                "listening", then one line per notification
+                                (its attributes as JSON) until N came or
+                                SECONDS passed; exit 1 if fewer came
   probe.py OP ARGS + OP ARGS...  several of the above in one process: one
                                 result line each, exit 1 if any failed
 
@@ -158,6 +174,127 @@ def cmd_open(path, mode):
 	return 0
 
 
+def errname(e):
+	return errno.errorcode.get(e, str(e))
+
+
+def cmd_genl_all():
+	cmds = sorted((v, k) for k, (v, _) in enum("taproot_cmd").items()
+		      if not k.startswith("__"))
+	g = Genl()
+	fam, text = g.family("taproot")
+	if fam < 0:
+		print(f"{errname(-fam)}: family taproot: {text}")
+		return 1
+	status = 0
+	for v, k in cmds:
+		err, _, _ = g.request(fam, v)
+		print(f"{k[len('TAPROOT_CMD_'):]} {errname(err) if err else 'ok'}")
+		status |= 1 if err else 0
+	return status
+
+
+def cmd_dev(path):
+	import fcntl
+	import mmap
+	import select
+	res, fd, status = [], None, 0
+	for name, flags in (("open_r", os.O_RDONLY), ("open_w", os.O_WRONLY),
+			    ("open_rw", os.O_RDWR)):
+		try:
+			f = os.open(path, flags)
+		except OSError as e:
+			res.append(f"{name}={errname(e.errno)}")
+			status = 1
+			continue
+		res.append(f"{name}=ok")
+		if flags == os.O_RDWR:
+			fd = f
+		else:
+			os.close(f)
+	if fd is None:	# ops on the O_RDONLY fd, if only that opened
+		try:
+			fd = os.open(path, os.O_RDONLY)
+		except OSError:
+			pass
+	try:
+		opath = os.open(path, os.O_PATH)
+	except OSError as e:
+		res.append(f"open_path={errname(e.errno)}")
+		opath = None
+	page = mmap.PAGESIZE
+	for prefix, f in (("", fd), ("opath_", opath)):
+		if f is None:
+			continue
+
+		def op(name, fn):
+			try:
+				fn()
+				res.append(f"{prefix}{name}=ok")
+			except OSError as e:
+				res.append(f"{prefix}{name}={errname(e.errno)}")
+
+		op("mmap_cons_rw", lambda: mmap.mmap(f, page, mmap.MAP_SHARED,
+						     mmap.PROT_READ | mmap.PROT_WRITE).close())
+		op("mmap_prod_ro", lambda: mmap.mmap(f, page, mmap.MAP_SHARED,
+						     mmap.PROT_READ, offset=page).close())
+
+		def poll():
+			p = select.poll()
+			p.register(f, select.POLLIN)
+			ev = p.poll(0)
+			if ev and ev[0][1] & (select.POLLNVAL | select.POLLERR):
+				raise OSError(errno.EBADF, "POLLNVAL")
+		op("poll", poll)
+		op("ioctl", lambda: fcntl.ioctl(f, 0x5401))	# TCGETS
+		op("read", lambda: os.read(f, 64))
+		op("write", lambda: os.write(f, b"\0" * 8))
+		os.close(f)
+	print(" ".join(res))
+	return status
+
+
+def cmd_listen(n, secs):
+	import select
+	import time
+	g = Genl()
+	fam, text = g.family("taproot")
+	if fam < 0:
+		print(f"{errname(-fam)}: family taproot: {text}")
+		return 1
+	_, _, rep = g.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
+			      nla(CTRL_ATTR_FAMILY_NAME, b"taproot\0"))
+	group = None
+	for grp in attrs(attrs(rep[0]).get(7, [b""])[0]).values():	# MCAST_GROUPS
+		a = attrs(grp[0])
+		if a.get(1, [b""])[0].rstrip(b"\0") == b"session":	# GRP_NAME
+			group = struct.unpack("=I", a[2][0][:4])[0]	# GRP_ID
+	if group is None:
+		print("no session group")
+		return 1
+	g.s.setsockopt(SOL_NETLINK, 1, group)	# NETLINK_ADD_MEMBERSHIP
+	print("listening", flush=True)
+	known = {v: (k[len("TAPROOT_A_"):].lower(), kind)
+		 for k, (v, kind) in enum("taproot_attr").items()}
+	got, end = 0, time.monotonic() + float(secs)
+	while got < int(n) and time.monotonic() < end:
+		if not select.select([g.s], [], [], end - time.monotonic())[0]:
+			break
+		data = g.s.recv(65536)
+		off = 0
+		while off + 16 <= len(data):
+			mlen, mtype, _, _, _ = struct.unpack_from("=IHHII", data, off)
+			if mtype == fam:
+				out = {"cmd": data[off + 16]}
+				for t, vals in attrs(data[off + 20:off + mlen]).items():
+					key, kind = known.get(t, (str(t), None))
+					out[key] = decode(vals[0], kind)
+				print(json.dumps(out, sort_keys=True), flush=True)
+				got += 1
+			off += (mlen + 3) & ~3
+	return 0 if got >= int(n) else 1
+
+
 def main(argv):
 	# Several operations separated by "+" run in one process (python starts
 	# slowly under TCG): one result line each, status 1 if any failed.
@@ -173,6 +310,12 @@ def main(argv):
 	for op in ops:
 		if len(op) == 3 and op[0] == "open":
 			status |= cmd_open(op[1], op[2])
+		elif op == ["genl-all"]:
+			status |= cmd_genl_all()
+		elif len(op) == 2 and op[0] == "dev":
+			status |= cmd_dev(op[1])
+		elif len(op) == 3 and op[0] == "listen":
+			status |= cmd_listen(op[1], op[2])
 		elif len(op) == 2 and op[0] == "genl":
 			status |= cmd_genl(op[1])
 		else:
