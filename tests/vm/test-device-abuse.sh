@@ -28,6 +28,9 @@
 # Afterwards nothing leaked: the module's reference count is 0, the ring
 # size can change (refused with EBUSY while any mapping is counted), the
 # rings still sample and are read, and the module unloads.
+# Quick mode: dev-abuse once; long mode (TAPROOT_LONG=1): 50 rounds, the
+# reference count checked after each.
+# vm-timeout: 900
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module
@@ -36,30 +39,36 @@ require_prog dev-abuse spinner
 module_fresh
 ctl "config set ring-pages 8" config set ring-pages 8
 
-say "dev-abuse, sampling stopped, rings empty"
-run "$PROGS/dev-abuse"
-abuse_rc=$RC
-res=$OUT
+rounds=$(quick_long 1 50)
 cases=0
-bad=()
-while IFS= read -r line; do
-	case $line in
-	"not ok "*) bad+=("${line#not ok }") ;;
-	"ok "*) cases=$((cases + 1)) ;;
-	*) say "dev-abuse: $line" ;;
-	esac
-done <<<"$res"
-[ -z "$ERR" ] || say "dev-abuse stderr: $ERR"
-for b in "${bad[@]}"; do
-	say "dev-abuse failed: $b"
+for ((round = 0; round < rounds; round++)); do
+	say "dev-abuse round $round, sampling stopped, rings empty"
+	run "$PROGS/dev-abuse"
+	abuse_rc=$RC
+	res=$OUT
+	n=0
+	bad=()
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) bad+=("${line#not ok }") ;;
+		"ok "*) n=$((n + 1)) ;;
+		*) [ "$round" -gt 0 ] || say "dev-abuse: $line" ;;
+		esac
+	done <<<"$res"
+	[ -z "$ERR" ] || say "dev-abuse stderr: $ERR"
+	for b in "${bad[@]}"; do
+		say "dev-abuse failed: $b"
+	done
+	[ "${#bad[@]}" -eq 0 ] || die "dev-abuse round $round: ${#bad[@]} cases failed, the first: ${bad[0]}"
+	assert_eq "dev-abuse exit status" 0 "$abuse_rc"
+	assert_match "dev-abuse: summary" "$res" "^cases $n failed 0\$"
+	assert_eq "module reference count after dev-abuse round $round" 0 "$(refcnt)"
+	cases=$((cases + n))
 done
-[ "${#bad[@]}" -eq 0 ] || die "dev-abuse: ${#bad[@]} cases failed, the first: ${bad[0]}"
-assert_eq "dev-abuse exit status" 0 "$abuse_rc"
-assert_match "dev-abuse: summary" "$res" "^cases $cases failed 0\$"
-assert_gt "dev-abuse ran cases" "$cases" 30
+per_round=$((cases / rounds))
+assert_gt "dev-abuse cases per round" "$per_round" 30
 
 say "nothing leaked"
-assert_eq "module reference count after dev-abuse" 0 "$(refcnt)"
 # A resize is refused while the module counts a mapping of the rings.
 ctl "ring-pages can change: no mapping is counted any more" config set ring-pages 16
 spawn load load nice -n 19 "$PROGS/spinner" --threads 1
@@ -83,4 +92,4 @@ assert_eq "module reference count after the dump" 0 "$(refcnt)"
 expect_ok "taprootctl unload" "$CTL" unload
 ! module_loaded || die "the module is still loaded after unload"
 
-score "cases=$((cases + 4))" failures=0 "dev_abuse_cases=$cases"
+score "cases=$((cases + 4))" failures=0 "rounds=$rounds" "cases_per_round=$per_round"
