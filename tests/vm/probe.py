@@ -23,6 +23,9 @@ usage:
                                 same on an O_PATH fd (which no open()
                                 method sees). One line of NAME=RESULT
                                 words; exit 1 if any open failed
+  probe.py ids                  who this process is: "uid=U capeff=HEX
+                                uid_map=A,B,N" (the first line of
+                                /proc/self/uid_map)
   probe.py listen N SECONDS     join the "session" multicast group, print
                                 "listening", then one line per notification
                                 (its attributes as JSON) until N came or
@@ -254,6 +257,13 @@ def cmd_dev(path):
 	return status
 
 
+def cmd_ids():
+	st = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
+	umap = ",".join(open("/proc/self/uid_map").readline().split())
+	print(f"uid={st['Uid'].split()[0]} capeff={st['CapEff'].strip()} uid_map={umap}")
+	return 0
+
+
 def cmd_listen(n, secs):
 	import select
 	import time
@@ -310,6 +320,8 @@ def main(argv):
 	for op in ops:
 		if len(op) == 3 and op[0] == "open":
 			status |= cmd_open(op[1], op[2])
+		elif op == ["ids"]:
+			status |= cmd_ids()
 		elif op == ["genl-all"]:
 			status |= cmd_genl_all()
 		elif len(op) == 2 and op[0] == "dev":

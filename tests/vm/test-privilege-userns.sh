@@ -63,15 +63,31 @@ for w in open_r=ok open_w=ok open_rw=ok mmap_cons_rw=ok mmap_prod_ro=ok poll=ok 
 done
 say "root: $ncmds commands (${!root_res[*]}); /dev/taproot: $devline"
 
-# refused LABEL CMD...: the probes run by CMD... are all refused.
+# refused LABEL UID CAPS CMD...: the probes run by CMD... are all refused;
+# CMD... runs as uid UID with capabilities CAPS inside ("all": CAP_SYS_ADMIN
+# and CAP_PERFMON held in its user namespace, which must be one of its own;
+# "none": neither). IDS = what probe.py ids printed.
 cases=0
 refused() {
-	local label=$1 line name res i
-	shift
-	run "$@" "${probe[@]}"
+	local label=$1 uid=$2 caps=$3 line name res i capeff
+	shift 3
+	run "$@" python3 -S "$PROBE" ids + "${probe[@]:3}"
 	mapfile -t got <<<"$OUT"
-	[ "${#got[@]}" -eq $((ncmds + 2)) ] ||
-		die "$label: expected $((ncmds + 2)) result lines, got: $OUT${ERR:+; stderr: $ERR}"
+	[ "${#got[@]}" -eq $((ncmds + 3)) ] ||
+		die "$label: expected $((ncmds + 3)) result lines, got: $OUT${ERR:+; stderr: $ERR}"
+	IDS=${got[0]}
+	got=("${got[@]:1}")
+	assert_contains "$label: uid" "$IDS " "uid=$uid "
+	capeff=${IDS#*capeff=}
+	capeff=${capeff%% *}
+	if [ "$caps" = all ]; then
+		assert_eq "$label: CAP_SYS_ADMIN (21) held in its namespace" 1 "$(cap_bit "$capeff" 21)"
+		assert_eq "$label: CAP_PERFMON (38) held in its namespace" 1 "$(cap_bit "$capeff" 38)"
+		assert_match "$label: a user namespace of its own (one id mapped)" "$IDS" 'uid_map=[0-9]+,[0-9]+,1$'
+	else
+		assert_eq "$label: no CAP_SYS_ADMIN (21)" 0 "$(cap_bit "$capeff" 21)"
+		assert_eq "$label: no CAP_PERFMON (38)" 0 "$(cap_bit "$capeff" 38)"
+	fi
 	for ((i = 0; i < ncmds; i++)); do
 		line=${got[i]}
 		name=${line%% *} res=${line#* }
@@ -102,44 +118,28 @@ refused() {
 	done
 }
 
-# in_userns_root CMD...: CMD as root of a new user namespace (plus
-# whatever unshare options precede it); checks it is uid 0 with every
-# capability there first.
-userns_ids() {
-	sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p; s/^CapEff:[[:space:]]*//p' /proc/self/status
-	cat /proc/self/uid_map
-}
-
 say "nobody"
-refused nobody as_nobody
+refused nobody 65534 none as_nobody
 
 say "root without CAP_PERFMON and CAP_SYS_ADMIN"
-refused "root without perfmon" as_root_without_perfmon
+refused "root without perfmon" 0 none as_root_without_perfmon
 
 contexts=("unshare -U -r" "unshare -U -r -n")
 for ctx in "${contexts[@]}"; do
-	# shellcheck disable=SC2086 # the context is words
-	expect_ok "$ctx: identity" $ctx bash -c "$(declare -f userns_ids); userns_ids"
-	mapfile -t ids <<<"$OUT"
-	assert_eq "$ctx: uid 0 inside" 0 "${ids[0]}"
-	assert_eq "$ctx: CAP_SYS_ADMIN (21) inside" 1 "$(cap_bit "${ids[1]}" 21)"
-	assert_eq "$ctx: CAP_PERFMON (38) inside" 1 "$(cap_bit "${ids[1]}" 38)"
-	assert_match "$ctx: a user namespace of its own (uid_map of one id)" "${ids[2]}" '^ *0 +0 +1$'
 	say "root in a new user namespace: $ctx"
-	# shellcheck disable=SC2086
-	refused "$ctx" $ctx
+	# shellcheck disable=SC2086 # the context is words
+	refused "$ctx" 0 all $ctx
+	assert_contains "$ctx: root's own uid is mapped (the 0600 node opens to DAC)" "$IDS" "uid_map=0,0,1"
 done
 
 say "nobody in a user namespace of its own"
-if as_nobody unshare -U -r true 2>/dev/null; then
-	expect_ok "nobody's userns: identity" as_nobody unshare -U -r bash -c "$(declare -f userns_ids); userns_ids"
-	mapfile -t ids <<<"$OUT"
-	assert_eq "nobody's userns: uid 0 inside" 0 "${ids[0]}"
-	assert_eq "nobody's userns: CAP_PERFMON (38) inside" 1 "$(cap_bit "${ids[1]}" 38)"
-	refused "nobody's unshare -U -r" as_nobody unshare -U -r
+run as_nobody unshare -U -r true
+if [ "$RC" -eq 0 ]; then
+	refused "nobody's unshare -U -r" 0 all as_nobody unshare -U -r
+	assert_contains "nobody's userns: nobody's uid is mapped" "$IDS" "uid_map=0,65534,1"
 	nobody_userns=1
 else
-	say "this kernel refuses user namespaces to nobody: that case cannot arise"
+	say "this kernel refuses user namespaces to nobody ($ERR): that case cannot arise"
 	nobody_userns=0
 fi
 
