@@ -501,10 +501,13 @@ static void consume(struct daemon *d)
 }
 
 /*
- * With --events offcpu, have the module record what the off-CPU profiles
- * need: switch and waking records at the selection asked (and fork, exec
- * and exit whenever it has them). Only while sampling is stopped: a
- * running session cannot gain tracepoints, and is someone else's.
+ * Have the module record what the profiles need: fork, exec and exit
+ * whenever it has them (without them the process model cannot tell a
+ * sample taken before an execve from one after it, and names the pcs of
+ * one program with the other's functions), and with --events offcpu the
+ * switch and waking records at the selection asked. Only while sampling
+ * is stopped: a running session cannot gain tracepoints, and is someone
+ * else's.
  */
 static void configure_events(struct daemon *d)
 {
@@ -512,16 +515,30 @@ static void configure_events(struct daemon *d)
 	struct taproot_config cur;
 	int err;
 
-	if (d->info.running || !d->o.offcpu)
+	if (d->info.running)
+		return;
+	if (!d->o.offcpu && !(d->info.features & TAPROOT_FEAT_PROC_EVENTS))
 		return;
 	err = taproot_nl_get_config(d->nl, &cur);
 	if (err < 0) {
 		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
 		return;
 	}
-	c.events = cur.events | TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING;
+	c.events = cur.events;
 	if (d->info.features & TAPROOT_FEAT_PROC_EVENTS)
 		c.events |= TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT;
+	if (!d->o.offcpu) {
+		if (c.events == cur.events)
+			return;
+		err = taproot_nl_set_config(d->nl, &c);
+		if (err < 0)
+			log_msg(LOG_ERR, "turning on fork, exec and exit records: %s",
+				taproot_errmsg(err));
+		else
+			log_msg(LOG_INFO, "fork, exec and exit records on");
+		return;
+	}
+	c.events |= TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING;
 	if (d->o.cpu)
 		c.events |= TAPROOT_EV_SAMPLE;
 	c.set |= TAPROOT_CONFIG_SCHED_ONE_IN;

@@ -740,6 +740,7 @@ struct pl_capture {
 	bool in_kernel;			/* the user registers are those of kernel entry */
 	bool user;			/* user registers and stack to unwind */
 	bool trim_trace;		/* tracing trampolines on top of the kernel stack */
+	const char *comm;		/* the thread's at the capture, NULL unknown */
 	const struct taproot_user_regs *regs;
 	const uint8_t *ustack;
 	uint32_t ustack_len;
@@ -786,7 +787,16 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 			return err;
 		*procp = proc;
 		gone = taproot_proc_gone(proc);
-		if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
+		if (!gone && c->comm && c->tid == c->pid &&
+		    !taproot_proc_check_comm(proc, c->comm)) {
+			/*
+			 * Its maps were read under another name: an execve
+			 * came between the sample and the read. Unwound there,
+			 * the pcs would take the other program's names.
+			 */
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		} else if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
 			/*
 			 * In the kernel with a user ip that no mapping of the
 			 * process holds: the registers are stale, as between
@@ -894,6 +904,7 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 
 	memcpy(thread_comm, s->comm, sizeof(s->comm));
 	thread_comm[sizeof(s->comm)] = '\0';
+	c.comm = thread_comm;
 	err = pl_stack(p, &c, &nf, &proc, marker, sizeof(marker));
 	if (err < 0)
 		return err;
@@ -939,7 +950,8 @@ static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *th
 			   struct tp_causal_stack *out)
 {
 	struct taproot_pipeline *p = arg;
-	struct pl_capture c = { .pid = pid, .tid = tid, .trim_trace = true, .in_kernel = true };
+	struct pl_capture c = { .pid = pid, .tid = tid, .trim_trace = true, .in_kernel = true,
+				.comm = thread_comm };
 	struct taproot_proc *proc = NULL;
 	size_t nf = 0;
 	int err;

@@ -164,6 +164,8 @@ struct taproot_proc {
 	uint64_t perfmap_ms;			/* perf map last looked at */
 	int nspid;				/* the pid in its own namespace, 0 unknown */
 	uint32_t execs;				/* exec calls seen (TAPROOT_REC_EXEC) */
+	char comm[17];				/* its main thread's when maps were read,
+						 * "" unknown, "\n" changing */
 };
 
 struct taproot_procs {

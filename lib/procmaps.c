@@ -611,6 +611,18 @@ static FILE *tp_maps_open_observed(struct taproot_proc *p, int dirfd, char **buf
 	return f;
 }
 
+/* @p's /proc/PID/comm (its main thread's name) into @buf, "" if unknown. */
+static void tp_read_comm(struct taproot_proc *p, int dirfd, char *buf, size_t len)
+{
+	ssize_t n = tp_read_at(dirfd, "comm", buf, len);
+
+	tp_observe(p->procs, p->pid, TAPROOT_PROC_COMM, n < 0 ? (int)n : 0, buf,
+		   n < 0 ? 0 : (size_t)n);
+	if (n < 0)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 /*
  * (Re)read @p: its start time (which must be @want when not 0) and maps.
  * On failure @p keeps its previous maps: a live process becomes GONE only
@@ -619,7 +631,7 @@ static FILE *tp_maps_open_observed(struct taproot_proc *p, int dirfd, char **buf
 static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 {
 	struct taproot_procs *procs = p->procs;
-	char dir[PATH_MAX], statbuf[4096], *mapsbuf = NULL;
+	char dir[PATH_MAX], statbuf[4096], *mapsbuf = NULL, comm[sizeof(p->comm)];
 	uint64_t start = 0;
 	ssize_t n;
 	FILE *f;
@@ -669,6 +681,8 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	}
 	p->start_time = start;
 
+	/* The name before the maps: taproot_proc_check_comm(). */
+	tp_read_comm(p, dirfd, comm, sizeof(comm));
 	if (procs->opts.observer) {
 		fd = -1;
 		f = tp_maps_open_observed(p, dirfd, &mapsbuf);
@@ -704,8 +718,33 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	p->state = TP_PROC_LIVE;
 	p->err = 0;
 	p->reason[0] = '\0';
+	/*
+	 * The name that goes with these maps, the same before and after
+	 * them: else an execve came in between, and the maps may be of
+	 * either program: "\n", a name no comm read here has, sends every
+	 * sample of the main thread to read the process again.
+	 */
+	tp_read_comm(p, dirfd, p->comm, sizeof(p->comm));
+	if (strcmp(comm, p->comm))
+		strcpy(p->comm, "\n");
 out:
 	close(dirfd);
+}
+
+bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm)
+{
+	if (!proc->comm[0] || !strcmp(proc->comm, comm))
+		return true;
+	/*
+	 * Renamed, or exec'd after the read: read it again, at the usual
+	 * pace (an exited one cannot be: its maps stay of the name read).
+	 */
+	if (proc->state == TP_PROC_LIVE &&
+	    tp_now_ms() - proc->read_ms >= proc->procs->opts.refresh_ms) {
+		proc->procs->stats.refreshes++;
+		tp_proc_read(proc, 0);
+	}
+	return !proc->comm[0] || !strcmp(proc->comm, comm);
 }
 
 int taproot_proc_get(struct taproot_procs *procs, int pid, uint64_t start_time,

@@ -572,6 +572,19 @@ void taproot_proc_exec(struct taproot_procs *procs, int pid);
 uint32_t taproot_proc_execs(const struct taproot_proc *proc);
 
 /*
+ * Do @proc's maps belong with a sample of its main thread whose comm was
+ * @comm? Its maps were read with its main thread's comm; execve renames
+ * the process, so another name means it exec'd between the sample and
+ * the read (the maps are the new program's, the sample the old one's) or
+ * the other way round, or that it renamed itself. Then the process is
+ * read again (at most once per refresh interval) and compared anew.
+ * False only when the names still differ: the sample's user part must
+ * not be unwound against these maps. True when either comm is unknown.
+ * Samples of other threads cannot be checked this way.
+ */
+bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm);
+
+/*
  * A new process now has @pid (TAPROOT_REC_FORK): whatever was known of an
  * earlier process with that pid is dropped at once (counted as pid_reused).
  */
@@ -1248,7 +1261,10 @@ struct taproot_pipeline_stats {
 	uint64_t kernel_only;		/* samples without a user part */
 	uint64_t user_stale;		/* of them: in the kernel with a user ip in no
 					 * mapping (execve between the old and the new
-					 * program): the user part is left out */
+					 * program), or of a main thread whose maps were
+					 * read under another name (an execve between
+					 * the sample and the read): the user part is
+					 * left out */
 	uint64_t user_stacks;		/* user stacks unwound */
 	uint64_t unwind[TAPROOT_UNWIND_NR_ENDS];	/* of them, by end reason */
 	uint64_t unwind_at_entry;	/* of the complete ones: ended without CFI

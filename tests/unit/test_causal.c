@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -919,6 +920,8 @@ static void test_user_stack(void **state)
 	r->prev_seq = 3;
 	r->sched_one_in = 1;
 	snprintf(r->prev_comm, sizeof(r->prev_comm), "me");
+	/* The record's comm is the process's own: else it looks exec'd since. */
+	assert_int_equal(prctl(PR_SET_NAME, "me"), 0);
 	size = sizeof(*r) + put_snap(sn, st, 2);
 	sn->flags = TAPROOT_SNAP_F_USER_REGS;
 	sn->user_regs = u->regs;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +133,8 @@ static void test_self_profile(void **state)
 	struct stat sb;
 
 	assert_non_null(c);
+	/* The samples' comm is the process's own: else they look exec'd since. */
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
 	ownstack_init();
 	assert_int_equal(pipeline_outer(c, 1), 10);
 	nk = kernel_addrs(k, &kn0, &kn1, &ks);
