@@ -30,6 +30,8 @@ n_root=$(quick_long 5000 100000)
 n_nobody=$(quick_long 1000 20000)
 seed=${TAPROOT_FUZZ_SEED:-$(( (${EPOCHREALTIME/./} ^ $$) & 0x7fffffffffff ))}
 say "seed $seed: $n_root messages as root, $n_nobody as nobody"
+# On the console too: a run that wedges the guest prints nothing else.
+echo "netlink-fuzz: seed $seed, $n_root messages as root, $n_nobody as nobody" >/dev/kmsg
 
 t_start=$((${EPOCHREALTIME/./} / 1000000))
 module_fresh
