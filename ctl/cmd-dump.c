@@ -815,8 +815,15 @@ int do_dump(int argc, char **argv)
 		}
 		if (d.out_failed || (d.count && d.printed >= d.count))
 			break;
-		if (dump_signal)
+		if (dump_signal) {
+			/*
+			 * The signal may have come while the pass above ran,
+			 * after it read the heads: what was published before
+			 * the signal is in the rings still.
+			 */
+			taproot_ring_consume(ring, &ops, &d);
 			break;
+		}
 		timeout = DUMP_POLL_MS;
 		if (end) {
 			left = end - now_s();
