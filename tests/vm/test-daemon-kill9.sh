@@ -8,6 +8,11 @@
 # removes those a killed one left (and nothing else); --retain keeps at
 # most N files; 'taprootctl status' shows the running taprootd; SIGTERM
 # writes the last partial profile and exits 0.
+# Besides those moments, kill -9 lands at random ones (from a seed, printed;
+# TAPROOT_SEED repeats a run): a random time into its intervals, half of
+# the time before the restarted taprootd is reading the rings (while it
+# starts, cleans up or writes its first state). Quick mode: one random
+# kill; long mode (TAPROOT_LONG=1): 100.
 # Each start of taprootd (kallsyms, netlink) and of pprof takes seconds under TCG:
 # vm-scope: userspace
 # vm-timeout: 420
@@ -112,11 +117,35 @@ assert_match "status shows its CPU and memory" "$OUT" "CPU .* MiB resident"
 # at different offsets into its intervals, and once just as it starts reading.
 # (A fourth kill at yet another offset, as this test had, proves nothing
 # the second does not: the offsets are not controlled under TCG anyway.)
-for delay in 2.3 1.45 0; do
+random_kills=$(quick_long 1 100)
+[ "$LONG" != 1 ] || [ "${TAPROOT_TEST_TIMEOUT:-0}" -ge 1500 ] ||
+	die "long mode needs TAPROOT_TEST_TIMEOUT >= 1500"
+seed=${TAPROOT_SEED:-$((${EPOCHREALTIME/./} % 32768))}
+RANDOM=$seed
+say "seed $seed (TAPROOT_SEED=$seed repeats the moments): $random_kills random kills"
+delays=()
+for ((i = 0; i < random_kills; i++)); do
+	# r: a random moment; the next taprootd may be killed before it reads.
+	delays+=("r$((RANDOM % 3)).$((RANDOM % 10))$((RANDOM % 10))")
+done
+delays+=(2.3 1.45 0)
+kills=0
+for delay in "${delays[@]}"; do
+	early=
+	if [[ $delay == r* ]]; then
+		delay=${delay#r}
+		early=$((RANDOM % 2))
+	fi
 	nap "$delay"	# into taprootd's intervals
 	kill -9 "$daemon_pid"
 	wait "$daemon_pid" 2>/dev/null || true
+	kills=$((kills + 1))
 	check_files "after kill -9 ($delay s)"
+	if [ -n "$early" ]; then
+		start_daemon
+		[ "$early" = 1 ] || wait_state
+		continue
+	fi
 	if [ "$delay" = 1.45 ]; then
 		# What a writer killed between creating its temporary file and
 		# the rename leaves (kill -9 rarely lands there by chance): the
@@ -155,5 +184,7 @@ assert_eq "temporary files left after a clean exit" 0 "$temps"
 [ -e "$TAPROOTD_STATE" ] && die "the state file stays after a clean exit"
 expect_ok "status after exit" "$CTL" status
 assert_match "status without taprootd" "$OUT" "^taprootd: +not running"
-say "$n profiles kept, $checked decoded; taprootd log:"
-sed 's/^/#   /' "$TEST_TMP/taprootd.log"
+say "$kills kills, $n profiles kept, $checked decoded; taprootd log:"
+sed 's/^/#   /' "$TEST_TMP/taprootd.log" | tail -40
+score cases=1 failures=0 kills="$kills" random_kills="$random_kills" seed="$seed" \
+	profiles_decoded="$checked"
