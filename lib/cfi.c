@@ -165,13 +165,16 @@ slow:
 
 struct fde {
 	uint64_t lo, hi;
+	uint64_t cost;		/* of walking it row by row: see program_ok() */
 	uint8_t src;
 };
 
 struct cie {
 	Dwarf_Off off;
 	uint8_t fde_enc;	/* DW_EH_PE_* of FDE addresses */
-	bool ok;		/* the augmentation was understood */
+	bool ok;		/* the augmentation was understood, the program sane */
+	bool z;			/* FDEs carry sized augmentation data */
+	size_t insns;		/* bytes of initial instructions */
 };
 
 /* One CFI section being enumerated. */
@@ -190,6 +193,7 @@ struct compile {
 	struct fde *fdes;
 	size_t nr_fdes, alloc_fdes;
 	uint32_t skipped;
+	uint64_t budget;	/* row-by-row walking left, in program bytes run */
 	/* executable PT_LOAD ranges */
 	uint64_t text_lo[16], text_hi[16];
 	unsigned int nr_text;
@@ -313,6 +317,134 @@ static bool read_encoded(uint8_t enc, const uint8_t **pp, const uint8_t *end,
 	return true;
 }
 
+/*
+ * A CFA program is outside input, and libdw's cost of running it is not
+ * bounded by its size: a row's state holds every register up to the
+ * highest one the program names (one rule for register 138411984 in a
+ * corrupt FDE is 2 GiB), and dwarf_cfi_addrframe() runs the FDE's
+ * program again from its start for each row, so that walking an FDE of
+ * R rows and B bytes costs R * B. Both showed as a 35 KB file whose
+ * table took 90 s and 1 GB to compile (tests/fuzz/fuzz_elf).
+ *
+ * So each program is read first without running it (program_ok()): one
+ * that names a register above TP_CFI_MAX_REG (x86-64's psABI numbers end
+ * at 125, k7) or is malformed is not used, as libdw would fail on it
+ * anyway; and an FDE whose walk would cost more than TP_CFI_WALK_FDE, or
+ * more than what is left of TP_CFI_WALK_BUDGET for the whole file,
+ * becomes one TP_CFI_SLOW row: libdw runs it once per unwound frame
+ * instead, which costs its size. The cost is counted as (rows + 1) *
+ * (CIE + FDE program bytes), about twice what libdw runs: the largest
+ * library of the build host (libclang-cpp, 1 M rows) uses 108 M of the
+ * budget and compiles in 0.6 s, its costliest FDE under the per-FDE
+ * bound; the budget bounds a hostile file to a few seconds.
+ */
+#define TP_CFI_MAX_REG		127
+#define TP_CFI_WALK_FDE		(1ULL << 26)
+#define TP_CFI_WALK_BUDGET	(1ULL << 30)
+
+/* Skip a ULEB128 register operand; false when it is past TP_CFI_MAX_REG. */
+static bool reg_ok(const uint8_t **pp, const uint8_t *end, bool *ok)
+{
+	return uleb(pp, end, ok) <= TP_CFI_MAX_REG;
+}
+
+/*
+ * Read the CFA program [@p, @end) (@addr_enc: how DW_CFA_set_loc's
+ * operand is encoded, DW_EH_PE_absptr in .debug_frame): false when it is
+ * malformed or names a register above TP_CFI_MAX_REG; *@rows counts the
+ * ops that start a row.
+ */
+static bool program_ok(const uint8_t *p, const uint8_t *end, uint8_t addr_enc,
+		       uint64_t *rows)
+{
+	bool ok = true;
+	uint64_t v;
+
+	*rows = 0;
+	while (ok && p < end) {
+		uint8_t op = *p++;
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			++*rows;
+			continue;
+		case DW_CFA_offset:
+			if ((op & 0x3f) > TP_CFI_MAX_REG)
+				return false;
+			uleb(&p, end, &ok);
+			continue;
+		case DW_CFA_restore:
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			if (!read_encoded(addr_enc, &p, end, 0, true, &v))
+				return false;
+			++*rows;
+			break;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			fixed(&p, end, op == DW_CFA_advance_loc1 ? 1 :
+				       op == DW_CFA_advance_loc2 ? 2 : 4, false, &ok);
+			++*rows;
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_def_cfa:
+		case DW_CFA_val_offset:
+		case DW_CFA_GNU_negative_offset_extended:
+			if (!reg_ok(&p, end, &ok))
+				return false;
+			uleb(&p, end, &ok);
+			break;
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset_sf:
+			if (!reg_ok(&p, end, &ok))
+				return false;
+			sleb(&p, end, &ok);
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			if (!reg_ok(&p, end, &ok))
+				return false;
+			break;
+		case DW_CFA_register:
+			if (!reg_ok(&p, end, &ok) || !reg_ok(&p, end, &ok))
+				return false;
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_GNU_args_size:
+			uleb(&p, end, &ok);
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			sleb(&p, end, &ok);
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+		case DW_CFA_def_cfa_expression:
+			if (op != DW_CFA_def_cfa_expression && !reg_ok(&p, end, &ok))
+				return false;
+			v = uleb(&p, end, &ok);	/* the block */
+			if (ok && v > (uint64_t)(end - p))
+				return false;
+			if (ok)
+				p += v;
+			break;
+		default:
+			return false;	/* libdw does not know it either */
+		}
+	}
+	return ok;
+}
+
 /* Parse the CIE at section offset @off of @s into @c. */
 static void parse_cie(struct compile *cc, struct cfi_sec *s, Dwarf_Off off,
 		      struct cie *c)
@@ -321,12 +453,18 @@ static void parse_cie(struct compile *cc, struct cfi_sec *s, Dwarf_Off off,
 	Dwarf_Off next;
 	const uint8_t *p, *end;
 	const char *aug;
+	uint64_t rows;
 
 	c->off = off;
 	c->ok = false;
+	c->z = false;
 	c->fde_enc = DW_EH_PE_absptr;
 	if (dwarf_next_cfi(cc->ident, s->data, s->eh, off, &next, &e) != 0 ||
 	    !dwarf_cfi_cie_p(&e))
+		return;
+	c->insns = (size_t)(e.cie.initial_instructions_end - e.cie.initial_instructions);
+	if (!program_ok(e.cie.initial_instructions, e.cie.initial_instructions_end,
+			DW_EH_PE_absptr, &rows))
 		return;
 	aug = e.cie.augmentation;
 	if (!aug || !aug[0]) {
@@ -335,6 +473,7 @@ static void parse_cie(struct compile *cc, struct cfi_sec *s, Dwarf_Off off,
 	}
 	if (aug[0] != 'z')
 		return;
+	c->z = true;
 	p = e.cie.augmentation_data;
 	end = p + e.cie.augmentation_data_size;
 	for (aug++; *aug; aug++) {
@@ -415,7 +554,7 @@ static int enumerate(struct compile *cc, struct cfi_sec *s)
 	for (;;) {
 		const struct cie *c;
 		const uint8_t *p, *end;
-		uint64_t lo, len;
+		uint64_t lo, len, rows;
 		int r = dwarf_next_cfi(cc->ident, s->data, s->eh, off, &next, &e);
 
 		if (r != 0)
@@ -444,12 +583,29 @@ static int enumerate(struct compile *cc, struct cfi_sec *s)
 			cc->skipped++;
 			continue;
 		}
+		/* The program follows the augmentation data, sized with 'z'. */
+		if (c->z) {
+			bool ok = true;
+			uint64_t n = uleb(&p, end, &ok);
+
+			if (!ok || n > (uint64_t)(end - p)) {
+				cc->skipped++;
+				continue;
+			}
+			p += n;
+		}
+		if (!program_ok(p, end, s->eh ? c->fde_enc : DW_EH_PE_absptr, &rows)) {
+			cc->skipped++;
+			continue;
+		}
 		if (grow((void **)&cc->fdes, &cc->alloc_fdes, cc->nr_fdes + 1,
 			 sizeof(*cc->fdes))) {
 			ret = -ENOMEM;
 			break;
 		}
-		cc->fdes[cc->nr_fdes++] = (struct fde){ lo, lo + len, s->src };
+		cc->fdes[cc->nr_fdes++] = (struct fde){
+			lo, lo + len, (rows + 1) * (c->insns + (uint64_t)(end - p)), s->src,
+		};
 	}
 	free(s->cies);
 	s->cies = NULL;
@@ -556,6 +712,18 @@ static int compile_fde(struct compile *cc, Dwarf_CFI *cfi, const struct fde *f,
 	uint64_t pc = f->lo;
 	int ret;
 
+	/* Too costly to walk (see program_ok()): libdw's at unwind time. */
+	if (f->cost > TP_CFI_WALK_FDE || f->cost > cc->budget) {
+		struct tp_cfi_rule r = { .kind = TP_CFI_SLOW, .src = f->src };
+		int id = intern(cc, &r);
+
+		if (id < 0)
+			return id;
+		t->covered += f->hi - f->lo;
+		t->slow += f->hi - f->lo;
+		return add_row(cc, f->lo, (unsigned int)id);
+	}
+	cc->budget -= f->cost;
 	while (pc < f->hi) {
 		Dwarf_Frame *frame;
 		Dwarf_Addr start, end;
@@ -626,7 +794,7 @@ void tp_cfi_table_free(struct tp_cfi_table *t)
 
 int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)
 {
-	struct compile cc = { .elf = elf };
+	struct compile cc = { .elf = elf, .budget = TP_CFI_WALK_BUDGET };
 	struct tp_cfi_table *t;
 	struct tp_cfi_rule none = { 0 };
 	Dwarf_CFI *eh_cfi = NULL, *dbg_cfi = NULL;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -388,6 +389,64 @@ static void test_no_cfi_empty_table(void **state)
 	elf_end(e);
 }
 
+/* Compile the CFI of @len bytes at @buf; returns the table (caller frees). */
+static struct tp_cfi_table *compile_bytes(char *buf, size_t len)
+{
+	struct tp_cfi_table *t = NULL;
+	Elf *e = elf_memory(buf, len);
+
+	assert_non_null(e);
+	assert_int_equal(tp_cfi_compile(e, &t), 0);
+	assert_non_null(t);
+	elf_end(e);
+	return t;
+}
+
+/*
+ * A CIE whose program names register 2^27: its FDEs are not used (they
+ * would make libdw build a 2 GiB state for every row: tests/fuzz/fuzz_elf
+ * found a 35 KB file that took 90 s and 1 GB to compile). The fixture's
+ * one CIE starts "def_cfa r7 8; offset r16 cfa-8" (0c 07 08 90 01),
+ * rewritten in place to "undefined r134217728" (07 80 80 80 40).
+ */
+static void test_huge_register_refused(void **state)
+{
+	static const uint8_t cie[] = { 0x0c, 0x07, 0x08, 0x90, 0x01 };
+	static const uint8_t bad[] = { 0x07, 0x80, 0x80, 0x80, 0x40 };
+	struct tp_cfi_table *t;
+	struct stat st;
+	char *buf, *at = NULL;
+	int fd = open("build/fixtures/cfi-debug-frame.so", O_RDONLY | O_CLOEXEC);
+	uint32_t fdes;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+
+	t = compile_bytes(buf, (size_t)st.st_size);
+	fdes = t->nr_fdes;
+	assert_true(fdes > 0);
+	tp_cfi_table_free(t);
+
+	for (char *p = buf; p + sizeof(cie) <= buf + st.st_size; p++) {
+		if (!memcmp(p, cie, sizeof(cie))) {
+			assert_null(at);	/* one CIE, found once */
+			at = p;
+		}
+	}
+	assert_non_null(at);
+	memcpy(at, bad, sizeof(bad));
+	t = compile_bytes(buf, (size_t)st.st_size);
+	assert_int_equal(t->nr_fdes, 0);
+	assert_int_equal(t->nr, 0);
+	assert_int_equal(t->fdes_skipped, fdes);
+	tp_cfi_table_free(t);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_step_bounds),
 		cmocka_unit_test(test_not_x86_64),
 		cmocka_unit_test(test_no_cfi_empty_table),
+		cmocka_unit_test(test_huge_register_refused),
 		cmocka_unit_test(test_oracle),
 	};
 
