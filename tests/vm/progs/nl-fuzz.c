@@ -1522,10 +1522,15 @@ int main(int argc, char **argv)
 			check_valid(&p, &o, running_known);
 			continue;
 		}
-		if (o.acks || o.replies || !o.errors || !changer) {
-			/* accepted, silent or several messages: may have changed */
-			if (o.acks || !o.errors)
-				cfg_valid = running_valid = false;
+		if (o.acks || o.replies || !o.errors || !single) {
+			/*
+			 * Accepted, silent, or several messages (one refused
+			 * does not say the others were: a request without
+			 * NLM_F_ACK succeeds silently): may have changed.
+			 */
+			cfg_valid = running_valid = false;
+		} else if (!changer) {
+			/* one request, refused, that changes nothing anyway */
 		} else if (cmd == TAPROOT_CMD_SET_CONFIG) {
 			struct config c;
 
@@ -1533,7 +1538,8 @@ int main(int argc, char **argv)
 			if (!read_config(&c))
 				break;
 			if (!config_eq(&c, &cfg_known))
-				fail("a refused SET_CONFIG changed the configuration");
+				fail("a refused SET_CONFIG (errno %d) changed the configuration",
+				     o.first_err);
 			cfg_known = c;
 		} else {
 			uint32_t running;
@@ -1541,9 +1547,9 @@ int main(int argc, char **argv)
 			if (!read_running(&running))
 				break;
 			if (running != running_known)
-				fail("a refused %s changed the running state (%u -> %u)",
+				fail("a refused %s (errno %d) changed the running state (%u -> %u)",
 				     cmd == TAPROOT_CMD_START ? "START" : "STOP",
-				     running_known, running);
+				     o.first_err, running_known, running);
 			running_known = running;
 		}
 	}
