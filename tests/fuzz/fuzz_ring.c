@@ -12,7 +12,8 @@
  * The input is laid out as tests/fuzz/ring-input.h says. The rings are
  * built in memory as tests/unit/test_ring.c's are (tp_ring_new() without
  * a device, tp_ring_add()), with the data area present twice back to back
- * as the module maps it. Every input gets a fresh pipeline, so runs do not
+ * as the module maps it, in an allocation of exactly the window's size so
+ * that AddressSanitizer sees a read past its end. Every input gets a fresh pipeline, so runs do not
  * depend on each other; the process table reads a fake /proc (a temporary
  * directory) in which only FR_PID exists, so nothing depends on the host's
  * processes.
@@ -40,14 +41,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define STR_(x)		#x
 #define TP_STR(x)	STR_(x)
-#define WINDOW_MAX	(FR_PAGE + 2 * FR_MAX_PAGES * FR_PAGE)
 
 static char dir[] = "/tmp/fuzz-ring-XXXXXX";
 static char proc_root[64];
 static struct taproot_ksyms *ksyms;
 /* Each ring: consumer page, then the window (producer page, data twice). */
 static struct taproot_ring_consumer cons[FR_MAX_CPUS];
-static uint8_t *windows[FR_MAX_CPUS];
 
 static void check(bool ok)
 {
@@ -174,11 +173,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_ring: %s\n", taproot_errmsg(-1));
 		exit(1);
 	}
-	for (int i = 0; i < FR_MAX_CPUS; i++) {
-		windows[i] = aligned_alloc(FR_PAGE, WINDOW_MAX);
-		if (!windows[i])
-			die("aligned_alloc");
-	}
 	return 0;
 }
 
@@ -195,6 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	struct taproot_pipeline_stats st;
 	struct taproot_pipeline *p = NULL;
 	struct taproot_ring *r = NULL;
+	uint8_t *windows[FR_MAX_CPUS] = { NULL };
 	uint64_t tail[FR_MAX_CPUS], head[FR_MAX_CPUS], d;
 	unsigned int flags, nr, corrupt = 0;
 	size_t share;
@@ -213,14 +208,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	for (unsigned int i = 0; i < nr; i++) {
 		const uint8_t *h = in + 1 + i * FR_CPU_HDR;
 		const uint8_t *src = in + 1 + nr * FR_CPU_HDR + i * share;
-		struct taproot_ring_producer *prod = (void *)windows[i];
-		uint8_t *data = windows[i] + FR_PAGE;
+		struct taproot_ring_producer *prod;
 		size_t len = share < d ? share : (size_t)d;
+		uint8_t *data;
 		size_t at;
 
+		windows[i] = aligned_alloc(FR_PAGE, FR_PAGE + 2 * d);
+		if (!windows[i])
+			abort();
+		data = windows[i] + FR_PAGE;
 		tail[i] = fr_get64(h);
 		head[i] = tail[i] + fr_get32(h + 8);
 		memset(windows[i], 0, FR_PAGE + d);
+		prod = (void *)windows[i];
 		*prod = (struct taproot_ring_producer){
 			.abi_version = TAPROOT_ABI_VERSION, .cpu = i, .page_size = FR_PAGE,
 			.data_offset = 2 * FR_PAGE, .data_size = d, .data_head = head[i],
@@ -249,10 +249,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	o.unwind_cache_bytes = 1 << 20;
 	o.sym_cache_entries = 256;
 	o.max_user_frames = 32;
-	if (taproot_pipeline_new(&o, &p)) {
-		taproot_ring_close(r);
-		return 0;
-	}
+	if (taproot_pipeline_new(&o, &p))
+		goto out;
 
 	n = taproot_pipeline_consume(p, r, on_corrupt, &corrupt);
 	check(n >= 0);
@@ -282,6 +280,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 		free(buf);
 	}
 	taproot_pipeline_free(p);
+out:
 	taproot_ring_close(r);
+	for (unsigned int i = 0; i < nr; i++)
+		free(windows[i]);
 	return 0;
 }

@@ -129,6 +129,27 @@ static void seeds_nl(void)
 	stats_cpu(m[1], 3);
 	put_nl("stats", 2, m, 2);
 
+	/* Edges the parsers must refuse: 65 TGIDs, a CPU twice. */
+	m[0] = genl_new(TAPROOT_CMD_GET_CONFIG);
+	cfg.set &= ~TAPROOT_CONFIG_TGIDS;
+	if (tp_config_fill(m[0], &cfg))
+		die("tp_config_fill");
+	{
+		struct nlattr *nest = nla_nest_start(m[0], TAPROOT_A_CFG_TGIDS);
+
+		for (uint32_t i = 1; i <= TAPROOT_MAX_TGIDS + 1; i++)
+			nla_put_u32(m[0], TAPROOT_A_CFG_TGID, i);
+		nla_nest_end(m[0], nest);
+	}
+	put_nl("config-tgids-over", 1, m, 1);
+
+	m[0] = genl_new(TAPROOT_CMD_GET_STATS);
+	nla_put_u8(m[0], TAPROOT_A_RUNNING, 1);
+	stats_cpu(m[0], 2);
+	m[1] = genl_new(TAPROOT_CMD_GET_STATS);
+	stats_cpu(m[1], 2);
+	put_nl("stats-cpu-twice", 2, m, 2);
+
 	m[0] = genl_new(TAPROOT_CMD_NOTIFY);
 	nla_put_u32(m[0], TAPROOT_A_NOTIFY, TAPROOT_NOTIFY_CONFIG);
 	nla_put_u8(m[0], TAPROOT_A_RUNNING, 1);
@@ -370,6 +391,15 @@ static void seeds_ring(void)
 	ADD(s, 0, rec_sample(AT(s, 0), 10, 0, FR_PID, 3, 128));
 	ADD(s, 0, rec_lost(AT(s, 0), 20));
 	put_ring("wrap", &s);
+
+	/* A record of a size not a multiple of 8 after a good one. */
+	memset(&s, 0, sizeof(s));
+	s.flags = (1 << 0);
+	ADD(s, 0, rec_lost(AT(s, 0), 10));
+	ADD(s, 0, rec_lost(AT(s, 0), 20));
+	fr_put32(s.data[0] + sizeof(struct taproot_rec_lost), sizeof(struct taproot_rec_lost) - 4);
+	ADD(s, 1, rec_fork(AT(s, 1), 15, FR_PID + 7));
+	put_ring("corrupt", &s);
 }
 
 /* ------------------------------------------------------------ raw files */
