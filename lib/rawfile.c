@@ -106,7 +106,17 @@ struct taproot_raw_writer {
 	int fd;				/* gz's, for the fsync */
 	char *tmp, *path;
 	int err;			/* sticky */
+	char msg[512];			/* its message: later errors elsewhere replace
+					 * the library's last one */
 };
+
+/* Make @err the writer's sticky error; returns it. */
+static int raw_fail(struct taproot_raw_writer *w, int err)
+{
+	w->err = err;
+	snprintf(w->msg, sizeof(w->msg), "%s", taproot_errmsg(err));
+	return err;
+}
 
 static int raw_put(struct taproot_raw_writer *w, const void *buf, size_t len)
 {
@@ -117,8 +127,9 @@ static int raw_put(struct taproot_raw_writer *w, const void *buf, size_t len)
 	if (len && gzwrite(w->gz, buf, (unsigned int)len) != (int)len) {
 		const char *msg = gzerror(w->gz, &errnum);
 
-		w->err = tp_err(errnum == Z_ERRNO && errno ? -errno : -EIO, "raw: writing %s: %s",
-				w->tmp, errnum == Z_ERRNO ? strerror(errno) : msg);
+		raw_fail(w, tp_err(errnum == Z_ERRNO && errno ? -errno : -EIO,
+				   "raw: writing %s: %s", w->tmp,
+				   errnum == Z_ERRNO ? strerror(errno) : msg));
 	}
 	return w->err;
 }
@@ -142,8 +153,8 @@ static int raw_chunk(struct taproot_raw_writer *w, uint32_t type, const void *a,
 static int raw_refuse(struct taproot_raw_writer *w, const char *what, size_t len, size_t max)
 {
 	if (!w->err)
-		w->err = tp_err(-EINVAL, "raw: %s of %zu bytes, the format's limit is %zu",
-				what, len, max);
+		raw_fail(w, tp_err(-EINVAL, "raw: %s of %zu bytes, the format's limit is %zu",
+				   what, len, max));
 	return w->err;
 }
 
@@ -294,18 +305,23 @@ int taproot_raw_writer_finish(struct taproot_raw_writer *w, const struct taproot
 		raw_chunk(w, TAPROOT_RAW_END, p, sizeof(p), NULL, 0);
 		/* The gzip trailer, then the bytes on disk, before the rename. */
 		if (!w->err && gzflush(w->gz, Z_FINISH) != Z_OK)
-			w->err = tp_err(-EIO, "raw: writing %s: %s", w->tmp, gzerror(w->gz, &zerr));
+			raw_fail(w, tp_err(-EIO, "raw: writing %s: %s", w->tmp,
+					   gzerror(w->gz, &zerr)));
 		if (!w->err && fsync(w->fd) < 0)
-			w->err = tp_err(-errno, "raw: fsync %s: %s", w->tmp, strerror(errno));
+			raw_fail(w, tp_err(-errno, "raw: fsync %s: %s", w->tmp,
+					   strerror(errno)));
 	}
 	zerr = gzclose(w->gz);
 	if (end && !w->err && zerr != Z_OK)
-		w->err = tp_err(-EIO, "raw: closing %s failed", w->tmp);
+		raw_fail(w, tp_err(-EIO, "raw: closing %s failed", w->tmp));
 	if (end && !w->err && rename(w->tmp, w->path) < 0)
-		w->err = tp_err(-errno, "raw: cannot rename to %s: %s", w->path, strerror(errno));
+		raw_fail(w, tp_err(-errno, "raw: cannot rename to %s: %s", w->path,
+				   strerror(errno)));
 	if (!end || w->err)
 		unlink(w->tmp);
 	err = end ? w->err : 0;
+	if (err)
+		tp_err(err, "%s", w->msg);
 	free(w->tmp);
 	free(w->path);
 	free(w);

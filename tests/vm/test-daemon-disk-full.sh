@@ -32,7 +32,8 @@ mnt=$TEST_TMP/small
 out=$mnt/profiles
 state=$TEST_TMP/taprootd.json
 mkdir -p "$mnt"
-mount -t tmpfs -o size=1m tmpfs "$mnt" || die "cannot mount a tmpfs on $mnt"
+# Room for record's raw file once the filler is gone: it holds kallsyms.
+mount -t tmpfs -o size=8m tmpfs "$mnt" || die "cannot mount a tmpfs on $mnt"
 cleanup() {
 	_cleanup_spawned
 	umount -l "$mnt" 2>/dev/null || true
@@ -46,7 +47,7 @@ spawn work tapwork "$PROGS/tapwork" 600
 
 # fill: the filler takes every free block of the tmpfs.
 fill() {
-	dd if=/dev/zero of="$mnt/filler" bs=16k 2>/dev/null && die "dd filled 1 MiB without ENOSPC"
+	dd if=/dev/zero of="$mnt/filler" bs=64k 2>/dev/null && die "dd filled 8 MiB without ENOSPC"
 	[ -s "$mnt/filler" ] || die "the filler file is empty"
 }
 
@@ -146,7 +147,7 @@ say "record: exit $RC: $ERR"
 assert_match "record's error names cpu.pb.gz and ENOSPC" "$ERR" \
 	"$(ere_quote "$rec/cpu.pb.gz"): .*No space left on device"
 assert_match "record's error names the raw file and ENOSPC" "$ERR" \
-	"$(ere_quote "$mnt/rec.raw").*No space left on device"
+	"^taprootctl: --raw $(ere_quote "$mnt/rec.raw"): raw: .*$(ere_quote "$mnt/rec.raw.tmp.").*No space left on device"
 for f in "$rec"/* "$mnt"/rec.raw*; do
 	[ -e "$f" ] && die "record left ${f#"$mnt"/} in the full tmpfs"
 done
