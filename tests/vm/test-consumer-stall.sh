@@ -21,6 +21,7 @@
 #     test-ring-overload-accounting.sh.
 # Quick mode: a 10 s stall; long mode (TAPROOT_LONG=1): one minute.
 # vm-timeout: 240
+# reliability: lifecycle-stress
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module

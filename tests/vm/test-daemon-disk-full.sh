@@ -15,6 +15,7 @@
 # Each start of taprootd, record and pprof takes seconds under TCG:
 # vm-scope: userspace
 # vm-timeout: 300
+# reliability: daemon-faults
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 

@@ -16,6 +16,7 @@
 # Each start of taprootd (kallsyms, netlink) and of pprof takes seconds under TCG:
 # vm-scope: userspace
 # vm-timeout: 420
+# reliability: daemon-faults
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 

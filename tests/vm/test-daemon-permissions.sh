@@ -13,6 +13,7 @@
 # Each start of taprootd and record takes seconds under TCG:
 # vm-scope: userspace
 # vm-timeout: 180
+# reliability: privilege
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 

@@ -31,6 +31,7 @@
 # Quick mode: dev-abuse once; long mode (TAPROOT_LONG=1): 50 rounds, the
 # reference count checked after each.
 # vm-timeout: 900
+# reliability: device-abuse
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module

@@ -21,6 +21,7 @@
 # Quick mode: 5,000 messages as root and 1,000 as nobody. Long mode
 # (TAPROOT_LONG=1, issue #7): 100,000 as root and 20,000 as nobody.
 # vm-timeout: 180
+# reliability: netlink-fuzz
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module

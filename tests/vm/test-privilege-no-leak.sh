@@ -19,6 +19,7 @@
 #     the kernel's address range.
 # (/proc/kallsyms is the kernel's business, not ours. The rings carry
 # kernel stacks, to their privileged consumer only: test-privilege-userns.)
+# reliability: privilege
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module

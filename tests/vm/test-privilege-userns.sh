@@ -25,6 +25,7 @@
 # And the other way round: real root in a new network namespace (unshare
 # -n) may use every command, as netnsok promises. Nothing refused changed
 # the configuration or started sampling.
+# reliability: privilege
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module

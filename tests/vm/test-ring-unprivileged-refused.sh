@@ -12,6 +12,7 @@
 # (even with its file closed), 'taprootctl unload' fails saying the module
 # is in use and the module stays; once the process is gone the module's
 # reference count is back to 0 and unload works.
+# reliability: privilege
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module

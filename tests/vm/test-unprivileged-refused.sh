@@ -5,6 +5,7 @@
 # genl's own GENL_ADMIN_PERM would accept, and with DAC override, so the
 # 0600 root-owned node lets it through) gets EPERM from netlink GET_INFO and
 # from opening /dev/taproot: refusals only the module can have made.
+# reliability: privilege
 . "${0%/*}/lib.sh"
 require_module
 load_module
