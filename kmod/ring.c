@@ -332,6 +332,18 @@ static void tap_ring_wake(struct tap_ring *ring, u64 head)
 	if (head - READ_ONCE(ring->cons->data_tail) < wm)
 		return;
 	/*
+	 * Not from a CPU on its way offline. Its irq_work list is run one
+	 * last time when it is dying (smpcfd_dying_cpu(); on PREEMPT_RT it
+	 * is irq_workd's, parked before that): a work queued later stays
+	 * pending on the dead CPU, the ring's wakeups with it, and freeing
+	 * the ring (irq_work_sync()) would wait for ever. A CPU stops being
+	 * active first thing when it goes offline, and only runs its
+	 * teardown after that, which waits for a work queued before
+	 * (tap_ring_cpu_quiesce()); the slow timer wakes readers meanwhile.
+	 */
+	if (unlikely(!cpu_active(ring->cpu)))
+		return;
+	/*
 	 * Pairs with the smp_mb() in tap_rings_poll() between queueing the
 	 * reader and reading data_head: either this sees the reader queued,
 	 * or the reader sees the data_head published (B) above.
@@ -672,6 +684,27 @@ __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait)
 void tap_rings_wake_all(void)
 {
 	wake_up_all(&tap_waitq);
+}
+
+/*
+ * @cpu goes offline and is no longer active, so no publish on it queues
+ * its ring's irq_work any more (tap_ring_wake()): wait for one queued
+ * before, while the CPU can still run it. Process context, on @cpu's
+ * hotplug thread, while sampling runs: the set is neither resized nor
+ * freed meanwhile (both wait for sampling to stop), so the ring outlives
+ * the RCU read section it is looked up in.
+ */
+void tap_ring_cpu_quiesce(unsigned int cpu)
+{
+	struct tap_ring_set *set;
+	struct tap_ring *ring;
+
+	rcu_read_lock();
+	set = rcu_dereference(tap_rings);
+	ring = set && cpu < nr_cpu_ids ? set->ring[cpu] : NULL;
+	rcu_read_unlock();
+	if (ring)
+		irq_work_sync(&ring->work);
 }
 
 /* ---------------------------------------------------------------- mmap */

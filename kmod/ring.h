@@ -88,4 +88,10 @@ int tap_ring_mmap(unsigned int cpu, struct vm_area_struct *vma,
 __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait);
 void tap_rings_wake_all(void);
 
+/*
+ * CPU hotplug (sample.c): @cpu is going offline, no longer active; wait
+ * until its ring has no wakeup pending. Process context, while started.
+ */
+void tap_ring_cpu_quiesce(unsigned int cpu);
+
 #endif /* _TAPROOT_RING_H */

@@ -217,6 +217,8 @@ static int tap_sample_cpu_offline(unsigned int cpu)
 		/* Waits for a handler running on @cpu. */
 		perf_event_release_kernel(event);
 	}
+	/* No wakeup of @cpu's ring left pending on the dead CPU. */
+	tap_ring_cpu_quiesce(cpu);
 	return 0;
 }
 
