@@ -58,6 +58,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/cache.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
@@ -148,6 +149,16 @@ static u32 tap_watermark = 1;		/* bytes; see tap_rings_set_watermark() */
 
 /* Readers wait here, whatever ring they read. */
 static DECLARE_WAIT_QUEUE_HEAD(tap_waitq);
+/*
+ * 1 from a poll() that may sleep until a producer takes it to queue one
+ * wakeup: at most one irq_work per poll(), not one per record. On
+ * PREEMPT_RT the irq_work runs in irq_workd, a SCHED_FIFO thread whose
+ * own context switches are records too: were each of them to queue the
+ * next wakeup while the reader has not run yet, irq_workd would wake
+ * itself for ever and starve the reader (seen with a watermark of 8
+ * bytes: "RT throttling activated", the guest stuck).
+ */
+static atomic_t tap_wake_armed = ATOMIC_INIT(0);
 static struct timer_list tap_ring_timer;
 
 /* ---------------------------------------------------------------- setup */
@@ -345,12 +356,13 @@ static void tap_ring_wake(struct tap_ring *ring, u64 head)
 		return;
 	/*
 	 * Pairs with the smp_mb() in tap_rings_poll() between queueing the
-	 * reader and reading data_head: either this sees the reader queued,
-	 * or the reader sees the data_head published (B) above.
+	 * reader, arming, and reading data_head: either this sees the reader
+	 * queued and armed, or the reader sees the data_head published (B)
+	 * above.
 	 */
 	smp_mb();
 	/* Lockless, NMI-safe: ordered by the smp_mb() just above. */
-	if (waitqueue_active(&tap_waitq))
+	if (waitqueue_active(&tap_waitq) && atomic_xchg(&tap_wake_armed, 0))
 		irq_work_queue(&ring->work);
 }
 
@@ -647,10 +659,11 @@ __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait)
 	unsigned int cpu;
 
 	poll_wait(file, &tap_waitq, wait);
+	atomic_set(&tap_wake_armed, 1);
 	/*
 	 * Pairs with the smp_mb() in tap_ring_wake(): queued on tap_waitq
-	 * before reading data_head, so a producer that published after our
-	 * read sees us waiting and wakes us.
+	 * and armed before reading data_head, so a producer that published
+	 * after our read sees us waiting and wakes us.
 	 */
 	smp_mb();
 	if (!timer_pending(&tap_ring_timer))
