@@ -13,12 +13,16 @@
 #     CPU's ring was lost to the reader;
 #   - stop and start race with hotplug (a background loop toggles CPUs
 #     while sampling is stopped and started);
-#   - the module stops and unloads afterwards; the runner fails the test on
-#     any oops, BUG, WARNING or lockdep report.
+#   - the module stops and unloads afterwards, with the hotpluggable CPUs
+#     offline (their rings' wakeups must not be left pending on a dead
+#     CPU: the watermark is 8 bytes, so every record wakes the reader); the
+#     runner fails the test on any oops, BUG, WARNING or lockdep report.
 # Quick mode: the CPUs there are (2 by default: cpu1 goes), 2 cycles and 2
 # stop/start races. Long mode (TAPROOT_LONG=1, run with scripts/vm --cpus
 # 4): each cycle takes a varying set of CPUs offline, 100 cycles, 30 races.
 # vm-timeout: 300
+# reliability: lifecycle-stress
+# reliability-cpus: 4
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module
@@ -53,8 +57,10 @@ all_online() {
 trap 'all_online; _cleanup_spawned' EXIT
 
 module_fresh
-ctl "config: 1000 Hz, all events, small stacks" \
-	config set freq 1000 events all kstack 16 ustack 256
+# Watermark 8: every record wakes a reader waiting in poll(), from the
+# CPU that wrote it (irq_work), also while that CPU goes offline.
+ctl "config: 1000 Hz, all events, small stacks, watermark 8" \
+	config set freq 1000 events all kstack 16 ustack 256 watermark 8
 spawn storm storm nice -n 19 "$PROGS/fork-storm" --threads "${#cpus[@]}"
 wait_line "fork-storm ready" "$TMPDIR/storm.out" '^ready pid='
 
@@ -150,6 +156,17 @@ ctl "stats after the races" --json stats
 snapshot s_off samples
 wait_counters "samples on every CPU after the races" samples s_off
 
+say "the last offline: unload with CPUs offline"
+kill -STOP "$DUMP_PID"
+for c in "${hot[@]}"; do
+	set_online "$c" 0
+	offlined=$((offlined + 1))
+done
+kill -CONT "$DUMP_PID"
+# The reader waits in poll() again while the online CPUs write.
+ctl "stats with ${hot[*]} offline" --json stats
+snapshot s_off samples
+wait_counters "samples on the online CPUs" samples s_off
 ctl "stop" stop
 kill -INT "$DUMP_PID"
 wait_exit "taprootctl dump drains and exits on SIGINT" "$DUMP_PID" 120
@@ -162,22 +179,43 @@ ctl "final stats" --json stats
 declare -A written=() lost=() nread=()
 snapshot written records
 snapshot lost lost_full
+declare -A bytes=()
+snapshot bytes bytes
 while read -r w c n; do
 	case $w in
 	cpu) nread[$c]=$n ;;
 	unparsed) assert_eq "dump lines without a cpu" 0 "$c" ;;
 	esac
 done <"$TMPDIR/count.out"
+# The rings' own view, for a failure: published data_head and records, the
+# reader's data_tail, against the bytes the module counted.
+expect_ok "the rings' positions" python3 -S -c '
+import mmap, os, struct, sys
+fd = os.open("/dev/taproot", os.O_RDWR)
+P = mmap.PAGESIZE
+for cpu in map(int, sys.argv[1:]):
+	c = mmap.mmap(fd, P, mmap.MAP_SHARED, mmap.PROT_READ, offset=cpu << 32)
+	p = mmap.mmap(fd, P, mmap.MAP_SHARED, mmap.PROT_READ, offset=(cpu << 32) + P)
+	head, = struct.unpack_from("Q", p, 64)
+	records, = struct.unpack_from("Q", p, 64 + 8 + 8 * 4)
+	tail, = struct.unpack_from("Q", c, 0)
+	print(f"cpu{cpu} data_head={head} data_tail={tail} published_records={records}")
+' "${cpus[@]}"
+positions=$OUT
 total=0
 for c in "${cpus[@]}"; do
+	say "cpu$c: bytes ${bytes[$c]}; $(grep "^cpu$c " <<<"$positions")"
 	say "cpu$c: written ${written[$c]}, read ${nread[$c]:-0}, lost_full ${lost[$c]}"
 	assert_gt "cpu$c: records written" "${written[$c]}" 0
 	assert_eq "cpu$c: records read = records written (offline periods included)" \
 		"${written[$c]}" "${nread[$c]:-0}"
 	total=$((total + written[$c]))
 done
-expect_ok "taprootctl unload" "$CTL" unload
+# Freeing the rings waits for their wakeups (irq_work_sync()), those of
+# the offline CPUs' rings too.
+expect_ok "taprootctl unload, ${hot[*]} offline" "$CTL" unload
 ! module_loaded || die "the module is still loaded after unload"
+all_online
 
 score "cases=$((cycles + races))" failures=0 "cycles=$cycles" "offlines=$offlined" \
 	"races=$races" "cpus=${#cpus[@]}" "records=$total"
