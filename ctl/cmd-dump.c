@@ -763,9 +763,13 @@ int do_dump(int argc, char **argv)
 
 	/*
 	 * First of all, so that a signal that comes while the rings are
-	 * mapped or kallsyms loads is not lost: it ends the wait (no
-	 * SA_RESTART), then the rings are drained.
+	 * mapped or kallsyms loads is not lost: it ends the wait (poll() is
+	 * never restarted, whatever SA_RESTART says), then the rings are
+	 * drained. SA_RESTART is for the writes: one blocked on a slow
+	 * reader of stdout (a pipe) failed with EINTR, stdio kept the error,
+	 * and the records being drained were lost with an error exit.
 	 */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
