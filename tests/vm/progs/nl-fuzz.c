@@ -591,6 +591,14 @@ static void gen_bad_header(struct msg *m, struct plan *p)
 			nh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
 		if (chance(30))
 			nh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP;
+		/*
+		 * A request may hold only REQUEST, ACK and ECHO (genetlink
+		 * refuses the others, resv_start_op being 0), and DUMP finds
+		 * no dumpit: either way refused. Not a request: ignored.
+		 */
+		if ((nh->nlmsg_flags & NLM_F_REQUEST) &&
+		    (nh->nlmsg_flags & ~(NLM_F_REQUEST | NLM_F_ACK | NLM_F_ECHO)))
+			p->must_fail = true;
 		break;
 	case 6:	/*
 		 * A control message type, or the controller (whose commands of
