@@ -158,6 +158,39 @@ static bool tp_has_debug_info(Elf *elf)
 	return tp_find_section(elf, ".zdebug_info", &sh) && sh.sh_type != SHT_NOBITS;
 }
 
+/*
+ * Whether the DWARF string sections of @elf end with a NUL. libdw (0.188)
+ * reads the DW_FORM_line_strp names of .debug_line_str with strlen() and
+ * no bound, so a section whose last string is not terminated is read past
+ * its end: a heap overflow in dwarf_getsrclines() that tests/fuzz/fuzz_elf
+ * found with a file whose last byte of .debug_line_str was not 0. Such a
+ * file's DWARF is not used; its symbol table still is. Compressed
+ * sections are decompressed first, as dwarf_begin_elf() would.
+ */
+static bool tp_dwarf_strings_ok(Elf *elf)
+{
+	static const char *const names[] = {
+		".debug_str", ".debug_line_str", ".zdebug_str", ".zdebug_line_str",
+	};
+	GElf_Shdr sh;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		Elf_Scn *scn = tp_find_section(elf, names[i], &sh);
+		Elf_Data *data;
+
+		if (!scn || sh.sh_type == SHT_NOBITS)
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			return false;
+		if (names[i][1] == 'z' && elf_compress_gnu(scn, 0, 0) < 0)
+			return false;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_size && ((const char *)data->d_buf)[data->d_size - 1])
+			return false;
+	}
+	return true;
+}
+
 static unsigned int tp_underscores(const char *s)
 {
 	unsigned int n = 0;
@@ -510,10 +543,12 @@ static Dwarf *tp_elf_dwarf(struct taproot_elf *e, struct tp_elfsym *s)
 {
 	if (!s->dwarf_tried) {
 		s->dwarf_tried = true;
-		if (s->debug && tp_has_debug_info(s->debug->elf))
-			s->dwarf = dwarf_begin_elf(s->debug->elf, DWARF_C_READ, NULL);
-		else if (tp_has_debug_info(e->elf))
+		if (s->debug && tp_has_debug_info(s->debug->elf)) {
+			if (tp_dwarf_strings_ok(s->debug->elf))
+				s->dwarf = dwarf_begin_elf(s->debug->elf, DWARF_C_READ, NULL);
+		} else if (tp_has_debug_info(e->elf) && tp_dwarf_strings_ok(e->elf)) {
 			s->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
+		}
 	}
 	return s->dwarf;
 }

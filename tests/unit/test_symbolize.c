@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <gelf.h>
 
 #include "proc.h"
 #include "nm.h"
@@ -543,6 +544,74 @@ static void corrupted_library_symbolizes_safely(void **state)
 	lib_remove(&l);
 }
 
+/*
+ * A library whose .debug_line_str does not end with a NUL: its DWARF is
+ * not used (libdw would read the last name past the section: a heap
+ * overflow tests/fuzz/fuzz_elf found), its symbol table still is.
+ */
+static void unterminated_line_strings_not_read(void **state)
+{
+	struct env *env = *state;
+	const struct taproot_frame *fr;
+	struct taproot_elf *e;
+	struct lib l;
+	char path[160], *buf;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	long size;
+	bool patched = false;
+	Elf *elf;
+	FILE *f;
+
+	lib_build(&l);
+	f = fopen(l.full, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)size);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+
+	elf_version(EV_CURRENT);
+	elf = elf_memory(buf, (size_t)size);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, ".debug_line_str") && sh.sh_size &&
+		    !(sh.sh_flags & SHF_COMPRESSED)) {
+			assert_true(sh.sh_offset + sh.sh_size <= (uint64_t)size);
+			buf[sh.sh_offset + sh.sh_size - 1] = 'x';
+			patched = true;
+		}
+	}
+	elf_end(elf);
+	if (!patched) {
+		free(buf);
+		lib_remove(&l);
+		skip();		/* a compiler without DWARF 5 line strings */
+	}
+	snprintf(path, sizeof(path), "%s/unterminated.so", l.dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	free(buf);
+
+	assert_int_equal(taproot_elf_open(env->procs, path, &e), 0);
+	assert_true(taproot_sym_elf(env->sym, e, l.local, 0, &fr) >= 1);
+	assert_string_equal(fr[0].function, "tpfix_local");
+	assert_null(fr[0].file);
+	unlink(path);
+	lib_remove(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +627,7 @@ int main(void)
 		cmocka_unit_test(kernel_notes_build_id),
 		cmocka_unit_test(unknown_and_exited),
 		cmocka_unit_test(corrupted_library_symbolizes_safely),
+		cmocka_unit_test(unterminated_line_strings_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, env_setup, env_teardown);
