@@ -857,6 +857,8 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 		if (pl_room(p, nf, 1))
 			pl_marker(&p->frames[nf++], marker);
 	} else if (unwound) {
+		size_t nk = nf;
+
 		for (i = 0; i < res.nr; i++) {
 			unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR;
 			const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
@@ -868,6 +870,18 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 		}
 		if (pl_end_marker[res.end] && pl_room(p, nf, 1))
 			pl_marker(&p->frames[nf++], pl_end_marker[res.end]);
+		if (c->comm && c->tid == c->pid && !taproot_proc_comm_is(proc, c->comm)) {
+			/*
+			 * A pc outside the maps had the process read again, under
+			 * another name: the frames after it may have the new
+			 * program's names. The kernel frames alone, as above.
+			 */
+			nf = nk;
+			p->st.user_stacks--;
+			p->st.unwind[res.end]--;
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		}
 	}
 	if (!nf)
 		pl_marker(&p->frames[nf++], "[no stack]");

@@ -731,6 +731,11 @@ out:
 	close(dirfd);
 }
 
+bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm)
+{
+	return !proc->comm[0] || !strcmp(proc->comm, comm);
+}
+
 bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm)
 {
 	if (!proc->comm[0] || !strcmp(proc->comm, comm))

@@ -585,6 +585,13 @@ uint32_t taproot_proc_execs(const struct taproot_proc *proc);
 bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm);
 
 /*
+ * As taproot_proc_check_comm(), without reading the process again: whether
+ * its maps are still of the name @comm (a pc outside them during an unwind
+ * or symbolization has it read again, maybe after an execve).
+ */
+bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm);
+
+/*
  * A new process now has @pid (TAPROOT_REC_FORK): whatever was known of an
  * earlier process with that pid is dropped at once (counted as pid_reused).
  */
