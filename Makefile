@@ -229,7 +229,7 @@ FORCE:
 # ASan+UBSan, into build/fuzz/. tests/fuzz/run builds the seed corpus from
 # real binaries and the library's own writers (build/fuzz/seedgen), runs
 # each target and appends its figures to build/reliability/scores.tsv.
-#   make fuzz-quick   every target 20 s, two at a time (about 45 s in all)
+#   make fuzz-quick   every target 15 s, two at a time (under a minute)
 #   make fuzz         every target 10 minutes (tests/fuzz/run --long)
 # clang and libclang-rt-14-dev (libFuzzer's runtime) come from scripts/deps.
 FUZZ_CC ?= clang
