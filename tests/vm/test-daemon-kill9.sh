@@ -68,9 +68,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# check_files WHEN: nothing is in the output directory but profiles under
-# the final pattern, temporary files of that pattern and notes.txt; the
-# profiles are at most --retain; the new ones are kept aside in $seen for
+# check_files WHEN [EXTRA]: nothing is in the output directory but profiles
+# under the final pattern, temporary files of that pattern and notes.txt;
+# the profiles are at most --retain (+ EXTRA); the new ones are kept aside in $seen for
 # the one pprof run at the end (a retained file can be deleted before then).
 seen=$TEST_TMP/seen
 mkdir -p "$seen"
@@ -88,7 +88,9 @@ check_files() {
 			die "$1: unexpected file $name in the output directory"
 		fi
 	done
-	[ "$n" -le "$retain" ] || die "$1: $n profiles, --retain $retain"
+	# A taprootd killed between a profile's rename and the retention that
+	# follows leaves one more; the next one applies --retain as it starts.
+	[ "$n" -le "$((retain + ${2:-0}))" ] || die "$1: $n profiles, --retain $retain"
 	[ ${#new[@]} -eq 0 ] || cp -p "${new[@]}" "$seen/"
 }
 
@@ -141,7 +143,7 @@ for delay in "${delays[@]}"; do
 	kill -9 "$daemon_pid"
 	wait "$daemon_pid" 2>/dev/null || true
 	kills=$((kills + 1))
-	check_files "after kill -9 ($delay s)"
+	check_files "after kill -9 ($delay s)" 1
 	if [ -n "$early" ]; then
 		start_daemon
 		[ "$early" = 1 ] || wait_state
