@@ -6,6 +6,7 @@
 #   make sparse       the module through sparse (C=2), for KDIR
 #   make unit         cmocka unit tests, plain and under ASan+UBSan
 #   make vm-check     VM tests on every test kernel (FLAVORS="6.1 rt" to pick)
+#   make fuzz-quick   the libFuzzer targets, 15 s each (make fuzz: 10 min)
 #   make check        everything above, after installing dependencies, and
 #                     the benchmarks' quick mode
 #   make bench        the benchmarks against perf: BENCHMARKS.md
@@ -190,14 +191,15 @@ vm-selftest: kmods userspace
 
 # Dependencies first, in a sub-make, so that pkg-config and the kernel list
 # are evaluated after the packages exist. The unit tests, the harness
-# selftest and the builds the VM tests need run side by side, CHECK_JOBS
-# jobs at a time (none of them is timing-sensitive; the selftest's guests
-# mostly boot and wait); the VM tests then run alone, one guest at a time,
-# as their timing checks need.
+# selftest, the fuzz targets' quick run and the builds the VM tests need run
+# side by side, CHECK_JOBS jobs at a time (none of them is timing-sensitive:
+# the fuzz targets run for a fixed time, the selftest's guests mostly boot
+# and wait); the VM tests then run alone, one guest at a time, as their
+# timing checks need.
 CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
-	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest kmods userspace
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace
 	$(MAKE) --no-print-directory vm-check
 	$(MAKE) --no-print-directory bench-quick
 
