@@ -204,6 +204,43 @@ static int tp_elf_setup(struct taproot_elf *e, uint64_t size, bool loadable)
 	return 0;
 }
 
+/*
+ * Open PATH for reading only if it is a regular file, without opening
+ * anything else: the path comes from outside (a process's maps, a raw
+ * capture file), and opening a device node can act (a watchdog arms, a
+ * tape rewinds) whatever we do next. O_PATH opens nothing; the file it
+ * found is then opened through /proc/self/fd, so what is checked is what
+ * is read.
+ */
+static int tp_open_regular(const char *path, int *fdp, struct stat *st)
+{
+	char proc[32];
+	int pfd, fd, err;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return tp_err(-errno, "opening %s: %s", path, strerror(errno));
+	if (fstat(pfd, st) < 0) {
+		err = tp_err(-errno, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		err = tp_err(-ENOEXEC, "%s: not a regular file", path);
+		goto out;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		err = tp_err(-errno, "opening %s: %s", path, strerror(errno));
+		goto out;
+	}
+	*fdp = fd;
+	err = 0;
+out:
+	close(pfd);
+	return err;
+}
+
 int tp_elf_open(const char *path, bool loadable, struct taproot_elf **ep)
 {
 	struct taproot_elf *e;
@@ -222,19 +259,9 @@ int tp_elf_open(const char *path, bool loadable, struct taproot_elf **ep)
 		err = tp_err(-ENOMEM, NULL);
 		goto fail;
 	}
-	e->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (e->fd < 0) {
-		err = tp_err(-errno, "opening %s: %s", path, strerror(errno));
+	err = tp_open_regular(path, &e->fd, &st);
+	if (err < 0)
 		goto fail;
-	}
-	if (fstat(e->fd, &st) < 0) {
-		err = tp_err(-errno, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = tp_err(-ENOEXEC, "%s: not a regular file", path);
-		goto fail;
-	}
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->size = (uint64_t)st.st_size;

@@ -295,6 +295,8 @@ static void not_elf_files(void **state)
 
 	assert_int_equal(tp_elf_open("/etc/passwd", true, &e), -ENOEXEC);
 	assert_int_equal(tp_elf_open("/tmp", true, &e), -ENOEXEC);
+	/* A device node is refused before it is opened (O_PATH, fstat). */
+	assert_int_equal(tp_elf_open("/dev/null", true, &e), -ENOEXEC);
 	assert_int_equal(tp_elf_open("/nonexistent/file", true, &e), -ENOENT);
 }
 
