@@ -19,7 +19,7 @@
 #     samples only, a reader all along) makes every pending loss reach the
 #     ring in a LOST record before the final count, as in
 #     test-ring-overload-accounting.sh.
-# Quick mode: a 10 s stall; long mode (TAPROOT_LONG=1): one minute.
+# Quick mode: a 5 s stall; long mode (TAPROOT_LONG=1): one minute.
 # vm-timeout: 240
 # reliability: lifecycle-stress
 . "${0%/*}/lib.sh"
@@ -27,7 +27,7 @@
 require_module
 require_prog rate-loop
 
-stall=$(quick_long 10 60)
+stall=$(quick_long 5 60)
 mapfile -t cpus <<<"$(cpus_online)"
 
 module_fresh

@@ -17,8 +17,8 @@
 #     offline (their rings' wakeups must not be left pending on a dead
 #     CPU: the watermark is 8 bytes, so every record wakes the reader); the
 #     runner fails the test on any oops, BUG, WARNING or lockdep report.
-# Quick mode: the CPUs there are (2 by default: cpu1 goes), 2 cycles and 2
-# stop/start races. Long mode (TAPROOT_LONG=1, run with scripts/vm --cpus
+# Quick mode: the CPUs there are (2 by default: cpu1 goes), 1 cycle and 1
+# stop/start race. Long mode (TAPROOT_LONG=1, run with scripts/vm --cpus
 # 4): each cycle takes a varying set of CPUs offline, 50 cycles, 20 races.
 # vm-timeout: 300
 # reliability: lifecycle-stress
@@ -28,8 +28,8 @@
 require_module
 require_prog fork-storm
 
-cycles=$(quick_long 2 50)
-races=$(quick_long 2 20)
+cycles=$(quick_long 1 50)
+races=$(quick_long 1 20)
 
 mapfile -t cpus <<<"$(cpus_online)"
 assert_eq "precondition: every possible CPU is online" \
