@@ -24,31 +24,17 @@
 
 #include <gelf.h>
 
+#include "fuzz.h"
 #include "proc.h"
 #include "unwind.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define SYM_LOOKUPS	32	/* addresses symbolized per input */
 
-static int memfd = -1;
-static char path[64];
-
-static void check(bool ok)
-{
-	if (!ok)
-		abort();
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	memfd = memfd_create("fuzz-elf", MFD_CLOEXEC);
-	if (memfd < 0) {
-		perror("fuzz_elf: memfd_create");
-		exit(1);
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+	fuzz_input_init("fuzz-elf");
 	return 0;
 }
 
@@ -91,9 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	GElf_Ehdr eh;
 	int err;
 
-	if (ftruncate(memfd, 0) < 0 || pwrite(memfd, data, size, 0) != (ssize_t)size)
-		abort();
-	err = tp_elf_open(path, true, &e);
+	fuzz_input_write(data, size);
+	err = tp_elf_open(fuzz_path, true, &e);
 	if (err) {
 		check(err < 0 && !e);
 		return 0;

@@ -31,18 +31,12 @@
 
 #include <netlink/msg.h>
 
+#include "fuzz.h"
 #include "taproot-private.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { SEL_INFO, SEL_CONFIG, SEL_STATS, SEL_NOTIFY, SEL_EXTACK, SEL_NR };
 
-/* A contract breach: libFuzzer keeps the input. */
-static void check(bool ok)
-{
-	if (!ok)
-		abort();
-}
 
 static int parse_one(unsigned int sel, const struct nlmsghdr *nlh, struct tp_stats *st)
 {

@@ -24,30 +24,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "taproot-private.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define MAX_CHUNKS	4096	/* types remembered for the second pass */
 
-static int memfd = -1;
-static char path[64];
-
-static void check(bool ok)
-{
-	if (!ok)
-		abort();
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	memfd = memfd_create("fuzz-raw", MFD_CLOEXEC);
-	if (memfd < 0) {
-		perror("fuzz_raw: memfd_create");
-		exit(1);
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+	fuzz_input_init("fuzz-raw");
 	return 0;
 }
 
@@ -112,9 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nr[2];
 	int ret[2];
 
-	if (ftruncate(memfd, 0) < 0 || pwrite(memfd, data, size, 0) != (ssize_t)size)
-		abort();
-	if (taproot_raw_reader_open(path, &h, &r))
+	fuzz_input_write(data, size);
+	if (taproot_raw_reader_open(fuzz_path, &h, &r))
 		return 0;
 	check(h.version == TAPROOT_RAW_VERSION);
 	check(h.freq_hz >= 1 && h.freq_hz <= TAPROOT_FREQ_MAX && (h.cpu || h.offcpu));

@@ -33,11 +33,10 @@
 
 #include <gelf.h>
 
+#include "fuzz.h"
 #include "taproot-private.h"
 #include "ring-input.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define STR_(x)		#x
 #define TP_STR(x)	STR_(x)
@@ -48,11 +47,6 @@ static struct taproot_ksyms *ksyms;
 /* Each ring: consumer page, then the window (producer page, data twice). */
 static struct taproot_ring_consumer cons[FR_MAX_CPUS];
 
-static void check(bool ok)
-{
-	if (!ok)
-		abort();
-}
 
 static void die(const char *what)
 {
