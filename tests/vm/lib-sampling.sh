@@ -173,21 +173,30 @@ catches_sigint() {
 # otherwise be taken from what the test samples.
 DUMP_PID=
 dump_begin() {
-	local name=$1 i
+	local name=$1
 	shift
 	spawn DUMP_PID "$name" "$CTL" --json dump "$@"
 	DUMP_NAME=$name
+	dump_wait_ready "$TMPDIR/$name.err"
+}
+
+# dump_wait_ready ERRFILE: waits until the dump DUMP_PID (started by
+# dump_begin, or by a test that sends its output elsewhere, a FIFO say)
+# has mapped the rings and catches SIGINT; fails with ERRFILE, its stderr,
+# if it exits first.
+dump_wait_ready() {
+	local i
 	for ((i = 0; i < 1200; i++)); do
 		if mapped_by "$DUMP_PID" && catches_sigint "$DUMP_PID"; then
 			return 0
 		fi
 		[ -e "/proc/$DUMP_PID/stat" ] ||
-			die "taprootctl dump $*: exited before it was ready: $(cat "$TMPDIR/$name.err")"
+			die "taprootctl dump: exited before it was ready: $(cat "$1")"
 		# Waiting for the dump to map the rings and install its SIGINT
 		# handler: nothing to block on.
 		nap 0.05
 	done
-	die "taprootctl dump $*: not ready (rings mapped, SIGINT caught) after 60 s: $(proc_state "$DUMP_PID")"
+	die "taprootctl dump: not ready (rings mapped, SIGINT caught) after 60 s: $(proc_state "$DUMP_PID")"
 }
 
 # dump_end: SIGINT to the dump started by dump_begin, which then drains the

@@ -53,13 +53,7 @@ _spawned+=("$counter")
 "$CTL" --json dump >"$TMPDIR/dump.fifo" 2>"$TMPDIR/dump.err" </dev/null &
 DUMP_PID=$!
 _spawned+=("$DUMP_PID")
-for ((i = 0; i < 1200; i++)); do
-	mapped_by "$DUMP_PID" && catches_sigint "$DUMP_PID" && break
-	[ -e "/proc/$DUMP_PID/stat" ] || die "taprootctl dump exited: $(cat "$TMPDIR/dump.err")"
-	# Waiting for the dump to map the rings: nothing to block on.
-	nap 0.05
-done
-mapped_by "$DUMP_PID" || die "taprootctl dump did not map the rings within 60 s"
+dump_wait_ready "$TMPDIR/dump.err"
 
 # snapshot ARRAY FIELD: ARRAY[cpu] = FIELD of every CPU, from the stats in OUT.
 snapshot() {
