@@ -293,3 +293,23 @@ cpus_online() {
 		done
 	done
 }
+
+# daemon_begin OUTDIR STATE [ARGS...]: taprootd writing a profile every
+# second into OUTDIR (-f -i 1 --start ARGS), as a spawned job: DAEMON_PID.
+# Returns once its state file STATE names it, which it writes once it reads
+# the rings; fails if it exits first or takes over 60 s.
+DAEMON_PID=
+daemon_begin() {
+	local out=$1 state=$2 deadline
+	shift 2
+	spawn DAEMON_PID taprootd "$REPO/ctl/taprootd" -f -i 1 -o "$out" --start \
+		--state "$state" "$@"
+	deadline=$((${EPOCHREALTIME/./} + 60000000))
+	until [ -e "$state" ] && grep -q "\"pid\": $DAEMON_PID," "$state"; do
+		[ -e "/proc/$DAEMON_PID/stat" ] ||
+			die "taprootd exited: $(cat "$TMPDIR/taprootd.err")"
+		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] || die "taprootd wrote no state in 60 s"
+		# taprootd is starting: nothing to block on.
+		nap 0.1
+	done
+}

@@ -131,15 +131,8 @@ for k, (case, d) in enumerate(jobs):
 PY
 }
 
-daemon=
-spawn daemon taprootd "$TAPROOTD" -f -i 1 -o "$out" --start --state "$state"
-deadline=$((${EPOCHREALTIME/./} + 60000000))
-until [ -e "$state" ] && grep -q "\"pid\": $daemon," "$state"; do
-	[ -e "/proc/$daemon/stat" ] || die "taprootd exited: $(cat "$TMPDIR/taprootd.err")"
-	[ "${EPOCHREALTIME/./}" -lt "$deadline" ] || die "taprootd wrote no state in 60 s"
-	# taprootd is starting: nothing to block on.
-	nap 0.1
-done
+daemon_begin "$out" "$state"
+daemon=$DAEMON_PID
 
 # copy CASE DIR: a copy of replwork and libtapwork in DIR (libtapdf for
 # debug-frame).

@@ -36,16 +36,8 @@ mkdir -p "$out"
 load_module
 ctl "config set freq" config set freq 199
 
-daemon=
-spawn daemon taprootd "$TAPROOTD" -f -i 1 -o "$out" --start --state "$state"
-# Until taprootd's state file names it: it reads the rings.
-deadline=$((${EPOCHREALTIME/./} + 60000000))
-until [ -e "$state" ] && grep -q "\"pid\": $daemon," "$state"; do
-	[ -e "/proc/$daemon/stat" ] || die "taprootd exited: $(cat "$TMPDIR/taprootd.err")"
-	[ "${EPOCHREALTIME/./}" -lt "$deadline" ] || die "taprootd wrote no state in 60 s"
-	# taprootd is starting: nothing to block on.
-	nap 0.1
-done
+daemon_begin "$out" "$state"
+daemon=$DAEMON_PID
 
 say "exec-storm for $secs s: tapexec-a execs tapexec-b, one child in three killed"
 storm=
