@@ -167,20 +167,17 @@ deps:
 	scripts/deps
 
 FLAVORS ?= 6.1 6.12 rt
-# A whole kernel's suite takes 5-10 min under TCG on 2 cores, more when the
+# A whole kernel's suite takes 5-8 min under TCG on 2 cores, more when the
 # host is busy; scripts/vm's default 600 s is for single tests.
 VM_TIMEOUT ?= 1800
-# Every kernel runs even when one fails, so one failure does not hide the
-# others' results; the target fails at the end if any did. The tests of
-# userspace behaviour alone ("# vm-scope: userspace") run on the first
-# kernel only.
+export VM_TIMEOUT
+# scripts/vm-check: one guest per kernel, as many side by side as the host
+# has CPUs (a guest runs its vCPUs on one host thread); every kernel runs
+# even when one fails, so one failure does not hide the others' results.
+# The tests of userspace behaviour alone ("# vm-scope: userspace") run on
+# the first kernel only.
 vm-check: kmods userspace vm-progs
-	@failed="" only=""; for f in $(FLAVORS); do \
-		echo "==== VM tests on $$f ($$(scripts/kernels $$f))"; \
-		scripts/vm --kernel $$f --timeout $(VM_TIMEOUT) -- tests/vm/run $$only || failed="$$failed $$f"; \
-		only=--kernel-tests-only; \
-	done; \
-	if [ -n "$$failed" ]; then echo "==== VM tests failed on:$$failed"; exit 1; fi
+	scripts/vm-check $(FLAVORS)
 
 # The harness's own tests: it passes exit codes through and fails a run whose
 # console shows a crash or a WARNING even when the script succeeded; and
@@ -194,8 +191,8 @@ vm-selftest: kmods userspace
 # selftest, the fuzz targets' quick run and the builds the VM tests need run
 # side by side, CHECK_JOBS jobs at a time (none of them is timing-sensitive:
 # the fuzz targets run for a fixed time, the selftest's guests mostly boot
-# and wait); the VM tests then run alone, one guest at a time, as their
-# timing checks need.
+# and wait); the VM tests then run alone, a guest per host CPU at most
+# (scripts/vm-check), as their timing checks need.
 CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
