@@ -245,6 +245,23 @@ static void lib_remove(struct lib *l)
 	run(cmd);
 }
 
+/* PATH's whole content, malloc'd; its size in *size. */
+static char *read_whole(const char *path, long *size)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)*size);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)*size, f), (size_t)*size);
+	fclose(f);
+	return buf;
+}
+
 static void stripped_then_debug_file(void **state)
 {
 	struct env *env = *state;
@@ -506,15 +523,7 @@ static void corrupted_library_symbolizes_safely(void **state)
 	int round;
 
 	lib_build(&l);
-	f = fopen(l.full, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	orig = malloc((size_t)size);
-	assert_non_null(orig);
-	assert_int_equal(fread(orig, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
+	orig = read_whole(l.full, &size);
 	for (round = 0; round < 200; round++) {
 		struct taproot_elf *e;
 		const struct taproot_frame *fr;
@@ -565,15 +574,7 @@ static void unterminated_line_strings_not_read(void **state)
 	FILE *f;
 
 	lib_build(&l);
-	f = fopen(l.full, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)size);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
+	buf = read_whole(l.full, &size);
 
 	elf_version(EV_CURRENT);
 	elf = elf_memory(buf, (size_t)size);
