@@ -42,13 +42,9 @@
 #include "ring.h"
 
 static atomic_t tap_dev_open_count = ATOMIC_INIT(0);
-static pid_t tap_dev_tgid;	/* of the opener; 0 while none */
 
-/* Any context: a plain load of a pid_t. */
-pid_t tap_dev_consumer_tgid(void)
-{
-	return READ_ONCE(tap_dev_tgid);
-}
+/* Of the opener, 0 while none: written here only, read by the producers. */
+pid_t tap_dev_tgid;
 
 static int tap_dev_open(struct inode *inode, struct file *file)
 {

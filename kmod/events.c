@@ -69,7 +69,9 @@ static inline u64 tap_task_seq(const struct task_struct *t)
 /*
  * Whether interval (@tid, @seq) is in the 1/@one_in slice: a 64-bit mix
  * (murmur3's finalizer) of both, whose top 32 bits, scaled by @one_in,
- * fall in the first of @one_in equal parts.
+ * fall in the first of @one_in equal parts. The finalizer's last step,
+ * x ^= x >> 33, is left out: it cannot change the top 32 bits. Every
+ * context switch computes this twice.
  */
 static inline bool tap_selected(pid_t tid, u64 seq, u32 one_in)
 {
@@ -81,7 +83,6 @@ static inline bool tap_selected(pid_t tid, u64 seq, u32 one_in)
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
 	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
 	return ((x >> 32) * one_in) >> 32 == 0;
 }
 
@@ -184,59 +185,56 @@ static void tap_commit(struct taproot_rec_header *hdr, u32 used)
 /* ------------------------------------------------------------ switch */
 
 /*
- * Whether prev starts an off-CPU interval, and how. It does unless it is
- * dead (its last switch). It was preempted, and is runnable, when the
- * tracepoint says so, and also when it left in TASK_RUNNING: a task
- * preempted on its way back to user mode goes through schedule(), not
- * preempt_schedule(), and so does one that yields. On 6.1-rt a wait for a
- * sleeping spinlock is passed as a preemption (SM_RTLOCK_WAIT is in
- * SM_MASK_PREEMPT): it is a block.
+ * Whether prev starts an off-CPU interval (blocked, or preempted and still
+ * runnable): it does unless it is the idle task, it is dead (its last
+ * switch) or the filter leaves it out.
  */
-static inline bool tap_switch_out(bool *preempt, unsigned int state)
+static inline bool tap_prev_starts(const struct tap_config *cfg,
+				   const struct task_struct *prev,
+				   unsigned int state)
 {
-	if (state & TASK_DEAD)
-		return false;
-	if (*preempt && (state & TASK_RTLOCK_WAIT))
-		*preempt = false;
-	else if (!state)
-		*preempt = true;
-	return true;
+	return !is_idle_task(prev) && !(state & TASK_DEAD) &&
+	       tap_task_passes(cfg, prev, tap_dev_consumer_tgid());
 }
 
-static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
-			     struct task_struct *next, unsigned int prev_state)
+/*
+ * Whether prev, leaving with @state, was preempted and is still runnable.
+ * It was when the tracepoint says so, and also when it left in
+ * TASK_RUNNING: a task preempted on its way back to user mode goes through
+ * schedule(), not preempt_schedule(), and so does one that yields. On
+ * 6.1-rt a wait for a sleeping spinlock is passed as a preemption
+ * (SM_RTLOCK_WAIT is in SM_MASK_PREEMPT): it is a block.
+ */
+static inline bool tap_prev_preempted(bool preempt, unsigned int state)
 {
-	const struct tap_config *cfg = tap_config_sched();
+	if (preempt && (state & TASK_RTLOCK_WAIT))
+		return false;
+	return preempt || !state;
+}
+
+/*
+ * Write the SWITCH record of a switch that starts a selected interval of
+ * prev (TAPROOT_SWITCH_F_PREV in @flags) and/or ends one of next (_NEXT).
+ * Out of line, as tap_record_waking(): most switches select nothing, and
+ * their path through the probe stays a few dozen instructions, with no
+ * frame of this size to set up.
+ */
+static noinline void tap_record_switch(const struct tap_config *cfg,
+				       bool preempt, struct task_struct *prev,
+				       struct task_struct *next,
+				       unsigned int prev_state, u16 flags)
+{
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_switch *rec;
 	struct tap_snap_plan plan;
-	bool psel = false, nsel = false;
-	u64 pseq, nseq;
-	u32 size, used;
-	pid_t consumer;
-	u16 flags = 0;
+	u32 size = sizeof(*rec), used;
 
-	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_SWITCH))
-		return;
-	consumer = tap_dev_consumer_tgid();
-	pseq = tap_task_seq(prev);
-	nseq = tap_task_seq(next);
-
-	if (!is_idle_task(prev) && tap_switch_out(&preempt, prev_state) &&
-	    tap_task_passes(cfg, prev, consumer)) {
-		this_cpu_inc(tap_events_stats.switches);
-		psel = tap_selected(prev->pid, pseq, cfg->sched_one_in);
-		if (psel)
-			this_cpu_inc(tap_events_stats.switches_selected);
-	}
-	if (!is_idle_task(next) && tap_task_passes(cfg, next, consumer))
-		nsel = tap_selected(next->pid, nseq, cfg->sched_one_in);
-	if (!psel && !nsel)
-		return;
-
-	size = sizeof(*rec);
-	if (psel) {
-		flags |= TAPROOT_SWITCH_F_PREV;
+	if (tap_prev_starts(cfg, prev, prev_state))
+		preempt = tap_prev_preempted(preempt, prev_state);
+	if (preempt)
+		flags |= TAPROOT_SWITCH_F_PREEMPT;
+	if (flags & TAPROOT_SWITCH_F_PREV) {
+		this_cpu_inc(tap_events_stats.switches_selected);
 		/* prev is current: its stacks are the ones in use. */
 		used = tap_snap_plan(&plan, cfg, sizeof(*rec), false);
 		if (used) {
@@ -244,10 +242,6 @@ static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
 			size = round_up(used, 8);
 		}
 	}
-	if (nsel)
-		flags |= TAPROOT_SWITCH_F_NEXT;
-	if (preempt)
-		flags |= TAPROOT_SWITCH_F_PREEMPT;
 
 	hdr = tap_ring_reserve(size, TAPROOT_REC_SWITCH);
 	if (!hdr)
@@ -262,8 +256,8 @@ static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
 	rec->next_tid = next->pid;
 	rec->sched_one_in = cfg->sched_one_in;
 	rec->reserved = 0;
-	rec->prev_seq = pseq;
-	rec->next_seq = nseq;
+	rec->prev_seq = tap_task_seq(prev);
+	rec->next_seq = tap_task_seq(next);
 	tap_copy_comm(rec->prev_comm, prev);
 	used = sizeof(*rec);
 	if (flags & TAPROOT_SWITCH_F_STACKS) {
@@ -275,34 +269,51 @@ static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
 	tap_commit(hdr, used);
 }
 
-/* ------------------------------------------------------------ waking */
-
-static void tap_waking(struct task_struct *p, bool new)
+/*
+ * Every context switch of the system comes here: decide, in as few
+ * instructions as possible, whether it starts or ends a selected interval
+ * (BENCHMARKS.md, "Causal events", has what this path costs). prev is
+ * current.
+ */
+static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			     struct task_struct *next, unsigned int prev_state)
 {
 	const struct tap_config *cfg = tap_config_sched();
+	u16 flags = 0;
+
+	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_SWITCH))
+		return;
+	if (tap_prev_starts(cfg, prev, prev_state)) {
+		this_cpu_inc(tap_events_stats.switches);
+		if (tap_selected(prev->pid, tap_task_seq(prev),
+				 cfg->sched_one_in))
+			flags |= TAPROOT_SWITCH_F_PREV;
+	}
+	if (!is_idle_task(next) &&
+	    tap_task_passes(cfg, next, tap_dev_consumer_tgid()) &&
+	    tap_selected(next->pid, tap_task_seq(next), cfg->sched_one_in))
+		flags |= TAPROOT_SWITCH_F_NEXT;
+	if (likely(!flags))
+		return;
+	tap_record_switch(cfg, preempt, prev, next, prev_state, flags);
+}
+
+/* ------------------------------------------------------------ waking */
+
+/*
+ * Write the WAKING record of a selected interval of @p, @seq, woken by
+ * current or by the interrupt it is serving. Out of line, as
+ * tap_record_switch().
+ */
+static noinline void tap_record_waking(const struct tap_config *cfg,
+				       struct task_struct *p, u64 seq,
+				       u16 flags)
+{
 	struct task_struct *waker = current;
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_waking *rec;
 	struct tap_snap_plan plan;
 	u32 size, used;
-	u16 flags = 0;
-	u64 seq;
-
-	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_WAKING))
-		return;
-	/*
-	 * A task woken before it left the CPU (it set its sleep state, then
-	 * the condition came true) starts no interval: its switch-out sees
-	 * it running again. Waking itself is the one case seen here.
-	 */
-	if (p == waker && !new)
-		return;
-	if (!tap_task_passes(cfg, p, tap_dev_consumer_tgid()))
-		return;
-	/* A new task has not run: the interval before its first run is 0. */
-	seq = new ? 0 : tap_task_seq(p);
-	if (!tap_selected(p->pid, seq, cfg->sched_one_in))
-		return;
 
 	if (in_nmi())
 		flags |= TAPROOT_WAKING_F_NMI;
@@ -310,8 +321,6 @@ static void tap_waking(struct task_struct *p, bool new)
 		flags |= TAPROOT_WAKING_F_HARDIRQ;
 	else if (in_serving_softirq())
 		flags |= TAPROOT_WAKING_F_SOFTIRQ;
-	if (new)
-		flags |= TAPROOT_WAKING_F_NEW;
 
 	size = sizeof(*rec);
 	used = tap_snap_plan(&plan, cfg, sizeof(*rec), flags &
@@ -352,6 +361,30 @@ static void tap_waking(struct task_struct *p, bool new)
 	}
 	tap_commit(hdr, used);
 	this_cpu_inc(tap_events_stats.wakings);
+}
+
+/* Every wakeup comes here: as tap_probe_switch(), decide fast. */
+static __always_inline void tap_waking(struct task_struct *p, bool new)
+{
+	const struct tap_config *cfg = tap_config_sched();
+	u64 seq;
+
+	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_WAKING))
+		return;
+	/*
+	 * A task woken before it left the CPU (it set its sleep state, then
+	 * the condition came true) starts no interval: its switch-out sees
+	 * it running again. Waking itself is the one case seen here.
+	 */
+	if (p == current && !new)
+		return;
+	if (!tap_task_passes(cfg, p, tap_dev_consumer_tgid()))
+		return;
+	/* A new task has not run: the interval before its first run is 0. */
+	seq = new ? 0 : tap_task_seq(p);
+	if (likely(!tap_selected(p->pid, seq, cfg->sched_one_in)))
+		return;
+	tap_record_waking(cfg, p, seq, new ? TAPROOT_WAKING_F_NEW : 0);
 }
 
 static void tap_probe_waking(void *data, struct task_struct *p)

@@ -22,6 +22,7 @@
 #ifndef _TAPROOT_KMOD_H
 #define _TAPROOT_KMOD_H
 
+#include <linux/compiler.h>
 #include <linux/types.h>
 #include <linux/taproot.h>
 
@@ -41,7 +42,15 @@ extern unsigned int tap_ring_pages;
  */
 int tap_dev_init(void);
 void tap_dev_exit(void);
-pid_t tap_dev_consumer_tgid(void);	/* 0: none; any context */
+/*
+ * The consumer's process, which the producers leave out; 0: none. Any
+ * context: a plain load, inline because every context switch asks.
+ */
+extern pid_t tap_dev_tgid;
+static inline pid_t tap_dev_consumer_tgid(void)
+{
+	return READ_ONCE(tap_dev_tgid);
+}
 
 int tap_genl_init(void);
 void tap_genl_exit(void);
