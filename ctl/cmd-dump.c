@@ -52,10 +52,12 @@ static const char *const sample_flag_names[] = {
 	"kstack_trunc",	/* TAPROOT_SAMPLE_F_KSTACK_TRUNC */
 	"ustack_fault",	/* TAPROOT_SAMPLE_F_USTACK_FAULT */
 	"kthread",	/* TAPROOT_SAMPLE_F_KTHREAD */
+	"ustack_top",	/* TAPROOT_SAMPLE_F_USTACK_TOP */
 };
 _Static_assert(TAPROOT_SAMPLE_F_USER_REGS == 1 << 0 && TAPROOT_SAMPLE_F_IN_KERNEL == 1 << 1 &&
 	       TAPROOT_SAMPLE_F_IDLE == 1 << 2 && TAPROOT_SAMPLE_F_KSTACK_TRUNC == 1 << 3 &&
-	       TAPROOT_SAMPLE_F_USTACK_FAULT == 1 << 4 && TAPROOT_SAMPLE_F_KTHREAD == 1 << 5,
+	       TAPROOT_SAMPLE_F_USTACK_FAULT == 1 << 4 && TAPROOT_SAMPLE_F_KTHREAD == 1 << 5 &&
+	       TAPROOT_SAMPLE_F_USTACK_TOP == 1 << 6,
 	       "sample_flag_names follows the TAPROOT_SAMPLE_F_* bits");
 
 static const char *const reg_names[18] = {
@@ -289,9 +291,11 @@ static const char *const snap_flag_names[] = {
 	"kstack_trunc",	/* TAPROOT_SNAP_F_KSTACK_TRUNC */
 	"ustack_fault",	/* TAPROOT_SNAP_F_USTACK_FAULT */
 	"ustack_trunc",	/* TAPROOT_SNAP_F_USTACK_TRUNC */
+	"ustack_top",	/* TAPROOT_SNAP_F_USTACK_TOP */
 };
 _Static_assert(TAPROOT_SNAP_F_USER_REGS == 1 << 0 && TAPROOT_SNAP_F_KSTACK_TRUNC == 1 << 1 &&
-	       TAPROOT_SNAP_F_USTACK_FAULT == 1 << 2 && TAPROOT_SNAP_F_USTACK_TRUNC == 1 << 3,
+	       TAPROOT_SNAP_F_USTACK_FAULT == 1 << 2 && TAPROOT_SNAP_F_USTACK_TRUNC == 1 << 3 &&
+	       TAPROOT_SNAP_F_USTACK_TOP == 1 << 4,
 	       "snap_flag_names follows the TAPROOT_SNAP_F_* bits");
 
 /* The snapshot (taproot_rec_check() passed: its arrays are inside the record). */

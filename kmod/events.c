@@ -110,7 +110,7 @@ struct tap_snap_plan {
 	struct pt_regs *uregs;	/* NULL: no user part */
 	u32 kdepth;		/* room for kernel frames */
 	u32 ubytes;		/* room for user stack bytes */
-	u16 flags;		/* TAPROOT_SNAP_F_USTACK_TRUNC when shortened */
+	u16 flags;		/* TAPROOT_SNAP_F_USTACK_TOP and _TRUNC */
 	bool irq;		/* an interrupt's stack: stop at its entry */
 };
 
@@ -124,13 +124,18 @@ static u32 tap_snap_plan(struct tap_snap_plan *p, const struct tap_config *cfg,
 {
 	u32 max = round_down(tap_ring_max_record(), 8);
 	u32 base = fixed + sizeof(struct taproot_stack_snap);
-	u32 room;
+	u32 room, uwant = 0;
 
 	p->irq = irq;
 	p->uregs = irq ? NULL : tap_current_user_regs();
 	p->kdepth = cfg->kstack_depth;
-	p->ubytes = p->uregs ? cfg->ustack_bytes : 0;
 	p->flags = 0;
+	if (p->uregs) {
+		uwant = tap_ustack_span(p->uregs->sp, cfg->ustack_bytes);
+		if (uwant < cfg->ustack_bytes)
+			p->flags |= TAPROOT_SNAP_F_USTACK_TOP;
+	}
+	p->ubytes = uwant;
 	if (max < base)
 		return 0;
 	room = max - base;
@@ -139,7 +144,7 @@ static u32 tap_snap_plan(struct tap_snap_plan *p, const struct tap_config *cfg,
 		p->kdepth = min_t(u32, p->kdepth, room / sizeof(u64));
 		p->ubytes = round_down(min_t(u32, p->ubytes,
 					     room - p->kdepth * sizeof(u64)), 8);
-		if (p->uregs && p->ubytes < cfg->ustack_bytes)
+		if (p->ubytes < uwant)
 			p->flags |= TAPROOT_SNAP_F_USTACK_TRUNC;
 	}
 	return base + p->kdepth * sizeof(u64) + p->ubytes;

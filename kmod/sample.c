@@ -75,7 +75,7 @@ static void tap_sample_handler(struct perf_event *event,
 	struct taproot_rec_sample *rec;
 	struct pt_regs *uregs;
 	bool in_kernel, ktrunc = false;
-	u32 kdepth, ubytes, size, max, nr, ulen, used;
+	u32 kdepth, ubytes, uwant, size, max, nr, ulen, used;
 	u16 flags = 0;
 	pid_t consumer;
 	u64 *kstack;
@@ -112,7 +112,13 @@ static void tap_sample_handler(struct perf_event *event,
 
 	/* The largest record this sample may need, within what fits. */
 	kdepth = in_kernel ? cfg->kstack_depth : 0;
-	ubytes = uregs ? cfg->ustack_bytes : 0;
+	ubytes = 0;
+	if (uregs) {
+		ubytes = tap_ustack_span(uregs->sp, cfg->ustack_bytes);
+		if (ubytes < cfg->ustack_bytes)
+			flags |= TAPROOT_SAMPLE_F_USTACK_TOP;
+	}
+	uwant = ubytes;
 	size = sizeof(*rec) + kdepth * sizeof(u64) + ubytes;
 	max = round_down(tap_ring_max_record(), 8);
 	if (unlikely(size > max)) {
@@ -128,7 +134,7 @@ static void tap_sample_handler(struct perf_event *event,
 		 * unmapped page (see TAPROOT_SAMPLE_F_USTACK_FAULT); fewer
 		 * frames set KSTACK_TRUNC in the walk itself.
 		 */
-		if (uregs && ubytes < cfg->ustack_bytes)
+		if (ubytes < uwant)
 			flags |= TAPROOT_SAMPLE_F_USTACK_FAULT;
 	}
 

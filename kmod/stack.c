@@ -52,6 +52,31 @@ struct pt_regs *tap_current_user_regs(void)
 	return task_pt_regs(task);
 }
 
+/*
+ * exec leaves argc at mm->start_stack and argv, envp, the auxiliary vector
+ * and their strings above it: never a frame (the entry code's own frames,
+ * _start's included, lie below it). So a copy from the stack the process
+ * started on stops a little above that point, which keeps the process's
+ * environment out of the ring and costs less than a copy of the default
+ * size. Other stacks (threads', signal stacks) end where nothing cheap can
+ * tell: their copy stops at an unmapped page, if any. Reading
+ * mm->start_stack takes no lock: current's mm stays while current runs,
+ * and a value changed under us (exec, prctl) only moves where one copy
+ * stops.
+ */
+u32 tap_ustack_span(unsigned long sp, u32 len)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long top;
+
+	if (!mm)
+		return len;
+	top = READ_ONCE(mm->start_stack) + TAPROOT_USTACK_TOP_SLACK;
+	if (sp >= top || top - sp >= len)
+		return len;
+	return top - sp;
+}
+
 /* copy_from_user_nofault() copies all or nothing: go page by page. */
 u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
 {

@@ -27,6 +27,13 @@ void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r);
 struct pt_regs *tap_current_user_regs(void);
 
 /*
+ * How many of @len bytes of current's user stack from @sp can hold frames:
+ * fewer than @len only when the copy would run past the top of the stack
+ * the process started on (TAPROOT_USTACK_TOP_SLACK above mm->start_stack).
+ */
+u32 tap_ustack_span(unsigned long sp, u32 len);
+
+/*
  * Copy up to @len bytes of current's user stack from @sp into @dst, page by
  * page, keeping the pages that could be read. Returns the bytes copied.
  */

@@ -198,6 +198,13 @@
 #define TAPROOT_KSTACK_DEFAULT		127
 #define TAPROOT_USTACK_MAX		65536
 #define TAPROOT_USTACK_DEFAULT		8192	/* as perf --call-graph dwarf */
+/*
+ * A user stack copy from the stack the process started on ends this many
+ * bytes above mm->start_stack (where exec left argc; what lies above is
+ * argv, envp and the auxiliary vector, never a frame): the
+ * TAPROOT_SAMPLE_F_USTACK_TOP and TAPROOT_SNAP_F_USTACK_TOP flags.
+ */
+#define TAPROOT_USTACK_TOP_SLACK	64
 #define TAPROOT_RING_PAGES_MIN		2
 #define TAPROOT_RING_PAGES_MAX		16384	/* 64 MiB per CPU with 4 KiB pages */
 #define TAPROOT_RING_PAGES_DEFAULT	256	/* 1 MiB per CPU */
@@ -363,6 +370,7 @@ struct taproot_user_regs {
 #define TAPROOT_SAMPLE_F_KSTACK_TRUNC	(1U << 3) /* kernel frames left out */
 #define TAPROOT_SAMPLE_F_USTACK_FAULT	(1U << 4) /* user stack copy cut short */
 #define TAPROOT_SAMPLE_F_KTHREAD	(1U << 5) /* a kernel thread: no user part */
+#define TAPROOT_SAMPLE_F_USTACK_TOP	(1U << 6) /* copy ends at the stack's top */
 
 /*
  * A timer sample. Followed by kstack_nr u64 kernel return addresses (the
@@ -371,10 +379,15 @@ struct taproot_user_regs {
  *
  * KSTACK_TRUNC: an in-kernel sample lost its outermost kernel frames, to
  * the configured depth (all of them with depth 0) or to fit the ring.
- * USTACK_FAULT: ustack_len is below the configured size because the copy
- * stopped at an unmapped page, or because the record was shortened to fit
+ * USTACK_FAULT: ustack_len is below the configured size (below the stack's
+ * top with USTACK_TOP) because the copy stopped at an unmapped page, or because the record was shortened to fit
  * the ring (at most a quarter of its data area); either way the reader has
  * the innermost bytes only. The stats count only the first cause.
+ * USTACK_TOP: the copy was on the stack the process started on and ends
+ * TAPROOT_USTACK_TOP_SLACK bytes above its top (mm->start_stack), where
+ * argv and the environment begin: ustack_len may then be below the
+ * configured size with nothing missing, and no byte of the environment is
+ * copied.
  */
 struct taproot_rec_sample {
 	struct taproot_rec_header hdr;
@@ -419,6 +432,8 @@ struct taproot_stack_snap {
 #define TAPROOT_SNAP_F_KSTACK_TRUNC	(1U << 1) /* more kernel frames than room */
 #define TAPROOT_SNAP_F_USTACK_FAULT	(1U << 2) /* copy stopped at an unmapped page */
 #define TAPROOT_SNAP_F_USTACK_TRUNC	(1U << 3) /* copy shortened to fit the ring */
+#define TAPROOT_SNAP_F_USTACK_TOP	(1U << 4) /* copy ends at the stack's top,
+						   * as TAPROOT_SAMPLE_F_USTACK_TOP */
 
 /* taproot_rec_header.flags of a TAPROOT_REC_SWITCH */
 #define TAPROOT_SWITCH_F_PREV		(1U << 0) /* a selected interval of prev starts */
