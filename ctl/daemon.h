@@ -53,10 +53,13 @@ int daemon_parse_events(const char *where, const char *list, bool *cpu, bool *of
 /*
  * Off-CPU intervals recorded with stacks per second, whole system, by
  * default. Each costs two stack captures in the kernel (the blocked task's
- * and its waker's) and two unwinds in taprootd: about 100 us under QEMU
- * TCG, a few us on hardware (BENCHMARKS.md).
+ * and its waker's: ~19,500 guest instructions, more than a pipe round trip
+ * between two threads takes) and two unwinds in taprootd. At 250 a second a
+ * 10 s profile still holds up to 2,500 intervals, and a switch-heavy load
+ * pinned to one CPU loses ~3% (BENCHMARKS.md, "Causal events"; 500 cost
+ * ~4%, against a target of 5%).
  */
-#define SCHED_BUDGET_DEFAULT	500
+#define SCHED_BUDGET_DEFAULT	250
 #define SCHED_BUDGET_MAX	1000000
 #define INTERVAL_MAX		86400
 #define RETAIN_MAX		1000000
