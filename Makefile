@@ -93,6 +93,11 @@ BENCH_TOOLS := $(B)/tools/cfi-compile
 $(B)/tools/%: $(B)/plain/tests/bench/%.o $(B)/plain/libtaproot.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+# The QEMU plugin of the "insns" series, which QEMU loads (scripts/vm --plugin).
+BENCH_TOOLS += $(B)/tools/qemu-insn-count.so
+$(B)/tools/qemu-insn-count.so: tests/bench/qemu-insn-count.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $< -pthread
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
 
