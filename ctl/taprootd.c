@@ -33,6 +33,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -103,9 +104,12 @@ struct daemon {
 	uint32_t one_in;		/* the module's sched_one_in as last seen or set */
 	uint64_t adapt_switches;	/* its switch count at adapt_at */
 	double adapt_at;		/* monotonic s; 0: no count yet */
+	double rate_peak;		/* switches/s, decaying; see adapt_selection() */
+	double peak_at;			/* monotonic s of rate_peak; 0: none */
 };
 
-#define ADAPT_S		1.0		/* s between two looks at the switch rate */
+#define ADAPT_S		0.1	/* s between two looks at the switch rate */
+#define PEAK_HALF_S	4.0	/* half-life of the rate's recent peak */
 
 static double mono_s(void)
 {
@@ -624,11 +628,20 @@ static void resync(struct daemon *d)
 
 /*
  * --sched-budget: every ADAPT_S seconds while a session with off-CPU
- * records runs, set the module's one-in-N so that about the budget of
+ * records runs, set the module's one-in-N so that at most the budget of
  * intervals a second carry stacks, whatever the context-switch rate
  * (taproot_sched_one_in_adapt(): powers of two above --sched-one-in).
  * The cost of off-CPU profiling is then bounded by the budget, not by
  * how busy the scheduler is; the totals stay unbiased estimates.
+ *
+ * What it adapts to is the switch rate's recent peak: the rate of the
+ * last look, or the peak before, halved every PEAK_HALF_S seconds, when
+ * that is higher. So a burst raises one-in-N within a look, ADAPT_S
+ * (the module records it in full until then), while a lull of a few
+ * seconds does not lower it: adapting to the last second alone, a busy
+ * host that paused for a second went back to one in 1, and the next
+ * burst was recorded in full for a second (a ping-pong after a 1 s pause
+ * lost 40% of its throughput, and the rings overflowed).
  */
 static void adapt_selection(struct daemon *d, double now)
 {
@@ -654,6 +667,12 @@ static void adapt_selection(struct daemon *d, double now)
 	d->adapt_at = now;
 	if (rate < 0 || !running)
 		return;
+	if (d->peak_at > 0)
+		d->rate_peak *= exp2(-(now - d->peak_at) / PEAK_HALF_S);
+	if (rate > d->rate_peak)
+		d->rate_peak = rate;
+	d->peak_at = now;
+	rate = d->rate_peak;
 	c.sched_one_in = taproot_sched_one_in_adapt(d->one_in, (uint32_t)d->o.sched_one_in,
 						    rate, (uint32_t)d->o.sched_budget);
 	if (c.sched_one_in == d->one_in)
@@ -893,6 +912,13 @@ int main(int argc, char **argv)
 		timeout = (int)((d.next_write - now) * 1000) + 1;
 		if (timeout > 1000)
 			timeout = 1000;
+		if (d.running && d.o.offcpu && d.o.sched_budget) {
+			/* Up to the next look at the switch rate: adapt_selection(). */
+			int t = (int)((d.adapt_at + ADAPT_S - now) * 1000) + 1;
+
+			if (t < timeout)
+				timeout = t < 1 ? 1 : t;
+		}
 		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = taproot_nl_sub_fd(d.sub), .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = d.ring ? taproot_ring_fd(d.ring) : -1,
