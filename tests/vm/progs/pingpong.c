@@ -5,11 +5,14 @@
  * once (four context switches when they share a CPU, two wakeups across
  * CPUs otherwise).
  *
- * usage: pingpong ROUND_TRIPS [MAX_SECONDS]
+ * usage: pingpong [--count FILE] ROUND_TRIPS [MAX_SECONDS]
  *
  * With MAX_SECONDS it stops early once that much time has passed, so that
  * a test on a slow host stays within its time limit (checked every 256
- * round trips). Prints one line:
+ * round trips). With --count, FILE (created, or truncated, to 8 bytes) is
+ * mapped shared and holds the round trips done so far, a native-endian
+ * u64 stored after each one: a benchmark reads it to measure a running
+ * pingpong's rate over windows of its choosing. Prints one line:
  * "pingpong: round_trips=N seconds=S rate=R offcpu=O"
  * (N the round trips done, R round trips per second of CLOCK_MONOTONIC,
  * from the first byte sent to the last one received; O the seconds the
@@ -19,11 +22,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,19 +93,46 @@ static void *pong(void *arg)
 	return NULL;
 }
 
+/* The u64 of --count FILE, mapped; a private one without --count. */
+static uint64_t *count_map(const char *path)
+{
+	static uint64_t none;
+	void *p;
+	int fd;
+
+	if (!path)
+		return &none;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, sizeof(uint64_t)))
+		die(path);
+	p = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die(path);
+	close(fd);
+	return p;
+}
+
 int main(int argc, char **argv)
 {
-	pthread_t t;
+	const char *count_path = NULL;
 	double t0, secs, max_secs = 0;
+	uint64_t *count;
+	pthread_t t;
 	long done;
 	char *end;
 	int err;
 
+	if (argc > 2 && !strcmp(argv[1], "--count")) {
+		count_path = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2 || argc > 3 || (rounds = strtol(argv[1], &end, 10)) <= 0 || *end ||
 	    (argc == 3 && ((max_secs = strtod(argv[2], &end)) <= 0 || *end))) {
-		fprintf(stderr, "usage: pingpong ROUND_TRIPS [MAX_SECONDS]\n");
+		fprintf(stderr, "usage: pingpong [--count FILE] ROUND_TRIPS [MAX_SECONDS]\n");
 		return 2;
 	}
+	count = count_map(count_path);
 	double wall0 = now(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 
 	if (pipe(ping_fd) || pipe(pong_fd))
@@ -122,6 +155,7 @@ int main(int argc, char **argv)
 
 		if (read(pong_fd[0], &c, 1) != 1)
 			die("read");
+		__atomic_store_n(count, (uint64_t)done + 1, __ATOMIC_RELAXED);
 	}
 	secs = now() - t0;
 	pthread_join(t, NULL);
