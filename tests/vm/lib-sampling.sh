@@ -230,6 +230,13 @@ stats_field() {
 	done
 }
 
+# sched_one_in: ONE_IN = the module's sched-one-in now ('taprootctl config').
+sched_one_in() {
+	ctl "taprootctl config" config
+	[[ $OUT =~ sched-one-in:\ *([0-9]+) ]] || die "no sched-one-in in: $OUT"
+	ONE_IN=${BASH_REMATCH[1]}
+}
+
 # wait_counters LABEL FIELD BASE [SECONDS]: polls 'taprootctl stats' until
 # counter FIELD of every online CPU is above BASE[cpu] (BASE: the name of
 # an associative array; missing entries are 0), default deadline 60 s.

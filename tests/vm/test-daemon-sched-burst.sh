@@ -28,13 +28,6 @@ total() {
 	TOTAL=${BASH_REMATCH[1]}
 }
 
-# one_in: ONE_IN = the module's sched-one-in now.
-one_in() {
-	expect_ok "config" "$CTL" config
-	[[ $OUT =~ sched-one-in:\ *([0-9]+) ]] || die "no sched-one-in in: $OUT"
-	ONE_IN=${BASH_REMATCH[1]}
-}
-
 load_module
 spawn daemon taprootd "$TAPROOTD" -f -e cpu,offcpu --sched-budget "$budget" --start \
 	-i 3600 -o "$TEST_TMP" --state "$TEST_TMP/state.json"
@@ -43,11 +36,11 @@ wait_line "taprootd reads the rings" "$log" "reading the rings" 60
 
 spawn pp pingpong taskset -c 0 "$PROGS/pingpong" 100000000 120
 deadline=$((SECONDS + 30))
-one_in
+sched_one_in
 while [ "$ONE_IN" -lt 8 ]; do
 	[ $SECONDS -lt $deadline ] || die "sched-one-in still $ONE_IN after 30 s of pingpong: $(cat "$log")"
 	nap 0.5
-	one_in
+	sched_one_in
 done
 raised=$ONE_IN
 say "under pingpong: one in $raised"
@@ -71,7 +64,7 @@ total switches
 sw1=$TOTAL
 t1=$EPOCHREALTIME
 kill -STOP "$pp"
-one_in
+sched_one_in
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 sel=$((sel1 - sel0))
 say "after a 3 s lull: $((sw1 - sw0)) switches in $secs s, $sel intervals recorded" \
