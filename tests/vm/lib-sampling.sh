@@ -25,6 +25,12 @@ require_prog() {
 	done
 }
 
+# require_taprootd: TAPROOTD = the daemon built by 'make userspace'.
+require_taprootd() {
+	TAPROOTD=$REPO/ctl/taprootd
+	[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
+}
+
 # nap SECONDS: sleep without an exec (read times out on a FIFO that nobody
 # writes; the guest has no /dev/fd for a process substitution). Callers say
 # why they wait.

@@ -28,8 +28,7 @@
 
 require_module
 require_prog tapwork
-TAPROOTD=$REPO/ctl/taprootd
-[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
+require_taprootd
 [ -x /bin/busybox ] || die "no /bin/busybox (busybox-static: scripts/deps)"
 
 A=$TEST_TMP/a B=$TEST_TMP/b conf=$TEST_TMP/taprootd.conf

@@ -22,9 +22,8 @@
 require_module
 require_prog tapwork
 PPROF=$REPO/build/pprof
-TAPROOTD=$REPO/ctl/taprootd
+require_taprootd
 [ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
-[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
 
 cycles=$(quick_long 1 20)
 [ "$LONG" != 1 ] || [ "${TAPROOT_TEST_TIMEOUT:-0}" -ge 900 ] ||

@@ -22,9 +22,8 @@
 
 require_module
 PPROF=$REPO/build/pprof
-TAPROOTD=$REPO/ctl/taprootd
+require_taprootd
 [ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
-[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
 [ -x "$PROGS/tapwork" ] || die "no $PROGS/tapwork: run tests/vm/build-progs"
 
 out=$TEST_TMP/profiles

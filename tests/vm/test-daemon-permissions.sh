@@ -19,8 +19,7 @@
 
 require_module
 require_prog tapwork
-TAPROOTD=$REPO/ctl/taprootd
-[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
+require_taprootd
 
 # Nobody must reach the files, to prove that their modes refuse it (not a
 # directory on the way): the test's files are under a directory of its

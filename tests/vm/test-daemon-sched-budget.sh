@@ -24,8 +24,7 @@
 
 require_module
 require_prog pingpong
-TAPROOTD=$REPO/ctl/taprootd
-[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
+require_taprootd
 PPROF=$REPO/build/pprof
 [ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make vm-check' (it builds pprof)"
 

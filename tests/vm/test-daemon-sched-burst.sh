@@ -17,8 +17,7 @@
 
 require_module
 require_prog pingpong
-TAPROOTD=$REPO/ctl/taprootd
-[ -x "$TAPROOTD" ] || die "no ${TAPROOTD#"$REPO"/}: run 'make userspace'"
+require_taprootd
 budget=200
 
 # total FIELD: the module's counter FIELD summed over the CPUs.
