@@ -8,7 +8,8 @@
 #     waking names the writer (pid, tid, comm "evwriter") and carries its
 #     stacks: pipe_write in the kernel frames (or, on PREEMPT_RT, the
 #     release of a sleeping spinlock the reader waited for), user
-#     registers in the process's code;
+#     registers in the process's code (none when that release is in the
+#     writer's own exit: its user state is gone);
 #   - each waking's target_seq is the seq of the target's switch-out that
 #     started the sleep (same tid, earlier), in state S.
 . "${0%/*}/lib.sh"
@@ -78,12 +79,22 @@ def writer_stack(r, fns=("pipe_write",)):
 # one the writer holds (in a page fault, say), and the writer's unlock
 # wakes it: a true waking by the writer, through rt_spin_unlock.
 rt_lock = ("rt_spin_unlock", "rt_mutex_slowunlock")
-wr_stack = sum(writer_stack(r, ("pipe_write",) + rt_lock) for r in reads)
+# Such an unlock can be the writer's last act, in its exit (do_exit ->
+# release_task -> rt_spin_unlock): a waking by the writer still, but its
+# user state is gone by then (exit_mm came before), so its stacks are the
+# kernel's alone, and rightly carry no user registers.
+def writer_exiting(r):
+	k = knames(r["stack"]) if "stacks" in r["flags"] else []
+	return (any(f in k for f in rt_lock) and "do_exit" in k and
+		r["stack"]["user_regs"] is None and "user_regs" not in r["stack"]["flags"])
+def writer_waking(r):
+	return writer_stack(r, ("pipe_write",) + rt_lock) or writer_exiting(r)
+wr_stack = sum(writer_waking(r) for r in reads)
 wr_pipe = sum(writer_stack(r) for r in reads)
 # The first one without them, for the log: what it has instead.
 odd = next(({"flags": r["flags"], "kstack": knames(r["stack"])[:10] if "stacks" in r["flags"] else None,
 	     "user_regs": r["stack"].get("user_regs") if "stacks" in r["flags"] else None}
-	    for r in reads if not writer_stack(r, ("pipe_write",) + rt_lock)), "-")
+	    for r in reads if not writer_waking(r)), "-")
 tpid = sum(r["target_pid"] == (spid if r["target_tid"] == sleeper else ppid) for r in naps + reads)
 example = next(("<".join(knames(r["stack"])[:8]) for r in naps), "-")
 summary(naps=len(naps), irq=irq, anon=anon, konly=konly, no_task=no_task, reads=len(reads),
@@ -102,7 +113,7 @@ assert_eq "nanosleep wakings with a kernel-only stack through try_to_wake_up (e.
 assert_eq "nanosleep waking stacks that stop at the interrupt's entry" "$naps" "$(kv "$r" no_task)"
 assert_gt "wakings that end a pipe read (S, pipe_read) of the reader, of $rounds" "$reads" "$need"
 assert_eq "pipe wakings naming the writer thread" "$reads" "$(kv "$r" by_wr)"
-assert_eq "pipe wakings with the writer's stacks (pipe_write, or an rt lock's release; user ip in the process)" \
+assert_eq "pipe wakings with the writer's stacks (pipe_write, or an rt lock's release; user ip in the process, unless in the writer's exit)" \
 	"$reads" "$(kv "$r" wr_stack)"
 assert_gt "pipe wakings through pipe_write, of $rounds writes" "$(kv "$r" wr_pipe)" "$need"
 assert_eq "wakings with the target's pid" $((naps + reads)) "$(kv "$r" tpid)"
