@@ -63,6 +63,23 @@ void tap_config_sort_tgids(struct tap_config *cfg)
 	cfg->nr_tgids = n;
 }
 
+bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid)
+{
+	u32 lo = 0, hi = cfg->nr_tgids;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (cfg->tgids[mid] == tgid)
+			return true;
+		if (cfg->tgids[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 int __init tap_config_init(void)
 {
 	struct tap_config *cfg;
@@ -79,7 +96,7 @@ int __init tap_config_init(void)
 	cfg->ring_pages = tap_ring_pages;
 	cfg->watermark = tap_config_auto_watermark(tap_ring_pages);
 	cfg->watermark_auto = true;
-	cfg->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
+	tap_config_set_one_in(cfg, TAPROOT_SCHED_ONE_IN_DEFAULT);
 
 	mutex_lock(&tap_ctl_lock);
 	tap_config_publish(cfg);

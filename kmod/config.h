@@ -15,6 +15,7 @@
 #ifndef _TAPROOT_CONFIG_H
 #define _TAPROOT_CONFIG_H
 
+#include <linux/limits.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/types.h>
@@ -29,6 +30,12 @@ struct tap_config {
 	u32 ring_pages;		/* TAPROOT_A_CFG_RING_PAGES */
 	u32 watermark;		/* TAPROOT_A_CFG_WATERMARK */
 	u32 sched_one_in;	/* TAPROOT_A_CFG_SCHED_ONE_IN */
+	/*
+	 * The selection as the probes test it: an interval is selected when
+	 * its hash is at most U64_MAX / sched_one_in (tap_config_set_one_in()),
+	 * so that every context switch compares instead of dividing.
+	 */
+	u64 sched_select_max;
 	/*
 	 * Until userspace sets a watermark, it follows the ring size (half
 	 * of the data area, as perf); once set, it stays as given.
@@ -70,30 +77,28 @@ void tap_config_publish(struct tap_config *cfg);
 /* Sort @cfg->tgids and drop duplicates. */
 void tap_config_sort_tgids(struct tap_config *cfg);
 
+/* Set TAPROOT_A_CFG_SCHED_ONE_IN (1..TAPROOT_SCHED_ONE_IN_MAX). */
+static inline void tap_config_set_one_in(struct tap_config *cfg, u32 one_in)
+{
+	cfg->sched_one_in = one_in;
+	cfg->sched_select_max = U64_MAX / one_in;
+}
+
 /* Half the data area of a ring of @pages pages. */
 u32 tap_config_auto_watermark(u32 pages);
 
+/* Whether @tgid is in a non-empty filter (binary search, at most 7 steps). */
+bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid);
+
 /*
  * Whether the TGID filter lets @tgid through: always with an empty set,
- * else when @tgid is in it (binary search, at most 7 steps).
+ * else when @tgid is in it. Every context switch asks twice: the common
+ * case, no filter, is inline and the search is not, so that the probes'
+ * fast path needs few registers.
  */
 static inline bool tap_config_tgid_ok(const struct tap_config *cfg, u32 tgid)
 {
-	u32 lo = 0, hi = cfg->nr_tgids;
-
-	if (!hi)
-		return true;
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (cfg->tgids[mid] == tgid)
-			return true;
-		if (cfg->tgids[mid] < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return likely(!cfg->nr_tgids) || tap_config_tgid_in(cfg, tgid);
 }
 
 #endif /* _TAPROOT_CONFIG_H */

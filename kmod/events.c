@@ -67,32 +67,39 @@ static inline u64 tap_task_seq(const struct task_struct *t)
 }
 
 /*
- * Whether interval (@tid, @seq) is in the 1/@one_in slice: a 64-bit mix
- * (murmur3's finalizer) of both, whose top 32 bits, scaled by @one_in,
- * fall in the first of @one_in equal parts. The finalizer's last step,
- * x ^= x >> 33, is left out: it cannot change the top 32 bits. Every
- * context switch computes this twice.
+ * Whether interval (@tid, @seq) is selected: Fibonacci hashing of both,
+ * compared with U64_MAX / sched_one_in (tap_config_set_one_in()). One
+ * multiply, since every context switch asks twice. For one thread, seq
+ * counts up by one from interval to interval, and seq * 2^64/phi is a Weyl
+ * sequence: the fraction selected of any run of a thread's intervals is
+ * within a few intervals of 1/N, and of any subsequence in step (every
+ * other interval, every third...) too, so a thread whose waits alternate
+ * short and long is not sampled on one kind. The decision depends on the
+ * interval's name alone, never on its length: totals scaled by N are
+ * unbiased. @tid sits above the 32 bits seq takes in practice and moves
+ * each thread's sequence by tid * 0x7f4a7c15 / 2^32 of a turn, so that
+ * neighbouring threads (a ping-pong's pair) are not selected together.
  */
-static inline bool tap_selected(pid_t tid, u64 seq, u32 one_in)
+static inline bool tap_selected(const struct tap_config *cfg, pid_t tid,
+				u64 seq)
 {
-	u64 x = seq ^ ((u64)(u32)tid * 0x9e3779b97f4a7c15ULL);
+	u64 x = (seq ^ ((u64)(u32)tid << 32)) * 0x9e3779b97f4a7c15ULL;
 
-	if (one_in <= 1)
-		return true;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return ((x >> 32) * one_in) >> 32 == 0;
+	return x <= cfg->sched_select_max;
 }
 
-/* The TGID filter, and never the consumer's own process. */
-static inline bool tap_task_passes(const struct tap_config *cfg,
-				   const struct task_struct *t, pid_t consumer)
+/*
+ * The TGID filter, and never the consumer's own process (@consumer, 0:
+ * none; no process has TGID 0, the idle tasks are left out before).
+ * @filtered: whether @cfg has a filter, a constant in the probes' fast
+ * paths (tap_switch(), tap_waking()).
+ */
+static __always_inline bool tap_task_passes(const struct tap_config *cfg,
+					    const struct task_struct *t,
+					    pid_t consumer, bool filtered)
 {
-	if (consumer && t->tgid == consumer)
-		return false;
-	return tap_config_tgid_ok(cfg, t->tgid);
+	return t->tgid != consumer &&
+	       (!filtered || tap_config_tgid_in(cfg, t->tgid));
 }
 
 static inline void tap_copy_comm(char *dst, const struct task_struct *t)
@@ -194,12 +201,13 @@ static void tap_commit(struct taproot_rec_header *hdr, u32 used)
  * runnable): it does unless it is the idle task, it is dead (its last
  * switch) or the filter leaves it out.
  */
-static inline bool tap_prev_starts(const struct tap_config *cfg,
-				   const struct task_struct *prev,
-				   unsigned int state)
+static __always_inline bool tap_prev_starts(const struct tap_config *cfg,
+					    const struct task_struct *prev,
+					    unsigned int state, pid_t consumer,
+					    bool filtered)
 {
 	return !is_idle_task(prev) && !(state & TASK_DEAD) &&
-	       tap_task_passes(cfg, prev, tap_dev_consumer_tgid());
+	       tap_task_passes(cfg, prev, consumer, filtered);
 }
 
 /*
@@ -234,7 +242,8 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 	struct tap_snap_plan plan;
 	u32 size = sizeof(*rec), used;
 
-	if (tap_prev_starts(cfg, prev, prev_state))
+	if (tap_prev_starts(cfg, prev, prev_state, tap_dev_consumer_tgid(),
+			    cfg->nr_tgids))
 		preempt = tap_prev_preempted(preempt, prev_state);
 	if (preempt)
 		flags |= TAPROOT_SWITCH_F_PREEMPT;
@@ -275,6 +284,42 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 }
 
 /*
+ * Whether this switch starts or ends a selected interval, and its record
+ * if it does. @filtered says whether @cfg has a TGID filter: a constant,
+ * so that the common case's path (tap_probe_switch()) calls nothing but
+ * tap_record_switch(), in tail position, and saves no register.
+ */
+static __always_inline void tap_switch(const struct tap_config *cfg,
+				       bool preempt, struct task_struct *prev,
+				       struct task_struct *next,
+				       unsigned int prev_state, bool filtered)
+{
+	pid_t consumer = tap_dev_consumer_tgid();
+	u16 flags = 0;
+
+	if (tap_prev_starts(cfg, prev, prev_state, consumer, filtered)) {
+		this_cpu_inc(tap_events_stats.switches);
+		if (tap_selected(cfg, prev->pid, tap_task_seq(prev)))
+			flags |= TAPROOT_SWITCH_F_PREV;
+	}
+	if (!is_idle_task(next) &&
+	    tap_task_passes(cfg, next, consumer, filtered) &&
+	    tap_selected(cfg, next->pid, tap_task_seq(next)))
+		flags |= TAPROOT_SWITCH_F_NEXT;
+	if (likely(!flags))
+		return;
+	tap_record_switch(cfg, preempt, prev, next, prev_state, flags);
+}
+
+static noinline void tap_switch_filtered(const struct tap_config *cfg,
+					 bool preempt, struct task_struct *prev,
+					 struct task_struct *next,
+					 unsigned int prev_state)
+{
+	tap_switch(cfg, preempt, prev, next, prev_state, true);
+}
+
+/*
  * Every context switch of the system comes here: decide, in as few
  * instructions as possible, whether it starts or ends a selected interval
  * (BENCHMARKS.md, "Causal events", has what this path costs). prev is
@@ -284,23 +329,13 @@ static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
 			     struct task_struct *next, unsigned int prev_state)
 {
 	const struct tap_config *cfg = tap_config_sched();
-	u16 flags = 0;
 
 	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_SWITCH))
 		return;
-	if (tap_prev_starts(cfg, prev, prev_state)) {
-		this_cpu_inc(tap_events_stats.switches);
-		if (tap_selected(prev->pid, tap_task_seq(prev),
-				 cfg->sched_one_in))
-			flags |= TAPROOT_SWITCH_F_PREV;
-	}
-	if (!is_idle_task(next) &&
-	    tap_task_passes(cfg, next, tap_dev_consumer_tgid()) &&
-	    tap_selected(next->pid, tap_task_seq(next), cfg->sched_one_in))
-		flags |= TAPROOT_SWITCH_F_NEXT;
-	if (likely(!flags))
-		return;
-	tap_record_switch(cfg, preempt, prev, next, prev_state, flags);
+	if (unlikely(cfg->nr_tgids))
+		tap_switch_filtered(cfg, preempt, prev, next, prev_state);
+	else
+		tap_switch(cfg, preempt, prev, next, prev_state, false);
 }
 
 /* ------------------------------------------------------------ waking */
@@ -368,14 +403,17 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	this_cpu_inc(tap_events_stats.wakings);
 }
 
-/* Every wakeup comes here: as tap_probe_switch(), decide fast. */
-static __always_inline void tap_waking(struct task_struct *p, bool new)
+/*
+ * Whether @p's interval ending with this wakeup is selected, and its
+ * record if it is; @new: a new task's first wakeup; @filtered: as in
+ * tap_switch().
+ */
+static __always_inline void tap_waking(const struct tap_config *cfg,
+				       struct task_struct *p, bool new,
+				       bool filtered)
 {
-	const struct tap_config *cfg = tap_config_sched();
 	u64 seq;
 
-	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_WAKING))
-		return;
 	/*
 	 * A task woken before it left the CPU (it set its sleep state, then
 	 * the condition came true) starts no interval: its switch-out sees
@@ -383,23 +421,42 @@ static __always_inline void tap_waking(struct task_struct *p, bool new)
 	 */
 	if (p == current && !new)
 		return;
-	if (!tap_task_passes(cfg, p, tap_dev_consumer_tgid()))
+	if (!tap_task_passes(cfg, p, tap_dev_consumer_tgid(), filtered))
 		return;
 	/* A new task has not run: the interval before its first run is 0. */
 	seq = new ? 0 : tap_task_seq(p);
-	if (likely(!tap_selected(p->pid, seq, cfg->sched_one_in)))
+	if (likely(!tap_selected(cfg, p->pid, seq)))
 		return;
 	tap_record_waking(cfg, p, seq, new ? TAPROOT_WAKING_F_NEW : 0);
 }
 
+static noinline void tap_waking_filtered(const struct tap_config *cfg,
+					 struct task_struct *p, bool new)
+{
+	tap_waking(cfg, p, new, true);
+}
+
+/* Every wakeup comes here: as tap_probe_switch(), decide fast. */
+static __always_inline void tap_probe_wake(struct task_struct *p, bool new)
+{
+	const struct tap_config *cfg = tap_config_sched();
+
+	if (unlikely(!cfg) || !(cfg->events & TAPROOT_EV_WAKING))
+		return;
+	if (unlikely(cfg->nr_tgids))
+		tap_waking_filtered(cfg, p, new);
+	else
+		tap_waking(cfg, p, new, false);
+}
+
 static void tap_probe_waking(void *data, struct task_struct *p)
 {
-	tap_waking(p, false);
+	tap_probe_wake(p, false);
 }
 
 static void tap_probe_wakeup_new(void *data, struct task_struct *p)
 {
-	tap_waking(p, true);
+	tap_probe_wake(p, true);
 }
 
 /* ------------------------------------------------------------ processes */
@@ -410,7 +467,7 @@ static const struct tap_config *tap_proc_cfg(u32 kind,
 	const struct tap_config *cfg = tap_config_sched();
 
 	if (unlikely(!cfg) || !(cfg->events & kind) ||
-	    !tap_task_passes(cfg, t, tap_dev_consumer_tgid()))
+	    !tap_task_passes(cfg, t, tap_dev_consumer_tgid(), cfg->nr_tgids))
 		return NULL;
 	return cfg;
 }

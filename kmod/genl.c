@@ -306,7 +306,7 @@ static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
 	}
 	a = tb[TAPROOT_A_CFG_SCHED_ONE_IN];
 	if (a)
-		cfg->sched_one_in = nla_get_u32(a);
+		tap_config_set_one_in(cfg, nla_get_u32(a));
 	a = tb[TAPROOT_A_CFG_FLAGS];
 	if (a)
 		cfg->flags = nla_get_u32(a);
