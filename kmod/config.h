@@ -92,9 +92,10 @@ bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid);
 
 /*
  * Whether the TGID filter lets @tgid through: always with an empty set,
- * else when @tgid is in it. Every context switch asks twice: the common
- * case, no filter, is inline and the search is not, so that the probes'
- * fast path needs few registers.
+ * else when @tgid is in it. The search is out of line so that the hot
+ * paths (the sample handler here; the switch and waking probes test for a
+ * filter once and take a path without it, events.c) carry no loop and
+ * need few registers when there is no filter, the common case.
  */
 static inline bool tap_config_tgid_ok(const struct tap_config *cfg, u32 tgid)
 {
