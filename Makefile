@@ -2,18 +2,21 @@
 #
 #   make              kmod/taproot.ko (for KDIR) and ctl/taprootctl, ctl/taprootd
 #   make KDIR=DIR     build the module against the kernel tree or headers in DIR
-#   make kmods        the module for every test kernel (scripts/kernels)
+#   make kmods        the module for every kernel of the matrix
+#                     (scripts/kernels), each with its own compiler, W=1
+#                     and through sparse; make kmod-FLAVOR for one
 #   make sparse       the module through sparse (C=2), for KDIR
 #   make unit         cmocka unit tests, plain and under ASan+UBSan
-#   make vm-check     VM tests on every test kernel (FLAVORS="6.1 rt" to pick)
+#   make vm-check     VM tests on every kernel of the matrix (FLAVORS="6.1
+#                     5.10" to pick; scripts/kernels lists them)
 #   make fuzz-quick   the libFuzzer targets, 15 s each (make fuzz: 10 min)
 #   make check        everything above, after installing dependencies, and
 #                     the benchmarks' quick mode
 #   make bench        the benchmarks against perf: BENCHMARKS.md
 #   make demo         installs, builds, profiles a workload in a VM
 #
-# Userspace is C11 and warning-free; the module is built with W=1 and must stay
-# warning-free on every kernel scripts/deps installs.
+# Userspace is C11 and warning-free; the module is built with W=1 and sparse
+# and must stay warning-free on every kernel of the matrix.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -149,6 +152,12 @@ $(UNIT_RUNS): unit-run/%: $(B)/% | $(PPROF)
 .PHONY: kmod kmods sparse
 kmod: kmod/taproot.ko
 
+# Every kernel of the matrix present (scripts/deps installs them), by
+# flavor: scripts/kbuild builds each in its release's root when it is not
+# the host's, with that release's compiler and sparse (C=1: the files it
+# compiles). Evaluated only when used, after scripts/deps has run.
+KMOD_FLAVORS = $(shell scripts/kernels | cut -d' ' -f1)
+
 # The module is built out of tree per kernel under build/kmod/KVER (see
 # scripts/kbuild); kmod/taproot.ko links to the build for KDIR.
 kmod/taproot.ko: FORCE
@@ -156,9 +165,9 @@ kmod/taproot.ko: FORCE
 	scripts/kbuild $(KDIR)
 	ln -sf $(B)/kmod/$(KVER)/kmod/taproot.ko $@
 
-kmods:
-	@set -e; scripts/kernels | while read -r flavor kver; do \
-		scripts/kbuild /lib/modules/$$kver/build; done
+kmods: $(addprefix kmod-,$(KMOD_FLAVORS))
+kmod-%: FORCE
+	@scripts/kbuild $* C=1
 
 sparse:
 	scripts/kbuild $(KDIR) C=2
@@ -171,8 +180,12 @@ all: kmod userspace
 deps:
 	scripts/deps
 
-FLAVORS ?= 6.1 6.12 rt
-# A whole kernel's suite takes 5-8 min under TCG on 2 cores, more when the
+# Every kernel of the matrix present but the "manual" ones, those with
+# every test first (the longest guests start first; the first also runs
+# the tests of userspace behaviour); scripts/vm-check runs on each what
+# scripts/kernels says (every test, or the smoke subset).
+FLAVORS ?= $(shell scripts/kernels --long | sort -s -k4,4 | awk '$$4 != "manual" { print $$1 }')
+# A whole kernel's suite takes minutes under TCG on 2 cores, more when the
 # host is busy; scripts/vm's default 600 s is for single tests.
 VM_TIMEOUT ?= 1800
 export VM_TIMEOUT
