@@ -13,7 +13,8 @@
  *
  * Probe prototypes must match the tracepoints' exactly (kCFI kernels trap
  * on a mismatch): the kmod/probes/ build tests say which one this kernel
- * has (HAS_SCHED_SWITCH_PREV_STATE_LAST, HAS_SCHED_PROCESS_EXIT_GROUP_DEAD).
+ * has (HAS_SCHED_SWITCH_PREV_STATE_LAST or _NO_PREV_STATE,
+ * HAS_SCHED_PROCESS_EXIT_GROUP_DEAD).
  *
  * Contexts. sched_switch runs in __schedule() and sched_waking in
  * try_to_wake_up(), with interrupts off under the runqueue or pi lock;
@@ -52,8 +53,9 @@
 #include "stack.h"
 #include "taproot.h"
 
-#ifndef HAS_SCHED_SWITCH_PREV_STATE_LAST
-#error "sched_switch probe prototype of this kernel is not supported (before 5.19)"
+#if !defined(HAS_SCHED_SWITCH_PREV_STATE_LAST) && \
+	!defined(HAS_SCHED_SWITCH_NO_PREV_STATE)
+#error "sched_switch probe prototype of this kernel is not supported (5.18's)"
 #endif
 
 static DEFINE_PER_CPU(struct tap_events_stats, tap_events_stats);
@@ -214,14 +216,26 @@ static __always_inline bool tap_prev_starts(const struct tap_config *cfg,
  * Whether prev, leaving with @state, was preempted and is still runnable.
  * It was when the tracepoint says so, and also when it left in
  * TASK_RUNNING: a task preempted on its way back to user mode goes through
- * schedule(), not preempt_schedule(), and so does one that yields. On
- * 6.1-rt a wait for a sleeping spinlock is passed as a preemption
- * (SM_RTLOCK_WAIT is in SM_MASK_PREEMPT): it is a block.
+ * schedule(), not preempt_schedule(), and so does one that yields.
+ *
+ * On PREEMPT_RT a wait for a sleeping spinlock is passed as a preemption,
+ * and it is a block. Since 5.15 (and so 6.1-rt) the state says so:
+ * SM_RTLOCK_WAIT is in SM_MASK_PREEMPT, and the task waits in
+ * TASK_RTLOCK_WAIT. Before (5.10-rt), preempt_schedule_lock() calls
+ * __schedule(true, true), which dequeues prev in its plain state where a
+ * true preemption never does: prev is then off the runqueue.
  */
-static inline bool tap_prev_preempted(bool preempt, unsigned int state)
+static inline bool tap_prev_preempted(bool preempt,
+				      const struct task_struct *prev,
+				      unsigned int state)
 {
+#if defined(TASK_RTLOCK_WAIT)
 	if (preempt && (state & TASK_RTLOCK_WAIT))
 		return false;
+#elif defined(CONFIG_PREEMPT_RT)
+	if (preempt && !READ_ONCE(prev->on_rq))
+		return false;
+#endif
 	return preempt || !state;
 }
 
@@ -244,7 +258,7 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 
 	if (tap_prev_starts(cfg, prev, prev_state, tap_dev_consumer_tgid(),
 			    cfg->nr_tgids))
-		preempt = tap_prev_preempted(preempt, prev_state);
+		preempt = tap_prev_preempted(preempt, prev, prev_state);
 	if (preempt)
 		flags |= TAPROOT_SWITCH_F_PREEMPT;
 	if (flags & TAPROOT_SWITCH_F_PREV) {
@@ -325,8 +339,10 @@ static noinline void tap_switch_filtered(const struct tap_config *cfg,
  * (BENCHMARKS.md, "Causal events", has what this path costs). prev is
  * current.
  */
-static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
-			     struct task_struct *next, unsigned int prev_state)
+static __always_inline void tap_switch_any(bool preempt,
+					   struct task_struct *prev,
+					   struct task_struct *next,
+					   unsigned int prev_state)
 {
 	const struct tap_config *cfg = tap_config_sched();
 
@@ -337,6 +353,31 @@ static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
 	else
 		tap_switch(cfg, preempt, prev, next, prev_state, false);
 }
+
+#ifdef HAS_SCHED_SWITCH_PREV_STATE_LAST
+static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			     struct task_struct *next, unsigned int prev_state)
+{
+	tap_switch_any(preempt, prev, next, prev_state);
+}
+#else
+/*
+ * Before 5.18 the tracepoint does not pass prev's state: it is read here,
+ * where __schedule() has left it (a pending signal has already put it
+ * back to TASK_RUNNING, where later kernels pass the state prev asked for).
+ */
+static void tap_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			     struct task_struct *next)
+{
+#ifdef HAS_TASK_STRUCT___STATE
+	unsigned int prev_state = READ_ONCE(prev->__state);
+#else
+	unsigned int prev_state = READ_ONCE(prev->state);
+#endif
+
+	tap_switch_any(preempt, prev, next, prev_state);
+}
+#endif
 
 /* ------------------------------------------------------------ waking */
 
@@ -357,7 +398,7 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 
 	if (in_nmi())
 		flags |= TAPROOT_WAKING_F_NMI;
-	else if (in_hardirq())
+	else if (hardirq_count())	/* in_hardirq() since 5.11 */
 		flags |= TAPROOT_WAKING_F_HARDIRQ;
 	else if (in_serving_softirq())
 		flags |= TAPROOT_WAKING_F_SOFTIRQ;
