@@ -77,22 +77,26 @@ u32 tap_ustack_span(unsigned long sp, u32 len)
 	return top - sp;
 }
 
-/* copy_from_user_nofault() copies all or nothing: go page by page. */
+/*
+ * The copy runs in the sample timer's hardirq and in the sched probes
+ * (runqueue lock held), into the vmalloc'd ring. It goes through
+ * copy_from_user_nmi() (x86, exported to GPL modules on every kernel
+ * here), which is a raw copy with page faults disabled after the checks an
+ * interrupt may make (__access_ok(), nmi_uaccess_okay()), never
+ * copy_from_user_nofault(). On kernels from 5.18 with
+ * CONFIG_HARDENED_USERCOPY (Debian's), the latter's
+ * __copy_from_user_inatomic() runs check_object_size(), whose check of a
+ * vmalloc destination takes vmap_area_lock: a deadlock when the timer
+ * interrupts a holder of that lock on the same CPU, and a lock taken in
+ * hardirq. Upstream skips that check with page faults disabled since 6.3
+ * ("mm: Fix copy_from_user_nofault()"), and stable kernels got it later or
+ * not at all; copy_from_user_nmi() never makes it. It returns the bytes
+ * it did not copy: a copy stops at the first unmapped page, and what it
+ * copied before is good.
+ */
 u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
 {
-	u32 done = 0;
-
-	while (done < len) {
-		unsigned long src = sp + done;
-		u32 chunk = min_t(u32, len - done,
-				  PAGE_SIZE - offset_in_page(src));
-
-		if (copy_from_user_nofault(dst + done,
-					   (const void __user *)src, chunk))
-			break;
-		done += chunk;
-	}
-	return done;
+	return len - copy_from_user_nmi(dst, (const void __user *)sp, len);
 }
 
 u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc)

@@ -34,8 +34,9 @@ struct pt_regs *tap_current_user_regs(void);
 u32 tap_ustack_span(unsigned long sp, u32 len);
 
 /*
- * Copy up to @len bytes of current's user stack from @sp into @dst, page by
- * page, keeping the pages that could be read. Returns the bytes copied.
+ * Copy up to @len bytes of current's user stack from @sp into @dst, up to
+ * the first byte that cannot be read. Returns the bytes copied. Safe in
+ * hardirq and under the runqueue lock.
  */
 u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len);
 
