@@ -49,14 +49,19 @@ for r in records(dump, "switch"):
 		outs[(r["prev_tid"], r["prev_seq"])] = r
 wk = records(dump, "waking")
 
-def joined(r, fn):
-	"""The waking ends a sleep in S whose switch-out has FN in its stack."""
+def joined(r, fns):
+	"""The waking ends a sleep in S whose switch-out has one of FNS in its
+	stack."""
 	o = outs.get((r["target_tid"], r["target_seq"]))
 	return (o is not None and o["time_ns"] <= r["time_ns"] and o["state"] == "S" and
-		fn in knames(o["stack"]))
+		any(f in knames(o["stack"]) for f in fns))
+
+# 6.15 split the pipe's read and write into anon_ and fifo_ variants.
+PIPE_READ = ("pipe_read", "anon_pipe_read")
+PIPE_WRITE = ("pipe_write", "anon_pipe_write")
 
 # The sleeper's wakings that end a nanosleep.
-naps = [r for r in wk if r["target_tid"] == sleeper and joined(r, "do_nanosleep")]
+naps = [r for r in wk if r["target_tid"] == sleeper and joined(r, ("do_nanosleep",))]
 irq = sum(bool({"hardirq", "softirq"} & set(r["flags"])) and "nmi" not in r["flags"] for r in naps)
 anon = sum(r["waker_pid"] == 0 and r["waker_tid"] == 0 and r["waker_comm"] == "" for r in naps)
 konly = sum("stacks" in r["flags"] and r["stack"]["user_regs"] is None and
@@ -67,10 +72,10 @@ no_task = sum(not any(n.startswith(("__x64_sys", "do_syscall")) for n in knames(
 	      for r in naps)
 
 # The reader's wakings that end a pipe read.
-reads = [r for r in wk if r["target_tid"] == rd and joined(r, "pipe_read")]
+reads = [r for r in wk if r["target_tid"] == rd and joined(r, PIPE_READ)]
 by_wr = sum(r["waker_tid"] == wr and r["waker_pid"] == ppid and r["waker_comm"] == "evwriter"
 	    and not {"hardirq", "softirq", "nmi"} & set(r["flags"]) for r in reads)
-def writer_stack(r, fns=("pipe_write",)):
+def writer_stack(r, fns=PIPE_WRITE):
 	return ("stacks" in r["flags"] and any(f in knames(r["stack"]) for f in fns) and
 		"user_regs" in r["stack"]["flags"] and
 		inside(int(r["stack"]["user_regs"]["ip"], 16), code))
@@ -88,7 +93,7 @@ def writer_exiting(r):
 	return (any(f in k for f in rt_lock) and "do_exit" in k and
 		r["stack"]["user_regs"] is None and "user_regs" not in r["stack"]["flags"])
 def writer_waking(r):
-	return writer_stack(r, ("pipe_write",) + rt_lock) or writer_exiting(r)
+	return writer_stack(r, PIPE_WRITE + rt_lock) or writer_exiting(r)
 wr_stack = sum(writer_waking(r) for r in reads)
 wr_pipe = sum(writer_stack(r) for r in reads)
 # The first one without them, for the log: what it has instead.
