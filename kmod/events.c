@@ -27,13 +27,13 @@
  * sample in a fork probe) is the ring's business (tap_ring_reserve()).
  *
  * Off-CPU intervals. The interval a task starts when it leaves the CPU
- * (blocked, or preempted and still runnable) is named (tid, seq), seq = nvcsw + nivcsw right after
- * the switch-out: __schedule() bumps the count before it calls
- * trace_sched_switch() (checked in 6.1 and 6.12), and no other switch of
- * the task happens before it runs again, so the switch-out (prev's count),
- * the waking (the target's count) and the switch-in (next's count) read
- * the same number. tap_selected() decides from (tid, seq) alone, so every
- * CPU agrees without shared state.
+ * (blocked, or preempted and still runnable) is named (tid, seq), seq =
+ * nvcsw + nivcsw right after the switch-out: __schedule() bumps the count
+ * before it calls trace_sched_switch() (checked in 5.10, 6.1, 6.12 and 7.2),
+ * and no other switch of the task happens before it runs again, so the
+ * switch-out (prev's count), the waking (the target's count) and the
+ * switch-in (next's count) read the same number. tap_selected() decides from
+ * (tid, seq) alone, so every CPU agrees without shared state.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

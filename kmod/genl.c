@@ -18,9 +18,13 @@
  * own .policy with NL_VALIDATE_STRICT (unknown types, trailing bytes and
  * entries the policy leaves NLA_UNSPEC are refused, with an extack message
  * that points at the attribute). An op without a .policy gets the core's
- * reject-all policy: any attribute is refused. No op sets
- * GENL_DONT_VALIDATE_*. Commands that are not in tap_genl_ops get
- * -EOPNOTSUPP from the core.
+ * reject-all policy: any attribute is refused. That is 6.1's core and
+ * later; 5.10's checks neither header and parses no attribute of an op
+ * without a policy, so tap_genl_check_request() checks the same again.
+ * The family has no .maxattr: ops take it when they have none, and the
+ * core's reject-all policy has one entry (7.2: a read past it, and a
+ * BUG() in the attribute's validation). No op sets GENL_DONT_VALIDATE_*.
+ * Commands that are not in tap_genl_ops get -EOPNOTSUPP from the core.
  *
  * Concurrency. parallel_ops: the handlers do not run under the global
  * genl_mutex, which would stall every other family while a command here
@@ -89,9 +93,38 @@ static const struct genl_multicast_group tap_genl_mcgrps[] = {
 
 static struct genl_family tap_genl_family;
 
+/*
+ * What genetlink checks itself since 6.1, before pre_doit, and 5.10's does
+ * not (see "Validation" above). A request with NLM_F_DUMP never gets here:
+ * it goes to a dumpit, which no op has.
+ */
+static int tap_genl_check_request(const struct tap_genl_hook_op *op,
+				  const struct genl_info *info)
+{
+	if (info->genlhdr->reserved) {
+		GENL_SET_ERR_MSG(info, "genlmsghdr.reserved field is not 0");
+		return -EINVAL;
+	}
+	if (info->nlhdr->nlmsg_flags &
+	    ~(NLM_F_REQUEST | NLM_F_ACK | NLM_F_ECHO)) {
+		GENL_SET_ERR_MSG(info,
+				 "ambiguous or reserved bits set in nlmsg_flags");
+		return -EINVAL;
+	}
+	if (!op->policy && genlmsg_len(info->genlhdr)) {
+		GENL_SET_ERR_MSG(info, "this command takes no attributes");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int tap_genl_pre_doit(const struct tap_genl_hook_op *op,
 			     struct sk_buff *skb, struct genl_info *info)
 {
+	int err = tap_genl_check_request(op, info);
+
+	if (err)
+		return err;
 	if (netlink_capable(skb, CAP_PERFMON) ||
 	    netlink_capable(skb, CAP_SYS_ADMIN))
 		return 0;
@@ -647,7 +680,6 @@ static const struct genl_ops tap_genl_ops[] = {
 static struct genl_family tap_genl_family __ro_after_init = {
 	.name = TAPROOT_GENL_NAME,
 	.version = TAPROOT_GENL_VERSION,
-	.maxattr = TAPROOT_A_MAX,
 	.netnsok = true,
 	.parallel_ops = true,
 	.pre_doit = tap_genl_pre_doit,
