@@ -79,20 +79,19 @@ u32 tap_ustack_span(unsigned long sp, u32 len)
 
 /*
  * The copy runs in the sample timer's hardirq and in the sched probes
- * (runqueue lock held), into the vmalloc'd ring. It goes through
- * copy_from_user_nmi() (x86, exported to GPL modules on every kernel
- * here), which is a raw copy with page faults disabled after the checks an
- * interrupt may make (__access_ok(), nmi_uaccess_okay()), never
- * copy_from_user_nofault(). On kernels from 5.18 with
- * CONFIG_HARDENED_USERCOPY (Debian's), the latter's
- * __copy_from_user_inatomic() runs check_object_size(), whose check of a
- * vmalloc destination takes vmap_area_lock: a deadlock when the timer
- * interrupts a holder of that lock on the same CPU, and a lock taken in
- * hardirq. Upstream skips that check with page faults disabled since 6.3
- * ("mm: Fix copy_from_user_nofault()"), and stable kernels got it later or
- * not at all; copy_from_user_nmi() never makes it. It returns the bytes
- * it did not copy: a copy stops at the first unmapped page, and what it
- * copied before is good.
+ * (runqueue lock held), into the vmalloc'd ring. On kernels from 5.18 with
+ * CONFIG_HARDENED_USERCOPY (Debian's), check_object_size() checks a
+ * vmalloc destination under vmap_area_lock: a lock not to be taken in
+ * hardirq, and a deadlock when the timer interrupts its holder on the
+ * same CPU. copy_from_user_nofault() made that check until "mm: Fix
+ * copy_from_user_nofault()" (6.3, backported to some stables only);
+ * copy_from_user_nmi() (x86, exported to GPL modules everywhere) stopped
+ * making it earlier, in 6.1 ("x86/uaccess: avoid check_object_size() in
+ * copy_from_user_nmi()"): a raw copy with page faults disabled after the
+ * checks an interrupt may make. Before 5.18 the check has no vmalloc
+ * lookup. So copy_from_user_nmi() is safe on every kernel but 5.18-6.0.
+ * It returns the bytes it did not copy: a copy stops at the first byte
+ * that cannot be read, and what it copied before is good.
  */
 u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
 {
