@@ -56,13 +56,18 @@ UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
 # $(call objs,VARIANT,SRCS)
 objs = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
-$(B)/plain/%.o: %.c $(wildcard lib/*.h ctl/*.h) include/uapi/linux/taproot.h
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+# Each object depends on the headers it includes, as the compiler lists
+# them in OBJ.d (-MMD; -MP: a header removed does not break the build), and
+# on this Makefile, which holds its flags.
+DEP_FLAGS := -MMD -MP
 
-$(B)/san/%.o: %.c $(wildcard lib/*.h ctl/*.h) include/uapi/linux/taproot.h
+$(B)/plain/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(DEP_FLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/san/%.o: %.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(DEP_FLAGS) $(PKG_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 
 $(B)/plain/libtaproot.a: $(call objs,plain,$(LIB_SRCS))
 $(B)/san/libtaproot.a: $(call objs,san,$(LIB_SRCS))
@@ -255,10 +260,10 @@ FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(addprefix $(B)/fuzz/,$(FUZZ_NAMES))
 
-$(B)/fuzz/obj/%.o: %.c $(wildcard lib/*.h tests/fuzz/*.h) include/uapi/linux/taproot.h
+$(B)/fuzz/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(BASE_CFLAGS) $(PKG_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
-		-c -o $@ $<
+	$(FUZZ_CC) $(BASE_CFLAGS) $(DEP_FLAGS) $(PKG_CFLAGS) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(B)/fuzz/libtaproot.a: $(call objs,fuzz/obj,$(LIB_SRCS))
 	@rm -f $@
@@ -268,7 +273,6 @@ $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(B)/fuzz/libtaproot.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
 
 # The seed writer: a plain program on the plain library.
-$(B)/plain/tests/fuzz/seedgen.o: tests/fuzz/ring-input.h
 $(B)/fuzz/seedgen: $(B)/plain/tests/fuzz/seedgen.o $(B)/plain/libtaproot.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
@@ -279,3 +283,6 @@ fuzz-quick: fuzz-build
 	tests/fuzz/run
 fuzz: fuzz-build
 	tests/fuzz/run --long
+
+# The header dependencies the compiler wrote (none before the first build).
+-include $(shell find $(B)/plain $(B)/san $(B)/fuzz/obj -name '*.d' 2>/dev/null)
