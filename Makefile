@@ -47,7 +47,12 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 
-LIB_SRCS := $(sort $(wildcard lib/*.c))
+# lib/ is in layers, one folder each (README: "Layout"); scripts/layering
+# checks that calls between them go one way.
+LIB_SRCS := $(sort $(wildcard lib/*/*.c))
+# What only the command line uses (JSON writer, command tables); the unit
+# tests link it too.
+CTLLIB_SRCS := ctl/json.c ctl/cmd.c
 CTL_SRCS := ctl/taprootctl.c $(sort $(wildcard ctl/cmd-*.c))
 D_SRCS := ctl/taprootd.c $(sort $(wildcard ctl/daemon-*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -71,20 +76,25 @@ $(B)/san/%.o: %.c Makefile
 
 $(B)/plain/libtaproot.a: $(call objs,plain,$(LIB_SRCS))
 $(B)/san/libtaproot.a: $(call objs,san,$(LIB_SRCS))
-$(B)/plain/libtaproot.a $(B)/san/libtaproot.a:
+$(B)/plain/libctl.a: $(call objs,plain,$(CTLLIB_SRCS))
+$(B)/san/libctl.a: $(call objs,san,$(CTLLIB_SRCS))
+$(B)/plain/libtaproot.a $(B)/san/libtaproot.a $(B)/plain/libctl.a $(B)/san/libctl.a:
 	@rm -f $@
 	ar rcs $@ $^
 
-ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libtaproot.a
+# The unit tests include ctl/'s headers too.
+$(B)/plain/tests/unit/%.o $(B)/san/tests/unit/%.o: BASE_CFLAGS += -I$(TOP)/ctl
+
+ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 ctl/taprootd: $(call objs,plain,$(D_SRCS)) $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-$(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libtaproot.a
+$(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
-$(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libtaproot.a
+$(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libctl.a $(B)/san/libtaproot.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
 .PHONY: userspace unit vm-progs
@@ -110,7 +120,7 @@ $(B)/tools/qemu-insn-count.so: tests/bench/qemu-insn-count.c
 bench-tools: $(BENCH_TOOLS)
 
 # ------------------------------------------- the real pprof tool, for tests
-# tests/unit/test_pprof.c reads the profiles lib/pprof.c writes with the
+# tests/unit/test_pprof.c reads the profiles lib/profile/pprof.c writes with the
 # real pprof, found through $TAPROOT_PPROF. Built offline (about 20 s) from
 # Debian's golang-go and golang-github-google-pprof-dev (scripts/deps).
 PPROF := $(B)/pprof

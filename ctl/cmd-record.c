@@ -16,7 +16,7 @@
  *
  * It configures the module (saving its configuration first), becomes the
  * consumer of the rings, starts sampling, feeds every record to the
- * pipeline (lib/pipeline.c), and at the end stops sampling, drains the
+ * pipeline (lib/pipeline/pipeline.c), and at the end stops sampling, drains the
  * rings, restores the configuration and writes the profile. SIGINT and
  * SIGTERM end the session early: what was collected is still written.
  *
@@ -30,7 +30,7 @@
  * fork. The session ends when COMMAND exits, and record exits with its
  * status.
  *
- * With --raw FILE it also keeps what the pipeline was fed (lib/rawfile.c):
+ * With --raw FILE it also keeps what the pipeline was fed (lib/raw/rawfile.c):
  * every record as the ring gave it, the end of each read of the rings, the
  * kallsyms text, and what the process model read of /proc (and the build
  * IDs of the files it opened) at the point of the stream where it read it,

@@ -5,7 +5,7 @@
  *
  *   report FILE --output DIR [--repeat N] [--stats-json FILE] [--json]
  *
- * The replay itself is the library's (lib/rawreplay.c: /proc as the
+ * The replay itself is the library's (lib/raw/rawreplay.c: /proc as the
  * recording read it, materialized in a private directory; mapped files
  * from this host matched by build ID); this file runs the passes, times
  * them and prints.

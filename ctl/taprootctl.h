@@ -11,6 +11,8 @@
 #include <stdbool.h>
 
 #include "taproot.h"
+#include "cmd.h"
+#include "json.h"
 
 enum {
 	EXIT_OK = 0,

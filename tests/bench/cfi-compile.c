@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cfi-compile: what compiling one ELF's unwind table costs, for
- * scripts/bench. Compiles the CFI of FILE (lib/cfi.c, as the unwinder does
+ * scripts/bench. Compiles the CFI of FILE (lib/unwind/cfi.c, as the unwinder does
  * once per build ID) ROUNDS times and prints one JSON object:
  *
  *   {"path": ..., "file_bytes": N, "fdes": N, "rows": N, "rules": N,
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind.h"
+#include "unwind/unwind-private.h"
 
 static double now_ms(void)
 {

@@ -25,8 +25,8 @@
 #include <gelf.h>
 
 #include "fuzz.h"
-#include "proc.h"
-#include "unwind.h"
+#include "process/process-private.h"
+#include "unwind/unwind-private.h"
 
 
 #define SYM_LOOKUPS	32	/* addresses symbolized per input */

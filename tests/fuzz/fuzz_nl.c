@@ -32,7 +32,7 @@
 #include <netlink/msg.h>
 
 #include "fuzz.h"
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 
 enum { SEL_INFO, SEL_CONFIG, SEL_STATS, SEL_NOTIFY, SEL_EXTACK, SEL_NR };

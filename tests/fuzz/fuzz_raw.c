@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the raw capture file reader (lib/rawfile.c), which
+ * libFuzzer target: the raw capture file reader (lib/raw/rawfile.c), which
  * `taprootctl report` runs on files that may be truncated, corrupt or
  * someone else's: the HEADER, then every chunk to END or the first error,
  * then a rewind and the same again (as a report's second pass does).
@@ -25,7 +25,10 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "taproot-private.h"
+#include <linux/taproot.h>
+
+#include "raw/raw.h"
+#include "util/util.h"
 
 
 #define MAX_CHUNKS	4096	/* types remembered for the second pass */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: what the daemon does with the bytes of the per-CPU
- * rings: the consumer (lib/ring.c: head and tail checks, taproot_rec_check()
+ * rings: the consumer (lib/kernel/ring.c: head and tail checks, taproot_rec_check()
  * on every record, the merge across CPUs), then the pipeline that decodes
- * the records (lib/pipeline.c: samples unwound and symbolized into the
+ * the records (lib/pipeline/pipeline.c: samples unwound and symbolized into the
  * CPU profile, LOST counted, FORK/EXEC/EXIT into the process model,
- * SWITCH/WAKING joined into off-CPU intervals by lib/causal.c), as
+ * SWITCH/WAKING joined into off-CPU intervals by lib/profile/causal.c), as
  * taproot_pipeline_consume() drives them; optionally the profile encoded
  * to pprof.
  *
@@ -34,7 +34,8 @@
 #include <gelf.h>
 
 #include "fuzz.h"
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
+#include "taproot.h"
 #include "ring-input.h"
 
 

@@ -31,7 +31,8 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
+#include "taproot.h"
 #include "ring-input.h"
 
 static const char *out;

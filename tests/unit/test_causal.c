@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The off-CPU join (lib/causal.c) through the pipeline, on synthetic
+ * The off-CPU join (lib/profile/causal.c) through the pipeline, on synthetic
  * SWITCH and WAKING records whose kernel stacks name functions of a
  * kallsyms file written by the test: intervals joined by (tid, seq) across
  * CPUs and consume rounds, a waking read a round after its switch-in,

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 #include <gelf.h>
 
-#include "unwind.h"
+#include "unwind/unwind-private.h"
 
 static const char *const system_elfs[] = {
 	"/lib/x86_64-linux-gnu/libc.so.6",

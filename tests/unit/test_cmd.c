@@ -10,7 +10,8 @@
 
 #include <cmocka.h>
 
-#include "taproot-private.h"
+#include "cmd.h"
+#include "util/error.h"
 
 static int fn_load(int argc, char **argv) { return 0; }
 static int fn_status(int argc, char **argv) { return 0; }

@@ -17,7 +17,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 #define FAMILY	0x1c
 

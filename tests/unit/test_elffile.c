@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "proc.h"
+#include "process/process-private.h"
 #include "nm.h"
 
 __attribute__((noinline)) int elffile_local_function(int x);

@@ -14,7 +14,7 @@
 
 #include <netlink/errno.h>
 
-#include "taproot-private.h"
+#include "util/util.h"
 
 static void error_recorded_message_returned(void **state)
 {

@@ -16,7 +16,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 #define FAMILY	0x1c
 #define KMSG	"needs CAP_PERFMON or CAP_SYS_ADMIN"

@@ -15,7 +15,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 #define FAMILY		0x1c	/* any id: the parser does not check it */
 #define RELEASE		"6.1.0-56-amd64"

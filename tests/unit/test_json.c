@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "taproot-private.h"
+#include "json.h"
 
 /* A writer into memory; out() closes it and returns what was written. */
 struct buf {

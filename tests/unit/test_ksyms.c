@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 static const char sample[] =
 	"ffffffff81000000 T _stext\n"

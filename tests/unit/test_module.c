@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 #define RELEASE	"6.1.0-56-amd64"
 

@@ -33,7 +33,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "taproot-private.h"
+#include "profile/profile-private.h"
 #include "runcmd.h"
 
 #define PROTO_DIR	"/usr/share/gocode/src/github.com/google/pprof/proto"

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "proc.h"
+#include "process/process-private.h"
 
 #define FIXTURES "tests/unit/fixtures/"
 

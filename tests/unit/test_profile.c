@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "profile-private.h"
-#include "taproot-private.h"
+#include "profile/profile-private.h"
+#include "util/util.h"
 
 static struct taproot_profile *new_cpu(size_t max_stacks)
 {

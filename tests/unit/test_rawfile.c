@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Raw capture files (lib/rawfile.c) and their replay (lib/rawreplay.c):
+ * Raw capture files (lib/raw/rawfile.c) and their replay (lib/raw/rawreplay.c):
  *
  *  - rawfile_round_trip: every chunk type written is read back as written;
  *  - rawfile_truncated: the stream cut at every byte (chunk boundaries and

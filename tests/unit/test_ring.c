@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 #define NR_CPUS		3
 #define MAX_SEEN	256

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "taproot-private.h"
+#include "kernel/kernel-private.h"
 
 #define BUF_WORDS	2048
 

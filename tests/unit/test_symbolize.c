@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <gelf.h>
 
-#include "proc.h"
+#include "process/process-private.h"
 #include "nm.h"
 
 #define FIXTURES "tests/unit/fixtures/"

@@ -30,7 +30,7 @@
 #include <dlfcn.h>
 #include <gelf.h>
 
-#include "unwind.h"
+#include "unwind/unwind-private.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 

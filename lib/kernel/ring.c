@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ring consumer: /dev/taproot's per-CPU rings mapped as <linux/taproot.h>
+ * lays them out, every record validated before use, the CPUs merged in
+ * timestamp order, consumed space handed back to the producer.
+ *
+ * A ring's window, P = page size, D = data size (a power of two):
+ *
+ *   file offset TAPROOT_MMAP_OFFSET(cpu) + 0      P        2P       2P+D     2P+2D
+ *                                          +------+--------+--------+--------+
+ *                                          | cons | prod   | data   | data   |
+ *                                          +------+--------+--------+--------+
+ *   our mappings:                           cons   window (read-only) ------->
+ *                                           (rw)
+ *
+ * The data pages follow themselves once more, so a record that wraps past
+ * the end of the data area is contiguous: it is read in place, never copied.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kernel/kernel-private.h"
+
+#define TP_DEV_PATH		"/dev/" TAPROOT_DEVICE_NAME
+#define TP_POSSIBLE_PATH	"/sys/devices/system/cpu/possible"
+
+_Static_assert(TAPROOT_LOST_NR == 4, "taproot_ring_stats.lost holds TAPROOT_LOST_NR");
+
+/* ------------------------------------------------------------ records */
+
+static const char *const tp_rec_names[] = {
+	[TAPROOT_REC_SAMPLE]	= "sample",
+	[TAPROOT_REC_LOST]	= "lost",
+	[TAPROOT_REC_SWITCH]	= "switch",
+	[TAPROOT_REC_WAKING]	= "waking",
+	[TAPROOT_REC_FORK]	= "fork",
+	[TAPROOT_REC_EXEC]	= "exec",
+	[TAPROOT_REC_EXIT]	= "exit",
+};
+
+const char *taproot_rec_type_name(unsigned int type)
+{
+	return type < sizeof(tp_rec_names) / sizeof(tp_rec_names[0]) ?
+	       tp_rec_names[type] : NULL;
+}
+
+/*
+ * No message is recorded here (tp_err() formats): this runs for every
+ * record. The caller reports, with the CPU and the position.
+ */
+/*
+ * The snapshot at @off of a record of @size bytes: whole, its counts within
+ * the ABI's limits, its arrays inside the record. NULL when it is valid.
+ */
+static const char *tp_snap_check(const void *rec, size_t off, size_t size)
+{
+	const struct taproot_stack_snap *sn;
+
+	if (size < off + sizeof(*sn))
+		return "stack snapshot beyond the record";
+	sn = (const void *)((const char *)rec + off);
+	if (sn->kstack_nr > TAPROOT_KSTACK_MAX)
+		return "snapshot kstack_nr above TAPROOT_KSTACK_MAX";
+	if (sn->ustack_len > TAPROOT_USTACK_MAX)
+		return "snapshot ustack_len above TAPROOT_USTACK_MAX";
+	if (off + sizeof(*sn) + (size_t)sn->kstack_nr * sizeof(uint64_t) +
+	    sn->ustack_len > size)
+		return "snapshot kstack and ustack overflow the record";
+	return NULL;
+}
+
+/* A record whose fixed part of @fixed bytes may be followed by a snapshot. */
+static const char *tp_snapped_check(const struct taproot_rec_header *h,
+				    size_t fixed, bool stacks)
+{
+	if (!stacks)
+		return h->size == fixed ? NULL : "record without snapshot of the wrong size";
+	return tp_snap_check(h, fixed, h->size);
+}
+
+static const char *tp_exec_check(const struct taproot_rec_exec *e)
+{
+	const char *name = (const char *)(e + 1);
+
+	if (e->hdr.size < sizeof(*e))
+		return "exec smaller than its fixed part";
+	if (e->filename_len < 1 || e->filename_len > TAPROOT_EXEC_FILENAME_MAX)
+		return "exec filename_len not in 1..TAPROOT_EXEC_FILENAME_MAX";
+	if (sizeof(*e) + (size_t)e->filename_len > e->hdr.size)
+		return "exec filename overflows the record";
+	if (memchr(name, '\0', e->filename_len) != name + e->filename_len - 1)
+		return "exec filename not ended by its only NUL";
+	return NULL;
+}
+
+/* Checks of the record's own type, once its header passed. */
+static const char *tp_rec_body_check(const struct taproot_rec_header *h)
+{
+	const struct taproot_rec_sample *s = (const void *)h;
+
+	switch (h->type) {
+	case TAPROOT_REC_SAMPLE:
+		if (h->size < sizeof(*s))
+			return "sample smaller than its fixed part";
+		if (s->kstack_nr > TAPROOT_KSTACK_MAX)
+			return "sample kstack_nr above TAPROOT_KSTACK_MAX";
+		if (s->ustack_len > TAPROOT_USTACK_MAX)
+			return "sample ustack_len above TAPROOT_USTACK_MAX";
+		if (sizeof(*s) + (size_t)s->kstack_nr * sizeof(uint64_t) +
+		    s->ustack_len > h->size)
+			return "sample kstack and ustack overflow the record";
+		return NULL;
+	case TAPROOT_REC_LOST:
+		return h->size == sizeof(struct taproot_rec_lost) ? NULL :
+		       "lost record of the wrong size";
+	case TAPROOT_REC_SWITCH:
+		return tp_snapped_check(h, sizeof(struct taproot_rec_switch),
+					h->flags & TAPROOT_SWITCH_F_STACKS);
+	case TAPROOT_REC_WAKING:
+		return tp_snapped_check(h, sizeof(struct taproot_rec_waking),
+					h->flags & TAPROOT_WAKING_F_STACKS);
+	case TAPROOT_REC_FORK:
+		return h->size == sizeof(struct taproot_rec_fork) ? NULL :
+		       "fork record of the wrong size";
+	case TAPROOT_REC_EXEC:
+		return tp_exec_check((const void *)h);
+	case TAPROOT_REC_EXIT:
+		return h->size == sizeof(struct taproot_rec_exit) ? NULL :
+		       "exit record of the wrong size";
+	default:
+		return NULL;	/* opaque: skipped by its size */
+	}
+}
+
+int taproot_rec_check(const void *rec, size_t avail, const char **why)
+{
+	const struct taproot_rec_header *h = rec;
+
+	*why = NULL;
+	if ((uintptr_t)rec % 8)
+		*why = "record not 8-byte aligned";
+	else if (avail < sizeof(*h))
+		*why = "fewer unread bytes than a record header";
+	else if (h->size < sizeof(*h))
+		*why = "size smaller than the record header";
+	else if (h->size % 8)
+		*why = "size not a multiple of 8";
+	else if (h->size > avail)
+		*why = "size beyond the unread bytes";
+	else
+		*why = tp_rec_body_check(h);
+	return *why ? -TAPROOT_ECORRUPT : 0;
+}
+
+const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_header *rec)
+{
+	if (rec->type == TAPROOT_REC_SWITCH && (rec->flags & TAPROOT_SWITCH_F_STACKS))
+		return (const void *)((const char *)rec + sizeof(struct taproot_rec_switch));
+	if (rec->type == TAPROOT_REC_WAKING && (rec->flags & TAPROOT_WAKING_F_STACKS))
+		return (const void *)((const char *)rec + sizeof(struct taproot_rec_waking));
+	return NULL;
+}
+
+/* ------------------------------------------------------------ layout */
+
+int tp_ring_check_producer(const struct taproot_ring_producer *prod,
+			   unsigned int cpu, size_t page_size)
+{
+	uint64_t d = prod->data_size;
+	int err;
+
+	err = taproot_abi_check(prod->abi_version);
+	if (err < 0)
+		return tp_err(err, "ring of CPU %u: %s", cpu, taproot_errmsg(err));
+	if (prod->cpu != cpu)
+		return tp_err(-TAPROOT_EPROTO, "ring of CPU %u: producer page says CPU %u",
+			      cpu, prod->cpu);
+	if (prod->page_size != page_size)
+		return tp_err(-TAPROOT_EPROTO,
+			      "ring of CPU %u: page size %u, expected %zu", cpu,
+			      prod->page_size, page_size);
+	if (prod->data_offset != 2 * page_size)
+		return tp_err(-TAPROOT_EPROTO,
+			      "ring of CPU %u: data offset %u, expected %zu", cpu,
+			      prod->data_offset, 2 * page_size);
+	if (!d || (d & (d - 1)) || d < page_size ||
+	    d > (uint64_t)TAPROOT_RING_PAGES_MAX * page_size)
+		return tp_err(-TAPROOT_EPROTO,
+			      "ring of CPU %u: data size %llu is not a power of two of 1..%u pages",
+			      cpu, (unsigned long long)d, TAPROOT_RING_PAGES_MAX);
+	return 0;
+}
+
+int tp_ring_new(int fd, size_t page_size, struct taproot_ring **rp)
+{
+	struct taproot_ring *r = calloc(1, sizeof(*r));
+
+	*rp = NULL;
+	if (!r)
+		return tp_err(-ENOMEM, NULL);
+	r->fd = fd;
+	r->page_size = page_size;
+	*rp = r;
+	return 0;
+}
+
+int tp_ring_add(struct taproot_ring *r, unsigned int cpu, void *cons,
+		size_t cons_len, const void *window, size_t window_len,
+		bool owned)
+{
+	const struct taproot_ring_producer *prod = window;
+	struct tp_ring_cpu *c;
+	int err;
+
+	err = tp_ring_check_producer(prod, cpu, r->page_size);
+	if (err < 0)
+		return err;
+	/* The window must hold what the producer page announces, twice. */
+	if (window_len != r->page_size + 2 * prod->data_size)
+		return tp_err(-TAPROOT_EPROTO,
+			      "ring of CPU %u: data size %llu changed while mapping",
+			      cpu, (unsigned long long)prod->data_size);
+	if (r->nr && r->cpus[r->nr - 1].cpu >= cpu)
+		return tp_err(-EINVAL, "ring of CPU %u added out of order", cpu);
+
+	if (r->nr == r->alloc) {
+		unsigned int alloc = r->alloc ? 2 * r->alloc : 16;
+		struct tp_ring_cpu *cpus = realloc(r->cpus, alloc * sizeof(*cpus));
+		unsigned int *heap;
+
+		if (!cpus)
+			return tp_err(-ENOMEM, NULL);
+		r->cpus = cpus;
+		heap = realloc(r->heap, alloc * sizeof(*heap));
+		if (!heap)
+			return tp_err(-ENOMEM, NULL);
+		r->heap = heap;
+		r->alloc = alloc;
+	}
+	c = &r->cpus[r->nr++];
+	memset(c, 0, sizeof(*c));
+	c->cpu = cpu;
+	c->cons = cons;
+	c->prod = prod;
+	c->data = (const uint8_t *)window + (prod->data_offset - r->page_size);
+	c->size = prod->data_size;
+	if (owned) {
+		c->cons_map = cons;
+		c->cons_len = cons_len;
+		c->prod_map = (void *)window;
+		c->prod_len = window_len;
+	}
+	/* Where the last reader stopped: only readers write data_tail. */
+	c->tail = __atomic_load_n(&c->cons->data_tail, __ATOMIC_RELAXED);
+	c->pos = c->head = c->tail;
+	return 0;
+}
+
+/* ------------------------------------------------------------ opening */
+
+int tp_cpulist_parse(const char *s, bool *mask, size_t n)
+{
+	unsigned long a, b, i;
+	char *end;
+
+	if (!*s || *s == '\n')
+		return -EINVAL;
+	for (;;) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		a = strtoul(s, &end, 10);
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			if (*s < '0' || *s > '9')
+				return -EINVAL;
+			b = strtoul(s, &end, 10);
+			if (b < a)
+				return -EINVAL;
+		}
+		for (i = a; i <= b && i < n; i++)
+			mask[i] = true;
+		s = end;
+		if (*s == ',') {
+			s++;
+			continue;
+		}
+		if (*s == '\n')
+			s++;
+		return *s ? -EINVAL : 0;
+	}
+}
+
+/* The possible CPUs below @n, as a mask of @n entries (caller frees). */
+static int tp_possible_cpus(size_t n, bool **maskp)
+{
+	char buf[4096];
+	ssize_t len;
+	bool *mask;
+	int fd, err;
+
+	*maskp = NULL;
+	fd = open(TP_POSSIBLE_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tp_err(-errno, "reading %s: %s", TP_POSSIBLE_PATH, strerror(errno));
+	len = read(fd, buf, sizeof(buf) - 1);
+	err = errno;
+	close(fd);
+	if (len < 0)
+		return tp_err(-err, "reading %s: %s", TP_POSSIBLE_PATH, strerror(err));
+	buf[len] = '\0';
+	mask = calloc(n, sizeof(*mask));
+	if (!mask)
+		return tp_err(-ENOMEM, NULL);
+	if (tp_cpulist_parse(buf, mask, n) < 0) {
+		free(mask);
+		return tp_err(-TAPROOT_EPROTO, "%s: not a CPU list: '%.64s'",
+			      TP_POSSIBLE_PATH, buf);
+	}
+	*maskp = mask;
+	return 0;
+}
+
+/* Map ring @cpu of /dev/taproot: consumer page, then its producer page to
+ * learn D, then the read-only window of producer page and data twice. */
+static int tp_ring_map(struct taproot_ring *r, unsigned int cpu)
+{
+	const off_t off = (off_t)TAPROOT_MMAP_OFFSET(cpu);
+	const size_t p = r->page_size;
+	const struct taproot_ring_producer *prod;
+	void *cons, *window;
+	size_t window_len;
+	uint64_t d;
+	int err;
+
+	cons = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, off);
+	if (cons == MAP_FAILED)
+		return tp_err(-errno, "mapping the consumer page of CPU %u: %s",
+			      cpu, strerror(errno));
+	prod = mmap(NULL, p, PROT_READ, MAP_SHARED, r->fd, off + (off_t)p);
+	if (prod == MAP_FAILED) {
+		err = tp_err(-errno, "mapping the producer page of CPU %u: %s",
+			     cpu, strerror(errno));
+		goto out_cons;
+	}
+	err = tp_ring_check_producer(prod, cpu, p);
+	d = prod->data_size;
+	munmap((void *)prod, p);
+	if (err < 0)
+		goto out_cons;
+
+	window_len = p + 2 * (size_t)d;
+	window = mmap(NULL, window_len, PROT_READ, MAP_SHARED, r->fd, off + (off_t)p);
+	if (window == MAP_FAILED) {
+		err = tp_err(-errno, "mapping the data of CPU %u (%zu bytes): %s",
+			     cpu, window_len, strerror(errno));
+		goto out_cons;
+	}
+	err = tp_ring_add(r, cpu, cons, p, window, window_len, true);
+	if (err < 0)
+		goto out_window;
+	return 0;
+
+out_window:
+	munmap(window, window_len);
+out_cons:
+	munmap(cons, p);
+	return err;
+}
+
+int taproot_ring_open(const struct taproot_info *info, struct taproot_ring **rp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct taproot_ring *r;
+	bool *possible;
+	unsigned int cpu;
+	int fd, err;
+
+	*rp = NULL;
+	if (info->page_size != page)
+		return tp_err(-TAPROOT_EPROTO,
+			      "the module's page size is %u, this process's %zu",
+			      info->page_size, page);
+	fd = open(TP_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENOENT)
+			return tp_err(-TAPROOT_ENOMODULE,
+				      "%s does not exist: taproot module not loaded (run 'taprootctl load')",
+				      TP_DEV_PATH);
+		if (err == -EBUSY)
+			return tp_err(err, "another consumer has %s open", TP_DEV_PATH);
+		if (err == -EPERM || err == -EACCES)
+			return tp_err(err, "permission denied: opening %s needs CAP_PERFMON or CAP_SYS_ADMIN",
+				      TP_DEV_PATH);
+		return tp_err(err, "opening %s: %s", TP_DEV_PATH, strerror(-err));
+	}
+
+	err = tp_possible_cpus(info->nr_cpus, &possible);
+	if (err < 0)
+		goto out_fd;
+	err = tp_ring_new(fd, page, &r);
+	if (err < 0)
+		goto out_possible;
+	for (cpu = 0; cpu < info->nr_cpus; cpu++) {
+		/* Not a possible CPU: the module has no ring for it. */
+		if (!possible[cpu])
+			continue;
+		err = tp_ring_map(r, cpu);
+		if (err < 0)
+			goto out_ring;
+	}
+	if (!r->nr) {
+		err = tp_err(-TAPROOT_EPROTO, "no possible CPU below the module's %u",
+			     info->nr_cpus);
+		goto out_ring;
+	}
+	free(possible);
+	*rp = r;
+	return 0;
+
+out_ring:
+	r->fd = -1;	/* closed below */
+	taproot_ring_close(r);
+out_possible:
+	free(possible);
+out_fd:
+	close(fd);
+	return err;
+}
+
+void taproot_ring_close(struct taproot_ring *r)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nr; i++) {
+		if (r->cpus[i].prod_map)
+			munmap(r->cpus[i].prod_map, r->cpus[i].prod_len);
+		if (r->cpus[i].cons_map)
+			munmap(r->cpus[i].cons_map, r->cpus[i].cons_len);
+	}
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->cpus);
+	free(r->heap);
+	free(r);
+}
+
+int taproot_ring_fd(const struct taproot_ring *r)
+{
+	return r->fd;
+}
+
+int taproot_ring_poll(struct taproot_ring *r, int timeout_ms)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	int n;
+
+	n = poll(&p, 1, timeout_ms);
+	if (n < 0 && errno == EINTR)
+		return -EINTR;
+	if (n < 0)
+		return tp_err(-errno, "polling %s: %s", TP_DEV_PATH, strerror(errno));
+	if (n == 0)
+		return 0;
+	if (p.revents & (POLLERR | POLLNVAL))
+		return tp_err(-EIO, "polling %s: error condition (revents 0x%x)",
+			      TP_DEV_PATH, p.revents);
+	return 1;
+}
+
+unsigned int taproot_ring_count(const struct taproot_ring *r)
+{
+	return r->nr;
+}
+
+void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
+			struct taproot_ring_stats *st)
+{
+	const struct tp_ring_cpu *c = &r->cpus[i];
+	unsigned int k;
+
+	memset(st, 0, sizeof(*st));
+	st->cpu = c->cpu;
+	st->data_size = c->size;
+	/* Counters only: no ordering with the data is needed. */
+	st->records = __atomic_load_n(&c->prod->records, __ATOMIC_RELAXED);
+	for (k = 0; k < TAPROOT_LOST_NR; k++)
+		st->lost[k] = __atomic_load_n(&c->prod->lost[k], __ATOMIC_RELAXED);
+	st->unread = __atomic_load_n(&c->prod->data_head, __ATOMIC_RELAXED) - c->tail;
+	st->invalid = c->invalid;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static const struct taproot_rec_header *tp_ring_at(const struct tp_ring_cpu *c)
+{
+	return (const struct taproot_rec_header *)(c->data + (c->pos & (c->size - 1)));
+}
+
+/*
+ * The corrupt ring @c: report, count, and drop what is unread up to the
+ * head this call saw. No guessing where a next record might start.
+ */
+static void tp_ring_corrupt(struct tp_ring_cpu *c, const struct taproot_ring_ops *ops,
+			    void *arg, const char *why)
+{
+	c->invalid++;
+	if (ops->corrupt)
+		ops->corrupt(c->cpu, c->pos, why, arg);
+	c->pos = c->head;
+}
+
+/* Validate @c's next record; false when it has none (or is corrupt). */
+static bool tp_ring_peek(struct tp_ring_cpu *c, const struct taproot_ring_ops *ops,
+			 void *arg)
+{
+	const char *why;
+
+	if (c->pos == c->head)
+		return false;
+	if (taproot_rec_check(tp_ring_at(c), c->head - c->pos, &why) < 0) {
+		tp_ring_corrupt(c, ops, arg, why);
+		return false;
+	}
+	return true;
+}
+
+/* Merge order: earlier time first, then lower CPU. */
+static bool tp_ring_before(const struct taproot_ring *r, unsigned int a, unsigned int b)
+{
+	uint64_t ta = tp_ring_at(&r->cpus[a])->time_ns;
+	uint64_t tb = tp_ring_at(&r->cpus[b])->time_ns;
+
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void tp_heap_down(struct taproot_ring *r, unsigned int n, unsigned int i)
+{
+	unsigned int *h = r->heap, l, m, t;
+
+	for (;;) {
+		l = 2 * i + 1;
+		if (l >= n)
+			return;
+		m = l + 1 < n && tp_ring_before(r, h[l + 1], h[l]) ? l + 1 : l;
+		if (!tp_ring_before(r, h[m], h[i]))
+			return;
+		t = h[i], h[i] = h[m], h[m] = t;
+		i = m;
+	}
+}
+
+int taproot_ring_consume(struct taproot_ring *r,
+			 const struct taproot_ring_ops *ops, void *arg)
+{
+	const struct taproot_rec_header *rec;
+	struct tp_ring_cpu *c;
+	unsigned int i, n = 0;
+	int delivered = 0;
+
+	/*
+	 * Ordering, as in <linux/taproot.h>:
+	 *
+	 *   kernel (producer)                  user (consumer)
+	 *
+	 *   reserve: if head - READ_ONCE(tail)  head = load_acquire(&data_head)  (C)
+	 *            leaves no room, drop       read records in [tail, head)
+	 *   write the record                    store_release(&data_tail, tail') (D)
+	 *   smp_wmb()                     (A)
+	 *   WRITE_ONCE(data_head, head')  (B)
+	 *   A pairs with C: a reader that sees the new head sees the record.
+	 *   D pairs with the producer's READ_ONCE(tail) plus the control dependency
+	 *   of the space check: the kernel never overwrites bytes the reader has not
+	 *   released.
+	 */
+	for (i = 0; i < r->nr; i++) {
+		c = &r->cpus[i];
+		/* (C): pairs with the producer's smp_wmb() (A). */
+		c->head = __atomic_load_n(&c->prod->data_head, __ATOMIC_ACQUIRE);
+		c->pos = c->tail;
+		if (c->head - c->tail > c->size) {
+			tp_ring_corrupt(c, ops, arg, "head more than the data size ahead of tail");
+			continue;
+		}
+		if (tp_ring_peek(c, ops, arg))
+			r->heap[n++] = i;
+	}
+	/* A heap of the CPUs with a record to deliver, keyed by its time. */
+	for (i = n / 2; i-- > 0;)
+		tp_heap_down(r, n, i);
+
+	while (n) {
+		c = &r->cpus[r->heap[0]];
+		rec = tp_ring_at(c);
+		delivered++;
+		c->pos += rec->size;
+		if (ops->record(rec, c->cpu, arg))
+			break;
+		if (!tp_ring_peek(c, ops, arg))
+			r->heap[0] = r->heap[--n];
+		tp_heap_down(r, n, 0);
+	}
+
+	for (i = 0; i < r->nr; i++) {
+		c = &r->cpus[i];
+		if (c->pos == c->tail)
+			continue;
+		c->tail = c->pos;
+		/* (D): pairs with the producer's READ_ONCE(tail) at reserve. */
+		__atomic_store_n(&c->cons->data_tail, c->tail, __ATOMIC_RELEASE);
+	}
+	return delivered;
+}

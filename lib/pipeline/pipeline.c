@@ -1,0 +1,1311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The userspace pipeline: ring records in, pprof files out.
+ *
+ * Data flows one way, one sample at a time:
+ *
+ *   SAMPLE record
+ *     -> process model (taproot_proc_get: maps of the pid, read when first
+ *        seen, re-read when a pc falls outside them; an unreadable process
+ *        gives one "[unknown: REASON]" frame and is counted)
+ *     -> unwinder (the sample's user registers and stack copy; the end
+ *        reason of an incomplete unwind becomes a marker frame at the root
+ *        of the stack, "[truncated]", "[no cfi]", ...; ends are counted)
+ *     -> symbolizer (user pcs: ELF symbols, inline chains, file:line;
+ *        kernel pcs: kallsyms under "[kernel.kallsyms]"), through a cache
+ *        of symbolized pcs
+ *     -> profile builder (kernel frames on top of user frames, leaf first;
+ *        labels pid, comm, thread_comm and optionally tid, cpu)
+ *     -> pprof writer (taproot_pipeline_write(): atomic, 0600).
+ *
+ * SWITCH and WAKING records (with opts.offcpu) go to the off-CPU join
+ * (lib/profile/causal.c), whose stack snapshots take the same path as a sample's
+ * stack (pl_stack()) into the offcpu, offwake and schedlat profiles.
+ * FORK, EXEC and EXIT records keep the process model right: exec re-reads
+ * the maps and changes the identity the symbolized-pc cache keys on, a new
+ * process drops what was known of its pid, the exit of the last thread
+ * forgets the process after the grace period.
+ *
+ * The pipeline never reads a ring itself: the caller consumes the rings
+ * (taproot_ring_consume()) and hands each record over, or lets
+ * taproot_pipeline_consume() do it, which also ends the consume round the
+ * join waits for; taprootctl record, taprootd and the unit tests share
+ * this file unchanged.
+ *
+ * Memory is bounded: the profiles by their stack tables (max_stacks), the
+ * join by its interval table, the
+ * unwinder by its table cache, the process model by its LRU, the
+ * symbolized-pc cache and the process-name cache by their entry counts
+ * (both are emptied when full), the self-time table by its entry count
+ * (later names go to "[other]").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <linux/taproot.h>
+
+#include "pipeline/pipeline.h"
+#include "profile/causal.h"
+#include "util/util.h"
+
+#define PL_MAX_USER_FRAMES	128	/* default pcs unwound per sample */
+#define PL_MAX_INLINE		16	/* frames per pc, as the symbolizer */
+#define PL_SYM_CACHE_DEFAULT	65536	/* symbolized pcs kept */
+#define PL_COMM_CACHE		4096	/* process names kept */
+#define PL_TOP_MAX		16384	/* distinct leaf functions counted */
+
+/* ------------------------------------------------- symbolized pc cache */
+
+/*
+ * One symbolized pc: profile frames (innermost first) whose strings and
+ * build IDs live in the same allocation, after the frames.
+ */
+struct pl_sym {
+	struct pl_sym *next;		/* hash chain */
+	int pid;			/* -1: kernel */
+	uint64_t start_time;
+	uint64_t pc;
+	unsigned int flags;		/* TAPROOT_SYM_RETADDR */
+	unsigned int nr;
+	unsigned int unknown;		/* frames the symbolizer did not know */
+	struct taproot_profile_frame frames[];
+};
+
+struct pl_symcache {
+	struct pl_sym **buckets;
+	size_t nbuckets;		/* power of two */
+	size_t count, max;
+};
+
+static uint64_t pl_hash(int pid, uint64_t start_time, uint64_t pc, unsigned int flags)
+{
+	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL;
+
+	h ^= pc + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+	h ^= start_time * 0xff51afd7ed558ccdULL + flags;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+static void pl_symcache_clear(struct pl_symcache *c)
+{
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		struct pl_sym *e = c->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+		c->buckets[i] = NULL;
+	}
+	c->count = 0;
+}
+
+static struct pl_sym *pl_symcache_find(struct pl_symcache *c, int pid, uint64_t start_time,
+				       uint64_t pc, unsigned int flags)
+{
+	struct pl_sym *e = c->buckets[pl_hash(pid, start_time, pc, flags) & (c->nbuckets - 1)];
+
+	for (; e; e = e->next)
+		if (e->pc == pc && e->pid == pid && e->start_time == start_time &&
+		    e->flags == flags)
+			return e;
+	return NULL;
+}
+
+/*
+ * Copy @nr frames (strings borrowed from the symbolizer) into a new cache
+ * entry and insert it. NULL on -ENOMEM. The cache is not emptied here:
+ * frames of the stack being built point into it (see pl_symcache_full()).
+ */
+static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t start_time,
+				      uint64_t pc, unsigned int flags,
+				      const struct taproot_profile_frame *frames, unsigned int nr,
+				      unsigned int unknown)
+{
+	size_t size = sizeof(struct pl_sym) + nr * sizeof(frames[0]);
+	struct pl_sym *e;
+	char *pos;
+	size_t b;
+
+	for (unsigned int i = 0; i < nr; i++)
+		size += tp_strsize(frames[i].function) + tp_strsize(frames[i].file) +
+			tp_strsize(frames[i].mapping_path) +
+			(frames[i].build_id ? frames[i].build_id_len : 0);
+	e = malloc(size);
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	e->start_time = start_time;
+	e->pc = pc;
+	e->flags = flags;
+	e->nr = nr;
+	e->unknown = unknown;
+	pos = (char *)&e->frames[nr];
+	for (unsigned int i = 0; i < nr; i++) {
+		struct taproot_profile_frame *f = &e->frames[i];
+
+		*f = frames[i];
+		f->function = tp_strcopy(&pos, frames[i].function);
+		f->system_name = NULL;
+		f->file = tp_strcopy(&pos, frames[i].file);
+		f->mapping_path = tp_strcopy(&pos, frames[i].mapping_path);
+		if (frames[i].build_id && frames[i].build_id_len) {
+			memcpy(pos, frames[i].build_id, frames[i].build_id_len);
+			f->build_id = (const uint8_t *)pos;
+			pos += frames[i].build_id_len;
+		} else {
+			f->build_id = NULL;
+			f->build_id_len = 0;
+		}
+	}
+	b = pl_hash(pid, start_time, pc, flags) & (c->nbuckets - 1);
+	e->next = c->buckets[b];
+	c->buckets[b] = e;
+	c->count++;
+	return e;
+}
+
+/*
+ * Whether the @n pcs of the stack about to be symbolized would overfill
+ * the cache: the caller then empties it (pl_symcache_flush()) before the
+ * stack rather than in its middle, as the stack's frames borrow their
+ * strings from the entries. It holds at most max plus one stack's pcs.
+ */
+static bool pl_symcache_full(const struct pl_symcache *c, size_t n)
+{
+	return c->count + n > c->max;
+}
+
+/* ------------------------------------------------------ process names */
+
+struct pl_comm {
+	int pid;			/* 0: free */
+	uint64_t start_time;
+	char comm[17];			/* TASK_COMM_LEN + NUL */
+};
+
+/* ------------------------------------------------- self time per leaf */
+
+struct pl_top {
+	char *name;			/* NULL: free slot */
+	uint64_t samples;
+};
+
+/* ------------------------------------------------------------ pipeline */
+
+struct taproot_pipeline {
+	struct taproot_pipeline_opts opts;
+	struct taproot_procs *procs;
+	struct taproot_sym *sym;
+	struct taproot_unwinder *unwinder;
+	struct taproot_profile *profile;
+	/* With opts.offcpu: the join and its profiles. */
+	struct tp_causal *causal;
+	struct taproot_profile *kinds[TAPROOT_PROFILE_NR_KINDS];	/* [CPU] = profile */
+	char causal_marker[160];
+	int64_t period_ns;
+	int64_t start_ns;		/* wall clock, start of the interval */
+
+	struct pl_symcache symcache;
+	uint64_t procs_refreshes;	/* procs stats seen: a change flushes symcache */
+	uint64_t procs_read;
+
+	struct pl_comm *comms;		/* PL_COMM_CACHE, open addressing */
+	size_t ncomms;
+
+	struct pl_top *top;		/* PL_TOP_MAX * 2 slots */
+	size_t ntop;
+	uint64_t top_other;
+
+	/* scratch, per sample */
+	uint64_t *pcs;
+	uint8_t *pcflags;
+	struct taproot_profile_frame *frames;
+	size_t max_frames;
+
+	struct taproot_pipeline_stats st;
+};
+
+static const char *const pl_end_marker[TAPROOT_UNWIND_NR_ENDS] = {
+	[TAPROOT_UNWIND_COMPLETE] = NULL,
+	[TAPROOT_UNWIND_TRUNCATED] = "[truncated]",
+	[TAPROOT_UNWIND_NO_MAPPING] = "[no mapping]",
+	[TAPROOT_UNWIND_NO_CFI] = "[no cfi]",
+	[TAPROOT_UNWIND_BAD_FRAME] = "[bad frame]",
+	[TAPROOT_UNWIND_MAX_DEPTH] = "[max depth]",
+};
+
+void taproot_pipeline_opts_default(struct taproot_pipeline_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = TAPROOT_FREQ_DEFAULT;
+	o->max_user_frames = PL_MAX_USER_FRAMES;
+	o->sym_cache_entries = PL_SYM_CACHE_DEFAULT;
+}
+
+static int64_t pl_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The map callback of the unwinder over the process model: 1 found, 0 none. */
+static int pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
+{
+	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
+}
+
+static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
+			   const struct taproot_stack_snap *snap, size_t len,
+			   struct tp_causal_stack *out);
+
+/* The off-CPU profiles, as the CPU one (stack cap, comments, start), and the join. */
+static int pl_new_causal(struct taproot_pipeline *p)
+{
+	static void (*const descs[TAPROOT_PROFILE_NR_KINDS])(struct taproot_profile_desc *) = {
+		[TAPROOT_PROFILE_OFFCPU] = taproot_profile_desc_offcpu,
+		[TAPROOT_PROFILE_OFFWAKE] = taproot_profile_desc_offwake,
+		[TAPROOT_PROFILE_SCHEDLAT] = taproot_profile_desc_schedlat,
+	};
+	struct tp_causal_opts co = {
+		.max_intervals = p->opts.max_intervals,
+		.max_open_ns = p->opts.max_open_ns,
+		.min_block_ns = p->opts.min_block_ns,
+		.label_tid = p->opts.label_tid,
+		.resolve = pl_resolve_snap,
+		.arg = p,
+	};
+	int err;
+
+	for (int k = TAPROOT_PROFILE_OFFCPU; k < TAPROOT_PROFILE_NR_KINDS; k++) {
+		struct taproot_profile_desc desc;
+
+		descs[k](&desc);
+		desc.max_stacks = p->opts.max_stacks;
+		desc.comments = p->opts.comments;
+		desc.nr_comments = p->opts.nr_comments;
+		desc.time_nanos = p->start_ns;
+		err = taproot_profile_new(&desc, &p->kinds[k]);
+		if (err < 0)
+			return err;
+	}
+	co.offcpu = p->kinds[TAPROOT_PROFILE_OFFCPU];
+	co.offwake = p->kinds[TAPROOT_PROFILE_OFFWAKE];
+	co.schedlat = p->kinds[TAPROOT_PROFILE_SCHEDLAT];
+	return tp_causal_new(&co, &p->causal);
+}
+
+int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
+			 struct taproot_pipeline **pp)
+{
+	static const struct taproot_unwind_ops uops = { .map = pl_unwind_map };
+	struct taproot_profile_desc desc;
+	struct taproot_pipeline *p;
+	int err;
+
+	*pp = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return tp_err(-ENOMEM, NULL);
+	if (opts)
+		p->opts = *opts;
+	else
+		taproot_pipeline_opts_default(&p->opts);
+	if (!p->opts.freq_hz || p->opts.freq_hz > TAPROOT_FREQ_MAX) {
+		uint32_t hz = p->opts.freq_hz;
+
+		free(p);
+		return tp_err(-EINVAL, "pipeline: frequency %" PRIu32 " Hz, need 1..%d",
+			      hz, TAPROOT_FREQ_MAX);
+	}
+	if (!p->opts.max_user_frames)
+		p->opts.max_user_frames = PL_MAX_USER_FRAMES;
+	if (!p->opts.sym_cache_entries)
+		p->opts.sym_cache_entries = PL_SYM_CACHE_DEFAULT;
+
+	err = taproot_procs_new(p->opts.procs, &p->procs);
+	if (err < 0)
+		goto fail;
+	err = taproot_sym_new(p->procs, p->opts.ksyms, &p->sym);
+	if (err < 0)
+		goto fail;
+	err = taproot_unwinder_new(&uops, p->opts.unwind_cache_bytes, &p->unwinder);
+	if (err < 0)
+		goto fail;
+
+	taproot_profile_desc_cpu(&desc, p->opts.freq_hz);
+	p->period_ns = desc.period;
+	desc.max_stacks = p->opts.max_stacks;
+	desc.comments = p->opts.comments;
+	desc.nr_comments = p->opts.nr_comments;
+	p->start_ns = pl_wall_ns();
+	desc.time_nanos = p->start_ns;
+	err = taproot_profile_new(&desc, &p->profile);
+	if (err < 0)
+		goto fail;
+	p->kinds[TAPROOT_PROFILE_CPU] = p->profile;
+	if (p->opts.offcpu) {
+		err = pl_new_causal(p);
+		if (err < 0)
+			goto fail;
+	}
+
+	p->symcache.nbuckets = 1;
+	while (p->symcache.nbuckets < p->opts.sym_cache_entries)
+		p->symcache.nbuckets <<= 1;
+	p->symcache.max = p->opts.sym_cache_entries;
+	p->symcache.buckets = calloc(p->symcache.nbuckets, sizeof(p->symcache.buckets[0]));
+	p->comms = calloc(PL_COMM_CACHE, sizeof(p->comms[0]));
+	p->top = calloc(PL_TOP_MAX * 2, sizeof(p->top[0]));
+	p->max_frames = TAPROOT_KSTACK_MAX + (size_t)p->opts.max_user_frames * PL_MAX_INLINE + 2;
+	p->frames = calloc(p->max_frames, sizeof(p->frames[0]));
+	p->pcs = calloc(p->opts.max_user_frames, sizeof(p->pcs[0]));
+	p->pcflags = calloc(p->opts.max_user_frames, sizeof(p->pcflags[0]));
+	if (!p->symcache.buckets || !p->comms || !p->top || !p->frames || !p->pcs ||
+	    !p->pcflags) {
+		err = tp_err(-ENOMEM, NULL);
+		goto fail;
+	}
+	*pp = p;
+	return 0;
+fail:
+	taproot_pipeline_free(p);
+	return err;
+}
+
+static void pl_top_clear(struct taproot_pipeline *p)
+{
+	for (size_t i = 0; i < PL_TOP_MAX * 2; i++) {
+		free(p->top[i].name);
+		p->top[i].name = NULL;
+		p->top[i].samples = 0;
+	}
+	p->ntop = 0;
+	p->top_other = 0;
+}
+
+void taproot_pipeline_free(struct taproot_pipeline *p)
+{
+	if (!p)
+		return;
+	if (p->top)
+		pl_top_clear(p);
+	free(p->top);
+	if (p->symcache.buckets)
+		pl_symcache_clear(&p->symcache);
+	free(p->symcache.buckets);
+	free(p->comms);
+	free(p->frames);
+	free(p->pcs);
+	free(p->pcflags);
+	/* The join first: it borrows the profiles. */
+	tp_causal_free(p->causal);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		taproot_profile_free(p->kinds[k]);
+	if (!p->kinds[TAPROOT_PROFILE_CPU])
+		taproot_profile_free(p->profile);
+	taproot_unwinder_free(p->unwinder);
+	taproot_sym_free(p->sym);
+	taproot_procs_free(p->procs);
+	free(p);
+}
+
+/* ------------------------------------------------------------- labels */
+
+/*
+ * The name of process @pid: the comm of its main thread, which is the
+ * sample's own when the sample is of the main thread; else
+ * /proc/PID/comm, cached; else the thread's (the process is gone).
+ */
+static const char *pl_process_comm(struct taproot_pipeline *p, int pid, uint64_t start_time,
+				   int tid, const char *thread_comm)
+{
+	size_t i = ((uint32_t)pid * 2654435761U) % PL_COMM_CACHE, n;
+	struct pl_comm *c = NULL;
+	char path[64];
+	const char *root = p->opts.procs && p->opts.procs->proc_root ?
+			   p->opts.procs->proc_root : "/proc";
+	ssize_t len;
+	int fd;
+
+	for (n = 0; n < PL_COMM_CACHE; n++, i = (i + 1) % PL_COMM_CACHE) {
+		if (!p->comms[i].pid || p->comms[i].pid == pid) {
+			c = &p->comms[i];
+			break;
+		}
+	}
+	if (c && c->pid == pid && c->start_time == start_time && pid != tid)
+		return c->comm;
+	if (!c || (!c->pid && p->ncomms >= PL_COMM_CACHE * 3 / 4)) {
+		memset(p->comms, 0, PL_COMM_CACHE * sizeof(p->comms[0]));
+		p->ncomms = 0;
+		i = ((uint32_t)pid * 2654435761U) % PL_COMM_CACHE;
+		c = &p->comms[i];
+	}
+	if (!c->pid)
+		p->ncomms++;
+	c->pid = pid;
+	c->start_time = start_time;
+	if (pid == tid) {
+		snprintf(c->comm, sizeof(c->comm), "%s", thread_comm);
+		return c->comm;
+	}
+	snprintf(path, sizeof(path), "%s/%d/comm", root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, c->comm, sizeof(c->comm) - 1) : -errno;
+	if (len < 0 && fd >= 0)
+		len = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (p->opts.procs && p->opts.procs->observer && p->opts.procs->observer->read)
+		p->opts.procs->observer->read(p->opts.procs->observer->arg, pid, TAPROOT_PROC_COMM,
+					      len < 0 ? (int)len : 0, c->comm,
+					      len < 0 ? 0 : (size_t)len);
+	if (len <= 0) {
+		snprintf(c->comm, sizeof(c->comm), "%s", thread_comm);
+	} else {
+		c->comm[len] = '\0';
+		c->comm[strcspn(c->comm, "\n")] = '\0';
+	}
+	return c->comm;
+}
+
+/* The process @pid has a new name (exec): its cached one is stale. */
+static void pl_comm_forget(struct taproot_pipeline *p, int pid)
+{
+	size_t i = ((uint32_t)pid * 2654435761U) % PL_COMM_CACHE;
+
+	for (size_t n = 0; n < PL_COMM_CACHE && p->comms[i].pid; n++, i = (i + 1) % PL_COMM_CACHE)
+		if (p->comms[i].pid == pid) {
+			p->comms[i].start_time = UINT64_MAX;	/* matches no process */
+			return;
+		}
+}
+
+/* ------------------------------------------------------- self per leaf */
+
+static void pl_top_count(struct taproot_pipeline *p, const char *name)
+{
+	size_t mask = PL_TOP_MAX * 2 - 1, i;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *s = name; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	for (i = h & mask;; i = (i + 1) & mask) {
+		struct pl_top *t = &p->top[i];
+
+		if (t->name && !strcmp(t->name, name)) {
+			t->samples++;
+			return;
+		}
+		if (!t->name) {
+			if (p->ntop >= PL_TOP_MAX || !(t->name = strdup(name))) {
+				p->top_other++;
+				return;
+			}
+			p->ntop++;
+			t->samples = 1;
+			return;
+		}
+	}
+}
+
+static int pl_top_cmp(const void *a, const void *b)
+{
+	const struct taproot_pipeline_top *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+size_t taproot_pipeline_top(const struct taproot_pipeline *p,
+			    struct taproot_pipeline_top *top, size_t n)
+{
+	struct taproot_pipeline_top *all;
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	all = malloc((p->ntop + 1) * sizeof(*all));
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < PL_TOP_MAX * 2; i++)
+		if (p->top[i].name)
+			all[k++] = (struct taproot_pipeline_top){ p->top[i].name, p->top[i].samples };
+	if (p->top_other)
+		all[k++] = (struct taproot_pipeline_top){ "[other]", p->top_other };
+	qsort(all, k, sizeof(*all), pl_top_cmp);
+	if (k > n)
+		k = n;
+	memcpy(top, all, k * sizeof(*all));
+	free(all);
+	return k;
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* Room for @n more frames in p->frames after @nf. */
+static bool pl_room(const struct taproot_pipeline *p, size_t nf, size_t n)
+{
+	return nf + n <= p->max_frames;
+}
+
+/*
+ * Convert the symbolizer's @nr frames of one pc into profile frames at
+ * @out: strings are the symbolizer's (copied by the cache right after).
+ */
+static unsigned int pl_convert(const struct taproot_frame *sf, int nr, uint64_t address,
+			       bool is_kernel, bool have_map, uint64_t mstart, uint64_t mend,
+			       uint64_t mpgoff, struct taproot_profile_frame *out)
+{
+	unsigned int unknown = 0;
+
+	for (int i = 0; i < nr; i++) {
+		const struct taproot_frame *f = &sf[i];
+		struct taproot_profile_frame *o = &out[i];
+
+		memset(o, 0, sizeof(*o));
+		/*
+		 * A pc the symbolizer did not know stays an address in its
+		 * mapping (function NULL), unless it is part of an inline chain,
+		 * whose frames all need a name.
+		 */
+		o->function = f->known || nr > 1 ? f->function : NULL;
+		if (!f->known)
+			unknown++;
+		if (f->known && strncmp(f->function, "[unknown", 8) != 0)
+			o->file = f->file;
+		o->line = f->line;
+		o->address = address;
+		o->is_kernel = is_kernel;
+		o->inlined = f->inlined;
+		o->build_id = f->build_id;
+		o->build_id_len = f->build_id ? f->build_id_len : 0;
+		if (is_kernel) {
+			o->mapping_path = f->map_path;
+		} else if (have_map) {
+			o->mapping_path = f->map_path;
+			o->mapping_start = mstart;
+			o->mapping_limit = mend;
+			o->mapping_offset = mpgoff;
+		}
+		if (o->build_id_len > TAPROOT_PROFILE_MAX_BUILD_ID) {
+			o->build_id = NULL;
+			o->build_id_len = 0;
+		}
+	}
+	return unknown;
+}
+
+/* A symbolized pc from the cache, or symbolized now and cached. */
+static const struct pl_sym *pl_symbolize(struct taproot_pipeline *p, struct taproot_proc *proc,
+					 uint64_t pc, unsigned int flags)
+{
+	struct taproot_profile_frame tmp[PL_MAX_INLINE];
+	const struct taproot_frame *sf;
+	const struct taproot_map *m = NULL;
+	/* The program is part of the identity: an exec reuses pid and start time. */
+	uint64_t start_time = proc ? taproot_proc_start_time(proc) ^
+				     ((uint64_t)taproot_proc_execs(proc) << 48) : 0;
+	uint64_t address = (flags & TAPROOT_SYM_RETADDR) && pc ? pc - 1 : pc;
+	uint64_t mstart = 0, mend = 0, mpgoff = 0;
+	int pid = proc ? taproot_proc_pid(proc) : -1;
+	bool have_map = false;
+	struct pl_sym *e;
+	unsigned int unknown;
+	int nr;
+
+	e = pl_symcache_find(&p->symcache, pid, start_time, pc, flags);
+	if (e) {
+		p->st.sym_cache_hits++;
+		return e;
+	}
+	p->st.sym_cache_misses++;
+	if (proc) {
+		if (taproot_proc_find_map(proc, address, &m) == 0) {
+			have_map = true;
+			mstart = m->start;
+			mend = m->end;
+			mpgoff = m->pgoff;
+		}
+		nr = taproot_sym_user(p->sym, proc, pc, flags, &sf);
+	} else {
+		nr = taproot_sym_kernel(p->sym, pc, flags, &sf);
+	}
+	if (nr <= 0)
+		return NULL;
+	if (nr > PL_MAX_INLINE)
+		nr = PL_MAX_INLINE;
+	unknown = pl_convert(sf, nr, address, !proc, have_map, mstart, mend, mpgoff, tmp);
+	return pl_symcache_add(&p->symcache, pid, start_time, pc, flags, tmp,
+			       (unsigned int)nr, unknown);
+}
+
+/*
+ * Whether @pc, the last pc of an unwind that found no CFI for it, is at
+ * the entry point of its ELF (e_entry, within ENTRY_SLACK bytes): the
+ * outermost frame of the process. The dynamic loader's _start has no CFI
+ * (glibc's RTLD_START is bare assembly, 61 bytes on Debian 12: "mov %rsp,
+ * %rdi; call _dl_start", then _dl_start_user's "call _dl_init" at +0x2b),
+ * so every sample taken while ld.so runs before main would otherwise end
+ * in "[no cfi]" although nothing is missing.
+ */
+#define ENTRY_SLACK	64
+
+static bool pl_at_entry(struct taproot_proc *proc, uint64_t pc)
+{
+	const struct taproot_map *m;
+	GElf_Ehdr eh;
+	uint64_t v;
+
+	if (taproot_proc_find_map(proc, pc, &m) < 0 || !m->elf ||
+	    !gelf_getehdr(taproot_elf_handle(m->elf), &eh) || !eh.e_entry)
+		return false;
+	v = pc - m->bias;
+	return v >= eh.e_entry && v < eh.e_entry + ENTRY_SLACK;
+}
+
+/* Whether some mapping of @proc holds @pc (its maps re-read if not, at most once per refresh). */
+static bool pl_has_map(struct taproot_proc *proc, uint64_t pc)
+{
+	const struct taproot_map *m;
+
+	return taproot_proc_find_map(proc, pc, &m) != -ENOENT;
+}
+
+/* A frame with just a name: "[truncated]", "[unknown: process exited]". */
+static void pl_marker(struct taproot_profile_frame *f, const char *name)
+{
+	memset(f, 0, sizeof(*f));
+	f->function = name;
+}
+
+/*
+ * The symbolized pcs may be stale once the process model re-read some
+ * maps (a pc now in another mapping): then the cache starts over.
+ */
+static void pl_symcache_flush(struct taproot_pipeline *p)
+{
+	pl_symcache_clear(&p->symcache);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		if (p->kinds[k])
+			taproot_profile_forget_keys(p->kinds[k]);
+}
+
+static void pl_check_refresh(struct taproot_pipeline *p)
+{
+	struct taproot_procs_stats ps;
+
+	taproot_procs_get_stats(p->procs, &ps);
+	if (ps.refreshes != p->procs_refreshes) {
+		p->procs_refreshes = ps.refreshes;
+		pl_symcache_flush(p);
+		p->st.sym_cache_flushes++;
+	}
+}
+
+static int pl_add_sym(struct taproot_pipeline *p, size_t *nf, const struct pl_sym *e)
+{
+	if (!pl_room(p, *nf, e->nr))
+		return -E2BIG;
+	memcpy(&p->frames[*nf], e->frames, e->nr * sizeof(e->frames[0]));
+	/* The entry stands for its frames until the cache is emptied. */
+	p->frames[*nf + e->nr - 1].key = e;
+	*nf += e->nr;
+	p->st.frames++;
+	p->st.frames_unsymbolized += e->unknown ? 1 : 0;
+	return 0;
+}
+
+/* What a SAMPLE record or a causal event's stack snapshot captured. */
+struct pl_capture {
+	uint32_t pid, tid;
+	const uint64_t *kstack;
+	unsigned int kstack_nr;
+	bool k0_exact;			/* kstack[0] is the interrupted ip */
+	bool kstack_trunc;
+	bool in_kernel;			/* the user registers are those of kernel entry */
+	bool user;			/* user registers and stack to unwind */
+	bool trim_trace;		/* tracing trampolines on top of the kernel stack */
+	const char *comm;		/* the thread's at the capture, NULL unknown */
+	const struct taproot_user_regs *regs;
+	const uint8_t *ustack;
+	uint32_t ustack_len;
+};
+
+/* Whether @name is a tracing trampoline: __traceiter_*, __bpf_trace_*. */
+static bool pl_is_trampoline(const char *name)
+{
+	return name && (!strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12));
+}
+
+/*
+ * The stack of @c into p->frames, leaf first: kernel frames on top of the
+ * user frames; *@nfp frames, *@procp the process (NULL: none). 0 or -ENOMEM.
+ *
+ * The user stack is unwound before anything is symbolized: unwinding may
+ * re-read the process's maps, which empties the cache of symbolized pcs
+ * (pl_check_refresh()), and p->frames borrows its strings from that cache.
+ */
+/* For the unwind_ns counter: CLOCK_MONOTONIC is a vDSO read, not a system call. */
+static uint64_t pl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
+		    struct taproot_proc **procp, char *marker, size_t marker_size)
+{
+	struct taproot_proc *proc = NULL;
+	struct taproot_unwind_result res = { 0 };
+	const char *gone = NULL;
+	bool unwound = false;
+	unsigned int i;
+	size_t nf = 0;
+	int err;
+
+	*procp = NULL;
+	if (c->user && c->pid) {
+		err = taproot_proc_get(p->procs, (int)c->pid, 0, &proc);
+		if (err < 0)
+			return err;
+		*procp = proc;
+		gone = taproot_proc_gone(proc);
+		if (!gone && c->comm && c->tid == c->pid &&
+		    !taproot_proc_check_comm(proc, c->comm)) {
+			/*
+			 * Its maps were read under another name: an execve
+			 * came between the sample and the read. Unwound there,
+			 * the pcs would take the other program's names.
+			 */
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		} else if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
+			/*
+			 * In the kernel with a user ip that no mapping of the
+			 * process holds: the registers are stale, as between
+			 * exec_mmap() and start_thread() in execve (the old
+			 * program's registers, the new program's memory). There
+			 * is no user stack to unwind: the kernel frames alone.
+			 */
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		} else if (gone) {
+			p->st.proc_unknown++;
+		} else {
+			uint64_t t0 = pl_mono_ns();
+
+			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
+					     p->pcs, p->pcflags, p->opts.max_user_frames, &res);
+			p->st.unwind_ns += pl_mono_ns() - t0;
+			p->st.unwind_frames += res.nr;
+			/* -ENOMEM: the pcs found so far are there; go on with them. */
+			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
+				res.end = TAPROOT_UNWIND_BAD_FRAME;
+			if (res.end == TAPROOT_UNWIND_NO_CFI && res.nr &&
+			    pl_at_entry(proc, p->pcs[res.nr - 1] -
+					(p->pcflags[res.nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
+				res.end = TAPROOT_UNWIND_COMPLETE;
+				p->st.unwind_at_entry++;
+			}
+			p->st.user_stacks++;
+			p->st.unwind[res.end]++;
+			unwound = true;
+		}
+	} else {
+		p->st.kernel_only++;
+	}
+	if (!p->opts.no_kernel)
+		p->st.kernel_frames += c->kstack_nr;
+	pl_check_refresh(p);
+	if (pl_symcache_full(&p->symcache, c->kstack_nr + res.nr))
+		pl_symcache_flush(p);
+
+	for (i = 0; i < c->kstack_nr && !p->opts.no_kernel; i++) {
+		bool exact = i == 0 && c->k0_exact;
+		const struct pl_sym *e;
+
+		e = pl_symbolize(p, NULL, c->kstack[i], exact ? 0 : TAPROOT_SYM_RETADDR);
+		if (!e)
+			return tp_err(-ENOMEM, NULL);
+		/* The tracepoint's own callers are not the task's: drop them. */
+		if (c->trim_trace && !nf && e->nr && pl_is_trampoline(e->frames[e->nr - 1].function))
+			continue;
+		pl_add_sym(p, &nf, e);
+	}
+	if (c->kstack_nr && c->kstack_trunc && !p->opts.no_kernel && pl_room(p, nf, 1))
+		pl_marker(&p->frames[nf++], "[kernel truncated]");
+
+	if (gone) {
+		snprintf(marker, marker_size, "[unknown: %s]", gone);
+		if (pl_room(p, nf, 1))
+			pl_marker(&p->frames[nf++], marker);
+	} else if (unwound) {
+		size_t nk = nf;
+
+		for (i = 0; i < res.nr; i++) {
+			unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR;
+			const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
+
+			if (!e)
+				return tp_err(-ENOMEM, NULL);
+			if (pl_add_sym(p, &nf, e) < 0)
+				break;
+		}
+		if (pl_end_marker[res.end] && pl_room(p, nf, 1))
+			pl_marker(&p->frames[nf++], pl_end_marker[res.end]);
+		if (c->comm && c->tid == c->pid && !taproot_proc_comm_is(proc, c->comm)) {
+			/*
+			 * A pc outside the maps had the process read again, under
+			 * another name: the frames after it may have the new
+			 * program's names. The kernel frames alone, as above.
+			 */
+			nf = nk;
+			p->st.user_stacks--;
+			p->st.unwind[res.end]--;
+			p->st.user_stale++;
+			p->st.kernel_only++;
+		}
+	}
+	if (!nf)
+		pl_marker(&p->frames[nf++], "[no stack]");
+	*nfp = nf;
+	return 0;
+}
+
+static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
+		     unsigned int cpu)
+{
+	const uint64_t *kstack = (const uint64_t *)(s + 1);
+	struct pl_capture c = {
+		.pid = s->pid,
+		.tid = s->tid,
+		.kstack = kstack,
+		.kstack_nr = s->kstack_nr,
+		.k0_exact = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.kstack_trunc = s->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC,
+		.in_kernel = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.user = (s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) &&
+			!(s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD),
+		.regs = &s->user_regs,
+		.ustack = (const uint8_t *)(kstack + s->kstack_nr),
+		.ustack_len = s->ustack_len,
+	};
+	struct taproot_profile_label labels[5];
+	struct taproot_proc *proc;
+	char thread_comm[sizeof(s->comm) + 1], marker[160];
+	const char *comm, *leaf;
+	unsigned int nl = 0;
+	size_t nf = 0;
+	int64_t values[2];
+	int err;
+
+	memcpy(thread_comm, s->comm, sizeof(s->comm));
+	thread_comm[sizeof(s->comm)] = '\0';
+	c.comm = thread_comm;
+	err = pl_stack(p, &c, &nf, &proc, marker, sizeof(marker));
+	if (err < 0)
+		return err;
+
+	/* Labels, in a fixed order. */
+	comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
+				      (int)s->tid, thread_comm) : thread_comm;
+	labels[nl++] = TAPROOT_LABEL_NUM("pid", s->pid);
+	labels[nl++] = TAPROOT_LABEL_STR("comm", comm);
+	labels[nl++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
+	if (p->opts.label_tid)
+		labels[nl++] = TAPROOT_LABEL_NUM("tid", s->tid);
+	if (p->opts.label_cpu)
+		labels[nl++] = TAPROOT_LABEL_NUM("cpu", cpu);
+
+	values[0] = 1;
+	values[1] = s->period_us ? (int64_t)s->period_us * 1000 : p->period_ns;
+	err = taproot_profile_add(p->profile, p->frames, nf, labels, nl, values);
+	if (err < 0) {
+		p->st.dropped++;
+		return err;
+	}
+	p->st.samples++;
+
+	leaf = p->frames[0].function;
+	if (!leaf || !leaf[0])
+		leaf = p->frames[0].mapping_path;
+	if (!leaf || !leaf[0])
+		leaf = "[unknown]";
+	pl_top_count(p, leaf);
+	return 0;
+}
+
+/* ------------------------------------------------------- causal events */
+
+/*
+ * The join's resolver (lib/profile/causal.c): a stack snapshot as a sample's
+ * stack. Everything it returns lives in p->frames and p->causal_comm
+ * until the next record.
+ */
+static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
+			   const struct taproot_stack_snap *snap, size_t len,
+			   struct tp_causal_stack *out)
+{
+	struct taproot_pipeline *p = arg;
+	struct pl_capture c = { .pid = pid, .tid = tid, .trim_trace = true, .in_kernel = true,
+				.comm = thread_comm };
+	struct taproot_proc *proc = NULL;
+	size_t nf = 0;
+	int err;
+
+	out->frames = NULL;
+	out->nr = 0;
+	out->comm = thread_comm;
+	if (snap) {
+		if (snap->kstack_nr > TAPROOT_KSTACK_MAX || snap->ustack_len > TAPROOT_USTACK_MAX ||
+		    sizeof(*snap) + (size_t)snap->kstack_nr * 8 + snap->ustack_len > len)
+			return -TAPROOT_ECORRUPT;
+		c.kstack = (const uint64_t *)(snap + 1);
+		c.kstack_nr = snap->kstack_nr;
+		c.kstack_trunc = snap->flags & TAPROOT_SNAP_F_KSTACK_TRUNC;
+		c.user = (snap->flags & TAPROOT_SNAP_F_USER_REGS) && pid;
+		c.regs = &snap->user_regs;
+		c.ustack = (const uint8_t *)(c.kstack + snap->kstack_nr);
+		c.ustack_len = snap->ustack_len;
+		err = pl_stack(p, &c, &nf, &proc, p->causal_marker, sizeof(p->causal_marker));
+		if (err < 0)
+			return err;
+		out->frames = p->frames;
+		out->nr = nf;
+	} else if (pid) {
+		/* No stacks: the process is still named, without reading its maps. */
+		err = taproot_proc_get(p->procs, (int)pid, 0, &proc);
+		if (err < 0)
+			proc = NULL;
+	}
+	if (proc && pid)
+		out->comm = pl_process_comm(p, (int)pid, taproot_proc_start_time(proc), (int)tid,
+					    thread_comm);
+	return 0;
+}
+
+/* FORK, EXEC, EXIT: the process model follows the processes' lives. */
+static void pl_proc_event(struct taproot_pipeline *p, const struct taproot_rec_header *rec)
+{
+	switch (rec->type) {
+	case TAPROOT_REC_FORK: {
+		const struct taproot_rec_fork *f = (const void *)rec;
+
+		if (rec->size < sizeof(*f))
+			goto bad;
+		/*
+		 * A new process: a pid still known belonged to one that is
+		 * gone. Its maps are the parent's copy until it execs; they
+		 * are read from /proc when its first stack needs them.
+		 */
+		if (!(rec->flags & TAPROOT_FORK_F_THREAD) && f->child_pid)
+			taproot_proc_new(p->procs, (int)f->child_pid);
+		break;
+	}
+	case TAPROOT_REC_EXEC: {
+		const struct taproot_rec_exec *e = (const void *)rec;
+
+		if (rec->size < sizeof(*e))
+			goto bad;
+		if (e->pid) {
+			taproot_proc_exec(p->procs, (int)e->pid);
+			pl_comm_forget(p, (int)e->pid);
+		}
+		break;
+	}
+	case TAPROOT_REC_EXIT: {
+		const struct taproot_rec_exit *x = (const void *)rec;
+
+		if (rec->size < sizeof(*x))
+			goto bad;
+		if ((rec->flags & TAPROOT_EXIT_F_GROUP_DEAD) && x->pid)
+			taproot_proc_forget(p->procs, (int)x->pid);
+		break;
+	}
+	}
+	p->st.proc_events++;
+	return;
+bad:
+	p->st.dropped++;
+}
+
+int taproot_pipeline_add_record(struct taproot_pipeline *p,
+				const struct taproot_rec_header *rec, unsigned int cpu)
+{
+	const char *why;
+	int err;
+
+	p->st.records++;
+	err = taproot_rec_check(rec, rec->size, &why);
+	if (err < 0) {
+		p->st.dropped++;
+		return tp_err(err, "pipeline: invalid record: %s", why);
+	}
+	switch (rec->type) {
+	case TAPROOT_REC_SAMPLE:
+		err = pl_sample(p, (const struct taproot_rec_sample *)rec, cpu);
+		if (err < 0 && err != -ENOMEM)
+			err = 0;	/* counted; the next sample goes on */
+		return err;
+	case TAPROOT_REC_LOST: {
+		const struct taproot_rec_lost *l = (const struct taproot_rec_lost *)rec;
+
+		/* What was lost may have been an end of an interval: it stays unpaired. */
+		for (unsigned int i = 0; i < TAPROOT_LOST_NR; i++)
+			p->st.lost += l->lost[i];
+		return 0;
+	}
+	case TAPROOT_REC_SWITCH:
+	case TAPROOT_REC_WAKING:
+		if (!p->causal)
+			break;
+		tp_causal_record(p->causal, rec);
+		return 0;
+	case TAPROOT_REC_FORK:
+	case TAPROOT_REC_EXEC:
+	case TAPROOT_REC_EXIT:
+		pl_proc_event(p, rec);
+		return 0;
+	default:
+		break;
+	}
+	p->st.other_records++;
+	return 0;
+}
+
+/* ------------------------------------------------------------ prewarm */
+
+#define PREWARM_STACK	(16 * 1024)
+
+/* A plain copy that ASan does not check: it reads other frames' redzones. */
+__attribute__((noinline, no_sanitize_address))
+static void pl_copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = src[i];
+}
+
+/* This thread's registers (those CFI may need) and the top of its stack. */
+__attribute__((noinline))
+static size_t pl_capture(struct taproot_user_regs *regs, uint8_t *stack, size_t max,
+			 uint64_t stack_end)
+{
+	uint64_t sp, bp, ip;
+	size_t len;
+
+	__asm__ volatile("lea 0f(%%rip), %0\n"
+			 "0:\n\t"
+			 "mov %%rsp, %1\n\t"
+			 "mov %%rbp, %2\n"
+			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
+	memset(regs, 0, sizeof(*regs));
+	regs->ip = ip;
+	regs->sp = sp;
+	regs->bp = bp;
+	len = stack_end > sp ? stack_end - sp : 0;
+	if (len > max)
+		len = max;
+	pl_copy_stack(stack, (const volatile uint8_t *)(uintptr_t)sp, len);
+	return len;
+}
+
+int taproot_pipeline_prewarm(struct taproot_pipeline *p)
+{
+	struct taproot_pipeline_stats saved = p->st;
+	struct taproot_user_regs regs;
+	struct taproot_unwind_result res;
+	struct taproot_proc *proc;
+	pthread_attr_t attr;
+	uint64_t stack_end = 0;
+	uint8_t *stack;
+	void *addr;
+	size_t size, len;
+	int err;
+
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+			stack_end = (uint64_t)(uintptr_t)addr + size;
+		pthread_attr_destroy(&attr);
+	}
+	if (!stack_end)
+		return 0;
+	stack = malloc(PREWARM_STACK);
+	if (!stack)
+		return tp_err(-ENOMEM, NULL);
+	len = pl_capture(&regs, stack, PREWARM_STACK, stack_end);
+	err = taproot_proc_get(p->procs, getpid(), 0, &proc);
+	if (!err && !taproot_proc_gone(proc)) {
+		err = taproot_unwind(p->unwinder, proc, &regs, stack, len, p->pcs, p->pcflags,
+				     p->opts.max_user_frames, &res);
+		if (pl_symcache_full(&p->symcache, res.nr))
+			pl_symcache_flush(p);
+		for (unsigned int i = 0; err >= 0 && i < res.nr; i++)
+			if (!pl_symbolize(p, proc, p->pcs[i],
+					  p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR))
+				err = tp_err(-ENOMEM, NULL);
+	}
+	free(stack);
+	p->st = saved;
+	return err < 0 ? err : 0;
+}
+
+void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost)
+{
+	p->st.lost += lost;
+}
+
+void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pipeline_stats *st)
+{
+	struct taproot_profile_stats ps;
+	struct taproot_procs_stats prs;
+
+	*st = p->st;
+	taproot_profile_stats(p->profile, &ps);
+	st->folded = ps.folded;
+	st->stacks = ps.stacks;
+	st->profile_bytes = ps.bytes;
+	taproot_procs_get_stats(p->procs, &prs);
+	st->procs_read = prs.procs_read;
+	st->procs_gone = prs.procs_gone;
+	st->elf_errors = prs.elf_errors;
+	st->sym_cache_entries = p->symcache.count;
+	if (p->causal)
+		tp_causal_stats(p->causal, &st->causal);
+}
+
+const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p)
+{
+	return p->profile;
+}
+
+int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)
+{
+	int64_t now = pl_wall_ns();
+
+	taproot_profile_set_time(p->profile, p->start_ns, now - p->start_ns);
+	return taproot_pprof_write_file(p->profile, path);
+}
+
+void taproot_pipeline_reset(struct taproot_pipeline *p)
+{
+	p->start_ns = pl_wall_ns();
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		if (p->kinds[k])
+			taproot_profile_reset(p->kinds[k], p->start_ns);
+	pl_top_clear(p);
+}
+
+const char *taproot_profile_kind_name(enum taproot_profile_kind kind)
+{
+	static const char *const names[TAPROOT_PROFILE_NR_KINDS] = {
+		[TAPROOT_PROFILE_CPU] = "cpu",
+		[TAPROOT_PROFILE_OFFCPU] = "offcpu",
+		[TAPROOT_PROFILE_OFFWAKE] = "offwake",
+		[TAPROOT_PROFILE_SCHEDLAT] = "schedlat",
+	};
+
+	return (unsigned int)kind < TAPROOT_PROFILE_NR_KINDS ? names[kind] : NULL;
+}
+
+bool taproot_pipeline_has(const struct taproot_pipeline *p, enum taproot_profile_kind kind)
+{
+	return (unsigned int)kind < TAPROOT_PROFILE_NR_KINDS && p->kinds[kind];
+}
+
+uint64_t taproot_pipeline_adds(const struct taproot_pipeline *p, enum taproot_profile_kind kind)
+{
+	struct taproot_profile_stats ps;
+
+	if (!taproot_pipeline_has(p, kind))
+		return 0;
+	taproot_profile_stats(p->kinds[kind], &ps);
+	return ps.adds;
+}
+
+int taproot_pipeline_write_kind(struct taproot_pipeline *p, enum taproot_profile_kind kind,
+				const char *path)
+{
+	int64_t now = pl_wall_ns();
+
+	if (!taproot_pipeline_has(p, kind))
+		return tp_err(-ENOENT, "pipeline: no %s profile",
+			      taproot_profile_kind_name(kind) ?: "such");
+	taproot_profile_set_time(p->kinds[kind], p->start_ns, now - p->start_ns);
+	return taproot_pprof_write_file(p->kinds[kind], path);
+}
+
+void taproot_pipeline_end_round(struct taproot_pipeline *p)
+{
+	if (p->causal)
+		tp_causal_end_round(p->causal);
+}
+
+void taproot_pipeline_flush(struct taproot_pipeline *p, bool final)
+{
+	if (p->causal)
+		tp_causal_flush(p->causal, final);
+}
+
+struct pl_consume {
+	struct taproot_pipeline *p;
+	void (*corrupt)(unsigned int cpu, uint64_t pos, const char *why, void *arg);
+	void *arg;
+};
+
+static int pl_on_record(const struct taproot_rec_header *h, unsigned int cpu, void *arg)
+{
+	struct pl_consume *c = arg;
+
+	/* Errors are counted in the pipeline's stats; the session goes on. */
+	taproot_pipeline_add_record(c->p, h, cpu);
+	return 0;
+}
+
+static void pl_on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg)
+{
+	struct pl_consume *c = arg;
+
+	if (c->corrupt)
+		c->corrupt(cpu, pos, why, c->arg);
+}
+
+int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ring,
+			     void (*corrupt)(unsigned int cpu, uint64_t pos,
+					     const char *why, void *arg),
+			     void *arg)
+{
+	static const struct taproot_ring_ops ops = {
+		.record = pl_on_record,
+		.corrupt = pl_on_corrupt,
+	};
+	struct pl_consume c = { p, corrupt, arg };
+	int n = taproot_ring_consume(ring, &ops, &c);
+
+	taproot_pipeline_end_round(p);
+	return n;
+}
+
+double taproot_pipeline_unwind_rate(const struct taproot_pipeline_stats *st)
+{
+	if (!st->user_stacks)
+		return 0;
+	return (double)st->unwind[TAPROOT_UNWIND_COMPLETE] / (double)st->user_stacks;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot, pipeline layer: ring records in, profiles out
+ * (lib/pipeline/).
+ * Conventions (errors, ownership, threads): lib/taproot.h.
+ */
+#ifndef TAPROOT_PIPELINE_H
+#define TAPROOT_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/kernel.h"
+#include "process/process.h"
+#include "profile/profile.h"
+#include "unwind/unwind.h"
+
+/* ------------------------------------------------------- the pipeline */
+/*
+ * (lib/pipeline/pipeline.c.) Ring records in, pprof profiles out, in one direction:
+ * each SAMPLE record goes through the process model (its pid's maps; a pc
+ * outside them re-reads them; a process that cannot be read gives one
+ * "[unknown: REASON]" frame), the unwinder (its user registers and stack
+ * copy; an incomplete unwind ends in a marker frame "[truncated]", "[no
+ * cfi]", "[no mapping]", "[bad frame]" or "[max depth]", at the root;
+ * an unwind that ends without CFI at an ELF's entry point, as everything
+ * that runs in ld.so before main does, is the outermost frame: complete),
+ * the
+ * symbolizer (inline chains, file:line; kernel frames from kallsyms under
+ * "[kernel.kallsyms]", on top of the user frames, leaf first) and into a
+ * CPU profile (taproot_profile_desc_cpu(): samples/count and
+ * cpu/nanoseconds, period_us * 1000 each). Samples aggregate per (stack,
+ * pid, comm, thread_comm): "comm" is the process's name (its main thread's
+ * comm), "thread_comm" the sampled thread's; "tid" and "cpu" labels are
+ * optional since they multiply the number of distinct samples.
+ *
+ * The caller reads the rings and hands each record over; the pipeline
+ * never touches /dev/taproot. Memory is bounded: the profile's stack table
+ * (max_stacks), the unwinder's table cache, the process model's LRU, and a
+ * cache of symbolized pcs (emptied when full, or when some process's maps
+ * were re-read).
+ */
+struct taproot_pipeline;
+
+struct taproot_pipeline_opts {
+	uint32_t freq_hz;		/* the module's rate: period 1e9 / freq_hz */
+	bool label_tid;			/* add a numeric "tid" label */
+	bool label_cpu;			/* add a numeric "cpu" label */
+	bool no_kernel;			/* leave kernel frames out */
+	size_t max_stacks;		/* profile entries; 0: TAPROOT_PROFILE_MAX_STACKS */
+	size_t unwind_cache_bytes;	/* 0: TAPROOT_UNWIND_CACHE_DEFAULT */
+	unsigned int max_user_frames;	/* pcs unwound per sample; 0: 128 */
+	unsigned int sym_cache_entries;	/* symbolized pcs kept; 0: 65536 */
+	const struct taproot_ksyms *ksyms;	/* borrowed; NULL: kernel frames unnamed */
+	const struct taproot_procs_opts *procs;	/* NULL: the defaults */
+	const char *const *comments;	/* written in every profile (borrowed) */
+	size_t nr_comments;
+	/*
+	 * Off-CPU profiles: join SWITCH and WAKING records into intervals
+	 * and build the offcpu, offwake and schedlat profiles. Without it
+	 * those records are counted in other_records and ignored.
+	 */
+	bool offcpu;
+	uint64_t min_block_ns;		/* shorter blocked intervals: no offcpu/offwake */
+	size_t max_intervals;		/* intervals held at once; 0: 16384 */
+	uint64_t max_open_ns;		/* an interval open longer is dropped at a
+					 * flush; 0: 10 minutes */
+};
+
+/* The profiles a pipeline builds. */
+enum taproot_profile_kind {
+	TAPROOT_PROFILE_CPU,
+	TAPROOT_PROFILE_OFFCPU,
+	TAPROOT_PROFILE_OFFWAKE,
+	TAPROOT_PROFILE_SCHEDLAT,
+	TAPROOT_PROFILE_NR_KINDS
+};
+
+/* "cpu", "offcpu", "offwake", "schedlat"; NULL for another value. */
+const char *taproot_profile_kind_name(enum taproot_profile_kind kind);
+
+/* Cumulative counters of a pipeline (since taproot_pipeline_new()). */
+struct taproot_pipeline_stats {
+	uint64_t records;		/* records given */
+	uint64_t samples;		/* samples added to the profile */
+	uint64_t lost;			/* records the module lost (LOST records) */
+	uint64_t dropped;		/* invalid records, samples not added */
+	uint64_t other_records;		/* records of other types, ignored */
+	uint64_t kernel_only;		/* samples without a user part */
+	uint64_t user_stale;		/* of them: in the kernel with a user ip in no
+					 * mapping (execve between the old and the new
+					 * program), or of a main thread whose maps were
+					 * read under another name (an execve between
+					 * the sample and the read): the user part is
+					 * left out */
+	uint64_t user_stacks;		/* user stacks unwound */
+	uint64_t unwind[TAPROOT_UNWIND_NR_ENDS];	/* of them, by end reason */
+	uint64_t unwind_at_entry;	/* of the complete ones: ended without CFI
+					 * at an ELF's entry point (ld.so's _start) */
+	uint64_t proc_unknown;		/* samples of processes that could not be read */
+	uint64_t frames;		/* pcs symbolized (user and kernel) */
+	uint64_t frames_unsymbolized;	/* of them, without a function name */
+	uint64_t sym_cache_hits, sym_cache_misses, sym_cache_flushes;
+	size_t sym_cache_entries;	/* now */
+	uint64_t procs_read, procs_gone;	/* the process model's */
+	uint64_t elf_errors;		/* mappings whose ELF file could not be used
+					 * (gone, replaced, not ELF, corrupt) */
+	/* The current profile (since the last reset): */
+	uint64_t folded;		/* samples folded: the stack table was full */
+	size_t stacks;			/* distinct (stack, labels) entries */
+	size_t profile_bytes;		/* memory the profile holds */
+	uint64_t proc_events;		/* FORK, EXEC and EXIT records applied */
+	struct taproot_causal_stats causal;	/* zero unless opts.offcpu */
+	/*
+	 * The cost of unwinding alone (cumulative, for benchmarks): the
+	 * CLOCK_MONOTONIC time inside taproot_unwind() (a vDSO read each side)
+	 * and the user pcs it returned; the kernel pcs the samples carried.
+	 */
+	uint64_t unwind_ns;
+	uint64_t unwind_frames;
+	uint64_t kernel_frames;
+};
+
+/* Defaults: TAPROOT_FREQ_DEFAULT Hz, every other field 0 or false. */
+void taproot_pipeline_opts_default(struct taproot_pipeline_opts *o);
+
+/*
+ * A new pipeline with @opts (NULL: the defaults), its profile's interval
+ * starting now. Errors: -EINVAL (freq_hz 0 or above TAPROOT_FREQ_MAX),
+ * -ENOMEM; *@pp is then NULL.
+ */
+int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
+			 struct taproot_pipeline **pp);
+void taproot_pipeline_free(struct taproot_pipeline *p);
+
+/*
+ * Take one record of ring @cpu (as taproot_ring_ops.record gets it; it is
+ * checked again with taproot_rec_check()). SAMPLE records go into the
+ * profile, LOST records into stats.lost, SWITCH and WAKING records into
+ * the off-CPU join (with opts.offcpu), FORK, EXEC and EXIT records into
+ * the process model (stats.proc_events); others are counted and ignored.
+ * Returns 0; -TAPROOT_ECORRUPT for an invalid record, -ENOMEM (both
+ * counted in stats.dropped; the pipeline stays usable).
+ */
+int taproot_pipeline_add_record(struct taproot_pipeline *p,
+				const struct taproot_rec_header *rec, unsigned int cpu);
+
+/*
+ * Warm the caches up before the first record: unwind and symbolize the
+ * calling thread's own stack, which compiles the unwind tables of the
+ * libraries nearly every process maps (libc, the dynamic loader; keyed by
+ * build ID, so shared with every process mapping the same files). Under
+ * emulation compiling libc's takes seconds, during which the rings would
+ * fill and short-lived processes exit unread. Counts nothing. 0 or
+ * -ENOMEM.
+ */
+int taproot_pipeline_prewarm(struct taproot_pipeline *p);
+
+/* Count @lost records lost outside the rings' LOST records. */
+void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost);
+
+void taproot_pipeline_stats(const struct taproot_pipeline *p,
+			    struct taproot_pipeline_stats *st);
+
+/* complete unwinds / user stacks unwound, 0 when none. */
+double taproot_pipeline_unwind_rate(const struct taproot_pipeline_stats *st);
+
+/* A function and the samples where it was the leaf (self). */
+struct taproot_pipeline_top {
+	const char *name;		/* valid until the next add or reset */
+	uint64_t samples;
+};
+
+/*
+ * The @n functions (or markers) seen most often as the leaf frame of a
+ * sample since the last reset, most first, into @top; returns how many.
+ */
+size_t taproot_pipeline_top(const struct taproot_pipeline *p,
+			    struct taproot_pipeline_top *top, size_t n);
+
+/* The profile being built (to encode it elsewhere, or read its stats). */
+const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p);
+
+/*
+ * Write the profile of the current interval (time: when it started,
+ * duration: until now) to @path, atomically, mode 0600, as
+ * taproot_pprof_write_file(). The profile is kept: reset it for the next
+ * interval. Errors: as taproot_pprof_write_file().
+ */
+int taproot_pipeline_write(struct taproot_pipeline *p, const char *path);
+
+/* Start a new interval now: empty profiles, the self counts cleared. */
+void taproot_pipeline_reset(struct taproot_pipeline *p);
+
+/*
+ * Read every record the rings hold now into the pipeline (taproot_ring_consume(),
+ * @corrupt and @arg its corrupt callback), then end the consume round:
+ * off-CPU intervals completed in the round before are added to their
+ * profiles (a record of another CPU that belongs to an interval completed
+ * now may still be read in the next round). Returns the records read.
+ */
+int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ring,
+			     void (*corrupt)(unsigned int cpu, uint64_t pos,
+					     const char *why, void *arg),
+			     void *arg);
+
+/* End a consume round by hand (what taproot_pipeline_consume() does last). */
+void taproot_pipeline_end_round(struct taproot_pipeline *p);
+
+/*
+ * Before writing the off-CPU profiles: add every completed interval, drop
+ * (as unpaired) those open longer than opts.max_open_ns, or, when @final
+ * (the session is over, the rings drained), every open one.
+ */
+void taproot_pipeline_flush(struct taproot_pipeline *p, bool final);
+
+/* Whether @p builds the profile @kind (cpu always; the others with opts.offcpu). */
+bool taproot_pipeline_has(const struct taproot_pipeline *p, enum taproot_profile_kind kind);
+
+/* Samples added to the profile @kind since the last reset (0 if not built). */
+uint64_t taproot_pipeline_adds(const struct taproot_pipeline *p, enum taproot_profile_kind kind);
+
+/*
+ * Write the profile @kind as taproot_pipeline_write() does the CPU one.
+ * Errors: -ENOENT (@p does not build it), as taproot_pprof_write_file().
+ */
+int taproot_pipeline_write_kind(struct taproot_pipeline *p, enum taproot_profile_kind kind,
+				const char *path);
+
+#endif /* TAPROOT_PIPELINE_H */

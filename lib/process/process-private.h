@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot internals of the process model (procmaps.c), the ELF file
+ * cache (elffile.c), the symbolizer (symbolize.c) and JIT maps (perfmap.c):
+ * struct bodies and the functions these files share with each other and
+ * with the unit tests. Not for programs.
+ */
+#ifndef TAPROOT_PROCESS_PRIVATE_H
+#define TAPROOT_PROCESS_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gelf.h>
+
+#include "process/process.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------- bounds */
+
+#define TP_PROCS_MAX_DEFAULT	4096	/* processes kept */
+#define TP_ELFS_MAX_DEFAULT	128	/* ELF files open (each may hold a debug file too) */
+#define TP_REFRESH_MS_DEFAULT	200	/* maps re-read at most this often per process */
+#define TP_EXIT_GRACE_MS_DEFAULT 5000	/* an exited process's maps kept this long */
+#define TP_MAPS_LINE_MAX	(4096 + 128)	/* PATH_MAX and the fixed fields */
+#define TP_MAPS_LINES_MAX	(1u << 20)	/* lines read (vm.max_map_count is 65530) */
+#define TP_MAPS_EXEC_MAX	16384		/* executable mappings kept per process */
+#define TP_ELF_PHDRS_MAX	1024		/* program headers looked at */
+#define TP_BUILD_ID_MAX		64		/* bytes of an NT_GNU_BUILD_ID kept */
+#define TP_SYMS_MAX		(4u << 20)	/* symbols per ELF table */
+#define TP_PERFMAP_MAX		(1u << 20)	/* entries of a perf map */
+#define TP_PERFMAP_LINE_MAX	4096
+#define TP_PERFMAP_BYTES_MAX	(256u << 20)	/* perf map file size read */
+#define TP_INLINE_MAX		16		/* frames for one pc (inline depth) */
+#define TP_DEBUG_FILE_MAX	(4ull << 30)	/* debug files larger are not CRC'ed/read */
+
+/* ------------------------------------------------------------ ELF files */
+
+/* A PT_LOAD segment. */
+struct tp_seg {
+	uint64_t vaddr, memsz, offset, filesz;
+	uint32_t flags;			/* PF_* */
+};
+
+struct tp_elfsym;			/* symbolize.c: symbol table, DWARF */
+
+/*
+ * An open ELF file, shared by every process that maps it. Entries live in
+ * the cache of a struct taproot_procs, found by the (dev, ino) that
+ * /proc/PID/maps shows; the file's fstat (dev, ino, size, mtime) is its
+ * identity, checked again at most once a second.
+ */
+struct taproot_elf {
+	struct taproot_elf *hnext;		/* hash chain */
+	struct taproot_elf *lru_prev, *lru_next; /* most recently used first */
+	uint64_t map_dev, map_ino;		/* lookup key (maps' view) */
+	uint64_t dev, ino, size;		/* fstat */
+	int64_t mtime_ns;
+	uint64_t serial;			/* unique per entry, never reused */
+	uint64_t checked_ms;			/* last fstat */
+	int fd;					/* -1 for the vdso image */
+	Elf *elf;
+	void *image;				/* the vdso's bytes (malloc) */
+	char *path;				/* what was opened */
+	char *root;				/* "/proc/PID/root" or "" */
+	char *name;				/* the file's path in its process */
+	uint16_t type;				/* ET_EXEC, ET_DYN */
+	uint8_t build_id[TP_BUILD_ID_MAX];
+	size_t build_id_len;
+	uint8_t key[TP_BUILD_ID_MAX];		/* build ID, else file identity */
+	size_t key_len;
+	struct tp_seg *segs;
+	size_t nr_segs;
+	struct tp_elfsym *sym;			/* NULL until symbolized */
+};
+
+struct tp_elfs {
+	struct taproot_elf **hash;
+	size_t nr_buckets;			/* power of two */
+	struct taproot_elf *lru_head, *lru_tail;
+	size_t nr, max;
+	uint64_t next_serial;
+	uint64_t opened, evicted;		/* statistics */
+};
+
+int tp_elfs_init(struct tp_elfs *c, size_t max);
+void tp_elfs_fini(struct tp_elfs *c);
+
+/*
+ * The cached ELF file mapped as (@map_dev, @map_ino), opening it when
+ * absent: first @root + @name, then @name alone when @root is not ""
+ * (and the file found must be that dev/ino, or that ino on another device
+ * as overlayfs shows it). @alt, when not NULL, is tried first (the
+ * /proc/PID/map_files entry of a deleted mapping). The entry is valid until
+ * the next call on @c. Returns 0 or a negative error with a message.
+ */
+int tp_elfs_get(struct tp_elfs *c, uint64_t map_dev, uint64_t map_ino,
+		const char *root, const char *name, const char *alt,
+		struct taproot_elf **ep);
+
+/* The same for a file by path, without a maps key (tests, tools). */
+int tp_elfs_open_path(struct tp_elfs *c, const char *path, struct taproot_elf **ep);
+
+/* The kernel's vDSO image, from this process's own [vdso] mapping. */
+int tp_elfs_vdso(struct tp_elfs *c, struct taproot_elf **ep);
+
+/*
+ * Open @path as an ELF file outside any cache, for a separate debug file
+ * (no segment checks) or by the cache (@loadable: PT_LOAD segments and
+ * build ID read and checked). On success *@ep is a new entry the caller
+ * frees with tp_elf_free(). Errors: -errno of open/fstat, -ENOEXEC for a
+ * file that is not a valid ELF (message says why).
+ */
+int tp_elf_open(const char *path, bool loadable, struct taproot_elf **ep);
+void tp_elf_free(struct taproot_elf *e);
+
+/* Read the NT_GNU_BUILD_ID of @elf into @buf; returns its length or 0. */
+size_t tp_elf_read_build_id(Elf *elf, uint8_t *buf, size_t len);
+
+/*
+ * The segment holding file offset @off (p_offset <= off < p_offset +
+ * p_filesz, or the page the segment starts in), preferring executable
+ * segments; NULL when none does.
+ */
+const struct tp_seg *tp_elf_seg_at_offset(const struct taproot_elf *e, uint64_t off);
+
+/* ------------------------------------------------------------ processes */
+
+/* One executable mapping, with what the parser and the cache learned. */
+struct tp_map {
+	struct taproot_map pub;
+	uint32_t path_off;			/* into the process's strings */
+	int elf_err;				/* opening failed: don't retry */
+};
+
+enum tp_proc_state {
+	TP_PROC_NEW,		/* never read */
+	TP_PROC_LIVE,		/* maps read */
+	TP_PROC_EXITED,		/* forgotten (exit event): maps kept for late samples */
+	TP_PROC_GONE,		/* could not be read: reason says why */
+};
+
+struct tp_perfmap;
+
+struct taproot_proc {
+	struct taproot_procs *procs;
+	struct taproot_proc *hnext;
+	struct taproot_proc *lru_prev, *lru_next;
+	int pid;
+	uint64_t start_time;			/* clock ticks since boot, field 22 */
+	enum tp_proc_state state;
+	int err;				/* why GONE */
+	char reason[96];			/* "process exited", ... */
+	uint64_t read_ms;			/* maps last read */
+	uint64_t exited_ms;
+	char root[32];				/* "/proc/PID/root" */
+	struct tp_map *maps;			/* sorted by start, disjoint */
+	size_t nr_maps;
+	char *strings;				/* paths, NUL terminated */
+	size_t strings_len;
+	uint64_t maps_lines;			/* lines the last read saw */
+	struct tp_perfmap *perfmap;		/* /tmp/perf-PID.map, NULL until needed */
+	uint64_t perfmap_ms;			/* perf map last looked at */
+	int nspid;				/* the pid in its own namespace, 0 unknown */
+	uint32_t execs;				/* exec calls seen (TAPROOT_REC_EXEC) */
+	char comm[17];				/* its main thread's when maps were read,
+						 * "" unknown, "\n" changing */
+};
+
+struct taproot_procs {
+	struct taproot_procs_opts opts;	/* proc_root points to ours */
+	char *proc_root;
+	struct taproot_proc **hash;
+	size_t nr_buckets;
+	struct taproot_proc *lru_head, *lru_tail;
+	size_t nr;
+	struct tp_elfs elfs;
+	struct taproot_procs_stats stats;
+};
+
+/* Monotonic milliseconds. */
+uint64_t tp_now_ms(void);
+
+/*
+ * Parse /proc/PID/maps text from @f into @p's maps (executable mappings
+ * only; the previous maps are replaced). Every line is validated; a
+ * malformed one fails the whole read with -TAPROOT_EPROTO naming the line
+ * (@p keeps its previous maps). Returns 0, -E2BIG past the bounds,
+ * -ENOMEM, -EIO.
+ */
+int tp_maps_read(struct taproot_proc *p, FILE *f);
+
+/*
+ * Parse 1..16 hex digits at *@pp that must be followed by @stop; on success
+ * store the value, advance *@pp past @stop and return true. Shared by the
+ * maps and perf-map parsers.
+ */
+bool tp_parse_hex(const char **pp, char stop, uint64_t *v);
+
+/*
+ * Field 22 (starttime) of /proc/PID/stat text @buf of @len bytes, whose
+ * comm may hold spaces and parentheses. Returns 0 or -TAPROOT_EPROTO.
+ */
+int tp_stat_start_time(const char *buf, size_t len, uint64_t *start);
+
+/* The last mapping with start <= @pc, if it holds @pc; else NULL. */
+struct tp_map *tp_proc_lookup(struct taproot_proc *p, uint64_t pc);
+
+/* --------------------------------------------------------- perf maps */
+
+struct tp_perfsym {
+	uint64_t start, size;
+	uint32_t name;				/* offset into strings */
+};
+
+struct tp_perfmap {
+	struct tp_perfsym *syms;		/* sorted by start */
+	size_t nr;
+	char *strings;
+	size_t len;
+	size_t bad_lines;			/* malformed lines skipped */
+	uint64_t mtime_ns, size;		/* of the file read */
+};
+
+/*
+ * Parse a perf map ("START SIZE NAME" per line, START and SIZE in hex with
+ * an optional 0x, NAME to the end of the line) from @f. Malformed lines
+ * (bad numbers, no name, size 0, wrapping ranges, overlong lines, control
+ * characters) are skipped and counted: JITs append while we read. Later
+ * entries win over earlier ones at the same start (code regenerated).
+ * Errors: -E2BIG past TP_PERFMAP_MAX entries, -ENOMEM, -EIO.
+ */
+int tp_perfmap_read(FILE *f, struct tp_perfmap **pmp);
+void tp_perfmap_free(struct tp_perfmap *pm);
+
+/* The entry holding @addr, or NULL. */
+const struct tp_perfsym *tp_perfmap_lookup(const struct tp_perfmap *pm, uint64_t addr);
+
+/*
+ * Load (or reload when it changed) the perf map of @p, read through
+ * /proc/PID/root/tmp/perf-NSPID.map, then /tmp/perf-PID.map; at most once
+ * per refresh interval. Returns 0 (p->perfmap may stay NULL) or -ENOMEM.
+ */
+int tp_proc_perfmap(struct taproot_proc *p);
+
+/* ---------------------------------------------------------- symbolizer */
+
+/*
+ * Demangle the C++ (Itanium ABI) name @name with libstdc++'s
+ * __cxa_demangle, loaded with dlopen on first use. Returns a malloc'ed
+ * string, or NULL when @name is not mangled, libstdc++ is not there, or
+ * demangling fails (the caller keeps the mangled name).
+ */
+char *tp_demangle(const char *name);
+
+/*
+ * The NT_GNU_BUILD_ID in the raw notes @buf of @len bytes (as
+ * /sys/kernel/notes gives them) into @id of @max bytes: its length, 0 when
+ * there is none or the notes are malformed.
+ */
+size_t tp_notes_build_id(const uint8_t *buf, size_t len, uint8_t *id, size_t max);
+
+/* The CRC-32 of .gnu_debuglink over the file @fd (read from its start). */
+int tp_file_crc32(int fd, uint32_t *crc);
+
+/* Free what symbolize.c attached to @e (called by tp_elf_free()). */
+void tp_elfsym_free(struct tp_elfsym *s);
+
+/*
+ * The symbol table of @e (its .symtab, its debug file's, else .dynsym):
+ * the name of the function holding @vaddr and *@off into it, or NULL.
+ * *@which, when not NULL, says where it came from ("symtab", "dynsym",
+ * "debug").
+ */
+const char *tp_elf_symbol(struct taproot_elf *e, uint64_t vaddr, uint64_t *off,
+			  const char **which);
+
+/* Where the separate debug file of @e came from ("" when none). */
+const char *tp_elf_debug_path(struct taproot_elf *e);
+
+#endif /* TAPROOT_PROCESS_PRIVATE_H */

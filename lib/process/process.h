@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot, process model layer: processes and their mappings, ELF
+ * files, perf maps and the symbolizer (lib/process/).
+ * Conventions (errors, ownership, threads): lib/taproot.h.
+ */
+#ifndef TAPROOT_PROCESS_H
+#define TAPROOT_PROCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/kernel.h"
+
+/* ---------------------------- processes, ELF files, symbols (symbolizer) */
+
+/*
+ * The process model: per process (identified by pid and start time, so a
+ * reused pid is another process) its executable mappings from
+ * /proc/PID/maps, read when it is first seen and again when a pc falls
+ * outside them (at most once per refresh interval). Files are opened
+ * through /proc/PID/root/PATH, so containerised processes work, and cached
+ * once per file (dev, ino, size, mtime) for every process mapping them.
+ *
+ * Pointers returned by the functions of this section (processes, mappings,
+ * ELF files, frames and their strings) stay valid until the next call on
+ * the same struct taproot_procs or struct taproot_sym, unless a contract
+ * says otherwise: the caches are bounded and evict what was used least
+ * recently.
+ */
+struct taproot_procs;
+struct taproot_proc;
+struct taproot_elf;
+struct Elf;				/* libelf's Elf */
+
+/* A longer /proc/PID/maps is cut to this many bytes. */
+#define TAPROOT_PROC_MAPS_MAX	(64u << 20)
+
+/* The files of /proc/PID the process model (and the pipeline) read. */
+enum taproot_proc_file {
+	TAPROOT_PROC_DIR,		/* the directory itself: only its failure is told */
+	TAPROOT_PROC_STAT,
+	TAPROOT_PROC_MAPS,
+	TAPROOT_PROC_COMM,
+	TAPROOT_PROC_NR_FILES
+};
+
+/*
+ * An observer of what the process model reads, so that a recording can
+ * keep it (taprootctl record --raw). Callbacks run inside the call that
+ * made the read, before it returns; the data is borrowed for the callback.
+ */
+struct taproot_procs_observer {
+	/*
+	 * /proc/PID/@file was read: its @len bytes are @data (exactly what
+	 * the parser saw), or @err < 0 is why it could not be read.
+	 */
+	void (*read)(void *arg, int pid, enum taproot_proc_file file, int err,
+		     const char *data, size_t len);
+	/*
+	 * The ELF file of a mapping (@dev, @ino as maps shows them; @path as
+	 * maps names it) was opened for the first time since it entered the
+	 * cache; @build_id is NULL (@build_id_len 0) when it has none.
+	 */
+	void (*elf)(void *arg, uint64_t dev, uint64_t ino, const char *path,
+		    const uint8_t *build_id, size_t build_id_len);
+	void *arg;
+};
+
+struct taproot_procs_opts {
+	unsigned int max_procs;		/* processes kept (LRU), >= 1 */
+	unsigned int max_elfs;		/* ELF files kept open (LRU), >= 1 */
+	unsigned int refresh_ms;	/* maps re-read at most this often */
+	unsigned int exit_grace_ms;	/* maps of an exited process kept */
+	const char *proc_root;		/* "/proc"; tests point it elsewhere */
+	/* NULL: none. Borrowed: it must outlive the process table. */
+	const struct taproot_procs_observer *observer;
+};
+
+/* Counters, cumulative. */
+struct taproot_procs_stats {
+	uint64_t procs_read;		/* /proc/PID/maps reads */
+	uint64_t procs_gone;		/* processes that could not be read */
+	uint64_t procs_evicted;		/* dropped by the LRU */
+	uint64_t pid_reused;		/* pid seen again with another start time */
+	uint64_t refreshes;		/* re-reads for a pc outside the maps */
+	uint64_t maps_dropped;		/* executable mappings past the cap */
+	uint64_t elfs_opened, elfs_evicted, elf_errors;
+};
+
+/* Fill @o with the defaults: 4096 processes, 128 ELF files, 200 ms, 5 s, "/proc". */
+void taproot_procs_opts_default(struct taproot_procs_opts *o);
+
+/*
+ * A new process table with options @opts (NULL: the defaults), owned by the
+ * caller (taproot_procs_free()). Errors: -EINVAL (a zero bound), -ENOMEM.
+ */
+int taproot_procs_new(const struct taproot_procs_opts *opts, struct taproot_procs **pp);
+
+/* Free @procs (NULL is allowed), its processes and its ELF files. */
+void taproot_procs_free(struct taproot_procs *procs);
+
+void taproot_procs_get_stats(const struct taproot_procs *procs,
+			     struct taproot_procs_stats *st);
+
+/*
+ * The process @pid whose start time (/proc/PID/stat field 22, clock ticks
+ * since boot) is @start_time, or whatever process has that pid when
+ * @start_time is 0. A process not known yet is read now (start time, then
+ * maps, through one open /proc/PID directory so a pid reused in between is
+ * noticed). A known process with another start time is replaced. A process
+ * that cannot be read (exited, pid reused, no permission) is still
+ * returned, with taproot_proc_gone() saying why, so its samples count.
+ * Returns 0 with *@pp set, -EINVAL for a pid <= 0, -ENOMEM.
+ */
+int taproot_proc_get(struct taproot_procs *procs, int pid, uint64_t start_time,
+		     struct taproot_proc **pp);
+
+/* NULL when @proc's maps are known, else why not ("process exited", ...). */
+const char *taproot_proc_gone(const struct taproot_proc *proc);
+
+int taproot_proc_pid(const struct taproot_proc *proc);
+uint64_t taproot_proc_start_time(const struct taproot_proc *proc);
+
+/*
+ * The process @pid exited (TAPROOT_REC_EXIT): its maps are kept for the
+ * exit grace period, for samples still queued, then dropped; a later
+ * taproot_proc_get() of the pid reads it afresh. Unknown pids are ignored.
+ */
+void taproot_proc_forget(struct taproot_procs *procs, int pid);
+
+/*
+ * The process @pid called exec (TAPROOT_REC_EXEC): its maps are re-read on
+ * next use, and taproot_proc_execs() of it grows, so that what was cached
+ * about its old program (symbolized pcs) is not taken for the new one.
+ */
+void taproot_proc_exec(struct taproot_procs *procs, int pid);
+
+/* Execs seen of @proc: part of its identity with pid and start time. */
+uint32_t taproot_proc_execs(const struct taproot_proc *proc);
+
+/*
+ * Do @proc's maps belong with a sample of its main thread whose comm was
+ * @comm? Its maps were read with its main thread's comm; execve renames
+ * the process, so another name means it exec'd between the sample and
+ * the read (the maps are the new program's, the sample the old one's) or
+ * the other way round, or that it renamed itself. Then the process is
+ * read again (at most once per refresh interval) and compared anew.
+ * False only when the names still differ: the sample's user part must
+ * not be unwound against these maps. True when either comm is unknown.
+ * Samples of other threads cannot be checked this way.
+ */
+bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm);
+
+/*
+ * As taproot_proc_check_comm(), without reading the process again: whether
+ * its maps are still of the name @comm (a pc outside them during an unwind
+ * or symbolization has it read again, maybe after an execve).
+ */
+bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm);
+
+/*
+ * A new process now has @pid (TAPROOT_REC_FORK): whatever was known of an
+ * earlier process with that pid is dropped at once (counted as pid_reused).
+ */
+void taproot_proc_new(struct taproot_procs *procs, int pid);
+
+/* Flags of struct taproot_map. */
+#define TAPROOT_MAP_ANON	(1U << 0)	/* no file: anonymous, [heap], JIT */
+#define TAPROOT_MAP_DELETED	(1U << 1)	/* the file was "(deleted)" */
+#define TAPROOT_MAP_VDSO	(1U << 2)	/* [vdso] */
+#define TAPROOT_MAP_VSYSCALL	(1U << 3)	/* [vsyscall] */
+#define TAPROOT_MAP_SPECIAL	(1U << 4)	/* another "[name]" */
+
+/* An executable mapping of a process. */
+struct taproot_map {
+	uint64_t start, end;		/* [start, end) */
+	uint64_t pgoff;			/* file offset of start */
+	uint64_t dev;			/* makedev(major, minor) as maps shows it */
+	uint64_t ino;
+	const char *path;		/* "" when anonymous; "[vdso]"; no " (deleted)" */
+	uint32_t flags;			/* TAPROOT_MAP_* */
+	/*
+	 * Set by taproot_proc_find_map() for the mapping it returns, and
+	 * valid as its result is; through taproot_proc_map(), stale.
+	 */
+	struct taproot_elf *elf;	/* NULL: no file, or it cannot be read */
+	int elf_err;			/* why elf is NULL (0: no file to open) */
+	uint64_t bias;			/* ELF vaddr = pc - bias, when elf */
+};
+
+/*
+ * The mapping of @proc holding @pc, with its ELF file opened (elf, bias;
+ * elf NULL with elf_err when the file cannot be opened or is not an ELF,
+ * or when the mapping has no file). When no mapping holds @pc, the maps are
+ * re-read (at most once per refresh interval) and searched again. Returns
+ * 0 with *@mp set, -ENOENT when no mapping holds @pc, -ESRCH when @proc is
+ * gone (taproot_proc_gone()).
+ */
+int taproot_proc_find_map(struct taproot_proc *proc, uint64_t pc,
+			  const struct taproot_map **mp);
+
+/* Number of executable mappings of @proc, and the @i-th (sorted by start). */
+size_t taproot_proc_map_count(const struct taproot_proc *proc);
+const struct taproot_map *taproot_proc_map(const struct taproot_proc *proc, size_t i);
+
+/*
+ * What the unwinder needs of the mapping holding a pc: the ELF file (for
+ * its CFI), a key naming its contents (the build ID; for a file without
+ * one, 32 bytes of its dev, ino, size and mtime), the bias (ELF vaddr =
+ * pc - bias) and the mapping's range.
+ */
+struct taproot_unwind_map {
+	struct Elf *elf;
+	const uint8_t *key;
+	size_t key_len;
+	uint64_t bias, start, end;
+};
+
+/*
+ * Fill @um for @pc of @proc. Errors: as taproot_proc_find_map(), and the
+ * mapping's elf_err when it has no ELF file.
+ */
+int taproot_proc_unwind_map(struct taproot_proc *proc, uint64_t pc,
+			    struct taproot_unwind_map *um);
+
+/*
+ * Open the ELF file @path through the cache of @procs (not tied to a
+ * process). Errors: -errno of open(), -ENOEXEC for a file that is not a
+ * valid ELF (truncated, corrupt), with a message.
+ */
+int taproot_elf_open(struct taproot_procs *procs, const char *path,
+		     struct taproot_elf **ep);
+
+/* libelf's handle of @e (read-only; owned by the cache). */
+struct Elf *taproot_elf_handle(const struct taproot_elf *e);
+
+/* The NT_GNU_BUILD_ID of @e, *@len bytes; NULL (*@len 0) when it has none. */
+const uint8_t *taproot_elf_build_id(const struct taproot_elf *e, size_t *len);
+
+/* The path @e was opened by. */
+const char *taproot_elf_path(const struct taproot_elf *e);
+
+/*
+ * The bias of @e mapped at [@start, @end) from file offset @pgoff: ELF
+ * vaddr = pc - bias, from the PT_LOAD segment holding that file offset
+ * (vaddr = pc - start + pgoff - p_offset + p_vaddr). -ENOENT when no
+ * segment holds it.
+ */
+int taproot_elf_bias(const struct taproot_elf *e, uint64_t start, uint64_t end,
+		     uint64_t pgoff, uint64_t *bias);
+
+/* The symbolizer: pc -> frames, over a process table and kernel symbols. */
+struct taproot_sym;
+
+/* One frame; one pc gives several when code was inlined (innermost first). */
+struct taproot_frame {
+	const char *function;		/* never NULL; "[unknown]" when unknown */
+	const char *file;		/* source file, NULL when unknown */
+	unsigned int line;		/* 0 when unknown */
+	const char *map_path;		/* mapping path, "[kernel.kallsyms]", "[MODULE]"; never NULL */
+	const uint8_t *build_id;	/* NULL when none */
+	size_t build_id_len;
+	uint64_t map_offset;		/* ELF vaddr (or offset into an ELF-less mapping) */
+	uint64_t sym_offset;		/* pc - symbol start, 0 when unknown */
+	bool inlined;			/* inlined into the next frame */
+	bool known;			/* function is a real name */
+};
+
+/* taproot_sym_*() flags */
+#define TAPROOT_SYM_RETADDR	(1U << 0)	/* a return address: look up pc - 1 */
+
+/*
+ * A symbolizer over @procs (user frames) and @ksyms (kernel frames; NULL:
+ * kernel frames stay unknown), both borrowed for its lifetime. -ENOMEM.
+ */
+int taproot_sym_new(struct taproot_procs *procs, const struct taproot_ksyms *ksyms,
+		    struct taproot_sym **sp);
+void taproot_sym_free(struct taproot_sym *s);
+
+/*
+ * Frames for the user pc @pc of @proc: from the ELF symbol table of its
+ * mapping (.symtab, a separate debug file's, or .dynsym), DWARF inline
+ * chains and file:line when there is debug information, C++ names
+ * demangled; from the process's perf map for JIT code. Never fails for an
+ * unknown pc: one frame "[unknown]" keeps the mapping path and offset
+ * ("[unknown: process exited]" and the like for a gone process). Returns
+ * the number of frames (1..16) with *@frames pointing to them, or -ENOMEM.
+ */
+int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc,
+		     unsigned int flags, const struct taproot_frame **frames);
+
+/* The same for a kernel address, from the kallsyms table. */
+int taproot_sym_kernel(struct taproot_sym *s, uint64_t pc, unsigned int flags,
+		       const struct taproot_frame **frames);
+
+/* The same for ELF vaddr @vaddr of @elf (no process). */
+int taproot_sym_elf(struct taproot_sym *s, struct taproot_elf *elf, uint64_t vaddr,
+		    unsigned int flags, const struct taproot_frame **frames);
+
+#endif /* TAPROOT_PROCESS_H */

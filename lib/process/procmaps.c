@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The process model: the executable mappings of each process seen in
+ * samples, from /proc/PID/maps, and the ELF file behind each.
+ *
+ * A process is its pid and its start time (/proc/PID/stat field 22), so a
+ * reused pid is a new process. It is read when first seen and re-read when
+ * a pc falls outside its maps (at most once per refresh interval), after
+ * exec, and when the exit grace of a forgotten process ran out. A process
+ * that cannot be read is kept with the reason, so its samples still count.
+ *
+ * Bounded: at most max_procs processes (least recently used evicted),
+ * TP_MAPS_EXEC_MAX executable mappings each, maps lines of at most
+ * TP_MAPS_LINE_MAX bytes and TP_MAPS_LINES_MAX lines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "process/process-private.h"
+
+/*
+ * The coarse clock (the last tick's time) is enough for intervals of a
+ * second or so, and it is read per frame: the precise one costs a system
+ * call where the clocksource has no vDSO read (hpet, acpi_pm: VMs,
+ * emulators), which made it the largest single cost of a warm unwind there.
+ */
+uint64_t tp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+int tp_stat_start_time(const char *buf, size_t len, uint64_t *start)
+{
+	const char *p, *end = buf + len;
+	int field;
+
+	/* comm is in parentheses and may hold anything: after the last ')'. */
+	p = memrchr(buf, ')', len);
+	if (!p || !memchr(buf, '(', (size_t)(p - buf)))
+		return tp_err(-TAPROOT_EPROTO, "stat: no (comm)");
+	p++;
+	/* Fields 3 (state) .. 22 (starttime), each preceded by a space. */
+	for (field = 3; field <= 22; field++) {
+		const char *f;
+
+		if (p >= end || *p != ' ')
+			return tp_err(-TAPROOT_EPROTO, "stat: field %d missing", field);
+		f = ++p;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+		if (p == f)
+			return tp_err(-TAPROOT_EPROTO, "stat: field %d empty", field);
+		if (field == 22) {
+			uint64_t v = 0;
+
+			for (; f < p; f++) {
+				if (*f < '0' || *f > '9' || v > (UINT64_MAX - 9) / 10)
+					return tp_err(-TAPROOT_EPROTO, "stat: bad start time");
+				v = v * 10 + (uint64_t)(*f - '0');
+			}
+			*start = v;
+		}
+	}
+	return 0;
+}
+
+/* Parse 1..16 hex digits at *@pp followed by @stop; advance past it. */
+bool tp_parse_hex(const char **pp, char stop, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t x = 0;
+	int n = 0;
+
+	for (;; p++, n++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			break;
+		if (n == 16)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (!n || *p != stop)
+		return false;
+	*pp = p + 1;
+	*v = x;
+	return true;
+}
+
+/* A decimal number, then a space or the end of the line. */
+static bool tp_dec(const char **pp, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t x = 0;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p != ' ' && *p != '\0')
+		return false;
+	*pp = p;
+	*v = x;
+	return true;
+}
+
+struct tp_maps_line {
+	uint64_t start, end, pgoff, major, minor, ino;
+	char perms[5];
+	const char *path;	/* into the line; "" when none */
+};
+
+/* One line without its newline. Returns false when it is malformed. */
+static bool tp_maps_parse_line(const char *line, struct tp_maps_line *l)
+{
+	const char *p = line;
+
+	if (!tp_parse_hex(&p, '-', &l->start) || !tp_parse_hex(&p, ' ', &l->end))
+		return false;
+	if ((p[0] != 'r' && p[0] != '-') || (p[1] != 'w' && p[1] != '-') ||
+	    (p[2] != 'x' && p[2] != '-') || (p[3] != 'p' && p[3] != 's') || p[4] != ' ')
+		return false;
+	memcpy(l->perms, p, 4);
+	l->perms[4] = '\0';
+	p += 5;
+	if (!tp_parse_hex(&p, ' ', &l->pgoff) || !tp_parse_hex(&p, ':', &l->major) ||
+	    !tp_parse_hex(&p, ' ', &l->minor) || !tp_dec(&p, &l->ino))
+		return false;
+	if (l->major > 0xfff || l->minor > 0xfffff)
+		return false;
+	if (l->start >= l->end || (l->start & 0xfff) || (l->end & 0xfff))
+		return false;
+	while (*p == ' ')
+		p++;
+	l->path = p;
+	return true;
+}
+
+/* Append @n bytes of @s to @p's strings, NUL terminated; its offset or -1. */
+static int64_t tp_proc_str(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	size_t off = *len;
+
+	if (*len + n + 1 > *cap) {
+		size_t c = *cap ? *cap * 2 : 4096;
+		char *b;
+
+		while (c < *len + n + 1)
+			c *= 2;
+		if (c > UINT32_MAX)
+			return -1;
+		b = realloc(*buf, c);
+		if (!b)
+			return -1;
+		*buf = b;
+		*cap = c;
+	}
+	memcpy(*buf + off, s, n);
+	(*buf)[off + n] = '\0';
+	*len += n + 1;
+	return (int64_t)off;
+}
+
+/* The kernel writes a newline of a path as "\012": undo that, in place. */
+static size_t tp_unescape_path(char *s, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 3 < n + 1 && !strncmp(s + i, "\\012", 4)) {
+			s[o++] = '\n';
+			i += 3;
+		} else {
+			s[o++] = s[i];
+		}
+	}
+	return o;
+}
+
+int tp_maps_read(struct taproot_proc *p, FILE *f)
+{
+	static const char deleted[] = " (deleted)";
+	char *line = NULL, *strings = NULL;
+	struct tp_map *maps = NULL, *m;
+	size_t nr = 0, alloc = 0, len = 0, cap = 0, lines = 0, n;
+	uint64_t prev_end = 0;
+	int err = 0;
+
+	line = malloc(TP_MAPS_LINE_MAX + 2);
+	if (!line)
+		return tp_err(-ENOMEM, NULL);
+	/* Offset 0 of strings is "". */
+	if (tp_proc_str(&strings, &len, &cap, "", 0) < 0) {
+		err = tp_err(-ENOMEM, NULL);
+		goto out;
+	}
+	while (fgets(line, TP_MAPS_LINE_MAX + 2, f)) {
+		struct tp_maps_line l;
+		uint32_t flags = 0;
+		int64_t off;
+		char *path;
+		size_t plen;
+
+		lines++;
+		if (lines > TP_MAPS_LINES_MAX) {
+			err = tp_err(-E2BIG, "pid %d: maps has more than %u lines", p->pid,
+				     TP_MAPS_LINES_MAX);
+			goto out;
+		}
+		n = strlen(line);
+		if (n && line[n - 1] == '\n') {
+			line[--n] = '\0';
+		} else if (!feof(f)) {
+			err = tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu longer than %u bytes",
+				     p->pid, lines, TP_MAPS_LINE_MAX);
+			goto out;
+		}
+		if (!tp_maps_parse_line(line, &l)) {
+			err = tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu malformed: '%.100s'",
+				     p->pid, lines, line);
+			goto out;
+		}
+		if (l.start < prev_end) {
+			err = tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu overlaps or is out of order",
+				     p->pid, lines);
+			goto out;
+		}
+		prev_end = l.end;
+		if (l.perms[2] != 'x')
+			continue;
+		if (nr == TP_MAPS_EXEC_MAX) {
+			p->procs->stats.maps_dropped++;
+			continue;
+		}
+
+		path = (char *)l.path;
+		plen = strlen(path);
+		if (plen >= sizeof(deleted) - 1 &&
+		    !strcmp(path + plen - (sizeof(deleted) - 1), deleted)) {
+			plen -= sizeof(deleted) - 1;
+			flags |= TAPROOT_MAP_DELETED;
+		}
+		plen = tp_unescape_path(path, plen);
+		if (plen == 0) {
+			flags |= TAPROOT_MAP_ANON;
+		} else if (path[0] == '[') {
+			if (plen == 6 && !memcmp(path, "[vdso]", 6))
+				flags |= TAPROOT_MAP_VDSO;
+			else if (plen == 10 && !memcmp(path, "[vsyscall]", 10))
+				flags |= TAPROOT_MAP_VSYSCALL;
+			else
+				flags |= TAPROOT_MAP_SPECIAL | TAPROOT_MAP_ANON;
+		} else if (path[0] != '/') {
+			/* anon_inode:..., a memfd without a leading /, ... */
+			flags |= TAPROOT_MAP_SPECIAL | TAPROOT_MAP_ANON;
+		}
+		off = tp_proc_str(&strings, &len, &cap, path, plen);
+		if (off < 0) {
+			err = tp_err(-ENOMEM, NULL);
+			goto out;
+		}
+		if (nr == alloc) {
+			size_t a = alloc ? alloc * 2 : 64;
+			struct tp_map *nm = realloc(maps, a * sizeof(*maps));
+
+			if (!nm) {
+				err = tp_err(-ENOMEM, NULL);
+				goto out;
+			}
+			maps = nm;
+			alloc = a;
+		}
+		m = &maps[nr++];
+		memset(m, 0, sizeof(*m));
+		m->pub.start = l.start;
+		m->pub.end = l.end;
+		m->pub.pgoff = l.pgoff;
+		m->pub.dev = makedev((unsigned int)l.major, (unsigned int)l.minor);
+		m->pub.ino = l.ino;
+		m->pub.flags = flags;
+		m->path_off = (uint32_t)off;
+	}
+	if (ferror(f)) {
+		err = -errno ? -errno : -EIO;
+		err = tp_err(err, "pid %d: reading maps: %s", p->pid, strerror(-err));
+		goto out;
+	}
+	/* Done: replace the old maps. */
+	for (n = 0; n < nr; n++)
+		maps[n].pub.path = strings + maps[n].path_off;
+	free(p->maps);
+	free(p->strings);
+	p->maps = maps;
+	p->nr_maps = nr;
+	p->strings = strings;
+	p->strings_len = len;
+	p->maps_lines = lines;
+	maps = NULL;
+	strings = NULL;
+out:
+	free(maps);
+	free(strings);
+	free(line);
+	return err;
+}
+
+struct tp_map *tp_proc_lookup(struct taproot_proc *p, uint64_t pc)
+{
+	size_t lo = 0, hi = p->nr_maps, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].pub.start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= p->maps[lo - 1].pub.end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+/* ------------------------------------------------------ the table */
+
+void taproot_procs_opts_default(struct taproot_procs_opts *o)
+{
+	o->max_procs = TP_PROCS_MAX_DEFAULT;
+	o->max_elfs = TP_ELFS_MAX_DEFAULT;
+	o->refresh_ms = TP_REFRESH_MS_DEFAULT;
+	o->exit_grace_ms = TP_EXIT_GRACE_MS_DEFAULT;
+	o->proc_root = "/proc";
+	o->observer = NULL;
+}
+
+int taproot_procs_new(const struct taproot_procs_opts *opts, struct taproot_procs **pp)
+{
+	struct taproot_procs *procs;
+	int err;
+
+	*pp = NULL;
+	procs = calloc(1, sizeof(*procs));
+	if (!procs)
+		return tp_err(-ENOMEM, NULL);
+	if (opts)
+		procs->opts = *opts;
+	else
+		taproot_procs_opts_default(&procs->opts);
+	if (!procs->opts.max_procs || !procs->opts.max_elfs) {
+		free(procs);
+		return tp_err(-EINVAL, "process table: max_procs and max_elfs must be at least 1");
+	}
+	if (!procs->opts.proc_root)
+		procs->opts.proc_root = "/proc";
+	/* Kept by pointer: copy it. */
+	procs->proc_root = strdup(procs->opts.proc_root);
+	procs->nr_buckets = 64;
+	while (procs->nr_buckets < (size_t)procs->opts.max_procs * 2 &&
+	       procs->nr_buckets < (1u << 22))
+		procs->nr_buckets *= 2;
+	procs->hash = calloc(procs->nr_buckets, sizeof(*procs->hash));
+	if (!procs->proc_root || !procs->hash) {
+		free(procs->proc_root);
+		free(procs->hash);
+		free(procs);
+		return tp_err(-ENOMEM, NULL);
+	}
+	procs->opts.proc_root = procs->proc_root;
+	err = tp_elfs_init(&procs->elfs, procs->opts.max_elfs);
+	if (err) {
+		free(procs->proc_root);
+		free(procs->hash);
+		free(procs);
+		return err;
+	}
+	*pp = procs;
+	return 0;
+}
+
+static size_t tp_procs_bucket(const struct taproot_procs *procs, int pid)
+{
+	uint64_t h = (uint64_t)(unsigned int)pid * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 32) & (procs->nr_buckets - 1);
+}
+
+static void tp_proc_clear(struct taproot_proc *p)
+{
+	free(p->maps);
+	free(p->strings);
+	tp_perfmap_free(p->perfmap);
+	p->maps = NULL;
+	p->strings = NULL;
+	p->nr_maps = 0;
+	p->perfmap = NULL;
+}
+
+static void tp_procs_remove(struct taproot_procs *procs, struct taproot_proc *p)
+{
+	struct taproot_proc **pp = &procs->hash[tp_procs_bucket(procs, p->pid)];
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = p->hnext;
+	if (p->lru_prev)
+		p->lru_prev->lru_next = p->lru_next;
+	else
+		procs->lru_head = p->lru_next;
+	if (p->lru_next)
+		p->lru_next->lru_prev = p->lru_prev;
+	else
+		procs->lru_tail = p->lru_prev;
+	procs->nr--;
+	tp_proc_clear(p);
+	free(p);
+}
+
+void taproot_procs_free(struct taproot_procs *procs)
+{
+	if (!procs)
+		return;
+	while (procs->lru_head)
+		tp_procs_remove(procs, procs->lru_head);
+	tp_elfs_fini(&procs->elfs);
+	free(procs->hash);
+	free(procs->proc_root);
+	free(procs);
+}
+
+void taproot_procs_get_stats(const struct taproot_procs *procs,
+			     struct taproot_procs_stats *st)
+{
+	*st = procs->stats;
+	st->elfs_opened = procs->elfs.opened;
+	st->elfs_evicted = procs->elfs.evicted;
+}
+
+static struct taproot_proc *tp_procs_find(struct taproot_procs *procs, int pid)
+{
+	struct taproot_proc *p;
+
+	for (p = procs->hash[tp_procs_bucket(procs, pid)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void tp_procs_touch(struct taproot_procs *procs, struct taproot_proc *p)
+{
+	if (procs->lru_head == p)
+		return;
+	if (p->lru_prev)
+		p->lru_prev->lru_next = p->lru_next;
+	if (p->lru_next)
+		p->lru_next->lru_prev = p->lru_prev;
+	else
+		procs->lru_tail = p->lru_prev;
+	p->lru_prev = NULL;
+	p->lru_next = procs->lru_head;
+	if (procs->lru_head)
+		procs->lru_head->lru_prev = p;
+	procs->lru_head = p;
+	if (!procs->lru_tail)
+		procs->lru_tail = p;
+}
+
+static struct taproot_proc *tp_procs_add(struct taproot_procs *procs, int pid)
+{
+	struct taproot_proc *p;
+	size_t b;
+
+	while (procs->nr >= procs->opts.max_procs && procs->lru_tail) {
+		tp_procs_remove(procs, procs->lru_tail);
+		procs->stats.procs_evicted++;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->procs = procs;
+	p->pid = pid;
+	p->state = TP_PROC_NEW;
+	b = tp_procs_bucket(procs, pid);
+	p->hnext = procs->hash[b];
+	procs->hash[b] = p;
+	p->lru_next = procs->lru_head;
+	if (procs->lru_head)
+		procs->lru_head->lru_prev = p;
+	procs->lru_head = p;
+	if (!procs->lru_tail)
+		procs->lru_tail = p;
+	procs->nr++;
+	return p;
+}
+
+/* @p cannot be read: keep it, with @err and the reason. */
+static void tp_proc_set_gone(struct taproot_proc *p, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void tp_proc_set_gone(struct taproot_proc *p, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+	va_end(ap);
+	p->err = err;
+	if (p->nr_maps && err == -ESRCH) {
+		/* It ran before: keep its maps for its late samples. */
+		if (p->state != TP_PROC_EXITED)
+			p->exited_ms = tp_now_ms();
+		p->state = TP_PROC_EXITED;
+		return;
+	}
+	p->state = TP_PROC_GONE;
+	p->procs->stats.procs_gone++;
+}
+
+/* Read up to @len - 1 bytes of @name in @dirfd, NUL terminated. */
+static ssize_t tp_read_at(int dirfd, const char *name, char *buf, size_t len)
+{
+	ssize_t n, got = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)got < len - 1) {
+		n = read(fd, buf + got, len - 1 - (size_t)got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+static bool tp_errno_exited(int err)
+{
+	return err == -ENOENT || err == -ESRCH;
+}
+
+/* Tell the observer, if any, what was read of /proc/PID/@file. */
+static void tp_observe(const struct taproot_procs *procs, int pid, enum taproot_proc_file file,
+		       int err, const char *data, size_t len)
+{
+	const struct taproot_procs_observer *o = procs->opts.observer;
+
+	if (o && o->read)
+		o->read(o->arg, pid, file, err, data, len);
+}
+
+/*
+ * With an observer, maps is read whole first, so that the observer gets
+ * exactly the text the parser then reads (through fmemopen()); at most
+ * TAPROOT_PROC_MAPS_MAX bytes, which a replay then cuts the same way.
+ */
+static FILE *tp_maps_open_observed(struct taproot_proc *p, int dirfd, char **bufp)
+{
+	char *buf = NULL;
+	FILE *f = NULL;
+	size_t len = 0;
+	int fd, err;
+
+	*bufp = NULL;
+	fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		tp_observe(p->procs, p->pid, TAPROOT_PROC_MAPS, err, NULL, 0);
+		errno = -err;
+		return NULL;
+	}
+	err = tp_read_fd(fd, TAPROOT_PROC_MAPS_MAX, &buf, &len);
+	close(fd);
+	tp_observe(p->procs, p->pid, TAPROOT_PROC_MAPS, err, buf, err ? 0 : len);
+	/* "r" of zero bytes is an empty stream: maps of a zombie. */
+	if (!err && !(f = fmemopen(len ? buf : (char *)"", len, "r")))
+		err = -errno;
+	if (err) {
+		free(buf);
+		errno = -err;
+		return NULL;
+	}
+	*bufp = buf;
+	return f;
+}
+
+/* @p's /proc/PID/comm (its main thread's name) into @buf, "" if unknown. */
+static void tp_read_comm(struct taproot_proc *p, int dirfd, char *buf, size_t len)
+{
+	ssize_t n = tp_read_at(dirfd, "comm", buf, len);
+
+	tp_observe(p->procs, p->pid, TAPROOT_PROC_COMM, n < 0 ? (int)n : 0, buf,
+		   n < 0 ? 0 : (size_t)n);
+	if (n < 0)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * (Re)read @p: its start time (which must be @want when not 0) and maps.
+ * On failure @p keeps its previous maps: a live process becomes GONE only
+ * when it has none.
+ */
+static void tp_proc_read(struct taproot_proc *p, uint64_t want)
+{
+	struct taproot_procs *procs = p->procs;
+	char dir[PATH_MAX], statbuf[4096], *mapsbuf = NULL, comm[sizeof(p->comm)];
+	uint64_t start = 0;
+	ssize_t n;
+	FILE *f;
+	int dirfd, fd, err;
+
+	p->read_ms = tp_now_ms();
+	procs->stats.procs_read++;
+	snprintf(p->root, sizeof(p->root), "%s/%d/root",
+		 strlen(procs->proc_root) < sizeof(p->root) - 20 ? procs->proc_root : "/proc",
+		 p->pid);
+	snprintf(dir, sizeof(dir), "%s/%d", procs->proc_root, p->pid);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		err = -errno;
+		tp_observe(procs, p->pid, TAPROOT_PROC_DIR, err, NULL, 0);
+		if (tp_errno_exited(err))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else
+			tp_proc_set_gone(p, err, "%s: %s", dir, strerror(-err));
+		return;
+	}
+	n = tp_read_at(dirfd, "stat", statbuf, sizeof(statbuf));
+	tp_observe(procs, p->pid, TAPROOT_PROC_STAT, n < 0 ? (int)n : 0, statbuf,
+		   n < 0 ? 0 : (size_t)n);
+	if (n < 0) {
+		if (tp_errno_exited((int)n))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else
+			tp_proc_set_gone(p, (int)n, "reading stat: %s", strerror((int)-n));
+		goto out;
+	}
+	err = tp_stat_start_time(statbuf, (size_t)n, &start);
+	if (err) {
+		tp_proc_set_gone(p, err, "malformed %s/stat", dir);
+		goto out;
+	}
+	if (want && start != want) {
+		p->start_time = want;
+		tp_proc_set_gone(p, -ESRCH, "process exited (pid reused)");
+		procs->stats.pid_reused++;
+		goto out;
+	}
+	if (p->start_time && start != p->start_time) {
+		/* Another process took the pid: nothing of the old one applies. */
+		tp_proc_clear(p);
+		procs->stats.pid_reused++;
+	}
+	p->start_time = start;
+
+	/* The name before the maps: taproot_proc_check_comm(). */
+	tp_read_comm(p, dirfd, comm, sizeof(comm));
+	if (procs->opts.observer) {
+		fd = -1;
+		f = tp_maps_open_observed(p, dirfd, &mapsbuf);
+	} else {
+		fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	}
+	if (!f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (tp_errno_exited(err))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else
+			tp_proc_set_gone(p, err, "reading maps: %s", strerror(-err));
+		goto out;
+	}
+	err = tp_maps_read(p, f);
+	fclose(f);
+	free(mapsbuf);
+	if (err) {
+		if (tp_errno_exited(err))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else if (!p->nr_maps)
+			tp_proc_set_gone(p, err, "%s", taproot_errmsg(err));
+		goto out;
+	}
+	if (!p->nr_maps) {
+		/* A zombie or a kernel thread: maps is empty. */
+		tp_proc_set_gone(p, -ESRCH, "process exited (no executable mappings)");
+		goto out;
+	}
+	p->state = TP_PROC_LIVE;
+	p->err = 0;
+	p->reason[0] = '\0';
+	/*
+	 * The name that goes with these maps, the same before and after
+	 * them: else an execve came in between, and the maps may be of
+	 * either program: "\n", a name no comm read here has, sends every
+	 * sample of the main thread to read the process again.
+	 */
+	tp_read_comm(p, dirfd, p->comm, sizeof(p->comm));
+	if (strcmp(comm, p->comm))
+		strcpy(p->comm, "\n");
+out:
+	close(dirfd);
+}
+
+bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm)
+{
+	return !proc->comm[0] || !strcmp(proc->comm, comm);
+}
+
+bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm)
+{
+	if (!proc->comm[0] || !strcmp(proc->comm, comm))
+		return true;
+	/*
+	 * Renamed, or exec'd after the read: read it again, at the usual
+	 * pace (an exited one cannot be: its maps stay of the name read).
+	 */
+	if (proc->state == TP_PROC_LIVE &&
+	    tp_now_ms() - proc->read_ms >= proc->procs->opts.refresh_ms) {
+		proc->procs->stats.refreshes++;
+		tp_proc_read(proc, 0);
+	}
+	return !proc->comm[0] || !strcmp(proc->comm, comm);
+}
+
+int taproot_proc_get(struct taproot_procs *procs, int pid, uint64_t start_time,
+		     struct taproot_proc **pp)
+{
+	struct taproot_proc *p;
+	uint64_t now = tp_now_ms();
+
+	*pp = NULL;
+	if (pid <= 0)
+		return tp_err(-EINVAL, "pid %d", pid);
+	p = tp_procs_find(procs, pid);
+	if (p) {
+		bool reread = false;
+
+		tp_procs_touch(procs, p);
+		if (start_time && p->start_time && p->start_time != start_time) {
+			/* Another process with this pid. */
+			procs->stats.pid_reused++;
+			tp_procs_remove(procs, p);
+			p = NULL;
+		} else if (p->state == TP_PROC_NEW) {
+			reread = true;
+		} else if (p->state == TP_PROC_EXITED) {
+			if (!start_time && now - p->exited_ms >= procs->opts.exit_grace_ms) {
+				tp_procs_remove(procs, p);
+				p = NULL;
+			}
+		} else if (p->state == TP_PROC_GONE && !start_time &&
+			   now - p->read_ms >= procs->opts.refresh_ms) {
+			/* The pid may have a new process by now. */
+			tp_procs_remove(procs, p);
+			p = NULL;
+		}
+		if (p) {
+			if (reread)
+				tp_proc_read(p, start_time);
+			*pp = p;
+			return 0;
+		}
+	}
+	p = tp_procs_add(procs, pid);
+	if (!p)
+		return tp_err(-ENOMEM, NULL);
+	tp_proc_read(p, start_time);
+	*pp = p;
+	return 0;
+}
+
+const char *taproot_proc_gone(const struct taproot_proc *proc)
+{
+	return proc->state == TP_PROC_GONE ? proc->reason : NULL;
+}
+
+int taproot_proc_pid(const struct taproot_proc *proc)
+{
+	return proc->pid;
+}
+
+uint64_t taproot_proc_start_time(const struct taproot_proc *proc)
+{
+	return proc->start_time;
+}
+
+void taproot_proc_forget(struct taproot_procs *procs, int pid)
+{
+	struct taproot_proc *p = tp_procs_find(procs, pid);
+
+	if (!p)
+		return;
+	if (p->state != TP_PROC_LIVE) {
+		tp_procs_remove(procs, p);
+		return;
+	}
+	p->state = TP_PROC_EXITED;
+	p->exited_ms = tp_now_ms();
+}
+
+void taproot_proc_exec(struct taproot_procs *procs, int pid)
+{
+	struct taproot_proc *p = tp_procs_find(procs, pid);
+
+	if (p && p->state != TP_PROC_EXITED) {
+		p->execs++;
+		p->state = TP_PROC_NEW;
+		tp_perfmap_free(p->perfmap);
+		p->perfmap = NULL;
+	}
+}
+
+void taproot_proc_new(struct taproot_procs *procs, int pid)
+{
+	struct taproot_proc *p = tp_procs_find(procs, pid);
+
+	if (p) {
+		procs->stats.pid_reused++;
+		tp_procs_remove(procs, p);
+	}
+}
+
+uint32_t taproot_proc_execs(const struct taproot_proc *proc)
+{
+	return proc->execs;
+}
+
+size_t taproot_proc_map_count(const struct taproot_proc *proc)
+{
+	return proc->nr_maps;
+}
+
+const struct taproot_map *taproot_proc_map(const struct taproot_proc *proc, size_t i)
+{
+	return i < proc->nr_maps ? &proc->maps[i].pub : NULL;
+}
+
+/* Open the ELF file of @m (once per mapping; errors are remembered). */
+static void tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
+{
+	struct taproot_procs *procs = p->procs;
+	const struct taproot_procs_observer *o = procs->opts.observer;
+	struct taproot_elf *e = NULL;
+	uint64_t opened = procs->elfs.opened;
+	char alt[PATH_MAX];
+	int err;
+
+	m->pub.elf = NULL;
+	m->pub.elf_err = m->elf_err;
+	if (m->elf_err)
+		return;
+	if (m->pub.flags & TAPROOT_MAP_VDSO) {
+		err = tp_elfs_vdso(&procs->elfs, &e);
+	} else if (m->pub.flags & (TAPROOT_MAP_ANON | TAPROOT_MAP_VSYSCALL)) {
+		return;
+	} else {
+		/*
+		 * map_files (root only) opens the mapped file itself: the one
+		 * way to a deleted file, and the fallback when the path leads
+		 * nowhere or to another inode than maps shows. On overlayfs
+		 * before 6.6, maps shows a copied-up file's real (upper) inode,
+		 * while every open, map_files too, sees the overlay's.
+		 */
+		snprintf(alt, sizeof(alt), "%s/%d/map_files/%llx-%llx", procs->proc_root,
+			 p->pid, (unsigned long long)m->pub.start,
+			 (unsigned long long)m->pub.end);
+		err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root, m->pub.path,
+				  (m->pub.flags & TAPROOT_MAP_DELETED) ? alt : NULL, &e);
+		if ((err == -ESTALE || err == -ENOENT) && !(m->pub.flags & TAPROOT_MAP_DELETED))
+			err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root,
+					  m->pub.path, alt, &e);
+		/* Newly opened: a replay must find the same file (its build ID). */
+		if (!err && o && o->elf && procs->elfs.opened != opened)
+			o->elf(o->arg, m->pub.dev, m->pub.ino, m->pub.path, e->build_id,
+			       e->build_id_len);
+	}
+	if (!err)
+		err = taproot_elf_bias(e, m->pub.start, m->pub.end, m->pub.pgoff, &m->pub.bias);
+	if (err) {
+		m->elf_err = m->pub.elf_err = err;
+		procs->stats.elf_errors++;
+		return;
+	}
+	m->pub.elf = e;
+}
+
+int taproot_proc_find_map(struct taproot_proc *proc, uint64_t pc,
+			  const struct taproot_map **mp)
+{
+	struct tp_map *m;
+
+	*mp = NULL;
+	if (proc->state == TP_PROC_GONE)
+		return tp_err(-ESRCH, "pid %d: %s", proc->pid, proc->reason);
+	if (proc->state == TP_PROC_NEW)
+		tp_proc_read(proc, 0);
+	m = tp_proc_lookup(proc, pc);
+	if (!m && proc->state == TP_PROC_LIVE &&
+	    tp_now_ms() - proc->read_ms >= proc->procs->opts.refresh_ms) {
+		proc->procs->stats.refreshes++;
+		tp_proc_read(proc, 0);
+		m = tp_proc_lookup(proc, pc);
+	}
+	if (!m) {
+		if (proc->state == TP_PROC_GONE)
+			return tp_err(-ESRCH, "pid %d: %s", proc->pid, proc->reason);
+		return tp_err(-ENOENT, "pid %d: no executable mapping holds 0x%llx",
+			      proc->pid, (unsigned long long)pc);
+	}
+	tp_map_resolve(proc, m);
+	*mp = &m->pub;
+	return 0;
+}
+
+int taproot_proc_unwind_map(struct taproot_proc *proc, uint64_t pc,
+			    struct taproot_unwind_map *um)
+{
+	const struct taproot_map *m;
+	int err;
+
+	memset(um, 0, sizeof(*um));
+	err = taproot_proc_find_map(proc, pc, &m);
+	if (err)
+		return err;
+	if (!m->elf)
+		return m->elf_err ? m->elf_err :
+		       tp_err(-ENOENT, "pid %d: 0x%llx is in a mapping without a file (%s)",
+			      proc->pid, (unsigned long long)pc,
+			      m->path[0] ? m->path : "anonymous");
+	um->elf = m->elf->elf;
+	um->key = m->elf->key;
+	um->key_len = m->elf->key_len;
+	um->bias = m->bias;
+	um->start = m->start;
+	um->end = m->end;
+	return 0;
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pprof writer: a profile (lib/profile/profile.c) as a gzipped
+ * perftools.profiles.Profile message (the profile.proto of
+ * github.com/google/pprof), and written atomically to a file.
+ *
+ * Encoded by hand rather than through protobuf-c, on purpose:
+ *  - the format is small and frozen: seven messages, a few dozen fields,
+ *    only two wire types (varint and length-delimited), no oneofs, maps
+ *    or floats. The encoder is ~150 lines and writes straight from the
+ *    builder's tables, with no intermediate object tree (protobuf-c would
+ *    need one: each Sample, Location, Line and Label a malloc'ed struct
+ *    with pointer arrays, then a second pass to pack them);
+ *  - no code generation step in the build (protoc-c and a vendored or
+ *    generated profile.pb-c.[ch]), and no extra runtime library for the
+ *    daemon (libprotobuf-c) — zlib, already linked, does the gzip;
+ *  - correctness is not taken on trust: the unit tests (test_pprof.c)
+ *    decode what this writes with the real protoc and the profile.proto
+ *    Debian ships, and read it with the real pprof tool.
+ * Repeated scalars (Sample.location_id, Sample.value, comment) are
+ * written packed, as proto3 does by default; fields equal to 0 are
+ * omitted, as proto3 does, except string_table entries (index 0 is "").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "profile/profile-private.h"
+#include "util/util.h"
+
+/* ------------------------------------------------ protobuf encoding */
+
+enum { WT_VARINT = 0, WT_LEN = 2 };
+
+/* An output buffer; an allocation failure is sticky (err). */
+struct pb {
+	uint8_t *d;
+	size_t len, cap;
+	int err;
+};
+
+static bool pb_need(struct pb *b, size_t n)
+{
+	size_t cap;
+	uint8_t *nd;
+
+	if (b->err)
+		return false;
+	if (b->len + n <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + n) {
+		if (cap > SIZE_MAX / 2) {
+			b->err = -EOVERFLOW;
+			return false;
+		}
+		cap *= 2;
+	}
+	nd = realloc(b->d, cap);
+	if (!nd) {
+		b->err = -ENOMEM;
+		return false;
+	}
+	b->d = nd;
+	b->cap = cap;
+	return true;
+}
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static size_t varint_put(uint8_t *d, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		d[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	d[n++] = (uint8_t)v;
+	return n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	if (pb_need(b, 10))
+		b->len += varint_put(b->d + b->len, v);
+}
+
+static void pb_key(struct pb *b, unsigned int field, unsigned int wt)
+{
+	pb_varint(b, (uint64_t)field << 3 | wt);
+}
+
+/* A varint field (uint64, int64 as two's complement, bool); 0 omitted. */
+static void pb_u64(struct pb *b, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, WT_VARINT);
+	pb_varint(b, v);
+}
+
+static void pb_i64(struct pb *b, unsigned int field, int64_t v)
+{
+	pb_u64(b, field, (uint64_t)v);
+}
+
+static void pb_bytes(struct pb *b, unsigned int field, const void *s, size_t n)
+{
+	pb_key(b, field, WT_LEN);
+	pb_varint(b, n);
+	if (pb_need(b, n)) {
+		memcpy(b->d + b->len, s, n);
+		b->len += n;
+	}
+}
+
+/*
+ * A length-delimited field whose length is not known yet: pb_begin()
+ * writes the key and returns where the body starts; pb_end() moves the
+ * body up to make room for its length.
+ */
+static size_t pb_begin(struct pb *b, unsigned int field)
+{
+	pb_key(b, field, WT_LEN);
+	return b->len;
+}
+
+static void pb_end(struct pb *b, size_t start)
+{
+	size_t n, vs;
+
+	if (b->err)
+		return;
+	n = b->len - start;
+	vs = varint_size(n);
+	if (!pb_need(b, vs))
+		return;
+	memmove(b->d + start + vs, b->d + start, n);
+	varint_put(b->d + start, n);
+	b->len += vs;
+}
+
+/* ------------------------------------------------- Profile messages */
+
+static void enc_value_type(struct pb *b, unsigned int field, uint32_t type,
+			   uint32_t unit)
+{
+	size_t m = pb_begin(b, field);
+
+	pb_u64(b, 1, type);		/* ValueType.type */
+	pb_u64(b, 2, unit);		/* ValueType.unit */
+	pb_end(b, m);
+}
+
+static void enc_sample(struct pb *b, const uint32_t *locs, uint32_t nlocs,
+		       const int64_t *values, size_t nvalues,
+		       const struct tp_label *labels, uint32_t nlabels)
+{
+	size_t m = pb_begin(b, 2), f;
+
+	if (nlocs) {			/* Sample.location_id, packed */
+		f = pb_begin(b, 1);
+		for (uint32_t i = 0; i < nlocs; i++)
+			pb_varint(b, locs[i]);
+		pb_end(b, f);
+	}
+	f = pb_begin(b, 2);		/* Sample.value, packed */
+	for (size_t i = 0; i < nvalues; i++)
+		pb_varint(b, (uint64_t)values[i]);
+	pb_end(b, f);
+	for (uint32_t i = 0; i < nlabels; i++) {
+		const struct tp_label *l = &labels[i];
+
+		f = pb_begin(b, 3);	/* Sample.label */
+		pb_u64(b, 1, l->key);
+		pb_u64(b, 2, l->str);
+		pb_i64(b, 3, l->num);
+		pb_u64(b, 4, l->unit);
+		pb_end(b, f);
+	}
+	pb_end(b, m);
+}
+
+static void enc_mapping(struct pb *b, const struct tp_mapping *mp, uint64_t id)
+{
+	bool fn = mp->nlocs && mp->nlocs_fn == mp->nlocs;
+	size_t m = pb_begin(b, 3);
+
+	pb_u64(b, 1, id);
+	pb_u64(b, 2, mp->start);
+	pb_u64(b, 3, mp->limit);
+	pb_u64(b, 4, mp->offset);
+	pb_u64(b, 5, mp->file);
+	pb_u64(b, 6, mp->build_id);
+	/* What every location of it has: the truth, not a wish. */
+	pb_u64(b, 7, fn);
+	pb_u64(b, 8, fn && mp->nlines_file == mp->nlines);
+	pb_u64(b, 9, fn && mp->nlines_lineno == mp->nlines);
+	pb_u64(b, 10, mp->inline_frames);
+	pb_end(b, m);
+}
+
+static void enc_location(struct pb *b, const struct taproot_profile *p,
+			 const struct tp_location *l, uint64_t id)
+{
+	size_t m = pb_begin(b, 4);
+
+	pb_u64(b, 1, id);
+	pb_u64(b, 2, l->mapping);
+	pb_u64(b, 3, l->address);
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		const struct tp_line *ln = &p->lines[l->line_off + i];
+		size_t f = pb_begin(b, 4);	/* Location.line */
+
+		pb_u64(b, 1, ln->function);
+		pb_i64(b, 2, ln->line);
+		pb_end(b, f);
+	}
+	pb_end(b, m);
+}
+
+static void enc_function(struct pb *b, const struct tp_function *fn, uint64_t id)
+{
+	size_t m = pb_begin(b, 5);
+
+	pb_u64(b, 1, id);
+	pb_u64(b, 2, fn->name);
+	pb_u64(b, 3, fn->system_name);
+	pb_u64(b, 4, fn->file);
+	pb_end(b, m);
+}
+
+static int encode(const struct taproot_profile *p, struct pb *b)
+{
+	char trunc_comment[256];
+	uint32_t trunc_str = 0;
+	size_t f;
+
+	for (size_t i = 0; i < p->nvalues; i++)
+		enc_value_type(b, 1, p->sample_type[i][0], p->sample_type[i][1]);
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct tp_sample *s = &p->samples[i];
+
+		enc_sample(b, p->locs + s->loc_off, s->nlocs,
+			   p->values + i * p->nvalues, p->nvalues,
+			   p->labels + s->label_off, s->nlabels);
+	}
+	if (p->folded)
+		enc_sample(b, &p->trunc_loc, 1, p->trunc_values, p->nvalues,
+			   NULL, 0);
+	for (size_t i = 0; i < p->nr_maps; i++)
+		enc_mapping(b, &p->maps[i], i + 1);
+	for (size_t i = 0; i < p->nr_locations; i++)
+		enc_location(b, p, &p->locations[i], i + 1);
+	for (size_t i = 0; i < p->nr_funcs; i++)
+		enc_function(b, &p->funcs[i], i + 1);
+
+	for (size_t i = 0; i < p->nr_strs; i++) {
+		const char *s = tp_profile_str(p, (uint32_t)i);
+
+		pb_bytes(b, 6, s, strlen(s));
+	}
+	if (p->folded) {
+		/* One string more than the profile's, for this comment. */
+		snprintf(trunc_comment, sizeof(trunc_comment),
+			 "taproot: the stack table was full (%zu entries): "
+			 "%llu samples went to " TP_TRUNCATED_FRAME,
+			 p->max_stacks, (unsigned long long)p->folded);
+		trunc_str = (uint32_t)p->nr_strs;
+		pb_bytes(b, 6, trunc_comment, strlen(trunc_comment));
+	}
+
+	pb_i64(b, 9, p->time_nanos);
+	pb_i64(b, 10, p->duration_nanos);
+	if (p->period_type[0] || p->period_type[1])
+		enc_value_type(b, 11, p->period_type[0], p->period_type[1]);
+	pb_i64(b, 12, p->period);
+	if (p->nr_comments || trunc_str) {
+		f = pb_begin(b, 13);		/* comment, packed */
+		for (size_t i = 0; i < p->nr_comments; i++)
+			pb_varint(b, p->comments[i]);
+		if (trunc_str)
+			pb_varint(b, trunc_str);
+		pb_end(b, f);
+	}
+	pb_u64(b, 14, p->default_sample_type);
+	return b->err;
+}
+
+/* ---------------------------------------------------------------- gzip */
+
+static int gzip_buf(const uint8_t *in, size_t n, uint8_t **outp, size_t *outlen)
+{
+	z_stream zs;
+	size_t cap, len = 0;
+	uint8_t *out = NULL;
+	int zr = Z_OK;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return tp_err(-ENOMEM, "pprof: deflateInit2 failed");
+	cap = deflateBound(&zs, n) + 64;
+	zs.next_in = (Bytef *)in;
+	while (zr != Z_STREAM_END) {
+		size_t in_chunk = n > UINT_MAX ? UINT_MAX : n;
+		size_t out_room;
+
+		if (len == cap || !out) {
+			uint8_t *no;
+
+			if (out)
+				cap *= 2;
+			no = realloc(out, cap);
+			if (!no) {
+				free(out);
+				deflateEnd(&zs);
+				return tp_err(-ENOMEM, "pprof: out of memory");
+			}
+			out = no;
+		}
+		out_room = cap - len > UINT_MAX ? UINT_MAX : cap - len;
+		zs.avail_in = (uInt)in_chunk;
+		zs.next_out = out + len;
+		zs.avail_out = (uInt)out_room;
+		zr = deflate(&zs, in_chunk == n ? Z_FINISH : Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+			free(out);
+			deflateEnd(&zs);
+			return tp_err(-EIO, "pprof: deflate failed (%d)", zr);
+		}
+		n -= in_chunk - zs.avail_in;
+		len += out_room - zs.avail_out;
+	}
+	deflateEnd(&zs);
+	*outp = out;
+	*outlen = len;
+	return 0;
+}
+
+int taproot_pprof_encode(const struct taproot_profile *p, bool gzip,
+			 void **buf, size_t *len)
+{
+	struct pb b = { 0 };
+	uint8_t *z = NULL;
+	size_t zlen = 0;
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	if ((err = encode(p, &b))) {
+		free(b.d);
+		return tp_err(err, "pprof: cannot encode the profile: %s",
+			      taproot_strerror(err));
+	}
+	if (!gzip) {
+		*buf = b.d;
+		*len = b.len;
+		return 0;
+	}
+	err = gzip_buf(b.d, b.len, &z, &zlen);
+	free(b.d);
+	if (err)
+		return err;
+	*buf = z;
+	*len = zlen;
+	return 0;
+}
+
+/* -------------------------------------------------------------- files */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *d = buf;
+
+	while (len) {
+		ssize_t n = write(fd, d, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		d += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int taproot_pprof_write_fd(const struct taproot_profile *p, int fd)
+{
+	void *buf;
+	size_t len;
+	int err;
+
+	if ((err = taproot_pprof_encode(p, true, &buf, &len)))
+		return err;
+	err = write_all(fd, buf, len);
+	free(buf);
+	if (err)
+		return tp_err(err, "pprof: write: %s", strerror(-err));
+	return 0;
+}
+
+/* Record "pprof: WHAT PATH: strerror(errno)" and return -errno. */
+static int sys_err(const char *what, const char *path)
+{
+	int e = errno;
+
+	return tp_err(-e, "pprof: %s %s: %s", what, path, strerror(e));
+}
+
+/* fsync the directory that holds @path. */
+static int sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, err = 0;
+
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		err = sys_err("fsync", dir);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return err;
+}
+
+int taproot_pprof_write_file(const struct taproot_profile *p, const char *path)
+{
+	char *tmp = NULL;
+	void *buf = NULL;
+	size_t len;
+	int fd = -1, err;
+
+	if ((err = taproot_pprof_encode(p, true, &buf, &len)))
+		return err;
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+		tmp = NULL;
+		err = tp_err(-ENOMEM, "pprof: out of memory");
+		goto out;
+	}
+	/* mkostemp creates the file 0600: profiles show every process. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = sys_err("cannot create", tmp);
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	if (fchmod(fd, 0600) < 0) {
+		err = sys_err("chmod", tmp);
+		goto out;
+	}
+	if ((err = write_all(fd, buf, len))) {
+		err = tp_err(err, "pprof: write %s: %s", tmp, strerror(-err));
+		goto out;
+	}
+	if (fsync(fd) < 0) {
+		err = sys_err("fsync", tmp);
+		goto out;
+	}
+	err = close(fd);
+	fd = -1;
+	if (err < 0) {
+		err = sys_err("close", tmp);
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		err = sys_err("cannot rename to", path);
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	err = sync_dir(path);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	free(buf);
+	return err;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot, profiles layer: the profile builder and the pprof writer
+ * (lib/profile/).
+ * Conventions (errors, ownership, threads): lib/taproot.h.
+ */
+#ifndef TAPROOT_PROFILE_H
+#define TAPROOT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/error.h"
+
+/* ------------------------------------- profiles: builder, pprof writer */
+/*
+ * (lib/profile/profile.c, lib/profile/pprof.c.) A profile is an in-memory aggregate of
+ * samples, independent of where the frames come from: each sample is a
+ * stack (frames leaf first), labels and one value per sample type;
+ * identical (stack, labels) pairs are merged by summing their values. It
+ * is then written as a gzipped perftools.profiles.Profile (pprof) and
+ * reset for the next interval.
+ */
+struct taproot_profile;
+
+/* A pprof ValueType: "samples"/"count", "cpu"/"nanoseconds", ... */
+struct taproot_profile_value_type {
+	const char *type;
+	const char *unit;
+};
+
+#define TAPROOT_PROFILE_MAX_VALUES	8
+#define TAPROOT_PROFILE_MAX_STACKS	65536	/* default stack-table cap */
+#define TAPROOT_PROFILE_MAX_BUILD_ID	64	/* bytes */
+
+/* What a profile holds; the strings are copied by taproot_profile_new(). */
+struct taproot_profile_desc {
+	const struct taproot_profile_value_type *sample_types;
+	size_t nr_sample_types;		/* 1..TAPROOT_PROFILE_MAX_VALUES */
+	struct taproot_profile_value_type period_type;	/* {NULL, NULL}: none */
+	int64_t period;
+	const char *default_sample_type; /* a sample type's type, or NULL */
+	const char *const *comments;	/* written in every profile */
+	size_t nr_comments;
+	int64_t time_nanos;		/* wall clock start, ns since the epoch */
+	int64_t duration_nanos;
+	/*
+	 * Distinct (stack, labels) entries kept per interval; 0 means
+	 * TAPROOT_PROFILE_MAX_STACKS. Once full, a sample whose entry does
+	 * not exist yet is added to one "[truncated: stack table full]"
+	 * sample (no labels) instead, and counted (stats.folded; the written
+	 * profile says so in a comment). Memory is bounded by it: frames,
+	 * functions, mappings and strings are only kept for entries kept.
+	 */
+	size_t max_stacks;
+};
+
+/*
+ * Fill @desc for a CPU profile sampled at @hz per CPU: sample types
+ * samples/count and cpu/nanoseconds (default "cpu"), period type
+ * cpu/nanoseconds, period 1e9 / @hz. Other fields are zeroed. Add values
+ * {1, period} per sample.
+ */
+void taproot_profile_desc_cpu(struct taproot_profile_desc *desc, uint32_t hz);
+
+/*
+ * The profiles of off-CPU intervals (lib/profile/causal.c), each with two sample
+ * types, the time first and the default, then a count, and no period:
+ *  - offcpu:   off_cpu/nanoseconds, switches/count (blocked time);
+ *  - offwake:  off_cpu/nanoseconds, switches/count (blocked time until
+ *              the wakeup, over the waker's stack, "--", the blocked one);
+ *  - schedlat: runqueue/nanoseconds, switches/count (woken or preempted
+ *              until running again).
+ * Other fields are zeroed.
+ */
+void taproot_profile_desc_offcpu(struct taproot_profile_desc *desc);
+void taproot_profile_desc_offwake(struct taproot_profile_desc *desc);
+void taproot_profile_desc_schedlat(struct taproot_profile_desc *desc);
+
+/*
+ * One frame of a stack, as the profile takes it. Frames go leaf first.
+ *
+ * A location is one frame, or an inline chain: a frame with @inlined set
+ * is inlined into the next frame of the array, and the run ending with
+ * the first frame without @inlined is one pprof location whose lines are
+ * those frames, innermost first; its address and mapping are the last
+ * frame's (the others' are ignored).
+ *
+ * The mapping is named by @mapping_path (NULL: the frame has none), with
+ * the range and file offset of /proc/PID/maps; mappings are told apart by
+ * path, build ID and range, and IDs go in the order first seen (pprof's
+ * "File:" header names mapping 1). A kernel frame (@is_kernel) without
+ * @mapping_path gets "[kernel.kallsyms]" (range as given, 0-0 is fine);
+ * a module frame passes "[MODULE]". A marker frame ("[unknown]",
+ * "[truncated]", the off-wake separator "--") has just a @function: no
+ * mapping, address 0. @function NULL (or "") leaves the location
+ * unsymbolized, an address in its mapping, and the mapping then says
+ * has_functions false; pass NULL rather than a placeholder name for a pc
+ * the symbolizer did not know, so the flags stay true. @system_name NULL
+ * means the same as @function. NULL strings and 0 numbers are "unknown".
+ * Every string is borrowed for the call only.
+ */
+struct taproot_profile_frame {
+	const char *function;
+	const char *system_name;
+	const char *file;
+	int64_t line;
+	const char *mapping_path;
+	const uint8_t *build_id;	/* written in hex; NULL: none */
+	size_t build_id_len;		/* at most TAPROOT_PROFILE_MAX_BUILD_ID */
+	uint64_t mapping_start, mapping_limit, mapping_offset;
+	uint64_t address;
+	bool is_kernel;
+	bool inlined;
+	/*
+	 * Optional, on the last frame of a location (the one not inlined):
+	 * an address the caller guarantees stands for this location's frames
+	 * until it calls taproot_profile_forget_keys(). The profile then
+	 * remembers the location it made of them under that key and skips
+	 * hashing their strings the next time (a direct-mapped memo).
+	 */
+	const void *key;
+};
+
+/*
+ * A sample label: a string label when @str is not NULL, else a numeric
+ * one (@num, with the optional @unit). Labels are compared in the order
+ * given: pass them in a fixed order. A string label whose @str is "" is
+ * left out (pprof would read it as the number 0).
+ */
+struct taproot_profile_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	const char *unit;
+};
+
+#define TAPROOT_LABEL_STR(k, s)	((struct taproot_profile_label){ .key = (k), .str = (s) })
+#define TAPROOT_LABEL_NUM(k, n)	((struct taproot_profile_label){ .key = (k), .num = (n) })
+
+/* What a profile holds now (since the last reset). */
+struct taproot_profile_stats {
+	uint64_t adds;			/* taproot_profile_add() calls that succeeded */
+	uint64_t folded;		/* of them, folded into the truncated sample */
+	size_t stacks;			/* distinct (stack, labels) entries */
+	size_t max_stacks;
+	size_t locations, functions, mappings, strings;
+	size_t bytes;			/* memory held by the profile */
+};
+
+/*
+ * A new, empty profile described by @desc. Errors: -EINVAL (no sample
+ * types or too many, a NULL type or unit, a default_sample_type that is
+ * not one of them), -ENOMEM. *@pp is NULL on error.
+ */
+int taproot_profile_new(const struct taproot_profile_desc *desc,
+			struct taproot_profile **pp);
+
+/* Free @p (NULL is allowed). */
+void taproot_profile_free(struct taproot_profile *p);
+
+/* The frames' keys given so far (taproot_profile_frame.key) may be reused. */
+void taproot_profile_forget_keys(struct taproot_profile *p);
+
+/*
+ * Add a sample: the stack @frames (@nr frames, leaf first), @nlabels
+ * @labels and @values (one per sample type). When the same stack with the
+ * same labels was added since the last reset, the values are added to it;
+ * that path allocates nothing. Hashing and lookups cost O(@nr + @nlabels)
+ * plus the strings' lengths. Errors: -EINVAL (the last frame has
+ * @inlined set, a frame of an inline chain without @function, a label
+ * without a key, a build ID longer than TAPROOT_PROFILE_MAX_BUILD_ID),
+ * -ENOMEM; the sample is then not counted, the profile stays valid.
+ */
+int taproot_profile_add(struct taproot_profile *p,
+			const struct taproot_profile_frame *frames, size_t nr,
+			const struct taproot_profile_label *labels, size_t nlabels,
+			const int64_t *values);
+
+/* The time and duration the next write reports. */
+void taproot_profile_set_time(struct taproot_profile *p, int64_t time_nanos,
+			      int64_t duration_nanos);
+
+/*
+ * Empty @p for the next interval starting at @time_nanos (duration 0);
+ * the desc is kept, and so is the memory, for reuse.
+ */
+void taproot_profile_reset(struct taproot_profile *p, int64_t time_nanos);
+
+void taproot_profile_stats(const struct taproot_profile *p,
+			   struct taproot_profile_stats *st);
+
+/*
+ * Serialize @p as a perftools.profiles.Profile message, gzipped when
+ * @gzip. On success *@buf (malloc'ed, caller frees) holds *@len bytes.
+ * Errors: -ENOMEM, -EOVERFLOW.
+ */
+int taproot_pprof_encode(const struct taproot_profile *p, bool gzip,
+			 void **buf, size_t *len);
+
+/* Write @p, gzipped, to @fd. Errors: as encode, and write(2)'s -errno. */
+int taproot_pprof_write_fd(const struct taproot_profile *p, int fd);
+
+/*
+ * Write @p, gzipped, to @path atomically: to "@path.tmp.XXXXXX" in the
+ * same directory, mode 0600, fsync'ed, then renamed over @path and the
+ * directory fsync'ed. @path never holds a partial file. On error
+ * (-ENOSPC, -EACCES, ...) the temporary file is removed and @path is
+ * untouched, except when only the final fsync of the directory failed:
+ * @path then holds the complete new profile, and the error is returned
+ * since it may not be durable.
+ */
+int taproot_pprof_write_file(const struct taproot_profile *p, const char *path);
+
+/* ------------------------------------------------- the off-CPU join */
+
+/*
+ * Counters of the off-CPU join (lib/profile/causal.c), cumulative. Times are in
+ * ns, already scaled by each interval's sched_one_in: unbiased estimates
+ * of the whole.
+ */
+struct taproot_causal_stats {
+	uint64_t switch_outs;		/* selected intervals started (F_PREV) */
+	uint64_t wakings;		/* WAKING records */
+	uint64_t switch_ins;		/* selected intervals ended (F_NEXT) */
+	uint64_t joined;		/* intervals with both ends: in offcpu */
+	uint64_t woken;			/* of them, with their waking: in offwake */
+	uint64_t preempted;		/* of them, preempted (R+) */
+	uint64_t new_tasks;		/* first wakeups of new tasks (schedlat only) */
+	uint64_t filtered;		/* joined but below min_block_ns */
+	uint64_t unpaired_no_in;	/* no switch-in: open too long, at the end,
+					 * replaced by a reused tid's interval */
+	uint64_t unpaired_no_out;	/* a switch-in without switch-out */
+	uint64_t duplicates;		/* a second record for the same (tid, seq) end */
+	uint64_t wakings_outside;	/* a waking before the switch-out or after the
+					 * switch-in of its interval, or whose switch-out
+					 * did not come within a round: ignored */
+	uint64_t table_full;		/* records dropped: the interval table was full */
+	uint64_t bad_records;		/* records or stack snapshots that do not add up */
+	uint64_t open;			/* intervals held now */
+	uint64_t blocked_ns;		/* off-CPU time of the joined intervals */
+	uint64_t wait_ns;		/* of it, until the wakeup (offwake) */
+	uint64_t runqueue_ns;		/* run-queue delay (schedlat) */
+};
+
+/*
+ * The off-CPU selection to ask of the module (TAPROOT_A_CFG_SCHED_ONE_IN)
+ * so that at most @budget intervals a second are recorded with their
+ * stacks, given @rate intervals a second (the module's "switches"
+ * counter): @floor times the smallest power of two that fits, at most
+ * TAPROOT_SCHED_ONE_IN_MAX; @floor with @budget 0. From the current
+ * value @cur it rises at once but falls only once @rate is a quarter of
+ * what @cur allows. Totals stay unbiased across changes (lib/profile/causal.c
+ * weighs each interval by the larger value of its two ends).
+ */
+uint32_t taproot_sched_one_in_adapt(uint32_t cur, uint32_t floor, double rate, uint32_t budget);
+
+#endif /* TAPROOT_PROFILE_H */

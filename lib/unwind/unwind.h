@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot, unwinding layer: the CFI table compiler and the user stack
+ * unwinder (lib/unwind/).
+ * Conventions (errors, ownership, threads): lib/taproot.h.
+ */
+#ifndef TAPROOT_UNWIND_H
+#define TAPROOT_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* ---------------------------------------- user stack unwinding (DWARF CFI) */
+/*
+ * (lib/unwind/cfi.c, lib/unwind/unwind.c.) Recovers a user call chain from a sample's
+ * registers and its copy of the user stack, by the CFI (.eh_frame,
+ * .debug_frame) of the ELF files mapped at each pc. Each ELF's CFI is
+ * compiled once into a compact table of {pc -> rule}, kept in a cache keyed
+ * by an identity the caller chooses (the build ID) and bounded in bytes
+ * (least recently used tables go first). Rules the table cannot express are
+ * evaluated by libdw per frame. The unwinder never opens a file or reads
+ * /proc: the caller maps each pc to an ELF through a callback.
+ */
+struct taproot_unwinder;
+struct taproot_user_regs;	/* <linux/taproot.h> */
+/*
+ * The seam with the process model: struct taproot_unwind_map (in the
+ * "processes, ELF files, symbols" section, filled by
+ * taproot_proc_unwind_map()) describes the ELF mapped at a pc: elf (libelf
+ * handle, the caller's, valid for the call), key + key_len (bytes
+ * naming the ELF's contents: the build ID; compiled tables are cached by
+ * it), bias (ELF vaddr = pc - bias) and the mapping [start, end).
+ */
+struct taproot_unwind_map;
+
+struct taproot_unwind_ops {
+	/*
+	 * Describe the mapping holding @pc of the process being unwound (@arg
+	 * is taproot_unwind()'s): fill @map and return 1, or return 0 when
+	 * @pc is in no mapping with an ELF (anonymous memory, JIT code, the
+	 * vDSO when the caller has no ELF of it). The Elf and the key need to
+	 * stay valid until taproot_unwind() returns. Any other value stops
+	 * the unwind as if 0 were returned. Called once or more per frame.
+	 */
+	int (*map)(uint64_t pc, struct taproot_unwind_map *map, void *arg);
+};
+
+/* Why an unwind stopped. */
+enum taproot_unwind_end {
+	TAPROOT_UNWIND_COMPLETE,	/* outermost frame: RA undefined or 0 */
+	TAPROOT_UNWIND_TRUNCATED,	/* needed stack beyond the copy */
+	TAPROOT_UNWIND_NO_MAPPING,	/* the last pc is in no mapped ELF */
+	TAPROOT_UNWIND_NO_CFI,		/* no CFI for the last pc, no rbp chain */
+	TAPROOT_UNWIND_BAD_FRAME,	/* CFI or the stack gave an impossible frame */
+	TAPROOT_UNWIND_MAX_DEPTH,	/* the pcs array is full */
+	TAPROOT_UNWIND_NR_ENDS
+};
+
+/* "complete", "truncated", "no-mapping", "no-cfi", "bad-frame", "max-depth" */
+const char *taproot_unwind_end_name(enum taproot_unwind_end end);
+
+/* taproot_unwind()'s flags[i] */
+#define TAPROOT_FRAME_EXACT	(1U << 0) /* pc is exact: leaf, or after a signal */
+#define TAPROOT_FRAME_SLOW	(1U << 1) /* this frame's caller came from libdw */
+#define TAPROOT_FRAME_FP	(1U << 2) /* ... from the rbp chain (no CFI) */
+
+#define TAPROOT_UNWIND_CACHE_DEFAULT	(64U << 20)	/* bytes of tables */
+
+/*
+ * A new unwinder with a cache of compiled tables of at most @cache_bytes
+ * (0: TAPROOT_UNWIND_CACHE_DEFAULT). A table larger than the whole limit is
+ * still compiled and used, and evicted by the next one. @ops is copied.
+ * Errors: -EINVAL (no map callback), -ENOMEM.
+ */
+int taproot_unwinder_new(const struct taproot_unwind_ops *ops, size_t cache_bytes,
+			 struct taproot_unwinder **up);
+
+/* Free @u and every table it holds (NULL is allowed). */
+void taproot_unwinder_free(struct taproot_unwinder *u);
+
+/* What a taproot_unwind() call found; also summed in the stats. */
+struct taproot_unwind_result {
+	unsigned int nr;		/* pcs written */
+	enum taproot_unwind_end end;
+	unsigned int slow_frames;	/* callers libdw found */
+	unsigned int fp_frames;		/* callers the rbp chain found */
+};
+
+/*
+ * Unwind the user stack of one sample: @regs as sampled, @stack the
+ * @stack_len bytes copied from address regs->sp. Writes up to @max pcs to
+ * @pcs, leaf first: pcs[0] is regs->ip, each next one a return address as
+ * found on the stack (not adjusted: a symbolizer looks up pc - 1 for a
+ * frame without TAPROOT_FRAME_EXACT). @flags, when not NULL, receives
+ * TAPROOT_FRAME_* of each pc. Fills @res; every stop is an end reason in
+ * res->end, not an error: the caller adds a marker frame for it. A word
+ * needed beyond the end of the copy stops with TAPROOT_UNWIND_TRUNCATED,
+ * and the pcs found until then stay. Frames of ELFs without CFI are
+ * unwound by the rbp chain when it validates (each saved rbp above the
+ * previous, within the copy).
+ *
+ * Returns res->nr (>= 0; 0 only when @max is 0) or -ENOMEM (a table could
+ * not be compiled; the pcs found so far are in @pcs, res->nr of them). The
+ * map callback gets @arg. Compiling a table may take from milliseconds to
+ * seconds for a large library, once per key while it stays cached.
+ */
+int taproot_unwind(struct taproot_unwinder *u, void *arg,
+		   const struct taproot_user_regs *regs,
+		   const void *stack, size_t stack_len,
+		   uint64_t *pcs, uint8_t *flags, unsigned int max,
+		   struct taproot_unwind_result *res);
+
+/* Cumulative counters of an unwinder. */
+struct taproot_unwind_stats {
+	uint64_t unwinds;
+	uint64_t frames;		/* pcs written */
+	uint64_t ends[TAPROOT_UNWIND_NR_ENDS];
+	uint64_t slow_frames, fp_frames;
+	uint64_t rule_cache_hits, rule_cache_misses;
+	uint64_t tables;		/* cached now */
+	uint64_t table_bytes;		/* held now */
+	uint64_t compiles;		/* tables compiled */
+	uint64_t compile_ns;		/* time spent compiling */
+	uint64_t evictions;
+};
+
+void taproot_unwinder_stats(const struct taproot_unwinder *u,
+			    struct taproot_unwind_stats *st);
+
+#endif /* TAPROOT_UNWIND_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot, utilities layer: what every layer above uses (errors,
+ * strings, reading files). Not for programs.
+ */
+#ifndef TAPROOT_UTIL_H
+#define TAPROOT_UTIL_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "util/error.h"
+
+/* ---------------------------------------------------------------- errors */
+
+/*
+ * Record the message for the failure @err of the current call, formatted
+ * from @fmt (NULL: taproot_strerror(@err)), and return @err, so a failing
+ * path reads "return tp_err(-EFOO, "what went wrong: %s", why);".
+ */
+int tp_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* -errno for a negative libnl error code (-NLE_*). */
+int tp_nlerr_to_errno(int nlerr);
+
+/*
+ * Strings packed after a structure in one allocation: tp_strsize() is the
+ * room @s takes (0 for NULL), tp_strcopy() puts it at *@pos and moves *@pos
+ * past it, returning the copy (NULL for NULL).
+ */
+static inline size_t tp_strsize(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+static inline const char *tp_strcopy(char **pos, const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	d = *pos;
+	memcpy(d, s, n);
+	*pos += n;
+	return d;
+}
+
+/*
+ * Read @fd to its end, at most @max bytes (a longer file is cut: *@lenp ==
+ * @max tells), into *@bufp (malloc'ed, NULL when empty; the caller frees
+ * it). 0, -ENOMEM or -errno of read(2); nothing is kept on error.
+ */
+int tp_read_fd(int fd, size_t max, char **bufp, size_t *lenp);
+
+#endif /* TAPROOT_UTIL_H */
