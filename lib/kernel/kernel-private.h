@@ -49,8 +49,13 @@ struct tp_nl_reply {
 };
 
 /* The "taproot" family's id on @sk, or -TAPROOT_ENOMODULE / a recorded error. */
-struct nl_sock;
 int tp_nl_resolve_family(struct nl_sock *sk);
+
+/*
+ * Give @nl a socket connected to the taproot family, with extended ACKs
+ * and a receive timeout. Returns 0 or a recorded error (nl->sk NULL).
+ */
+int tp_nl_connect(struct taproot_nl *nl);
 
 /*
  * Send command @cmd of the taproot family, with the attributes @fill adds

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TAPROOT_CMD_GET_INFO: what the loaded module is, and whether this library
- * may talk to it (the ABI check every program runs first).
+ * may talk to it (the ABI check every program runs first: opening a
+ * connection asks it before anything else).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <netlink/attr.h>
@@ -194,4 +196,31 @@ int taproot_nl_get_info(struct taproot_nl *nl, struct taproot_info *info)
 		return tp_err(-TAPROOT_EPROTO, "get info: %d replies instead of one",
 			      reply.nr_replies);
 	return 0;
+}
+
+int taproot_nl_open(struct taproot_nl **nlp)
+{
+	struct taproot_info info;
+	struct taproot_nl *nl;
+	int err;
+
+	*nlp = NULL;
+	nl = calloc(1, sizeof(*nl));
+	if (!nl)
+		return tp_err(-ENOMEM, NULL);
+	err = tp_nl_connect(nl);
+	if (err < 0)
+		goto out_free;
+	err = taproot_nl_get_info(nl, &info);
+	if (err < 0)
+		goto out_close;
+	*nlp = nl;
+	return 0;
+
+out_close:
+	taproot_nl_close(nl);
+	return err;
+out_free:
+	free(nl);
+	return err;
 }

@@ -243,23 +243,15 @@ int tp_nl_resolve_family(struct nl_sock *sk)
 	return id;
 }
 
-int taproot_nl_open(struct taproot_nl **nlp)
+int tp_nl_connect(struct taproot_nl *nl)
 {
 	struct timeval tv = { .tv_sec = TP_NL_TIMEOUT_S };
-	struct taproot_info info;
-	struct taproot_nl *nl;
 	int one = 1;
 	int err, fd;
 
-	*nlp = NULL;
-	nl = calloc(1, sizeof(*nl));
-	if (!nl)
-		return tp_err(-ENOMEM, NULL);
 	nl->sk = nl_socket_alloc();
-	if (!nl->sk) {
-		err = tp_err(-ENOMEM, "no memory for a netlink socket");
-		goto out_free;
-	}
+	if (!nl->sk)
+		return tp_err(-ENOMEM, "no memory for a netlink socket");
 	err = nl_connect(nl->sk, NETLINK_GENERIC);
 	if (err < 0) {
 		err = tp_err(tp_nlerr_to_errno(err), "connecting to generic netlink: %s",
@@ -283,18 +275,11 @@ int taproot_nl_open(struct taproot_nl **nlp)
 	if (err < 0)
 		goto out_sock;
 	nl->family = err;
-
-	err = taproot_nl_get_info(nl, &info);
-	if (err < 0)
-		goto out_sock;
-
-	*nlp = nl;
 	return 0;
 
 out_sock:
 	nl_socket_free(nl->sk);
-out_free:
-	free(nl);
+	nl->sk = NULL;
 	return err;
 }
 
