@@ -24,6 +24,7 @@
 #include <libelf.h>
 
 #include "process/process-private.h"
+#include "util/clock.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -48,7 +49,8 @@ void tp_elf_free(struct taproot_elf *e)
 {
 	if (!e)
 		return;
-	tp_elfsym_free(e->sym);
+	if (e->sym)
+		e->sym_free(e->sym);
 	if (e->elf)
 		elf_end(e->elf);
 	if (e->fd >= 0)
@@ -473,7 +475,7 @@ int tp_elfs_get(struct tp_elfs *c, uint64_t map_dev, uint64_t map_ino,
 
 	*ep = NULL;
 	if (e) {
-		if (tp_elf_still_valid(e, tp_now_ms())) {
+		if (tp_elf_still_valid(e, tp_clock_ms(CLOCK_MONOTONIC_COARSE))) {
 			tp_elfs_touch(c, e);
 			*ep = e;
 			return 0;
@@ -505,7 +507,7 @@ int tp_elfs_get(struct tp_elfs *c, uint64_t map_dev, uint64_t map_ino,
 		tp_elf_free(e);
 		return tp_err(-ENOMEM, NULL);
 	}
-	e->checked_ms = tp_now_ms();
+	e->checked_ms = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 	tp_elfs_insert(c, e, map_dev, map_ino);
 	*ep = e;
 	return 0;

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "process/process-private.h"
+#include "util/clock.h"
+#include "util/parse.h"
 
 void tp_perfmap_free(struct tp_perfmap *pm)
 {
@@ -250,7 +252,7 @@ int tp_proc_perfmap(struct taproot_proc *p)
 {
 	struct tp_perfmap *pm = NULL;
 	char path[PATH_MAX];
-	uint64_t now = tp_now_ms();
+	uint64_t now = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 	int err;
 
 	if (p->perfmap_ms && now - p->perfmap_ms < p->procs->opts.refresh_ms)

@@ -74,6 +74,12 @@ struct taproot_elf {
 	struct tp_seg *segs;
 	size_t nr_segs;
 	struct tp_elfsym *sym;			/* NULL until symbolized */
+	/*
+	 * Set with sym by the symbolizer, which owns it: the cache frees sym
+	 * through it, so that the cache, below the symbolizer, never calls
+	 * up into it.
+	 */
+	void (*sym_free)(struct tp_elfsym *sym);
 };
 
 struct tp_elfs {
@@ -180,9 +186,6 @@ struct taproot_procs {
 	struct taproot_procs_stats stats;
 };
 
-/* Monotonic milliseconds. */
-uint64_t tp_now_ms(void);
-
 /*
  * Parse /proc/PID/maps text from @f into @p's maps (executable mappings
  * only; the previous maps are replaced). Every line is validated; a
@@ -191,13 +194,6 @@ uint64_t tp_now_ms(void);
  * -ENOMEM, -EIO.
  */
 int tp_maps_read(struct taproot_proc *p, FILE *f);
-
-/*
- * Parse 1..16 hex digits at *@pp that must be followed by @stop; on success
- * store the value, advance *@pp past @stop and return true. Shared by the
- * maps and perf-map parsers.
- */
-bool tp_parse_hex(const char **pp, char stop, uint64_t *v);
 
 /*
  * Field 22 (starttime) of /proc/PID/stat text @buf of @len bytes, whose
@@ -264,9 +260,6 @@ size_t tp_notes_build_id(const uint8_t *buf, size_t len, uint8_t *id, size_t max
 
 /* The CRC-32 of .gnu_debuglink over the file @fd (read from its start). */
 int tp_file_crc32(int fd, uint32_t *crc);
-
-/* Free what symbolize.c attached to @e (called by tp_elf_free()). */
-void tp_elfsym_free(struct tp_elfsym *s);
 
 /*
  * The symbol table of @e (its .symtab, its debug file's, else .dynsym):

@@ -24,26 +24,15 @@
 #include <unistd.h>
 
 #include "process/process-private.h"
-
-/*
- * The coarse clock (the last tick's time) is enough for intervals of a
- * second or so, and it is read per frame: the precise one costs a system
- * call where the clocksource has no vDSO read (hpet, acpi_pm: VMs,
- * emulators), which made it the largest single cost of a warm unwind there.
- */
-uint64_t tp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#include "util/clock.h"
+#include "util/parse.h"
 
 /* ------------------------------------------------------------ parsing */
 
 int tp_stat_start_time(const char *buf, size_t len, uint64_t *start)
 {
 	const char *p, *end = buf + len;
+	uint64_t v = 0;
 	int field;
 
 	/* comm is in parentheses and may hold anything: after the last ')'. */
@@ -62,66 +51,21 @@ int tp_stat_start_time(const char *buf, size_t len, uint64_t *start)
 			p++;
 		if (p == f)
 			return tp_err(-TAPROOT_EPROTO, "stat: field %d empty", field);
-		if (field == 22) {
-			uint64_t v = 0;
-
-			for (; f < p; f++) {
-				if (*f < '0' || *f > '9' || v > (UINT64_MAX - 9) / 10)
-					return tp_err(-TAPROOT_EPROTO, "stat: bad start time");
-				v = v * 10 + (uint64_t)(*f - '0');
-			}
-			*start = v;
-		}
+		if (field == 22 && (!tp_parse_dec(&f, p, &v) || f != p))
+			return tp_err(-TAPROOT_EPROTO, "stat: bad start time");
 	}
+	*start = v;
 	return 0;
-}
-
-/* Parse 1..16 hex digits at *@pp followed by @stop; advance past it. */
-bool tp_parse_hex(const char **pp, char stop, uint64_t *v)
-{
-	const char *p = *pp;
-	uint64_t x = 0;
-	int n = 0;
-
-	for (;; p++, n++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (n == 16)
-			return false;
-		x = x << 4 | (uint64_t)d;
-	}
-	if (!n || *p != stop)
-		return false;
-	*pp = p + 1;
-	*v = x;
-	return true;
 }
 
 /* A decimal number, then a space or the end of the line. */
 static bool tp_dec(const char **pp, uint64_t *v)
 {
 	const char *p = *pp;
-	uint64_t x = 0;
 
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (x > (UINT64_MAX - 9) / 10)
-			return false;
-		x = x * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p != ' ' && *p != '\0')
+	if (!tp_parse_dec(&p, NULL, v) || (*p != ' ' && *p != '\0'))
 		return false;
 	*pp = p;
-	*v = x;
 	return true;
 }
 
@@ -527,7 +471,7 @@ static void tp_proc_set_gone(struct taproot_proc *p, int err, const char *fmt, .
 	if (p->nr_maps && err == -ESRCH) {
 		/* It ran before: keep its maps for its late samples. */
 		if (p->state != TP_PROC_EXITED)
-			p->exited_ms = tp_now_ms();
+			p->exited_ms = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 		p->state = TP_PROC_EXITED;
 		return;
 	}
@@ -637,7 +581,7 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	FILE *f;
 	int dirfd, fd, err;
 
-	p->read_ms = tp_now_ms();
+	p->read_ms = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 	procs->stats.procs_read++;
 	snprintf(p->root, sizeof(p->root), "%s/%d/root",
 		 strlen(procs->proc_root) < sizeof(p->root) - 20 ? procs->proc_root : "/proc",
@@ -745,7 +689,7 @@ bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm)
 	 * pace (an exited one cannot be: its maps stay of the name read).
 	 */
 	if (proc->state == TP_PROC_LIVE &&
-	    tp_now_ms() - proc->read_ms >= proc->procs->opts.refresh_ms) {
+	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms >= proc->procs->opts.refresh_ms) {
 		proc->procs->stats.refreshes++;
 		tp_proc_read(proc, 0);
 	}
@@ -756,7 +700,7 @@ int taproot_proc_get(struct taproot_procs *procs, int pid, uint64_t start_time,
 		     struct taproot_proc **pp)
 {
 	struct taproot_proc *p;
-	uint64_t now = tp_now_ms();
+	uint64_t now = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 
 	*pp = NULL;
 	if (pid <= 0)
@@ -825,7 +769,7 @@ void taproot_proc_forget(struct taproot_procs *procs, int pid)
 		return;
 	}
 	p->state = TP_PROC_EXITED;
-	p->exited_ms = tp_now_ms();
+	p->exited_ms = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 }
 
 void taproot_proc_exec(struct taproot_procs *procs, int pid)
@@ -926,7 +870,7 @@ int taproot_proc_find_map(struct taproot_proc *proc, uint64_t pc,
 		tp_proc_read(proc, 0);
 	m = tp_proc_lookup(proc, pc);
 	if (!m && proc->state == TP_PROC_LIVE &&
-	    tp_now_ms() - proc->read_ms >= proc->procs->opts.refresh_ms) {
+	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms >= proc->procs->opts.refresh_ms) {
 		proc->procs->stats.refreshes++;
 		tp_proc_read(proc, 0);
 		m = tp_proc_lookup(proc, pc);

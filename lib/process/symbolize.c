@@ -105,7 +105,8 @@ struct tp_dwfn {
 	uint64_t die;			/* DIE offset */
 };
 
-void tp_elfsym_free(struct tp_elfsym *s)
+/* Free what this file attached to an ELF file (its sym_free). */
+static void tp_elfsym_free(struct tp_elfsym *s)
 {
 	if (!s)
 		return;
@@ -481,6 +482,7 @@ static int tp_elfsym_get(struct taproot_elf *e, struct tp_elfsym **sp)
 		return tp_err(-ENOMEM, NULL);
 	}
 	e->sym = s;
+	e->sym_free = tp_elfsym_free;
 	*sp = s;
 	return 0;
 }
