@@ -54,6 +54,7 @@
 
 #include "pipeline/pipeline.h"
 #include "profile/causal.h"
+#include "util/clock.h"
 #include "util/util.h"
 
 #define PL_MAX_USER_FRAMES	128	/* default pcs unwound per sample */
@@ -254,14 +255,6 @@ void taproot_pipeline_opts_default(struct taproot_pipeline_opts *o)
 	o->sym_cache_entries = PL_SYM_CACHE_DEFAULT;
 }
 
-static int64_t pl_wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The map callback of the unwinder over the process model: 1 found, 0 none. */
 static int pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
 {
@@ -351,7 +344,7 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 	desc.max_stacks = p->opts.max_stacks;
 	desc.comments = p->opts.comments;
 	desc.nr_comments = p->opts.nr_comments;
-	p->start_ns = pl_wall_ns();
+	p->start_ns = (int64_t)tp_clock_ns(CLOCK_REALTIME);
 	desc.time_nanos = p->start_ns;
 	err = taproot_profile_new(&desc, &p->profile);
 	if (err < 0)
@@ -761,15 +754,6 @@ static bool pl_is_trampoline(const char *name)
  * re-read the process's maps, which empties the cache of symbolized pcs
  * (pl_check_refresh()), and p->frames borrows its strings from that cache.
  */
-/* For the unwind_ns counter: CLOCK_MONOTONIC is a vDSO read, not a system call. */
-static uint64_t pl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
 		    struct taproot_proc **procp, char *marker, size_t marker_size)
 {
@@ -810,11 +794,11 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 		} else if (gone) {
 			p->st.proc_unknown++;
 		} else {
-			uint64_t t0 = pl_mono_ns();
+			uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC);
 
 			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
 					     p->pcs, p->pcflags, p->opts.max_user_frames, &res);
-			p->st.unwind_ns += pl_mono_ns() - t0;
+			p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
 			p->st.unwind_frames += res.nr;
 			/* -ENOMEM: the pcs found so far are there; go on with them. */
 			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
@@ -1198,7 +1182,7 @@ const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipe
 
 int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)
 {
-	int64_t now = pl_wall_ns();
+	int64_t now = (int64_t)tp_clock_ns(CLOCK_REALTIME);
 
 	taproot_profile_set_time(p->profile, p->start_ns, now - p->start_ns);
 	return taproot_pprof_write_file(p->profile, path);
@@ -1206,7 +1190,7 @@ int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)
 
 void taproot_pipeline_reset(struct taproot_pipeline *p)
 {
-	p->start_ns = pl_wall_ns();
+	p->start_ns = (int64_t)tp_clock_ns(CLOCK_REALTIME);
 	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
 		if (p->kinds[k])
 			taproot_profile_reset(p->kinds[k], p->start_ns);
@@ -1243,7 +1227,7 @@ uint64_t taproot_pipeline_adds(const struct taproot_pipeline *p, enum taproot_pr
 int taproot_pipeline_write_kind(struct taproot_pipeline *p, enum taproot_profile_kind kind,
 				const char *path)
 {
-	int64_t now = pl_wall_ns();
+	int64_t now = (int64_t)tp_clock_ns(CLOCK_REALTIME);
 
 	if (!taproot_pipeline_has(p, kind))
 		return tp_err(-ENOENT, "pipeline: no %s profile",

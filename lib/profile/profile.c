@@ -55,24 +55,12 @@ static uint64_t hash_bytes(const char *s, size_t len)
 
 /* ------------------------------------------------ arrays, hash tables */
 
-/* Make room for @need elements of @size in *@v (doubling; < 2^32). */
+/* tp_grow() for the tables, whose indexes are 32 bits (pprof IDs). */
 static int vec_grow(void **v, size_t *alloc, size_t need, size_t size)
 {
-	size_t n = *alloc ? *alloc : 16;
-	void *nv;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (n > UINT32_MAX || n > SIZE_MAX / size)
+	if (need > UINT32_MAX)
 		return tp_err(-ENOMEM, "profile: table of %zu entries is too large", need);
-	nv = realloc(*v, n * size);
-	if (!nv)
-		return tp_err(-ENOMEM, "profile: out of memory");
-	*v = nv;
-	*alloc = n;
-	return 0;
+	return tp_grow(v, alloc, need, size);
 }
 
 #define VEC_RESERVE(p, name, n)						\

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "raw/raw.h"
+#include "util/clock.h"
 #include "util/util.h"
 
 #define RP_FILES_MAX		65536	/* mapped files of a recording matched here */
@@ -62,14 +63,6 @@ struct taproot_replay {
 	char *other_paths[4];		/* info.files_other_paths */
 	char tmp[RP_TMP_MAX + 32];	/* the materialized proc root */
 };
-
-static uint64_t rp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------- files: recorded vs. here */
 
@@ -487,20 +480,20 @@ int taproot_replay_pass(struct taproot_replay *r, struct taproot_pipeline *pl,
 			err = rp_materialize(r, &c);
 			break;
 		case TAPROOT_RAW_RECORD:
-			t = rp_now_ns();
+			t = tp_clock_ns(CLOCK_MONOTONIC);
 			/* Its errors are counted in the pipeline's stats, as when recording. */
 			taproot_pipeline_add_record(pl, c.record.rec, c.record.cpu);
-			in += rp_now_ns() - t;
+			in += tp_clock_ns(CLOCK_MONOTONIC) - t;
 			break;
 		case TAPROOT_RAW_ROUND:
-			t = rp_now_ns();
+			t = tp_clock_ns(CLOCK_MONOTONIC);
 			taproot_pipeline_end_round(pl);
-			in += rp_now_ns() - t;
+			in += tp_clock_ns(CLOCK_MONOTONIC) - t;
 			break;
 		case TAPROOT_RAW_END:
-			t = rp_now_ns();
+			t = tp_clock_ns(CLOCK_MONOTONIC);
 			taproot_pipeline_flush(pl, true);
-			in += rp_now_ns() - t;
+			in += tp_clock_ns(CLOCK_MONOTONIC) - t;
 			break;
 		default:
 			break;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "unwind/unwind-private.h"
+#include "util/clock.h"
 
 const char *tp_cfi_kind_name(unsigned int kind)
 {
@@ -207,23 +208,6 @@ struct compile {
 	uint32_t *rhash;	/* rule index + 1, 0 empty */
 	size_t rhash_size;
 };
-
-static int grow(void **p, size_t *alloc, size_t need, size_t size)
-{
-	size_t n = *alloc ? *alloc : 64;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*alloc = n;
-	return 0;
-}
 
 static uint64_t uleb(const uint8_t **pp, const uint8_t *end, bool *ok)
 {
@@ -528,7 +512,7 @@ static const struct cie *find_cie(struct compile *cc, struct cfi_sec *s,
 		else
 			hi = mid;
 	}
-	if (grow((void **)&s->cies, &s->alloc_cies, s->nr_cies + 1, sizeof(*s->cies)))
+	if (tp_grow((void **)&s->cies, &s->alloc_cies, s->nr_cies + 1, sizeof(*s->cies)))
 		return NULL;
 	memmove(&s->cies[lo + 1], &s->cies[lo], (s->nr_cies - lo) * sizeof(*s->cies));
 	s->nr_cies++;
@@ -598,7 +582,7 @@ static int enumerate(struct compile *cc, struct cfi_sec *s)
 			cc->skipped++;
 			continue;
 		}
-		if (grow((void **)&cc->fdes, &cc->alloc_fdes, cc->nr_fdes + 1,
+		if (tp_grow((void **)&cc->fdes, &cc->alloc_fdes, cc->nr_fdes + 1,
 			 sizeof(*cc->fdes))) {
 			ret = -ENOMEM;
 			break;
@@ -673,7 +657,7 @@ static int intern(struct compile *cc, const struct tp_cfi_rule *r)
 			return (int)cc->rhash[i] - 1;
 	if (cc->nr_rules > UINT16_MAX)
 		return tp_err(-E2BIG, "CFI: more than %u distinct rules", UINT16_MAX + 1);
-	if (grow((void **)&cc->rules, &cc->alloc_rules, cc->nr_rules + 1,
+	if (tp_grow((void **)&cc->rules, &cc->alloc_rules, cc->nr_rules + 1,
 		 sizeof(*cc->rules)))
 		return -ENOMEM;
 	cc->rules[cc->nr_rules] = *r;
@@ -692,10 +676,10 @@ static int add_row(struct compile *cc, uint64_t pc, unsigned int rule)
 	if (cc->nr + 1 > cc->alloc) {
 		size_t a = cc->alloc;
 
-		if (grow((void **)&cc->pcs, &a, cc->nr + 1, sizeof(*cc->pcs)))
+		if (tp_grow((void **)&cc->pcs, &a, cc->nr + 1, sizeof(*cc->pcs)))
 			return -ENOMEM;
 		a = cc->alloc;
-		if (grow((void **)&cc->rr, &a, cc->nr + 1, sizeof(*cc->rr)))
+		if (tp_grow((void **)&cc->rr, &a, cc->nr + 1, sizeof(*cc->rr)))
 			return -ENOMEM;
 		cc->alloc = a;
 	}
@@ -774,14 +758,6 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void tp_cfi_table_free(struct tp_cfi_table *t)
 {
 	if (!t)
@@ -803,7 +779,7 @@ int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	size_t nphdr;
-	uint64_t t0 = now_ns(), covered_hi = 0;
+	uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC), covered_hi = 0;
 	int ret = 0;
 
 	*tp = NULL;
@@ -901,7 +877,7 @@ int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)
 	t->fdes_skipped = cc.skipped;
 	t->bytes = sizeof(*t) + cc.nr * (sizeof(*t->pcs) + sizeof(*t->row_rule)) +
 		   cc.nr_rules * sizeof(*t->rules);
-	t->compile_ns = now_ns() - t0;
+	t->compile_ns = tp_clock_ns(CLOCK_MONOTONIC) - t0;
 out:
 	if (ret == -ENOMEM)
 		tp_err(ret, "CFI: out of memory compiling a table");

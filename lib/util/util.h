@@ -55,4 +55,12 @@ static inline const char *tp_strcopy(char **pos, const char *s)
  */
 int tp_read_fd(int fd, size_t max, char **bufp, size_t *lenp);
 
+/*
+ * Make room for @need elements of @size bytes in the array *@v, which has
+ * room for *@alloc: its room doubles (from 16) until @need fits, so that
+ * appending one at a time costs amortized O(1). Returns 0 or -ENOMEM
+ * (recorded; *@v and *@alloc unchanged).
+ */
+int tp_grow(void **v, size_t *alloc, size_t need, size_t size);
+
 #endif /* TAPROOT_UTIL_H */

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Growable arrays (util.h). */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "util/util.h"
+
+int tp_grow(void **v, size_t *alloc, size_t need, size_t size)
+{
+	size_t n = *alloc ? *alloc : 16;
+	void *nv;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return tp_err(-ENOMEM, "an array of %zu elements is too large", need);
+		n *= 2;
+	}
+	if (n > SIZE_MAX / size)
+		return tp_err(-ENOMEM, "an array of %zu elements is too large", need);
+	nv = realloc(*v, n * size);
+	if (!nv)
+		return tp_err(-ENOMEM, "out of memory for %zu elements of %zu bytes", n, size);
+	*v = nv;
+	*alloc = n;
+	return 0;
+}
