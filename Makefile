@@ -7,6 +7,7 @@
 #                     and through sparse; make kmod-FLAVOR for one
 #   make sparse       the module through sparse (C=2), for KDIR
 #   make unit         cmocka unit tests, plain and under ASan+UBSan
+#   make layering     calls between lib/'s layers and objects go one way
 #   make vm-check     VM tests on every kernel of the matrix (FLAVORS="6.1
 #                     5.10" to pick; scripts/kernels lists them)
 #   make fuzz-quick   the libFuzzer targets, 15 s each (make fuzz: 10 min)
@@ -97,8 +98,14 @@ $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/lib
 $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libctl.a $(B)/san/libtaproot.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
-.PHONY: userspace unit vm-progs
+.PHONY: userspace unit vm-progs layering
 userspace: ctl/taprootctl ctl/taprootd
+
+# Calls between lib/'s layers and between any two objects go one way
+# (scripts/layering reads them from the objects with nm).
+layering: userspace
+	scripts/layering --selftest
+	scripts/layering $(B)/plain
 
 # Programs the VM tests run as profiling targets: tests/vm/build-progs
 # compiles tests/vm/progs/NAME.c to build/vm/progs/NAME (scripts/vm also runs
@@ -230,6 +237,7 @@ CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
 	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace
+	$(MAKE) --no-print-directory layering
 	$(MAKE) --no-print-directory vm-check
 	$(MAKE) --no-print-directory bench-quick
 
