@@ -7,7 +7,7 @@
  * Encoded by hand rather than through protobuf-c, on purpose:
  *  - the format is small and frozen: seven messages, a few dozen fields,
  *    only two wire types (varint and length-delimited), no oneofs, maps
- *    or floats. The encoder is ~150 lines and writes straight from the
+ *    or floats. The encoder is small and writes straight from the
  *    builder's tables, with no intermediate object tree (protobuf-c would
  *    need one: each Sample, Location, Line and Label a malloc'ed struct
  *    with pointer arrays, then a second pass to pack them);

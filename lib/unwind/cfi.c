@@ -304,11 +304,10 @@ static bool read_encoded(uint8_t enc, const uint8_t **pp, const uint8_t *end,
 /*
  * A CFA program is outside input, and libdw's cost of running it is not
  * bounded by its size: a row's state holds every register up to the
- * highest one the program names (one rule for register 138411984 in a
- * corrupt FDE is 2 GiB), and dwarf_cfi_addrframe() runs the FDE's
- * program again from its start for each row, so that walking an FDE of
- * R rows and B bytes costs R * B. Both showed as a 35 KB file whose
- * table took 90 s and 1 GB to compile (tests/fuzz/fuzz_elf).
+ * highest one the program names (so one corrupt register number costs
+ * gigabytes), and dwarf_cfi_addrframe() runs the FDE's program again from
+ * its start for each row, so that walking an FDE of R rows and B bytes
+ * costs R * B.
  *
  * So each program is read first without running it (program_ok()): one
  * that names a register above TP_CFI_MAX_REG (x86-64's psABI numbers end
@@ -317,10 +316,9 @@ static bool read_encoded(uint8_t enc, const uint8_t **pp, const uint8_t *end,
  * more than what is left of TP_CFI_WALK_BUDGET for the whole file,
  * becomes one TP_CFI_SLOW row: libdw runs it once per unwound frame
  * instead, which costs its size. The cost is counted as (rows + 1) *
- * (CIE + FDE program bytes), about twice what libdw runs: the largest
- * library of the build host (libclang-cpp, 1 M rows) uses 108 M of the
- * budget and compiles in 0.6 s, its costliest FDE under the per-FDE
- * bound; the budget bounds a hostile file to a few seconds.
+ * (CIE + FDE program bytes), about twice what libdw runs. The bounds are
+ * set so that the largest real libraries compile whole and a hostile file
+ * costs seconds at most (BENCHMARKS.md, "Bounds of the CFI compiler").
  */
 #define TP_CFI_MAX_REG		127
 #define TP_CFI_WALK_FDE		(1ULL << 26)
