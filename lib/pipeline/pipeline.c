@@ -746,6 +746,130 @@ static bool pl_is_trampoline(const char *name)
 	return name && (!strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12));
 }
 
+/* What pl_stack_unwind() found of a capture's user stack. */
+enum pl_user {
+	PL_USER_NONE,		/* none to unwind: the kernel frames alone */
+	PL_USER_GONE,		/* the process could not be read (why: *gone) */
+	PL_USER_UNWOUND,	/* unwound: res.nr pcs in p->pcs */
+};
+
+/*
+ * Unwind the user stack of @c, in process *@procp (NULL when @c has no
+ * user stack). Counts what the unwinder did (time, frames, entry points)
+ * but not the outcome, which pl_stack() counts once it is final.
+ */
+static int pl_stack_unwind(struct taproot_pipeline *p, const struct pl_capture *c,
+			   struct taproot_proc **procp, const char **gone,
+			   struct taproot_unwind_result *res, enum pl_user *user)
+{
+	struct taproot_proc *proc;
+	uint64_t t0;
+	int err;
+
+	*user = PL_USER_NONE;
+	if (!c->user || !c->pid)
+		return 0;
+	err = taproot_proc_get(p->procs, (int)c->pid, 0, &proc);
+	if (err < 0)
+		return err;
+	*procp = proc;
+	*gone = taproot_proc_gone(proc);
+	if (*gone) {
+		*user = PL_USER_GONE;
+		return 0;
+	}
+	/*
+	 * Its maps were read under another name: an execve came between the
+	 * sample and the read. Unwound there, the pcs would take the other
+	 * program's names.
+	 */
+	if (c->comm && c->tid == c->pid && !taproot_proc_check_comm(proc, c->comm))
+		return 1;
+	/*
+	 * In the kernel with a user ip that no mapping of the process holds:
+	 * the registers are stale, as between exec_mmap() and start_thread()
+	 * in execve (the old program's registers, the new program's memory).
+	 * There is no user stack to unwind: the kernel frames alone.
+	 */
+	if (c->in_kernel && !pl_has_map(proc, c->regs->ip))
+		return 1;
+
+	t0 = tp_clock_ns(CLOCK_MONOTONIC);
+	err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
+			     p->pcs, p->pcflags, p->opts.max_user_frames, res);
+	p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
+	p->st.unwind_frames += res->nr;
+	/* -ENOMEM: the pcs found so far are there; go on with them. */
+	if (err < 0 && res->end == TAPROOT_UNWIND_COMPLETE)
+		res->end = TAPROOT_UNWIND_BAD_FRAME;
+	if (res->end == TAPROOT_UNWIND_NO_CFI && res->nr &&
+	    pl_at_entry(proc, p->pcs[res->nr - 1] -
+			(p->pcflags[res->nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
+		res->end = TAPROOT_UNWIND_COMPLETE;
+		p->st.unwind_at_entry++;
+	}
+	*user = PL_USER_UNWOUND;
+	return 0;
+}
+
+/* The kernel frames of @c into p->frames from *@nfp. 0 or -ENOMEM. */
+static int pl_stack_kernel(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp)
+{
+	unsigned int i;
+
+	if (p->opts.no_kernel)
+		return 0;
+	for (i = 0; i < c->kstack_nr; i++) {
+		bool exact = i == 0 && c->k0_exact;
+		const struct pl_sym *e;
+
+		e = pl_symbolize(p, NULL, c->kstack[i], exact ? 0 : TAPROOT_SYM_RETADDR);
+		if (!e)
+			return tp_err(-ENOMEM, NULL);
+		/* The tracepoint's own callers are not the task's: drop them. */
+		if (c->trim_trace && !*nfp && e->nr &&
+		    pl_is_trampoline(e->frames[e->nr - 1].function))
+			continue;
+		pl_add_sym(p, nfp, e);
+	}
+	if (c->kstack_nr && c->kstack_trunc && pl_room(p, *nfp, 1))
+		pl_marker(&p->frames[(*nfp)++], "[kernel truncated]");
+	return 0;
+}
+
+/*
+ * The unwound user frames (@res) of @c in @proc into p->frames from *@nfp.
+ * Returns 1 when they had to be dropped, 0, or -ENOMEM.
+ */
+static int pl_stack_user(struct taproot_pipeline *p, const struct pl_capture *c,
+			 struct taproot_proc *proc, const struct taproot_unwind_result *res,
+			 size_t *nfp)
+{
+	size_t nf = *nfp;
+	unsigned int i;
+
+	for (i = 0; i < res->nr; i++) {
+		unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR;
+		const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
+
+		if (!e)
+			return tp_err(-ENOMEM, NULL);
+		if (pl_add_sym(p, &nf, e) < 0)
+			break;
+	}
+	if (pl_end_marker[res->end] && pl_room(p, nf, 1))
+		pl_marker(&p->frames[nf++], pl_end_marker[res->end]);
+	/*
+	 * A pc outside the maps had the process read again, under another
+	 * name: the frames after it may have the new program's names. The
+	 * kernel frames alone, as for a stale capture.
+	 */
+	if (c->comm && c->tid == c->pid && !taproot_proc_comm_is(proc, c->comm))
+		return 1;
+	*nfp = nf;
+	return 0;
+}
+
 /*
  * The stack of @c into p->frames, leaf first: kernel frames on top of the
  * user frames; *@nfp frames, *@procp the process (NULL: none). 0 or -ENOMEM.
@@ -757,116 +881,45 @@ static bool pl_is_trampoline(const char *name)
 static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
 		    struct taproot_proc **procp, char *marker, size_t marker_size)
 {
-	struct taproot_proc *proc = NULL;
 	struct taproot_unwind_result res = { 0 };
+	enum pl_user user;
 	const char *gone = NULL;
-	bool unwound = false;
-	unsigned int i;
+	int stale, err;
 	size_t nf = 0;
-	int err;
 
 	*procp = NULL;
-	if (c->user && c->pid) {
-		err = taproot_proc_get(p->procs, (int)c->pid, 0, &proc);
-		if (err < 0)
-			return err;
-		*procp = proc;
-		gone = taproot_proc_gone(proc);
-		if (!gone && c->comm && c->tid == c->pid &&
-		    !taproot_proc_check_comm(proc, c->comm)) {
-			/*
-			 * Its maps were read under another name: an execve
-			 * came between the sample and the read. Unwound there,
-			 * the pcs would take the other program's names.
-			 */
-			p->st.user_stale++;
-			p->st.kernel_only++;
-		} else if (!gone && c->in_kernel && !pl_has_map(proc, c->regs->ip)) {
-			/*
-			 * In the kernel with a user ip that no mapping of the
-			 * process holds: the registers are stale, as between
-			 * exec_mmap() and start_thread() in execve (the old
-			 * program's registers, the new program's memory). There
-			 * is no user stack to unwind: the kernel frames alone.
-			 */
-			p->st.user_stale++;
-			p->st.kernel_only++;
-		} else if (gone) {
-			p->st.proc_unknown++;
-		} else {
-			uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC);
-
-			err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
-					     p->pcs, p->pcflags, p->opts.max_user_frames, &res);
-			p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
-			p->st.unwind_frames += res.nr;
-			/* -ENOMEM: the pcs found so far are there; go on with them. */
-			if (err < 0 && res.end == TAPROOT_UNWIND_COMPLETE)
-				res.end = TAPROOT_UNWIND_BAD_FRAME;
-			if (res.end == TAPROOT_UNWIND_NO_CFI && res.nr &&
-			    pl_at_entry(proc, p->pcs[res.nr - 1] -
-					(p->pcflags[res.nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
-				res.end = TAPROOT_UNWIND_COMPLETE;
-				p->st.unwind_at_entry++;
-			}
-			p->st.user_stacks++;
-			p->st.unwind[res.end]++;
-			unwound = true;
-		}
-	} else {
-		p->st.kernel_only++;
-	}
+	stale = pl_stack_unwind(p, c, procp, &gone, &res, &user);
+	if (stale < 0)
+		return stale;
 	if (!p->opts.no_kernel)
 		p->st.kernel_frames += c->kstack_nr;
 	pl_check_refresh(p);
 	if (pl_symcache_full(&p->symcache, c->kstack_nr + res.nr))
 		pl_symcache_flush(p);
 
-	for (i = 0; i < c->kstack_nr && !p->opts.no_kernel; i++) {
-		bool exact = i == 0 && c->k0_exact;
-		const struct pl_sym *e;
-
-		e = pl_symbolize(p, NULL, c->kstack[i], exact ? 0 : TAPROOT_SYM_RETADDR);
-		if (!e)
-			return tp_err(-ENOMEM, NULL);
-		/* The tracepoint's own callers are not the task's: drop them. */
-		if (c->trim_trace && !nf && e->nr && pl_is_trampoline(e->frames[e->nr - 1].function))
-			continue;
-		pl_add_sym(p, &nf, e);
-	}
-	if (c->kstack_nr && c->kstack_trunc && !p->opts.no_kernel && pl_room(p, nf, 1))
-		pl_marker(&p->frames[nf++], "[kernel truncated]");
-
-	if (gone) {
+	err = pl_stack_kernel(p, c, &nf);
+	if (err < 0)
+		return err;
+	if (user == PL_USER_GONE) {
 		snprintf(marker, marker_size, "[unknown: %s]", gone);
 		if (pl_room(p, nf, 1))
 			pl_marker(&p->frames[nf++], marker);
-	} else if (unwound) {
-		size_t nk = nf;
+	} else if (user == PL_USER_UNWOUND) {
+		stale = pl_stack_user(p, c, *procp, &res, &nf);
+		if (stale < 0)
+			return stale;
+	}
 
-		for (i = 0; i < res.nr; i++) {
-			unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR;
-			const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
-
-			if (!e)
-				return tp_err(-ENOMEM, NULL);
-			if (pl_add_sym(p, &nf, e) < 0)
-				break;
-		}
-		if (pl_end_marker[res.end] && pl_room(p, nf, 1))
-			pl_marker(&p->frames[nf++], pl_end_marker[res.end]);
-		if (c->comm && c->tid == c->pid && !taproot_proc_comm_is(proc, c->comm)) {
-			/*
-			 * A pc outside the maps had the process read again, under
-			 * another name: the frames after it may have the new
-			 * program's names. The kernel frames alone, as above.
-			 */
-			nf = nk;
-			p->st.user_stacks--;
-			p->st.unwind[res.end]--;
-			p->st.user_stale++;
-			p->st.kernel_only++;
-		}
+	if (stale) {
+		p->st.user_stale++;
+		p->st.kernel_only++;
+	} else if (user == PL_USER_UNWOUND) {
+		p->st.user_stacks++;
+		p->st.unwind[res.end]++;
+	} else if (user == PL_USER_GONE) {
+		p->st.proc_unknown++;
+	} else {
+		p->st.kernel_only++;
 	}
 	if (!nf)
 		pl_marker(&p->frames[nf++], "[no stack]");
