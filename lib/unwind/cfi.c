@@ -191,6 +191,9 @@ struct cfi_sec {
 struct compile {
 	Elf *elf;
 	const unsigned char *ident;
+	/* libdw's view of .eh_frame and .debug_frame; NULL when absent */
+	Dwarf_CFI *eh_cfi, *dbg_cfi;
+	Dwarf *dbg;
 	struct fde *fdes;
 	size_t nr_fdes, alloc_fdes;
 	uint32_t skipped;
@@ -766,19 +769,134 @@ void tp_cfi_table_free(struct tp_cfi_table *t)
 	free(t);
 }
 
+/* The executable PT_LOAD ranges of cc->elf (the first 16). */
+static void compile_text_ranges(struct compile *cc)
+{
+	size_t nphdr;
+
+	if (elf_getphdrnum(cc->elf, &nphdr) != 0)
+		return;
+	for (size_t i = 0; i < nphdr && cc->nr_text < 16; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(cc->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		cc->text_lo[cc->nr_text] = ph.p_vaddr;
+		cc->text_hi[cc->nr_text++] = ph.p_vaddr + ph.p_memsz;
+	}
+}
+
+/* Collect the FDEs of .eh_frame, then of .debug_frame, into cc->fdes. */
+static int compile_enumerate(struct compile *cc)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	int ret = 0;
+
+	scn = find_section(cc->elf, ".eh_frame", &sh);
+	if (scn) {
+		struct cfi_sec s = { .data = elf_getdata(scn, NULL), .vaddr = sh.sh_addr,
+				     .eh = true, .src = TP_CFI_SRC_EH };
+
+		cc->eh_cfi = dwarf_getcfi_elf(cc->elf);
+		if (s.data && cc->eh_cfi)
+			ret = enumerate(cc, &s);
+		if (ret)
+			return ret;
+	}
+	if (!find_section(cc->elf, ".debug_frame", &sh))
+		return 0;
+	/* libdw first: it decompresses the section in place */
+	cc->dbg = dwarf_begin_elf(cc->elf, DWARF_C_READ, NULL);
+	cc->dbg_cfi = cc->dbg ? dwarf_getcfi(cc->dbg) : NULL;
+	scn = find_section(cc->elf, ".debug_frame", &sh);
+	if (cc->dbg_cfi && scn) {
+		struct cfi_sec s = { .data = elf_getdata(scn, NULL),
+				     .vaddr = sh.sh_addr, .eh = false,
+				     .src = TP_CFI_SRC_DEBUG };
+
+		if (s.data)
+			ret = enumerate(cc, &s);
+	}
+	return ret;
+}
+
+/*
+ * The rows of every FDE, by address; an FDE that overlaps one before it
+ * is skipped (counted), so that rows stay sorted.
+ */
+static int compile_fdes(struct compile *cc, struct tp_cfi_table *t)
+{
+	uint64_t covered_hi = 0;
+	int ret;
+
+	/* No FDE leaves cc->fdes NULL, which qsort() must not be given. */
+	if (cc->nr_fdes)
+		qsort(cc->fdes, cc->nr_fdes, sizeof(*cc->fdes), fde_cmp);
+	for (size_t i = 0; i < cc->nr_fdes; i++) {
+		const struct fde *f = &cc->fdes[i];
+
+		if (f->lo < covered_hi) {
+			cc->skipped++;
+			continue;
+		}
+		ret = compile_fde(cc, f->src == TP_CFI_SRC_EH ? cc->eh_cfi : cc->dbg_cfi, f, t);
+		if (!ret)
+			ret = add_row(cc, f->hi, 0);
+		if (ret)
+			return ret;
+		covered_hi = f->hi;
+		t->nr_fdes++;
+	}
+	return 0;
+}
+
+/* Copy the rows and rules of @cc into the compact table @t. */
+static int compile_pack(struct compile *cc, struct tp_cfi_table *t)
+{
+	if (cc->nr && cc->pcs[cc->nr - 1] - cc->pcs[0] > UINT32_MAX)
+		return tp_err(-E2BIG, "CFI: text spans more than 4 GiB");
+	t->nr = (uint32_t)cc->nr;
+	t->base = cc->nr ? cc->pcs[0] : 0;
+	t->pcs = malloc((cc->nr ? cc->nr : 1) * sizeof(*t->pcs));
+	t->row_rule = malloc((cc->nr ? cc->nr : 1) * sizeof(*t->row_rule));
+	t->rules = malloc(cc->nr_rules * sizeof(*t->rules));
+	if (!t->pcs || !t->row_rule || !t->rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < cc->nr; i++) {
+		t->pcs[i] = (uint32_t)(cc->pcs[i] - t->base);
+		t->row_rule[i] = cc->rr[i];
+	}
+	memcpy(t->rules, cc->rules, cc->nr_rules * sizeof(*t->rules));
+	t->nr_rules = (uint32_t)cc->nr_rules;
+	t->fdes_skipped = cc->skipped;
+	t->bytes = sizeof(*t) + cc->nr * (sizeof(*t->pcs) + sizeof(*t->row_rule)) +
+		   cc->nr_rules * sizeof(*t->rules);
+	return 0;
+}
+
+static void compile_fini(struct compile *cc)
+{
+	if (cc->eh_cfi)
+		dwarf_cfi_end(cc->eh_cfi);
+	if (cc->dbg)
+		dwarf_end(cc->dbg);
+	free(cc->fdes);
+	free(cc->pcs);
+	free(cc->rr);
+	free(cc->rules);
+	free(cc->rhash);
+}
+
 int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)
 {
 	struct compile cc = { .elf = elf, .budget = TP_CFI_WALK_BUDGET };
-	struct tp_cfi_table *t;
+	uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC);
 	struct tp_cfi_rule none = { 0 };
-	Dwarf_CFI *eh_cfi = NULL, *dbg_cfi = NULL;
-	Dwarf *dbg = NULL;
+	struct tp_cfi_table *t;
 	GElf_Ehdr eh;
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	size_t nphdr;
-	uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC), covered_hi = 0;
-	int ret = 0;
+	int ret;
 
 	*tp = NULL;
 	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -789,109 +907,22 @@ int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)
 	if (!t)
 		return -ENOMEM;
 
-	if (elf_getphdrnum(elf, &nphdr) == 0) {
-		for (size_t i = 0; i < nphdr && cc.nr_text < 16; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_X))
-				continue;
-			cc.text_lo[cc.nr_text] = ph.p_vaddr;
-			cc.text_hi[cc.nr_text++] = ph.p_vaddr + ph.p_memsz;
-		}
-	}
-
+	compile_text_ranges(&cc);
 	ret = intern(&cc, &none);	/* rule 0 */
-	if (ret < 0)
-		goto out;
-	ret = 0;
-
-	scn = find_section(elf, ".eh_frame", &sh);
-	if (scn) {
-		struct cfi_sec s = { .data = elf_getdata(scn, NULL), .vaddr = sh.sh_addr,
-				     .eh = true, .src = TP_CFI_SRC_EH };
-
-		eh_cfi = dwarf_getcfi_elf(elf);
-		if (s.data && eh_cfi)
-			ret = enumerate(&cc, &s);
-		if (ret)
-			goto out;
-	}
-	if (find_section(elf, ".debug_frame", &sh)) {
-		/* libdw first: it decompresses the section in place */
-		dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		dbg_cfi = dbg ? dwarf_getcfi(dbg) : NULL;
-		scn = find_section(elf, ".debug_frame", &sh);
-		if (dbg_cfi && scn) {
-			struct cfi_sec s = { .data = elf_getdata(scn, NULL),
-					     .vaddr = sh.sh_addr, .eh = false,
-					     .src = TP_CFI_SRC_DEBUG };
-
-			if (s.data)
-				ret = enumerate(&cc, &s);
-			if (ret)
-				goto out;
-		}
-	}
-
-	/* No FDE leaves cc.fdes NULL, which qsort() must not be given. */
-	if (cc.nr_fdes)
-		qsort(cc.fdes, cc.nr_fdes, sizeof(*cc.fdes), fde_cmp);
-	for (size_t i = 0; i < cc.nr_fdes; i++) {
-		const struct fde *f = &cc.fdes[i];
-
-		if (f->lo < covered_hi) {
-			cc.skipped++;
-			continue;
-		}
-		ret = compile_fde(&cc, f->src == TP_CFI_SRC_EH ? eh_cfi : dbg_cfi, f, t);
-		if (!ret)
-			ret = add_row(&cc, f->hi, 0);
-		if (ret)
-			goto out;
-		covered_hi = f->hi;
-		t->nr_fdes++;
-	}
-
-	if (cc.nr && cc.pcs[cc.nr - 1] - cc.pcs[0] > UINT32_MAX) {
-		ret = tp_err(-E2BIG, "CFI: text spans more than 4 GiB");
-		goto out;
-	}
-	t->nr = (uint32_t)cc.nr;
-	t->base = cc.nr ? cc.pcs[0] : 0;
-	t->pcs = malloc((cc.nr ? cc.nr : 1) * sizeof(*t->pcs));
-	t->row_rule = malloc((cc.nr ? cc.nr : 1) * sizeof(*t->row_rule));
-	t->rules = malloc(cc.nr_rules * sizeof(*t->rules));
-	if (!t->pcs || !t->row_rule || !t->rules) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < cc.nr; i++) {
-		t->pcs[i] = (uint32_t)(cc.pcs[i] - t->base);
-		t->row_rule[i] = cc.rr[i];
-	}
-	memcpy(t->rules, cc.rules, cc.nr_rules * sizeof(*t->rules));
-	t->nr_rules = (uint32_t)cc.nr_rules;
-	t->fdes_skipped = cc.skipped;
-	t->bytes = sizeof(*t) + cc.nr * (sizeof(*t->pcs) + sizeof(*t->row_rule)) +
-		   cc.nr_rules * sizeof(*t->rules);
-	t->compile_ns = tp_clock_ns(CLOCK_MONOTONIC) - t0;
-out:
+	if (ret >= 0)
+		ret = compile_enumerate(&cc);
+	if (!ret)
+		ret = compile_fdes(&cc, t);
+	if (!ret)
+		ret = compile_pack(&cc, t);
 	if (ret == -ENOMEM)
 		tp_err(ret, "CFI: out of memory compiling a table");
-	if (eh_cfi)
-		dwarf_cfi_end(eh_cfi);
-	if (dbg)
-		dwarf_end(dbg);
-	free(cc.fdes);
-	free(cc.pcs);
-	free(cc.rr);
-	free(cc.rules);
-	free(cc.rhash);
+	compile_fini(&cc);
 	if (ret) {
 		tp_cfi_table_free(t);
 		return ret;
 	}
+	t->compile_ns = tp_clock_ns(CLOCK_MONOTONIC) - t0;
 	*tp = t;
 	return 0;
 }
