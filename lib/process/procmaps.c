@@ -142,129 +142,144 @@ static size_t tp_unescape_path(char *s, size_t n)
 	return o;
 }
 
-int tp_maps_read(struct taproot_proc *p, FILE *f)
+/* The executable mappings being read, before they replace a process's. */
+struct tp_maps_build {
+	struct tp_map *maps;
+	size_t nr, alloc;
+	char *strings;		/* the paths; offset 0 is "" */
+	size_t len, cap;
+};
+
+/*
+ * Strip the " (deleted)" suffix and the escapes of the path of a maps line
+ * (*@plen bytes at @path, in place) and classify it: TAPROOT_MAP_* flags.
+ */
+static uint32_t tp_maps_path_flags(char *path, size_t *plen)
 {
 	static const char deleted[] = " (deleted)";
-	char *line = NULL, *strings = NULL;
-	struct tp_map *maps = NULL, *m;
-	size_t nr = 0, alloc = 0, len = 0, cap = 0, lines = 0, n;
+	size_t n = *plen;
+	uint32_t flags = 0;
+
+	if (n >= sizeof(deleted) - 1 && !strcmp(path + n - (sizeof(deleted) - 1), deleted)) {
+		n -= sizeof(deleted) - 1;
+		flags |= TAPROOT_MAP_DELETED;
+	}
+	n = tp_unescape_path(path, n);
+	*plen = n;
+	if (n == 0)
+		return flags | TAPROOT_MAP_ANON;
+	if (path[0] == '[') {
+		if (n == 6 && !memcmp(path, "[vdso]", 6))
+			return flags | TAPROOT_MAP_VDSO;
+		if (n == 10 && !memcmp(path, "[vsyscall]", 10))
+			return flags | TAPROOT_MAP_VSYSCALL;
+		return flags | TAPROOT_MAP_SPECIAL | TAPROOT_MAP_ANON;
+	}
+	/* anon_inode:..., a memfd without a leading /, ... */
+	if (path[0] != '/')
+		return flags | TAPROOT_MAP_SPECIAL | TAPROOT_MAP_ANON;
+	return flags;
+}
+
+/* Append the executable mapping of line @l to @b. 0 or -ENOMEM. */
+static int tp_maps_add(struct tp_maps_build *b, const struct tp_maps_line *l)
+{
+	char *path = (char *)l->path;
+	size_t plen = strlen(path);
+	uint32_t flags = tp_maps_path_flags(path, &plen);
+	struct tp_map *m;
+	int64_t off;
+
+	off = tp_proc_str(&b->strings, &b->len, &b->cap, path, plen);
+	if (off < 0 || tp_grow((void **)&b->maps, &b->alloc, b->nr + 1, sizeof(*b->maps)))
+		return tp_err(-ENOMEM, NULL);
+	m = &b->maps[b->nr++];
+	memset(m, 0, sizeof(*m));
+	m->pub.start = l->start;
+	m->pub.end = l->end;
+	m->pub.pgoff = l->pgoff;
+	m->pub.dev = makedev((unsigned int)l->major, (unsigned int)l->minor);
+	m->pub.ino = l->ino;
+	m->pub.flags = flags;
+	m->path_off = (uint32_t)off;
+	return 0;
+}
+
+/*
+ * Read line number @nr of @f into @line (TP_MAPS_LINE_MAX + 2 bytes), without
+ * its newline, and parse it into @l. Returns 1 with a line, 0 at the end,
+ * or a recorded error.
+ */
+static int tp_maps_next(struct taproot_proc *p, FILE *f, char *line, size_t nr,
+			struct tp_maps_line *l)
+{
+	size_t n;
+
+	if (!fgets(line, TP_MAPS_LINE_MAX + 2, f))
+		return 0;
+	if (nr > TP_MAPS_LINES_MAX)
+		return tp_err(-E2BIG, "pid %d: maps has more than %u lines", p->pid,
+			      TP_MAPS_LINES_MAX);
+	n = strlen(line);
+	if (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	else if (!feof(f))
+		return tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu longer than %u bytes",
+			      p->pid, nr, TP_MAPS_LINE_MAX);
+	if (!tp_maps_parse_line(line, l))
+		return tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu malformed: '%.100s'",
+			      p->pid, nr, line);
+	return 1;
+}
+
+/* Replace @p's maps by those of @b, which is left empty. */
+static void tp_maps_install(struct taproot_proc *p, struct tp_maps_build *b, size_t lines)
+{
+	for (size_t n = 0; n < b->nr; n++)
+		b->maps[n].pub.path = b->strings + b->maps[n].path_off;
+	free(p->maps);
+	free(p->strings);
+	p->maps = b->maps;
+	p->nr_maps = b->nr;
+	p->strings = b->strings;
+	p->strings_len = b->len;
+	p->maps_lines = lines;
+	memset(b, 0, sizeof(*b));
+}
+
+int tp_maps_read(struct taproot_proc *p, FILE *f)
+{
+	struct tp_maps_build b = { 0 };
 	uint64_t prev_end = 0;
-	int err = 0;
+	struct tp_maps_line l;
+	size_t lines = 0;
+	char *line;
+	int err;
 
 	line = malloc(TP_MAPS_LINE_MAX + 2);
 	if (!line)
 		return tp_err(-ENOMEM, NULL);
 	/* Offset 0 of strings is "". */
-	if (tp_proc_str(&strings, &len, &cap, "", 0) < 0) {
-		err = tp_err(-ENOMEM, NULL);
-		goto out;
-	}
-	while (fgets(line, TP_MAPS_LINE_MAX + 2, f)) {
-		struct tp_maps_line l;
-		uint32_t flags = 0;
-		int64_t off;
-		char *path;
-		size_t plen;
-
-		lines++;
-		if (lines > TP_MAPS_LINES_MAX) {
-			err = tp_err(-E2BIG, "pid %d: maps has more than %u lines", p->pid,
-				     TP_MAPS_LINES_MAX);
-			goto out;
-		}
-		n = strlen(line);
-		if (n && line[n - 1] == '\n') {
-			line[--n] = '\0';
-		} else if (!feof(f)) {
-			err = tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu longer than %u bytes",
-				     p->pid, lines, TP_MAPS_LINE_MAX);
-			goto out;
-		}
-		if (!tp_maps_parse_line(line, &l)) {
-			err = tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu malformed: '%.100s'",
-				     p->pid, lines, line);
-			goto out;
-		}
-		if (l.start < prev_end) {
+	err = tp_proc_str(&b.strings, &b.len, &b.cap, "", 0) < 0 ? tp_err(-ENOMEM, NULL) : 0;
+	while (!err && (err = tp_maps_next(p, f, line, ++lines, &l)) == 1) {
+		err = 0;
+		if (l.start < prev_end)
 			err = tp_err(-TAPROOT_EPROTO, "pid %d: maps line %zu overlaps or is out of order",
 				     p->pid, lines);
-			goto out;
-		}
-		prev_end = l.end;
-		if (l.perms[2] != 'x')
-			continue;
-		if (nr == TP_MAPS_EXEC_MAX) {
+		else if (l.perms[2] == 'x' && b.nr == TP_MAPS_EXEC_MAX)
 			p->procs->stats.maps_dropped++;
-			continue;
-		}
-
-		path = (char *)l.path;
-		plen = strlen(path);
-		if (plen >= sizeof(deleted) - 1 &&
-		    !strcmp(path + plen - (sizeof(deleted) - 1), deleted)) {
-			plen -= sizeof(deleted) - 1;
-			flags |= TAPROOT_MAP_DELETED;
-		}
-		plen = tp_unescape_path(path, plen);
-		if (plen == 0) {
-			flags |= TAPROOT_MAP_ANON;
-		} else if (path[0] == '[') {
-			if (plen == 6 && !memcmp(path, "[vdso]", 6))
-				flags |= TAPROOT_MAP_VDSO;
-			else if (plen == 10 && !memcmp(path, "[vsyscall]", 10))
-				flags |= TAPROOT_MAP_VSYSCALL;
-			else
-				flags |= TAPROOT_MAP_SPECIAL | TAPROOT_MAP_ANON;
-		} else if (path[0] != '/') {
-			/* anon_inode:..., a memfd without a leading /, ... */
-			flags |= TAPROOT_MAP_SPECIAL | TAPROOT_MAP_ANON;
-		}
-		off = tp_proc_str(&strings, &len, &cap, path, plen);
-		if (off < 0) {
-			err = tp_err(-ENOMEM, NULL);
-			goto out;
-		}
-		if (nr == alloc) {
-			size_t a = alloc ? alloc * 2 : 64;
-			struct tp_map *nm = realloc(maps, a * sizeof(*maps));
-
-			if (!nm) {
-				err = tp_err(-ENOMEM, NULL);
-				goto out;
-			}
-			maps = nm;
-			alloc = a;
-		}
-		m = &maps[nr++];
-		memset(m, 0, sizeof(*m));
-		m->pub.start = l.start;
-		m->pub.end = l.end;
-		m->pub.pgoff = l.pgoff;
-		m->pub.dev = makedev((unsigned int)l.major, (unsigned int)l.minor);
-		m->pub.ino = l.ino;
-		m->pub.flags = flags;
-		m->path_off = (uint32_t)off;
+		else if (l.perms[2] == 'x')
+			err = tp_maps_add(&b, &l);
+		prev_end = l.end;
 	}
-	if (ferror(f)) {
+	if (!err && ferror(f)) {
 		err = -errno ? -errno : -EIO;
 		err = tp_err(err, "pid %d: reading maps: %s", p->pid, strerror(-err));
-		goto out;
 	}
-	/* Done: replace the old maps. */
-	for (n = 0; n < nr; n++)
-		maps[n].pub.path = strings + maps[n].path_off;
-	free(p->maps);
-	free(p->strings);
-	p->maps = maps;
-	p->nr_maps = nr;
-	p->strings = strings;
-	p->strings_len = len;
-	p->maps_lines = lines;
-	maps = NULL;
-	strings = NULL;
-out:
-	free(maps);
-	free(strings);
+	if (!err)
+		tp_maps_install(p, &b, lines - 1);
+	free(b.maps);
+	free(b.strings);
 	free(line);
 	return err;
 }
