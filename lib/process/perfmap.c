@@ -52,23 +52,77 @@ static int tp_perfsym_cmp(const void *a, const void *b)
 	return x->name > y->name ? -1 : x->name < y->name;
 }
 
+/*
+ * Parse a perf map line "START SIZE NAME" (hex, optional 0x; NAME printable
+ * and not empty) into @sym; *@name points into @line. False if malformed.
+ */
+static bool tp_perfmap_parse(const char *line, struct tp_perfsym *sym, const char **name,
+			     size_t *nlen)
+{
+	const char *p = line;
+	uint64_t start, size;
+
+	if (!tp_perfmap_hex(&p, &start) || !tp_perfmap_hex(&p, &size) || !size ||
+	    start + size < start)
+		return false;
+	*nlen = strlen(p);
+	if (!*nlen)
+		return false;
+	for (size_t i = 0; i < *nlen; i++)
+		if ((unsigned char)p[i] < ' ' || p[i] == 0x7f)
+			return false;
+	*name = p;
+	sym->start = start;
+	sym->size = size;
+	return true;
+}
+
+/* Append @sym named @name (@nlen bytes) to @pm. 0, -E2BIG or -ENOMEM. */
+static int tp_perfmap_add(struct tp_perfmap *pm, size_t *alloc, size_t *cap,
+			  struct tp_perfsym sym, const char *name, size_t nlen)
+{
+	if (pm->nr == TP_PERFMAP_MAX)
+		return tp_err(-E2BIG, "perf map: more than %u entries", TP_PERFMAP_MAX);
+	if (pm->len + nlen + 1 > UINT32_MAX ||
+	    tp_grow((void **)&pm->syms, alloc, pm->nr + 1, sizeof(*pm->syms)) ||
+	    tp_grow((void **)&pm->strings, cap, pm->len + nlen + 1, 1))
+		return tp_err(-ENOMEM, NULL);
+	memcpy(pm->strings + pm->len, name, nlen + 1);
+	sym.name = (uint32_t)pm->len;
+	pm->syms[pm->nr++] = sym;
+	pm->len += nlen + 1;
+	return 0;
+}
+
+/* Sort @pm's symbols; of several at one start, keep the latest written. */
+static void tp_perfmap_sort(struct tp_perfmap *pm)
+{
+	size_t i, o;
+
+	if (pm->nr)
+		qsort(pm->syms, pm->nr, sizeof(*pm->syms), tp_perfsym_cmp);
+	for (i = 0, o = 0; i < pm->nr; i++)
+		if (!o || pm->syms[o - 1].start != pm->syms[i].start)
+			pm->syms[o++] = pm->syms[i];
+	pm->nr = o;
+}
+
 int tp_perfmap_read(FILE *f, struct tp_perfmap **pmp)
 {
 	char line[TP_PERFMAP_LINE_MAX + 2];
+	size_t alloc = 0, cap = 0, total = 0;
 	struct tp_perfmap *pm;
-	size_t alloc = 0, cap = 0, total = 0, i, o;
 	bool skipping = false;
-	int err;
+	int err = 0;
 
 	*pmp = NULL;
 	pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return tp_err(-ENOMEM, NULL);
-	while (fgets(line, sizeof(line), f)) {
+	while (!err && fgets(line, sizeof(line), f)) {
+		struct tp_perfsym sym = { 0 };
 		size_t n = strlen(line), nlen;
-		const char *p = line, *name;
-		uint64_t start, size;
-		bool ok = true;
+		const char *name;
 
 		total += n;
 		if (total > TP_PERFMAP_BYTES_MAX)
@@ -91,71 +145,20 @@ int tp_perfmap_read(FILE *f, struct tp_perfmap **pmp)
 		}
 		if (!n)
 			continue;
-		if (!tp_perfmap_hex(&p, &start) || !tp_perfmap_hex(&p, &size) || !size ||
-		    start + size < start)
-			ok = false;
-		name = p;
-		nlen = ok ? strlen(name) : 0;
-		if (ok && !nlen)
-			ok = false;
-		for (i = 0; ok && i < nlen; i++)
-			if ((unsigned char)name[i] < ' ' || name[i] == 0x7f)
-				ok = false;
-		if (!ok) {
+		if (!tp_perfmap_parse(line, &sym, &name, &nlen))
 			pm->bad_lines++;
-			continue;
-		}
-		if (pm->nr == TP_PERFMAP_MAX) {
-			err = tp_err(-E2BIG, "perf map: more than %u entries", TP_PERFMAP_MAX);
-			goto fail;
-		}
-		if (pm->nr == alloc) {
-			size_t a = alloc ? alloc * 2 : 256;
-			struct tp_perfsym *s = realloc(pm->syms, a * sizeof(*s));
-
-			if (!s)
-				goto nomem;
-			pm->syms = s;
-			alloc = a;
-		}
-		if (pm->len + nlen + 1 > cap) {
-			size_t c = cap ? cap * 2 : 4096;
-			char *s;
-
-			while (c < pm->len + nlen + 1)
-				c *= 2;
-			if (c > UINT32_MAX)
-				goto nomem;
-			s = realloc(pm->strings, c);
-			if (!s)
-				goto nomem;
-			pm->strings = s;
-			cap = c;
-		}
-		memcpy(pm->strings + pm->len, name, nlen + 1);
-		pm->syms[pm->nr++] = (struct tp_perfsym){
-			.start = start, .size = size, .name = (uint32_t)pm->len,
-		};
-		pm->len += nlen + 1;
+		else
+			err = tp_perfmap_add(pm, &alloc, &cap, sym, name, nlen);
 	}
-	if (ferror(f)) {
+	if (!err && ferror(f))
 		err = tp_err(-EIO, "reading a perf map: %s", strerror(errno));
-		goto fail;
+	if (err) {
+		tp_perfmap_free(pm);
+		return err;
 	}
-	if (pm->nr)
-		qsort(pm->syms, pm->nr, sizeof(*pm->syms), tp_perfsym_cmp);
-	/* Of several at one start, keep the first (the latest written). */
-	for (i = 0, o = 0; i < pm->nr; i++)
-		if (!o || pm->syms[o - 1].start != pm->syms[i].start)
-			pm->syms[o++] = pm->syms[i];
-	pm->nr = o;
+	tp_perfmap_sort(pm);
 	*pmp = pm;
 	return 0;
-nomem:
-	err = tp_err(-ENOMEM, NULL);
-fail:
-	tp_perfmap_free(pm);
-	return err;
 }
 
 const struct tp_perfsym *tp_perfmap_lookup(const struct tp_perfmap *pm, uint64_t addr)
