@@ -583,6 +583,91 @@ static void tp_read_comm(struct taproot_proc *p, int dirfd, char *buf, size_t le
 }
 
 /*
+ * Read @p's start time from stat in @dirfd (@dir for messages), which must
+ * be @want when not 0; a new one means another process took the pid.
+ * False when @p is gone (its reason set).
+ */
+static bool tp_proc_read_stat(struct taproot_proc *p, int dirfd, const char *dir,
+			      uint64_t want)
+{
+	struct taproot_procs *procs = p->procs;
+	char statbuf[4096];
+	uint64_t start = 0;
+	ssize_t n;
+	int err;
+
+	n = tp_read_at(dirfd, "stat", statbuf, sizeof(statbuf));
+	tp_observe(procs, p->pid, TAPROOT_PROC_STAT, n < 0 ? (int)n : 0, statbuf,
+		   n < 0 ? 0 : (size_t)n);
+	if (n < 0) {
+		if (tp_errno_exited((int)n))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else
+			tp_proc_set_gone(p, (int)n, "reading stat: %s", strerror((int)-n));
+		return false;
+	}
+	err = tp_stat_start_time(statbuf, (size_t)n, &start);
+	if (err) {
+		tp_proc_set_gone(p, err, "malformed %s/stat", dir);
+		return false;
+	}
+	if (want && start != want) {
+		p->start_time = want;
+		tp_proc_set_gone(p, -ESRCH, "process exited (pid reused)");
+		procs->stats.pid_reused++;
+		return false;
+	}
+	if (p->start_time && start != p->start_time) {
+		/* Another process took the pid: nothing of the old one applies. */
+		tp_proc_clear(p);
+		procs->stats.pid_reused++;
+	}
+	p->start_time = start;
+	return true;
+}
+
+/* Read @p's maps from @dirfd. False when @p is gone (its reason set). */
+static bool tp_proc_read_maps(struct taproot_proc *p, int dirfd)
+{
+	char *mapsbuf = NULL;
+	int fd = -1, err;
+	FILE *f;
+
+	if (p->procs->opts.observer) {
+		f = tp_maps_open_observed(p, dirfd, &mapsbuf);
+	} else {
+		fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	}
+	if (!f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (tp_errno_exited(err))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else
+			tp_proc_set_gone(p, err, "reading maps: %s", strerror(-err));
+		return false;
+	}
+	err = tp_maps_read(p, f);
+	fclose(f);
+	free(mapsbuf);
+	if (err) {
+		if (tp_errno_exited(err))
+			tp_proc_set_gone(p, -ESRCH, "process exited");
+		else if (!p->nr_maps)
+			tp_proc_set_gone(p, err, "%s", taproot_errmsg(err));
+		return false;
+	}
+	if (!p->nr_maps) {
+		/* A zombie or a kernel thread: maps is empty. */
+		tp_proc_set_gone(p, -ESRCH, "process exited (no executable mappings)");
+		return false;
+	}
+	return true;
+}
+
+/*
  * (Re)read @p: its start time (which must be @want when not 0) and maps.
  * On failure @p keeps its previous maps: a live process becomes GONE only
  * when it has none.
@@ -590,11 +675,8 @@ static void tp_read_comm(struct taproot_proc *p, int dirfd, char *buf, size_t le
 static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 {
 	struct taproot_procs *procs = p->procs;
-	char dir[PATH_MAX], statbuf[4096], *mapsbuf = NULL, comm[sizeof(p->comm)];
-	uint64_t start = 0;
-	ssize_t n;
-	FILE *f;
-	int dirfd, fd, err;
+	char dir[PATH_MAX], comm[sizeof(p->comm)];
+	int dirfd, err;
 
 	p->read_ms = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 	procs->stats.procs_read++;
@@ -612,68 +694,12 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 			tp_proc_set_gone(p, err, "%s: %s", dir, strerror(-err));
 		return;
 	}
-	n = tp_read_at(dirfd, "stat", statbuf, sizeof(statbuf));
-	tp_observe(procs, p->pid, TAPROOT_PROC_STAT, n < 0 ? (int)n : 0, statbuf,
-		   n < 0 ? 0 : (size_t)n);
-	if (n < 0) {
-		if (tp_errno_exited((int)n))
-			tp_proc_set_gone(p, -ESRCH, "process exited");
-		else
-			tp_proc_set_gone(p, (int)n, "reading stat: %s", strerror((int)-n));
+	if (!tp_proc_read_stat(p, dirfd, dir, want))
 		goto out;
-	}
-	err = tp_stat_start_time(statbuf, (size_t)n, &start);
-	if (err) {
-		tp_proc_set_gone(p, err, "malformed %s/stat", dir);
-		goto out;
-	}
-	if (want && start != want) {
-		p->start_time = want;
-		tp_proc_set_gone(p, -ESRCH, "process exited (pid reused)");
-		procs->stats.pid_reused++;
-		goto out;
-	}
-	if (p->start_time && start != p->start_time) {
-		/* Another process took the pid: nothing of the old one applies. */
-		tp_proc_clear(p);
-		procs->stats.pid_reused++;
-	}
-	p->start_time = start;
-
 	/* The name before the maps: taproot_proc_check_comm(). */
 	tp_read_comm(p, dirfd, comm, sizeof(comm));
-	if (procs->opts.observer) {
-		fd = -1;
-		f = tp_maps_open_observed(p, dirfd, &mapsbuf);
-	} else {
-		fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
-		f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	}
-	if (!f) {
-		err = -errno;
-		if (fd >= 0)
-			close(fd);
-		if (tp_errno_exited(err))
-			tp_proc_set_gone(p, -ESRCH, "process exited");
-		else
-			tp_proc_set_gone(p, err, "reading maps: %s", strerror(-err));
+	if (!tp_proc_read_maps(p, dirfd))
 		goto out;
-	}
-	err = tp_maps_read(p, f);
-	fclose(f);
-	free(mapsbuf);
-	if (err) {
-		if (tp_errno_exited(err))
-			tp_proc_set_gone(p, -ESRCH, "process exited");
-		else if (!p->nr_maps)
-			tp_proc_set_gone(p, err, "%s", taproot_errmsg(err));
-		goto out;
-	}
-	if (!p->nr_maps) {
-		/* A zombie or a kernel thread: maps is empty. */
-		tp_proc_set_gone(p, -ESRCH, "process exited (no executable mappings)");
-		goto out;
-	}
 	p->state = TP_PROC_LIVE;
 	p->err = 0;
 	p->reason[0] = '\0';
