@@ -755,6 +755,54 @@ static void regs_from_user(struct tp_regs *r, const struct taproot_user_regs *u)
 	r->valid = BIT(TP_NR_REGS) - 1;
 }
 
+/*
+ * One step up from the frame at @regs, whose pc is exact (the interrupted
+ * instruction, or after a signal) or a return address: the caller's
+ * registers into @next; *@fl says how they were found (TAPROOT_FRAME_FP,
+ * _SLOW or 0), *@sig whether @regs was a signal frame. Returns TP_STEP_OK
+ * or the end of the walk; 0 from *@err unless the table could not be had
+ * (then the return value means nothing).
+ */
+static int unwind_frame(struct taproot_unwinder *u, void *arg, const struct tp_regs *regs,
+			const struct tp_mem *mem, bool exact, struct tp_regs *next,
+			uint8_t *fl, bool *sig, int *err)
+{
+	static const struct tp_cfi_rule sigrule = { .kind = TP_CFI_SIGNAL };
+	uint64_t pc = regs->r[TP_REG_RIP], lookup = exact ? pc : pc - 1;
+	struct taproot_unwind_map m = { 0 };
+	struct tp_table_ent *e = NULL;
+	const struct tp_cfi_rule *r;
+
+	*fl = 0;
+	*sig = false;
+	if (u->ops.map(lookup, &m, arg) != 1 || lookup < m.start ||
+	    lookup >= m.end || !m.key || !m.key_len)
+		return TAPROOT_UNWIND_NO_MAPPING;
+	*err = get_table(u, &m, &e);
+	if (*err)
+		return TAPROOT_UNWIND_MAX_DEPTH;
+	r = lookup_rule(u, e, lookup - m.bias);
+
+	switch (r->kind) {
+	case TP_CFI_NONE:
+		if (is_sigreturn(m.elf, pc - m.bias)) {
+			*sig = true;
+			return tp_step_fast(&sigrule, regs, mem, next);
+		}
+		*fl = TAPROOT_FRAME_FP;
+		return step_fp(regs, mem, next);
+	case TP_CFI_SLOW:
+		*fl = TAPROOT_FRAME_SLOW;
+		return tp_step_slow(slow_get(u, m.elf, r->src), lookup - m.bias,
+				    regs, mem, next, sig);
+	case TP_CFI_SIGNAL:
+		*sig = true;
+		/* fall through */
+	default:
+		return tp_step_fast(r, regs, mem, next);
+	}
+}
+
 int taproot_unwind(struct taproot_unwinder *u, void *arg,
 		   const struct taproot_user_regs *uregs,
 		   const void *stack, size_t stack_len,
@@ -771,56 +819,18 @@ int taproot_unwind(struct taproot_unwinder *u, void *arg,
 	res->end = TAPROOT_UNWIND_MAX_DEPTH;
 
 	while (res->nr < max) {
-		struct taproot_unwind_map m;
-		const struct tp_cfi_rule *r;
-		struct tp_table_ent *e = NULL;
-		uint64_t pc = regs.r[TP_REG_RIP], lookup = exact ? pc : pc - 1;
-		uint8_t fl = 0;
-		bool sig = false;
+		uint8_t fl;
+		bool sig;
 		int step;
 
-		pcs[res->nr] = pc;
+		pcs[res->nr] = regs.r[TP_REG_RIP];
 		if (flags)
 			flags[res->nr] = exact ? TAPROOT_FRAME_EXACT : 0;
 		res->nr++;
 
-		memset(&m, 0, sizeof(m));
-		if (u->ops.map(lookup, &m, arg) != 1 || lookup < m.start ||
-		    lookup >= m.end || !m.key || !m.key_len) {
-			res->end = TAPROOT_UNWIND_NO_MAPPING;
-			break;
-		}
-		ret = get_table(u, &m, &e);
+		step = unwind_frame(u, arg, &regs, &mem, exact, &next, &fl, &sig, &ret);
 		if (ret)
 			break;
-		r = lookup_rule(u, e, lookup - m.bias);
-
-		switch (r->kind) {
-		case TP_CFI_NONE:
-			if (is_sigreturn(m.elf, pc - m.bias)) {
-				static const struct tp_cfi_rule sigrule = {
-					.kind = TP_CFI_SIGNAL
-				};
-
-				step = tp_step_fast(&sigrule, &regs, &mem, &next);
-				sig = true;
-			} else {
-				step = step_fp(&regs, &mem, &next);
-				fl = TAPROOT_FRAME_FP;
-			}
-			break;
-		case TP_CFI_SLOW:
-			step = tp_step_slow(slow_get(u, m.elf, r->src), lookup - m.bias,
-					    &regs, &mem, &next, &sig);
-			fl = TAPROOT_FRAME_SLOW;
-			break;
-		case TP_CFI_SIGNAL:
-			sig = true;
-			/* fall through */
-		default:
-			step = tp_step_fast(r, &regs, &mem, &next);
-			break;
-		}
 		if (step != TP_STEP_OK) {
 			res->end = (enum taproot_unwind_end)step;
 			break;
