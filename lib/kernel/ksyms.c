@@ -142,14 +142,79 @@ static int tp_ksym_cmp(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/*
+ * Append the text symbol @name (@name_len bytes) at @addr, of module @mod
+ * (@mod_len bytes; NULL: the kernel's) to @k. *@last_mod is the offset of
+ * the last module name stored: a module's lines come together, so one copy
+ * of its name serves them all. 0, -E2BIG or -ENOMEM.
+ */
+static int tp_ksyms_add(struct taproot_ksyms *k, uint64_t addr, const char *name,
+			size_t name_len, const char *mod, size_t mod_len, uint32_t *last_mod)
+{
+	struct tp_ksym *sym;
+
+	if (k->nr == TP_KSYMS_MAX)
+		return tp_err(-E2BIG, "kallsyms: more than %u text symbols", TP_KSYMS_MAX);
+	if (tp_grow((void **)&k->syms, &k->alloc, k->nr + 1, sizeof(*k->syms)))
+		return tp_err(-ENOMEM, NULL);
+	sym = &k->syms[k->nr];
+	sym->addr = addr;
+	sym->name = tp_ksyms_str(k, name, name_len);
+	if (mod && !(*last_mod && strlen(k->strings + *last_mod) == mod_len &&
+		     !memcmp(k->strings + *last_mod, mod, mod_len)))
+		*last_mod = tp_ksyms_str(k, mod, mod_len);
+	sym->module = mod ? *last_mod : 0;
+	if (!sym->name || (mod && !*last_mod))
+		return tp_err(-ENOMEM, "kallsyms: no memory for the names");
+	k->nr++;
+	return 0;
+}
+
+/*
+ * Read line number @nr of @f into @line of @size bytes, without its
+ * newline. 1 with a line, 0 at the end, or a recorded error.
+ */
+static int tp_ksyms_next(FILE *f, char *line, size_t size, size_t nr)
+{
+	size_t n;
+
+	if (!fgets(line, (int)size, f))
+		return 0;
+	n = strlen(line);
+	if (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	else if (!feof(f))
+		return tp_err(-TAPROOT_EPROTO, "kallsyms line %zu: longer than %zu bytes",
+			      nr, size - 2);
+	if (nr > TP_KSYMS_LINES_MAX)
+		return tp_err(-E2BIG, "kallsyms: more than %u lines", TP_KSYMS_LINES_MAX);
+	return 1;
+}
+
+/* After the last of @lines lines, @nonzero of them with an address. */
+static int tp_ksyms_finish(struct taproot_ksyms *k, FILE *f, size_t lines, size_t nonzero)
+{
+	if (ferror(f))
+		return tp_err(-EIO, "reading kallsyms: %s", strerror(errno));
+	if (lines && !nonzero)
+		return tp_err(-TAPROOT_EKPTR,
+			      "kernel addresses are hidden from this process (kernel.kptr_restrict); "
+			      "kernel stacks stay unsymbolized: run as root with CAP_SYSLOG or set "
+			      "kernel.kptr_restrict=0");
+	if (!k->nr)
+		return tp_err(-TAPROOT_EPROTO, "kallsyms: no text symbols");
+	qsort(k->syms, k->nr, sizeof(*k->syms), tp_ksym_cmp);
+	return 0;
+}
+
 int taproot_ksyms_read(FILE *f, struct taproot_ksyms **kp)
 {
 	/* A line: address, type, name, module and slack. */
 	char line[24 + TP_KSYM_NAME_MAX + TP_KSYM_MOD_MAX + 16];
+	size_t name_len, mod_len, lines = 0, nonzero = 0;
 	struct taproot_ksyms *k;
-	char *name, *mod;
-	size_t name_len, mod_len, n, lines = 0, nonzero = 0;
 	uint32_t last_mod = 0;
+	char *name, *mod;
 	uint64_t addr;
 	int kind, err;
 
@@ -157,84 +222,27 @@ int taproot_ksyms_read(FILE *f, struct taproot_ksyms **kp)
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return tp_err(-ENOMEM, NULL);
-	if (tp_ksyms_str(k, "", 0) != 0) {	/* offset 0: no module */
-		err = tp_err(-ENOMEM, NULL);
-		goto fail;
-	}
-
-	while (fgets(line, sizeof(line), f)) {
-		lines++;
-		n = strlen(line);
-		if (n && line[n - 1] == '\n') {
-			line[--n] = '\0';
-		} else if (!feof(f)) {
-			err = tp_err(-TAPROOT_EPROTO, "kallsyms line %zu: longer than %zu bytes",
-				     lines, sizeof(line) - 2);
-			goto fail;
-		}
-		if (lines > TP_KSYMS_LINES_MAX) {
-			err = tp_err(-E2BIG, "kallsyms: more than %u lines", TP_KSYMS_LINES_MAX);
-			goto fail;
-		}
+	/* Offset 0 of the strings: no module. */
+	err = tp_ksyms_str(k, "", 0) != 0 ? tp_err(-ENOMEM, NULL) : 0;
+	while (!err && (err = tp_ksyms_next(f, line, sizeof(line), ++lines)) == 1) {
+		err = 0;
 		kind = tp_ksyms_line(line, &addr, &name, &name_len, &mod, &mod_len);
-		if (kind < 0) {
+		if (kind < 0)
 			err = tp_err(-TAPROOT_EPROTO, "kallsyms line %zu: malformed: '%.80s'",
 				     lines, line);
-			goto fail;
-		}
-		if (addr)
+		else if (kind)
+			err = tp_ksyms_add(k, addr, name, name_len, mod, mod_len, &last_mod);
+		if (kind >= 0 && addr)
 			nonzero++;
-		if (!kind)
-			continue;
-		if (k->nr == TP_KSYMS_MAX) {
-			err = tp_err(-E2BIG, "kallsyms: more than %u text symbols", TP_KSYMS_MAX);
-			goto fail;
-		}
-		if (k->nr == k->alloc) {
-			size_t alloc = k->alloc ? k->alloc * 2 : 4096;
-			struct tp_ksym *syms = realloc(k->syms, alloc * sizeof(*syms));
-
-			if (!syms) {
-				err = tp_err(-ENOMEM, NULL);
-				goto fail;
-			}
-			k->syms = syms;
-			k->alloc = alloc;
-		}
-		k->syms[k->nr].addr = addr;
-		k->syms[k->nr].name = tp_ksyms_str(k, name, name_len);
-		/* A module's lines come together: one copy of its name. */
-		if (mod && !(last_mod && strlen(k->strings + last_mod) == mod_len &&
-			     !memcmp(k->strings + last_mod, mod, mod_len)))
-			last_mod = tp_ksyms_str(k, mod, mod_len);
-		k->syms[k->nr].module = mod ? last_mod : 0;
-		if (!k->syms[k->nr].name || (mod && !last_mod)) {
-			err = tp_err(-ENOMEM, "kallsyms: no memory for the names");
-			goto fail;
-		}
-		k->nr++;
 	}
-	if (ferror(f)) {
-		err = tp_err(-EIO, "reading kallsyms: %s", strerror(errno));
-		goto fail;
+	if (!err)
+		err = tp_ksyms_finish(k, f, lines - 1, nonzero);
+	if (err) {
+		taproot_ksyms_free(k);
+		return err;
 	}
-	if (lines && !nonzero) {
-		err = tp_err(-TAPROOT_EKPTR,
-			     "kernel addresses are hidden from this process (kernel.kptr_restrict); "
-			     "kernel stacks stay unsymbolized: run as root with CAP_SYSLOG or set "
-			     "kernel.kptr_restrict=0");
-		goto fail;
-	}
-	if (!k->nr) {
-		err = tp_err(-TAPROOT_EPROTO, "kallsyms: no text symbols");
-		goto fail;
-	}
-	qsort(k->syms, k->nr, sizeof(*k->syms), tp_ksym_cmp);
 	*kp = k;
 	return 0;
-fail:
-	taproot_ksyms_free(k);
-	return err;
 }
 
 int taproot_ksyms_load(const char *path, struct taproot_ksyms **kp)
