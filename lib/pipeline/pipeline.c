@@ -55,6 +55,7 @@
 #include "pipeline/pipeline.h"
 #include "profile/causal.h"
 #include "util/clock.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 #define PL_MAX_USER_FRAMES	128	/* default pcs unwound per sample */
@@ -88,14 +89,9 @@ struct pl_symcache {
 
 static uint64_t pl_hash(int pid, uint64_t start_time, uint64_t pc, unsigned int flags)
 {
-	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = tp_hash_mix(tp_hash_mix(0, (uint32_t)pid), start_time);
 
-	h ^= pc + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
-	h ^= start_time * 0xff51afd7ed558ccdULL + flags;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 29;
-	return h;
+	return tp_hash_fin(tp_hash_mix(tp_hash_mix(h, pc), flags));
 }
 
 static void pl_symcache_clear(struct pl_symcache *c)
@@ -493,10 +489,8 @@ static void pl_comm_forget(struct taproot_pipeline *p, int pid)
 static void pl_top_count(struct taproot_pipeline *p, const char *name)
 {
 	size_t mask = PL_TOP_MAX * 2 - 1, i;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = tp_hash_fin(tp_hash_bytes(name, strlen(name)));
 
-	for (const char *s = name; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
 	for (i = h & mask;; i = (i + 1) & mask) {
 		struct pl_top *t = &p->top[i];
 

@@ -25,6 +25,7 @@
 
 #include "process/process-private.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -311,10 +312,7 @@ const struct tp_seg *tp_elf_seg_at_offset(const struct taproot_elf *e, uint64_t 
 
 static size_t tp_elfs_bucket(const struct tp_elfs *c, uint64_t dev, uint64_t ino)
 {
-	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino * 0xc2b2ae3d27d4eb4full);
-
-	h ^= h >> 29;
-	return (size_t)(h & (c->nr_buckets - 1));
+	return (size_t)(tp_hash_fin(tp_hash_mix(tp_hash_mix(0, dev), ino)) & (c->nr_buckets - 1));
 }
 
 int tp_elfs_init(struct tp_elfs *c, size_t max)

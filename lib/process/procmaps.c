@@ -25,6 +25,7 @@
 
 #include "process/process-private.h"
 #include "util/clock.h"
+#include "util/hash.h"
 #include "util/parse.h"
 
 /* ------------------------------------------------------------ parsing */
@@ -358,9 +359,7 @@ int taproot_procs_new(const struct taproot_procs_opts *opts, struct taproot_proc
 
 static size_t tp_procs_bucket(const struct taproot_procs *procs, int pid)
 {
-	uint64_t h = (uint64_t)(unsigned int)pid * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 32) & (procs->nr_buckets - 1);
+	return (size_t)(tp_hash_fin(tp_hash_mix(0, (uint32_t)pid)) & (procs->nr_buckets - 1));
 }
 
 static void tp_proc_clear(struct taproot_proc *p)

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "profile/causal.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 #define CZ_MAX_INTERVALS	16384
@@ -137,9 +138,7 @@ void tp_causal_free(struct tp_causal *c)
 
 static size_t cz_bucket(const struct tp_causal *c, uint32_t tid, uint64_t seq)
 {
-	uint64_t h = ((uint64_t)tid << 32 ^ seq) * 0x9e3779b97f4a7c15ULL;
-
-	return (size_t)(h >> 32) & (c->nbuckets - 1);
+	return (size_t)(tp_hash_fin(tp_hash_mix(tp_hash_mix(0, tid), seq)) & (c->nbuckets - 1));
 }
 
 static struct cz_ival *cz_find(struct tp_causal *c, uint32_t tid, uint64_t seq)

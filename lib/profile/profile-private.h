@@ -12,16 +12,8 @@
 #define TAPROOT_PROFILE_PRIVATE_H
 
 #include "profile/profile.h"
+#include "util/hash.h"
 
-/* An open-addressing hash table of indexes into one of the arrays. */
-struct tp_htab {
-	struct tp_hslot {
-		uint32_t hash;
-		uint32_t idx1;		/* index + 1; 0: empty */
-	} *slots;
-	size_t mask;			/* slots - 1, slots a power of two */
-	size_t used;
-};
 
 struct tp_mapping {
 	uint64_t start, limit, offset;
@@ -79,21 +71,21 @@ struct taproot_profile {
 	/* Strings: offsets into chars[] of NUL-terminated text. */
 	TP_VEC(char, chars);
 	TP_VEC(uint32_t, strs);
-	struct tp_htab str_ht;
+	struct tp_index str_ht;
 
 	TP_VEC(struct tp_mapping, maps);
-	struct tp_htab map_ht;
+	struct tp_index map_ht;
 	TP_VEC(struct tp_function, funcs);
-	struct tp_htab func_ht;
+	struct tp_index func_ht;
 	TP_VEC(struct tp_location, locations);
 	TP_VEC(struct tp_line, lines);
-	struct tp_htab loc_ht;
+	struct tp_index loc_ht;
 
 	TP_VEC(struct tp_sample, samples);
 	TP_VEC(uint32_t, locs);		/* samples' location IDs */
 	TP_VEC(struct tp_label, labels);	/* samples' labels */
 	TP_VEC(int64_t, values);	/* nvalues per sample */
-	struct tp_htab sample_ht;
+	struct tp_index sample_ht;
 
 	/* The "[truncated: stack table full]" sample. */
 	uint32_t trunc_loc;		/* its location ID, 0 until needed */

@@ -18,40 +18,10 @@
 #include <string.h>
 
 #include "profile/profile-private.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 #define KERNEL_MAPPING	"[kernel.kallsyms]"
-
-/* ------------------------------------------------------------- hashing */
-
-static inline uint64_t hmix(uint64_t h, uint64_t v)
-{
-	h ^= v;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 31);
-}
-
-static inline uint32_t hfold(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
-/* Eight bytes at a time; good enough for a hash table, and fast. */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
-
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = hmix(h, w);
-	}
-	w = 0;
-	memcpy(&w, s, len);
-	return hmix(h, w);
-}
 
 /* ------------------------------------------------ arrays, hash tables */
 
@@ -67,75 +37,6 @@ static int vec_grow(void **v, size_t *alloc, size_t need, size_t size)
 	vec_grow((void **)&(p)->name, &(p)->alloc_##name,		\
 		 (p)->nr_##name + (n), sizeof(*(p)->name))
 
-typedef bool (*eq_fn)(const struct taproot_profile *p, uint32_t idx,
-		      const void *key);
-
-/* Room for one more entry, at a load of at most one half. */
-static int ht_reserve(struct tp_htab *ht)
-{
-	size_t n = ht->slots ? (ht->mask + 1) : 0;
-	struct tp_hslot *ns;
-
-	if (ht->slots && (ht->used + 1) * 2 <= n)
-		return 0;
-	n = n ? n * 2 : 64;
-	ns = calloc(n, sizeof(*ns));
-	if (!ns)
-		return tp_err(-ENOMEM, "profile: out of memory");
-	for (size_t i = 0; ht->slots && i <= ht->mask; i++) {
-		struct tp_hslot s = ht->slots[i];
-		size_t j;
-
-		if (!s.idx1)
-			continue;
-		for (j = s.hash & (n - 1); ns[j].idx1; j = (j + 1) & (n - 1))
-			;
-		ns[j] = s;
-	}
-	free(ht->slots);
-	ht->slots = ns;
-	ht->mask = n - 1;
-	return 0;
-}
-
-/*
- * The slot holding the entry equal to @key, or the empty slot where it
- * would go; NULL when the table has no slots yet.
- */
-static struct tp_hslot *ht_probe(const struct tp_htab *ht, uint32_t hash,
-				 eq_fn eq, const struct taproot_profile *p,
-				 const void *key)
-{
-	if (!ht->slots)
-		return NULL;
-	for (size_t i = hash & ht->mask;; i = (i + 1) & ht->mask) {
-		struct tp_hslot *s = &ht->slots[i];
-
-		if (!s->idx1 || (s->hash == hash && eq(p, s->idx1 - 1, key)))
-			return s;
-	}
-}
-
-static void ht_set(struct tp_htab *ht, struct tp_hslot *s, uint32_t hash,
-		   size_t idx)
-{
-	s->hash = hash;
-	s->idx1 = (uint32_t)idx + 1;
-	ht->used++;
-}
-
-static void ht_clear(struct tp_htab *ht)
-{
-	if (ht->slots)
-		memset(ht->slots, 0, (ht->mask + 1) * sizeof(*ht->slots));
-	ht->used = 0;
-}
-
-static size_t ht_bytes(const struct tp_htab *ht)
-{
-	return ht->slots ? (ht->mask + 1) * sizeof(*ht->slots) : 0;
-}
-
 /*
  * The interning functions below look up an entry and, when @create,
  * add it if missing: 0 with *@id set, 1 when it is missing and not
@@ -149,8 +50,9 @@ struct str_key {
 	size_t len;
 };
 
-static bool str_eq(const struct taproot_profile *p, uint32_t idx, const void *key)
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct taproot_profile *p = ctx;
 	const struct str_key *k = key;
 	const char *t = tp_profile_str(p, idx);
 
@@ -208,16 +110,16 @@ static int str_lookup(struct taproot_profile *p, const char *s, bool create,
 		      uint32_t *id)
 {
 	struct str_key k;
-	struct tp_hslot *slot;
+	struct tp_index_slot *slot;
 	uint32_t hash;
 	int err;
 
 	k.s = s;
 	k.len = strlen(s);
-	hash = hfold(hash_bytes(s, k.len));
-	if (create && (err = ht_reserve(&p->str_ht)))
+	hash = (uint32_t)tp_hash_fin(tp_hash_bytes(s, k.len));
+	if (create && (err = tp_index_reserve(&p->str_ht)))
 		return err;
-	slot = ht_probe(&p->str_ht, hash, str_eq, p, &k);
+	slot = tp_index_probe(&p->str_ht, hash, str_eq, p, &k);
 	if (slot && slot->idx1) {
 		*id = slot->idx1 - 1;
 		return 0;
@@ -227,14 +129,15 @@ static int str_lookup(struct taproot_profile *p, const char *s, bool create,
 	if ((err = str_push(p, s, k.len)))
 		return err;
 	*id = (uint32_t)(p->nr_strs - 1);
-	ht_set(&p->str_ht, slot, hash, *id);
+	tp_index_set(&p->str_ht, slot, hash, *id);
 	return 0;
 }
 
 /* ------------------------------------------------------------ mappings */
 
-static bool map_eq(const struct taproot_profile *p, uint32_t idx, const void *key)
+static bool map_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct taproot_profile *p = ctx;
 	const struct tp_mapping *a = &p->maps[idx], *b = key;
 
 	return a->start == b->start && a->limit == b->limit &&
@@ -253,7 +156,7 @@ static int map_id(struct taproot_profile *p, const struct taproot_profile_frame 
 	};
 	const char *path = f->mapping_path;
 	char bid[2 * TAPROOT_PROFILE_MAX_BUILD_ID + 1] = "";
-	struct tp_hslot *slot;
+	struct tp_index_slot *slot;
 	uint32_t hash;
 	int err;
 
@@ -282,11 +185,11 @@ static int map_id(struct taproot_profile *p, const struct taproot_profile_frame 
 		k.build_id = 0;
 	else if ((err = str_lookup(p, bid, create, &k.build_id)))
 		return err;
-	hash = hfold(hmix(hmix(hmix(hmix(hmix(0, k.start), k.limit), k.offset),
+	hash = (uint32_t)tp_hash_fin(tp_hash_mix(tp_hash_mix(tp_hash_mix(tp_hash_mix(tp_hash_mix(0, k.start), k.limit), k.offset),
 			       k.file), k.build_id));
-	if (create && (err = ht_reserve(&p->map_ht)))
+	if (create && (err = tp_index_reserve(&p->map_ht)))
 		return err;
-	slot = ht_probe(&p->map_ht, hash, map_eq, p, &k);
+	slot = tp_index_probe(&p->map_ht, hash, map_eq, p, &k);
 	if (slot && slot->idx1) {
 		*id = slot->idx1;
 		return 0;
@@ -296,15 +199,16 @@ static int map_id(struct taproot_profile *p, const struct taproot_profile_frame 
 	if (VEC_RESERVE(p, maps, 1))
 		return -ENOMEM;
 	p->maps[p->nr_maps] = k;
-	ht_set(&p->map_ht, slot, hash, p->nr_maps);
+	tp_index_set(&p->map_ht, slot, hash, p->nr_maps);
 	*id = (uint32_t)++p->nr_maps;
 	return 0;
 }
 
 /* ----------------------------------------------------------- functions */
 
-static bool func_eq(const struct taproot_profile *p, uint32_t idx, const void *key)
+static bool func_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct taproot_profile *p = ctx;
 	const struct tp_function *a = &p->funcs[idx], *b = key;
 
 	return a->name == b->name && a->system_name == b->system_name &&
@@ -315,7 +219,7 @@ static int func_id(struct taproot_profile *p, const struct taproot_profile_frame
 		   bool create, uint32_t *id)
 {
 	struct tp_function k;
-	struct tp_hslot *slot;
+	struct tp_index_slot *slot;
 	uint32_t hash;
 	int err;
 
@@ -324,10 +228,10 @@ static int func_id(struct taproot_profile *p, const struct taproot_profile_frame
 			  create, &k.system_name)) ||
 	    (err = str_id(p, f->file, create, &k.file)))
 		return err;
-	hash = hfold(hmix(hmix(hmix(1, k.name), k.system_name), k.file));
-	if (create && (err = ht_reserve(&p->func_ht)))
+	hash = (uint32_t)tp_hash_fin(tp_hash_mix(tp_hash_mix(tp_hash_mix(1, k.name), k.system_name), k.file));
+	if (create && (err = tp_index_reserve(&p->func_ht)))
 		return err;
-	slot = ht_probe(&p->func_ht, hash, func_eq, p, &k);
+	slot = tp_index_probe(&p->func_ht, hash, func_eq, p, &k);
 	if (slot && slot->idx1) {
 		*id = slot->idx1;
 		return 0;
@@ -337,7 +241,7 @@ static int func_id(struct taproot_profile *p, const struct taproot_profile_frame
 	if (VEC_RESERVE(p, funcs, 1))
 		return -ENOMEM;
 	p->funcs[p->nr_funcs] = k;
-	ht_set(&p->func_ht, slot, hash, p->nr_funcs);
+	tp_index_set(&p->func_ht, slot, hash, p->nr_funcs);
 	*id = (uint32_t)++p->nr_funcs;
 	return 0;
 }
@@ -351,8 +255,9 @@ struct loc_key {
 	uint32_t nlines;
 };
 
-static bool loc_eq(const struct taproot_profile *p, uint32_t idx, const void *key)
+static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct taproot_profile *p = ctx;
 	const struct tp_location *a = &p->locations[idx];
 	const struct loc_key *k = key;
 	const struct tp_line *l = p->lines + a->line_off;
@@ -389,17 +294,17 @@ static int loc_id(struct taproot_profile *p, const struct loc_key *k,
 		  bool create, uint32_t *id)
 {
 	struct tp_location *l;
-	struct tp_hslot *slot;
-	uint64_t h = hmix(hmix(2, k->mapping), k->address);
+	struct tp_index_slot *slot;
+	uint64_t h = tp_hash_mix(tp_hash_mix(2, k->mapping), k->address);
 	uint32_t hash;
 	int err;
 
 	for (uint32_t i = 0; i < k->nlines; i++)
-		h = hmix(hmix(h, k->lines[i].function), (uint64_t)k->lines[i].line);
-	hash = hfold(h);
-	if (create && (err = ht_reserve(&p->loc_ht)))
+		h = tp_hash_mix(tp_hash_mix(h, k->lines[i].function), (uint64_t)k->lines[i].line);
+	hash = (uint32_t)tp_hash_fin(h);
+	if (create && (err = tp_index_reserve(&p->loc_ht)))
 		return err;
-	slot = ht_probe(&p->loc_ht, hash, loc_eq, p, k);
+	slot = tp_index_probe(&p->loc_ht, hash, loc_eq, p, k);
 	if (slot && slot->idx1) {
 		*id = slot->idx1;
 		return 0;
@@ -416,7 +321,7 @@ static int loc_id(struct taproot_profile *p, const struct loc_key *k,
 	memcpy(p->lines + p->nr_lines, k->lines, k->nlines * sizeof(*k->lines));
 	p->nr_lines += k->nlines;
 	map_account(p, k);
-	ht_set(&p->loc_ht, slot, hash, p->nr_locations);
+	tp_index_set(&p->loc_ht, slot, hash, p->nr_locations);
 	*id = (uint32_t)++p->nr_locations;
 	return 0;
 }
@@ -436,9 +341,9 @@ static bool label_eq(const struct tp_label *a, const struct tp_label *b)
 	       a->unit == b->unit;
 }
 
-static bool sample_eq(const struct taproot_profile *p, uint32_t idx,
-		      const void *key)
+static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct taproot_profile *p = ctx;
 	const struct tp_sample *s = &p->samples[idx];
 	const struct sample_key *k = key;
 
@@ -453,24 +358,24 @@ static bool sample_eq(const struct taproot_profile *p, uint32_t idx,
 
 static uint32_t sample_hash(const struct sample_key *k)
 {
-	uint64_t h = hmix(3, k->nlocs);
+	uint64_t h = tp_hash_mix(3, k->nlocs);
 
 	for (uint32_t i = 0; i < k->nlocs; i++)
-		h = hmix(h, k->locs[i]);
+		h = tp_hash_mix(h, k->locs[i]);
 	for (uint32_t i = 0; i < k->nlabels; i++) {
 		const struct tp_label *l = &k->labels[i];
 
-		h = hmix(hmix(hmix(hmix(h, l->key), l->str), (uint64_t)l->num),
+		h = tp_hash_mix(tp_hash_mix(tp_hash_mix(tp_hash_mix(h, l->key), l->str), (uint64_t)l->num),
 			 l->unit);
 	}
-	return hfold(h);
+	return (uint32_t)tp_hash_fin(h);
 }
 
 static struct tp_loc_memo *loc_memo_slot(struct taproot_profile *p, const void *key)
 {
 	uint64_t a = (uintptr_t)key;
 
-	return &p->loc_memo[hfold(a * 0x9e3779b97f4a7c15ULL) % TP_LOC_MEMO];
+	return &p->loc_memo[(uint32_t)tp_hash_fin(a * 0x9e3779b97f4a7c15ULL) % TP_LOC_MEMO];
 }
 
 void taproot_profile_forget_keys(struct taproot_profile *p)
@@ -605,7 +510,7 @@ int taproot_profile_add(struct taproot_profile *p,
 			const int64_t *values)
 {
 	struct sample_key k;
-	struct tp_hslot *slot;
+	struct tp_index_slot *slot;
 	struct tp_sample *s;
 	uint32_t hash;
 	int err;
@@ -628,7 +533,7 @@ int taproot_profile_add(struct taproot_profile *p,
 	err = resolve(p, frames, nr, labels, nlabels, false, &k);
 	if (err == 0) {
 		hash = sample_hash(&k);
-		slot = ht_probe(&p->sample_ht, hash, sample_eq, p, &k);
+		slot = tp_index_probe(&p->sample_ht, hash, sample_eq, p, &k);
 		if (slot && slot->idx1) {
 			add_values(p->values + (size_t)(slot->idx1 - 1) * p->nvalues,
 				   values, p->nvalues);
@@ -642,12 +547,12 @@ int taproot_profile_add(struct taproot_profile *p,
 		return err;
 
 	hash = sample_hash(&k);
-	if ((err = ht_reserve(&p->sample_ht)) ||
+	if ((err = tp_index_reserve(&p->sample_ht)) ||
 	    VEC_RESERVE(p, samples, 1) || VEC_RESERVE(p, locs, k.nlocs) ||
 	    VEC_RESERVE(p, labels, k.nlabels) ||
 	    VEC_RESERVE(p, values, p->nvalues))
 		return -ENOMEM;
-	slot = ht_probe(&p->sample_ht, hash, sample_eq, p, &k);
+	slot = tp_index_probe(&p->sample_ht, hash, sample_eq, p, &k);
 	s = &p->samples[p->nr_samples];
 	s->loc_off = (uint32_t)p->nr_locs;
 	s->nlocs = k.nlocs;
@@ -659,7 +564,7 @@ int taproot_profile_add(struct taproot_profile *p,
 	p->nr_labels += k.nlabels;
 	memcpy(p->values + p->nr_values, values, p->nvalues * sizeof(*values));
 	p->nr_values += p->nvalues;
-	ht_set(&p->sample_ht, slot, hash, p->nr_samples);
+	tp_index_set(&p->sample_ht, slot, hash, p->nr_samples);
 	p->nr_samples++;
 	p->adds++;
 	return 0;
@@ -849,18 +754,18 @@ void taproot_profile_reset(struct taproot_profile *p, int64_t time_nanos)
 	p->trunc_loc = 0;
 	memset(p->trunc_values, 0, sizeof(p->trunc_values));
 	taproot_profile_forget_keys(p);
-	ht_clear(&p->map_ht);
-	ht_clear(&p->func_ht);
-	ht_clear(&p->loc_ht);
-	ht_clear(&p->sample_ht);
+	tp_index_clear(&p->map_ht);
+	tp_index_clear(&p->func_ht);
+	tp_index_clear(&p->loc_ht);
+	tp_index_clear(&p->sample_ht);
 	/* The desc's strings stay; the table has room for them already. */
-	ht_clear(&p->str_ht);
+	tp_index_clear(&p->str_ht);
 	for (size_t i = 1; i < p->base_strings; i++) {
 		const char *s = tp_profile_str(p, (uint32_t)i);
 		struct str_key k = { s, strlen(s) };
-		uint32_t hash = hfold(hash_bytes(s, k.len));
+		uint32_t hash = (uint32_t)tp_hash_fin(tp_hash_bytes(s, k.len));
 
-		ht_set(&p->str_ht, ht_probe(&p->str_ht, hash, str_eq, p, &k),
+		tp_index_set(&p->str_ht, tp_index_probe(&p->str_ht, hash, str_eq, p, &k),
 		       hash, i);
 	}
 }
@@ -890,7 +795,7 @@ void taproot_profile_stats(const struct taproot_profile *p,
 		p->alloc_scratch_locs * sizeof(*p->scratch_locs) +
 		p->alloc_scratch_lines * sizeof(*p->scratch_lines) +
 		p->alloc_scratch_labels * sizeof(*p->scratch_labels) +
-		ht_bytes(&p->str_ht) + ht_bytes(&p->map_ht) +
-		ht_bytes(&p->func_ht) + ht_bytes(&p->loc_ht) +
-		ht_bytes(&p->sample_ht);
+		tp_index_bytes(&p->str_ht) + tp_index_bytes(&p->map_ht) +
+		tp_index_bytes(&p->func_ht) + tp_index_bytes(&p->loc_ht) +
+		tp_index_bytes(&p->sample_ht);
 }

@@ -20,6 +20,7 @@
 
 #include "unwind/unwind-private.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 const char *tp_cfi_kind_name(unsigned int kind)
 {
@@ -208,8 +209,7 @@ struct compile {
 	/* rules, interned by open addressing */
 	struct tp_cfi_rule *rules;
 	size_t nr_rules, alloc_rules;
-	uint32_t *rhash;	/* rule index + 1, 0 empty */
-	size_t rhash_size;
+	struct tp_index rule_index;
 };
 
 static uint64_t uleb(const uint8_t **pp, const uint8_t *end, bool *ok)
@@ -613,18 +613,19 @@ static int fde_cmp(const void *a, const void *b)
 
 static uint32_t rule_hash(const struct tp_cfi_rule *r)
 {
-	uint64_t h = ((uint64_t)r->kind | (uint64_t)r->rbp << 8 |
-		      (uint64_t)r->src << 16 | (uint64_t)r->plt_thr << 24) ^
-		     ((uint64_t)(uint32_t)r->cfa_off << 32);
+	uint64_t h = tp_hash_mix(0, (uint64_t)r->kind | (uint64_t)r->rbp << 8 |
+				 (uint64_t)r->src << 16 | (uint64_t)r->plt_thr << 24 |
+				 (uint64_t)(uint32_t)r->cfa_off << 32);
 
-	h ^= (uint64_t)(uint32_t)r->ra_off * 0x9e3779b97f4a7c15ULL;
-	h ^= (uint64_t)(uint32_t)r->rbp_off * 0xc2b2ae3d27d4eb4fULL;
-	h *= 0xff51afd7ed558ccdULL;
-	return (uint32_t)(h >> 32);
+	h = tp_hash_mix(h, (uint64_t)(uint32_t)r->ra_off << 32 | (uint32_t)r->rbp_off);
+	return (uint32_t)tp_hash_fin(h);
 }
 
-static bool rule_eq(const struct tp_cfi_rule *a, const struct tp_cfi_rule *b)
+/* Whether rule @idx of the compile @ctx is @key (tp_index_eq). */
+static bool rule_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct tp_cfi_rule *a = &((const struct compile *)ctx)->rules[idx], *b = key;
+
 	return a->kind == b->kind && a->rbp == b->rbp && a->src == b->src &&
 	       a->plt_thr == b->plt_thr && a->cfa_off == b->cfa_off &&
 	       a->ra_off == b->ra_off && a->rbp_off == b->rbp_off;
@@ -633,36 +634,22 @@ static bool rule_eq(const struct tp_cfi_rule *a, const struct tp_cfi_rule *b)
 /* The index of rule @r, interned. -ENOMEM, -E2BIG. */
 static int intern(struct compile *cc, const struct tp_cfi_rule *r)
 {
-	size_t mask, i;
+	uint32_t hash = rule_hash(r);
+	struct tp_index_slot *slot;
 
 	/* slow rules differ only by section: the slow path re-reads the FDE */
-	if ((cc->nr_rules + 1) * 2 > cc->rhash_size) {
-		size_t n = cc->rhash_size ? cc->rhash_size * 2 : 256;
-		uint32_t *h = calloc(n, sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		for (size_t k = 0; k < cc->nr_rules; k++) {
-			i = rule_hash(&cc->rules[k]) & (n - 1);
-			while (h[i])
-				i = (i + 1) & (n - 1);
-			h[i] = (uint32_t)k + 1;
-		}
-		free(cc->rhash);
-		cc->rhash = h;
-		cc->rhash_size = n;
-	}
-	mask = cc->rhash_size - 1;
-	for (i = rule_hash(r) & mask; cc->rhash[i]; i = (i + 1) & mask)
-		if (rule_eq(&cc->rules[cc->rhash[i] - 1], r))
-			return (int)cc->rhash[i] - 1;
+	if (tp_index_reserve(&cc->rule_index))
+		return -ENOMEM;
+	slot = tp_index_probe(&cc->rule_index, hash, rule_eq, cc, r);
+	if (slot->idx1)
+		return (int)slot->idx1 - 1;
 	if (cc->nr_rules > UINT16_MAX)
 		return tp_err(-E2BIG, "CFI: more than %u distinct rules", UINT16_MAX + 1);
 	if (tp_grow((void **)&cc->rules, &cc->alloc_rules, cc->nr_rules + 1,
-		 sizeof(*cc->rules)))
+		    sizeof(*cc->rules)))
 		return -ENOMEM;
 	cc->rules[cc->nr_rules] = *r;
-	cc->rhash[i] = (uint32_t)cc->nr_rules + 1;
+	tp_index_set(&cc->rule_index, slot, hash, cc->nr_rules);
 	return (int)cc->nr_rules++;
 }
 
@@ -886,7 +873,7 @@ static void compile_fini(struct compile *cc)
 	free(cc->pcs);
 	free(cc->rr);
 	free(cc->rules);
-	free(cc->rhash);
+	tp_index_free(&cc->rule_index);
 }
 
 int tp_cfi_compile(Elf *elf, struct tp_cfi_table **tp)

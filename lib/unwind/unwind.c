@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "unwind/unwind-private.h"
+#include "util/hash.h"
 
 const char *taproot_unwind_end_name(enum taproot_unwind_end end)
 {
@@ -513,11 +514,7 @@ void taproot_unwinder_free(struct taproot_unwinder *u)
 
 static uint64_t key_hash(const uint8_t *k, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ k[i]) * 0x100000001b3ULL;
-	return h ^ (h >> 29);
+	return tp_hash_fin(tp_hash_bytes(k, n));
 }
 
 static int grow_buckets(struct taproot_unwinder *u)
