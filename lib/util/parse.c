@@ -44,9 +44,11 @@ bool tp_parse_dec(const char **pp, const char *end, uint64_t *v)
 	if (!tp_is_digit(p, end))
 		return false;
 	for (; tp_is_digit(p, end); p++) {
-		if (x > (UINT64_MAX - 9) / 10)
+		uint64_t d = (uint64_t)(*p - '0');
+
+		if (x > UINT64_MAX / 10 || (x == UINT64_MAX / 10 && d > UINT64_MAX % 10))
 			return false;
-		x = x * 10 + (uint64_t)(*p - '0');
+		x = x * 10 + d;
 	}
 	*pp = p;
 	*v = x;

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The utilities layer (lib/util/): number parsing stops where the text or
+ * its bound ends, arrays grow without overflowing, the index finds what was
+ * put in it and nothing else, and clocks read as clocks.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/parse.h"
+#include "util/util.h"
+
+static void parse_hex_needs_its_stop(void **state)
+{
+	const char *s = "7f00-7fff ", *p = s;
+	uint64_t v = 0;
+
+	assert_true(tp_parse_hex(&p, '-', &v));
+	assert_int_equal(v, 0x7f00);
+	assert_ptr_equal(p, s + 5);
+	assert_true(tp_parse_hex(&p, ' ', &v));
+	assert_int_equal(v, 0x7fff);
+
+	p = s;
+	assert_false(tp_parse_hex(&p, ' ', &v));	/* '-' is not the stop */
+	assert_ptr_equal(p, s);
+	p = "-";
+	assert_false(tp_parse_hex(&p, '-', &v));	/* no digit */
+}
+
+static void parse_hex_refuses_more_than_64_bits(void **state)
+{
+	const char *p = "ffffffffffffffff ";
+	uint64_t v = 0;
+
+	assert_true(tp_parse_hex(&p, ' ', &v));
+	assert_true(v == UINT64_MAX);
+	p = "10000000000000000 ";
+	assert_false(tp_parse_hex(&p, ' ', &v));
+}
+
+static void parse_dec_stops_at_its_bound(void **state)
+{
+	const char s[] = "12345";
+	const char *p = s;
+	uint64_t v = 0;
+
+	/* Only the first three bytes are the field: the rest is not read. */
+	assert_true(tp_parse_dec(&p, s + 3, &v));
+	assert_int_equal(v, 123);
+	assert_ptr_equal(p, s + 3);
+
+	p = s;
+	assert_true(tp_parse_dec(&p, NULL, &v));
+	assert_int_equal(v, 12345);
+	assert_ptr_equal(p, s + 5);
+
+	p = s;
+	assert_false(tp_parse_dec(&p, s, &v));		/* empty field */
+	p = "x1";
+	assert_false(tp_parse_dec(&p, NULL, &v));
+}
+
+static void parse_dec_refuses_overflow(void **state)
+{
+	const char *p = "18446744073709551615";
+	uint64_t v = 0;
+
+	assert_true(tp_parse_dec(&p, NULL, &v));
+	assert_true(v == UINT64_MAX);
+	p = "18446744073709551616";
+	v = 7;
+	assert_false(tp_parse_dec(&p, NULL, &v));
+	assert_int_equal(v, 7);				/* unchanged */
+}
+
+static void grow_doubles_and_keeps_contents(void **state)
+{
+	uint32_t *a = NULL;
+	size_t alloc = 0;
+
+	for (uint32_t i = 0; i < 1000; i++) {
+		assert_int_equal(tp_grow((void **)&a, &alloc, i + 1, sizeof(*a)), 0);
+		assert_true(alloc >= i + 1);
+		a[i] = i;
+	}
+	assert_int_equal(alloc, 1024);
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(a[i], i);
+	free(a);
+}
+
+static void grow_refuses_overflow(void **state)
+{
+	char *a = NULL;
+	size_t alloc = 0;
+
+	assert_int_equal(tp_grow((void **)&a, &alloc, SIZE_MAX / 4, 8), -ENOMEM);
+	assert_null(a);
+	assert_int_equal(alloc, 0);
+	assert_non_null(strstr(taproot_errmsg(-ENOMEM), "too large"));
+}
+
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return !strcmp(((const char *const *)ctx)[idx], key);
+}
+
+static void index_finds_what_was_put(void **state)
+{
+	static const char *words[300];
+	char buf[300][16];
+	struct tp_index ix = { 0 };
+
+	for (int i = 0; i < 300; i++) {
+		struct tp_index_slot *s;
+		uint32_t h;
+
+		snprintf(buf[i], sizeof(buf[i]), "w%d", i);
+		words[i] = buf[i];
+		h = (uint32_t)tp_hash_fin(tp_hash_bytes(buf[i], strlen(buf[i])));
+		assert_int_equal(tp_index_reserve(&ix), 0);
+		s = tp_index_probe(&ix, h, str_eq, words, buf[i]);
+		assert_int_equal(s->idx1, 0);		/* not there yet */
+		tp_index_set(&ix, s, h, (size_t)i);
+	}
+	assert_int_equal(ix.used, 300);
+	assert_true(ix.mask + 1 >= 600);		/* at most half full */
+	for (int i = 0; i < 300; i++) {
+		uint32_t h = (uint32_t)tp_hash_fin(tp_hash_bytes(buf[i], strlen(buf[i])));
+		struct tp_index_slot *s = tp_index_probe(&ix, h, str_eq, words, buf[i]);
+
+		assert_int_equal(s->idx1, i + 1);
+	}
+	{
+		uint32_t h = (uint32_t)tp_hash_fin(tp_hash_bytes("w300", 4));
+
+		assert_int_equal(tp_index_probe(&ix, h, str_eq, words, "w300")->idx1, 0);
+	}
+	tp_index_clear(&ix);
+	assert_int_equal(ix.used, 0);
+	tp_index_free(&ix);
+	assert_null(ix.slots);
+	assert_int_equal(tp_index_bytes(&ix), 0);
+}
+
+static void clock_reads_time(void **state)
+{
+	uint64_t a = tp_clock_ns(CLOCK_MONOTONIC), b = tp_clock_ns(CLOCK_MONOTONIC);
+
+	assert_true(a > 0);
+	assert_true(b >= a);
+	assert_true(tp_clock_ns(CLOCK_REALTIME) / 1000000000 > 1600000000);
+	assert_int_equal(tp_clock_ns((clockid_t)-100), 0);	/* not a clock */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_hex_needs_its_stop),
+		cmocka_unit_test(parse_hex_refuses_more_than_64_bits),
+		cmocka_unit_test(parse_dec_stops_at_its_bound),
+		cmocka_unit_test(parse_dec_refuses_overflow),
+		cmocka_unit_test(grow_doubles_and_keeps_contents),
+		cmocka_unit_test(grow_refuses_overflow),
+		cmocka_unit_test(index_finds_what_was_put),
+		cmocka_unit_test(clock_reads_time),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
