@@ -337,23 +337,15 @@ static void tp_elfs_unlink(struct tp_elfs *c, struct taproot_elf *e)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = e->hnext;
-	if (e->lru_prev)
-		e->lru_prev->lru_next = e->lru_next;
-	else
-		c->lru_head = e->lru_next;
-	if (e->lru_next)
-		e->lru_next->lru_prev = e->lru_prev;
-	else
-		c->lru_tail = e->lru_prev;
-	e->lru_prev = e->lru_next = NULL;
+	tp_lru_unlink(&c->lru, &e->lru);
 	e->hnext = NULL;
 	c->nr--;
 }
 
 void tp_elfs_fini(struct tp_elfs *c)
 {
-	while (c->lru_head) {
-		struct taproot_elf *e = c->lru_head;
+	while (c->lru.head) {
+		struct taproot_elf *e = tp_lru_entry(c->lru.head, struct taproot_elf, lru);
 
 		tp_elfs_unlink(c, e);
 		tp_elf_free(e);
@@ -364,22 +356,7 @@ void tp_elfs_fini(struct tp_elfs *c)
 
 static void tp_elfs_touch(struct tp_elfs *c, struct taproot_elf *e)
 {
-	if (c->lru_head == e)
-		return;
-	/* unlink from the list only */
-	if (e->lru_prev)
-		e->lru_prev->lru_next = e->lru_next;
-	if (e->lru_next)
-		e->lru_next->lru_prev = e->lru_prev;
-	else
-		c->lru_tail = e->lru_prev;
-	e->lru_prev = NULL;
-	e->lru_next = c->lru_head;
-	if (c->lru_head)
-		c->lru_head->lru_prev = e;
-	c->lru_head = e;
-	if (!c->lru_tail)
-		c->lru_tail = e;
+	tp_lru_touch(&c->lru, &e->lru);
 }
 
 static void tp_elfs_insert(struct tp_elfs *c, struct taproot_elf *e,
@@ -387,8 +364,8 @@ static void tp_elfs_insert(struct tp_elfs *c, struct taproot_elf *e,
 {
 	size_t b;
 
-	while (c->nr >= c->max && c->lru_tail) {
-		struct taproot_elf *old = c->lru_tail;
+	while (c->nr >= c->max && c->lru.tail) {
+		struct taproot_elf *old = tp_lru_entry(c->lru.tail, struct taproot_elf, lru);
 
 		tp_elfs_unlink(c, old);
 		tp_elf_free(old);
@@ -400,13 +377,7 @@ static void tp_elfs_insert(struct tp_elfs *c, struct taproot_elf *e,
 	b = tp_elfs_bucket(c, map_dev, map_ino);
 	e->hnext = c->hash[b];
 	c->hash[b] = e;
-	e->lru_prev = NULL;
-	e->lru_next = c->lru_head;
-	if (c->lru_head)
-		c->lru_head->lru_prev = e;
-	c->lru_head = e;
-	if (!c->lru_tail)
-		c->lru_tail = e;
+	tp_lru_push(&c->lru, &e->lru);
 	c->nr++;
 	c->opened++;
 }

@@ -16,6 +16,7 @@
 #include <gelf.h>
 
 #include "process/process.h"
+#include "util/lru.h"
 #include "util/util.h"
 
 /* ------------------------------------------------------------- bounds */
@@ -54,7 +55,7 @@ struct tp_elfsym;			/* symbolize.c: symbol table, DWARF */
  */
 struct taproot_elf {
 	struct taproot_elf *hnext;		/* hash chain */
-	struct taproot_elf *lru_prev, *lru_next; /* most recently used first */
+	struct tp_lru_node lru;			/* in tp_elfs.lru */
 	uint64_t map_dev, map_ino;		/* lookup key (maps' view) */
 	uint64_t dev, ino, size;		/* fstat */
 	int64_t mtime_ns;
@@ -85,7 +86,7 @@ struct taproot_elf {
 struct tp_elfs {
 	struct taproot_elf **hash;
 	size_t nr_buckets;			/* power of two */
-	struct taproot_elf *lru_head, *lru_tail;
+	struct tp_lru lru;			/* every entry, most recently used first */
 	size_t nr, max;
 	uint64_t next_serial;
 	uint64_t opened, evicted;		/* statistics */
@@ -153,7 +154,7 @@ struct tp_perfmap;
 struct taproot_proc {
 	struct taproot_procs *procs;
 	struct taproot_proc *hnext;
-	struct taproot_proc *lru_prev, *lru_next;
+	struct tp_lru_node lru;			/* in taproot_procs.lru */
 	int pid;
 	uint64_t start_time;			/* clock ticks since boot, field 22 */
 	enum tp_proc_state state;
@@ -180,7 +181,7 @@ struct taproot_procs {
 	char *proc_root;
 	struct taproot_proc **hash;
 	size_t nr_buckets;
-	struct taproot_proc *lru_head, *lru_tail;
+	struct tp_lru lru;			/* every process, most recently used first */
 	size_t nr;
 	struct tp_elfs elfs;
 	struct taproot_procs_stats stats;

@@ -381,14 +381,7 @@ static void tp_procs_remove(struct taproot_procs *procs, struct taproot_proc *p)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = p->hnext;
-	if (p->lru_prev)
-		p->lru_prev->lru_next = p->lru_next;
-	else
-		procs->lru_head = p->lru_next;
-	if (p->lru_next)
-		p->lru_next->lru_prev = p->lru_prev;
-	else
-		procs->lru_tail = p->lru_prev;
+	tp_lru_unlink(&procs->lru, &p->lru);
 	procs->nr--;
 	tp_proc_clear(p);
 	free(p);
@@ -398,8 +391,8 @@ void taproot_procs_free(struct taproot_procs *procs)
 {
 	if (!procs)
 		return;
-	while (procs->lru_head)
-		tp_procs_remove(procs, procs->lru_head);
+	while (procs->lru.head)
+		tp_procs_remove(procs, tp_lru_entry(procs->lru.head, struct taproot_proc, lru));
 	tp_elfs_fini(&procs->elfs);
 	free(procs->hash);
 	free(procs->proc_root);
@@ -426,21 +419,7 @@ static struct taproot_proc *tp_procs_find(struct taproot_procs *procs, int pid)
 
 static void tp_procs_touch(struct taproot_procs *procs, struct taproot_proc *p)
 {
-	if (procs->lru_head == p)
-		return;
-	if (p->lru_prev)
-		p->lru_prev->lru_next = p->lru_next;
-	if (p->lru_next)
-		p->lru_next->lru_prev = p->lru_prev;
-	else
-		procs->lru_tail = p->lru_prev;
-	p->lru_prev = NULL;
-	p->lru_next = procs->lru_head;
-	if (procs->lru_head)
-		procs->lru_head->lru_prev = p;
-	procs->lru_head = p;
-	if (!procs->lru_tail)
-		procs->lru_tail = p;
+	tp_lru_touch(&procs->lru, &p->lru);
 }
 
 static struct taproot_proc *tp_procs_add(struct taproot_procs *procs, int pid)
@@ -448,8 +427,8 @@ static struct taproot_proc *tp_procs_add(struct taproot_procs *procs, int pid)
 	struct taproot_proc *p;
 	size_t b;
 
-	while (procs->nr >= procs->opts.max_procs && procs->lru_tail) {
-		tp_procs_remove(procs, procs->lru_tail);
+	while (procs->nr >= procs->opts.max_procs && procs->lru.tail) {
+		tp_procs_remove(procs, tp_lru_entry(procs->lru.tail, struct taproot_proc, lru));
 		procs->stats.procs_evicted++;
 	}
 	p = calloc(1, sizeof(*p));
@@ -461,12 +440,7 @@ static struct taproot_proc *tp_procs_add(struct taproot_procs *procs, int pid)
 	b = tp_procs_bucket(procs, pid);
 	p->hnext = procs->hash[b];
 	procs->hash[b] = p;
-	p->lru_next = procs->lru_head;
-	if (procs->lru_head)
-		procs->lru_head->lru_prev = p;
-	procs->lru_head = p;
-	if (!procs->lru_tail)
-		procs->lru_tail = p;
+	tp_lru_push(&procs->lru, &p->lru);
 	procs->nr++;
 	return p;
 }

@@ -20,6 +20,7 @@
 
 #include "unwind/unwind-private.h"
 #include "util/hash.h"
+#include "util/lru.h"
 
 const char *taproot_unwind_end_name(enum taproot_unwind_end end)
 {
@@ -398,7 +399,7 @@ out:
 
 struct tp_table_ent {
 	struct tp_table_ent *hnext;		/* hash chain */
-	struct tp_table_ent *prev, *next;	/* LRU list, most recent first */
+	struct tp_lru_node lru;			/* in the unwinder's lru */
 	struct tp_cfi_table *t;
 	uint64_t id;				/* never 0, never reused */
 	uint64_t hash;
@@ -428,7 +429,7 @@ struct taproot_unwinder {
 	size_t bytes;
 	struct tp_table_ent **buckets;
 	size_t nr_buckets, nr_tables;
-	struct tp_table_ent *lru_head, *lru_tail;
+	struct tp_lru lru;			/* every table, most recently used first */
 	struct tp_table_ent *last;		/* the last table looked up */
 	uint64_t next_id;
 	struct slow_cfi slow[SLOW_CFIS];
@@ -461,30 +462,6 @@ int taproot_unwinder_new(const struct taproot_unwind_ops *ops, size_t cache_byte
 	return 0;
 }
 
-static void lru_unlink(struct taproot_unwinder *u, struct tp_table_ent *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		u->lru_head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		u->lru_tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push(struct taproot_unwinder *u, struct tp_table_ent *e)
-{
-	e->prev = NULL;
-	e->next = u->lru_head;
-	if (u->lru_head)
-		u->lru_head->prev = e;
-	u->lru_head = e;
-	if (!u->lru_tail)
-		u->lru_tail = e;
-}
-
 static void evict(struct taproot_unwinder *u, struct tp_table_ent *e)
 {
 	struct tp_table_ent **pp = &u->buckets[e->hash & (u->nr_buckets - 1)];
@@ -492,7 +469,7 @@ static void evict(struct taproot_unwinder *u, struct tp_table_ent *e)
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
-	lru_unlink(u, e);
+	tp_lru_unlink(&u->lru, &e->lru);
 	if (u->last == e)
 		u->last = NULL;
 	u->bytes -= e->bytes;
@@ -506,8 +483,8 @@ void taproot_unwinder_free(struct taproot_unwinder *u)
 {
 	if (!u)
 		return;
-	while (u->lru_head)
-		evict(u, u->lru_head);
+	while (u->lru.head)
+		evict(u, tp_lru_entry(u->lru.head, struct tp_table_ent, lru));
 	free(u->buckets);
 	free(u);
 }
@@ -557,10 +534,7 @@ static int get_table(struct taproot_unwinder *u, const struct taproot_unwind_map
 	for (e = u->buckets[h & (u->nr_buckets - 1)]; e; e = e->hnext) {
 		if (e->hash == h && e->key_len == m->key_len &&
 		    !memcmp(e->key, key, m->key_len)) {
-			if (u->lru_head != e) {
-				lru_unlink(u, e);
-				lru_push(u, e);
-			}
+			tp_lru_touch(&u->lru, &e->lru);
 			u->last = e;
 			*ep = e;
 			return 0;
@@ -596,13 +570,13 @@ static int get_table(struct taproot_unwinder *u, const struct taproot_unwind_map
 	e->bytes = t->bytes + sizeof(*e) + m->key_len;
 	e->hnext = u->buckets[h & (u->nr_buckets - 1)];
 	u->buckets[h & (u->nr_buckets - 1)] = e;
-	lru_push(u, e);
+	tp_lru_push(&u->lru, &e->lru);
 	u->nr_tables++;
 	u->bytes += e->bytes;
 	u->st.compiles++;
 	u->st.compile_ns += t->compile_ns;
-	while (u->bytes > u->limit && u->lru_tail != e)
-		evict(u, u->lru_tail);
+	while (u->bytes > u->limit && u->lru.tail != &e->lru)
+		evict(u, tp_lru_entry(u->lru.tail, struct tp_table_ent, lru));
 	u->last = e;
 	*ep = e;
 	return 0;
