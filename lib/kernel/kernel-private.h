@@ -69,6 +69,14 @@ int tp_nl_request(struct taproot_nl *nl, uint8_t cmd, const char *what,
 		  int (*fill)(struct nl_msg *msg, void *arg),
 		  struct tp_nl_reply *reply);
 
+/*
+ * tp_nl_request() of @cmd with no attributes, whose answer must be exactly
+ * one reply message, given to @parse with @arg. 0, the first error of
+ * @parse, the kernel's -errno, or -TAPROOT_EPROTO for another count.
+ */
+int tp_nl_request_one(struct taproot_nl *nl, uint8_t cmd, const char *what,
+		      int (*parse)(const struct nlmsghdr *nlh, void *arg), void *arg);
+
 /* The name of TAPROOT_A_STAT_* attribute @type, as tp_nl_attr_name(). */
 const char *tp_nl_stat_attr_name(int type, char *buf, size_t len);
 

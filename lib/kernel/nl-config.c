@@ -257,20 +257,8 @@ static int tp_config_reply(const struct nlmsghdr *nlh, void *arg)
 
 int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg)
 {
-	struct tp_nl_reply reply = {
-		.parse = tp_config_reply,
-		.arg = cfg,
-	};
-	int err;
-
 	memset(cfg, 0, sizeof(*cfg));
-	err = tp_nl_request(nl, TAPROOT_CMD_GET_CONFIG, "get config", NULL, &reply);
-	if (err < 0)
-		return err;
-	if (reply.nr_replies != 1)
-		return tp_err(-TAPROOT_EPROTO, "get config: %d replies instead of one",
-			      reply.nr_replies);
-	return 0;
+	return tp_nl_request_one(nl, TAPROOT_CMD_GET_CONFIG, "get config", tp_config_reply, cfg);
 }
 
 /* ------------------------------------------------------------ KEY VALUE */

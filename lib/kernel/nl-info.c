@@ -182,20 +182,8 @@ static int tp_info_reply(const struct nlmsghdr *nlh, void *arg)
 
 int taproot_nl_get_info(struct taproot_nl *nl, struct taproot_info *info)
 {
-	struct tp_nl_reply reply = {
-		.parse = tp_info_reply,
-		.arg = info,
-	};
-	int err;
-
 	memset(info, 0, sizeof(*info));
-	err = tp_nl_request(nl, TAPROOT_CMD_GET_INFO, "get info", NULL, &reply);
-	if (err < 0)
-		return err;
-	if (reply.nr_replies != 1)
-		return tp_err(-TAPROOT_EPROTO, "get info: %d replies instead of one",
-			      reply.nr_replies);
-	return 0;
+	return tp_nl_request_one(nl, TAPROOT_CMD_GET_INFO, "get info", tp_info_reply, info);
 }
 
 int taproot_nl_open(struct taproot_nl **nlp)

@@ -243,6 +243,21 @@ int tp_nl_resolve_family(struct nl_sock *sk)
 	return id;
 }
 
+int tp_nl_request_one(struct taproot_nl *nl, uint8_t cmd, const char *what,
+		      int (*parse)(const struct nlmsghdr *nlh, void *arg), void *arg)
+{
+	struct tp_nl_reply reply = { .parse = parse, .arg = arg };
+	int err;
+
+	err = tp_nl_request(nl, cmd, what, NULL, &reply);
+	if (err < 0)
+		return err;
+	if (reply.nr_replies != 1)
+		return tp_err(-TAPROOT_EPROTO, "%s: %d replies instead of one", what,
+			      reply.nr_replies);
+	return 0;
+}
+
 int tp_nl_connect(struct taproot_nl *nl)
 {
 	struct timeval tv = { .tv_sec = TP_NL_TIMEOUT_S };
