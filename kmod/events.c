@@ -112,88 +112,20 @@ static inline void tap_copy_comm(char *dst, const struct task_struct *t)
 }
 
 /*
- * What a stack snapshot of current will hold, planned before the
- * reservation so that the record is sized once.
+ * Plan the snapshot of current after a record's fixed part of @fixed
+ * bytes; @irq: the interrupt being served is the one to capture (its
+ * kernel stack alone). Returns the size to reserve for the record with
+ * its snapshot, or 0 when no snapshot fits (the record goes without).
  */
-struct tap_snap_plan {
-	struct pt_regs *uregs;	/* NULL: no user part */
-	u32 kdepth;		/* room for kernel frames */
-	u32 ubytes;		/* room for user stack bytes */
-	u16 flags;		/* TAPROOT_SNAP_F_USTACK_TOP and _TRUNC */
-	bool irq;		/* an interrupt's stack: stop at its entry */
-};
-
-/*
- * Plan a snapshot after a fixed part of @fixed bytes. Returns the bytes
- * the whole record needs at most, or 0 when not even the snapshot's own
- * fixed part fits a ring record (then the record goes without it).
- */
-static u32 tap_snap_plan(struct tap_snap_plan *p, const struct tap_config *cfg,
-			 u32 fixed, bool irq)
+static u32 tap_event_snap_plan(struct tap_snap *snap,
+			       const struct tap_config *cfg, u32 fixed, bool irq)
 {
-	u32 max = round_down(tap_ring_max_record(), 8);
-	u32 base = fixed + sizeof(struct taproot_stack_snap);
-	u32 room, uwant = 0;
-
-	p->irq = irq;
-	p->uregs = irq ? NULL : tap_current_user_regs();
-	p->kdepth = cfg->kstack_depth;
-	p->flags = 0;
-	if (p->uregs) {
-		uwant = tap_ustack_span(p->uregs->sp, cfg->ustack_bytes);
-		if (uwant < cfg->ustack_bytes)
-			p->flags |= TAPROOT_SNAP_F_USTACK_TOP;
-	}
-	p->ubytes = uwant;
-	if (max < base)
-		return 0;
-	room = max - base;
-	if (p->kdepth * sizeof(u64) + p->ubytes > room) {
-		/* As a sample: kernel frames first, the user stack gets the rest. */
-		p->kdepth = min_t(u32, p->kdepth, room / sizeof(u64));
-		p->ubytes = round_down(min_t(u32, p->ubytes,
-					     room - p->kdepth * sizeof(u64)), 8);
-		if (p->ubytes < uwant)
-			p->flags |= TAPROOT_SNAP_F_USTACK_TRUNC;
-	}
-	return base + p->kdepth * sizeof(u64) + p->ubytes;
-}
-
-/* Fill the snapshot at @sn as planned; returns the bytes it takes. */
-static u32 tap_snap_fill(struct taproot_stack_snap *sn,
-			 const struct tap_snap_plan *p)
-{
-	u64 *kstack = (u64 *)(sn + 1);
-	u16 flags = p->flags;
-	bool trunc = false;
-	u32 nr, ulen = 0;
-
-	nr = tap_kstack_here(kstack, p->kdepth, p->irq, &trunc);
-	if (trunc)
-		flags |= TAPROOT_SNAP_F_KSTACK_TRUNC;
-	if (p->uregs) {
-		flags |= TAPROOT_SNAP_F_USER_REGS;
-		tap_fill_user_regs(&sn->user_regs, p->uregs);
-		if (p->ubytes) {
-			ulen = tap_copy_ustack((u8 *)(kstack + nr),
-					       p->uregs->sp, p->ubytes);
-			if (ulen < p->ubytes)
-				flags |= TAPROOT_SNAP_F_USTACK_FAULT;
-		}
-	} else {
-		memset(&sn->user_regs, 0, sizeof(sn->user_regs));
-	}
-	sn->kstack_nr = nr;
-	sn->flags = flags;
-	sn->ustack_len = ulen;
-	return sizeof(*sn) + nr * sizeof(u64) + ulen;
-}
-
-/* Zero the padding after @used bytes of @hdr's record and publish it. */
-static void tap_commit(struct taproot_rec_header *hdr, u32 used)
-{
-	memset((u8 *)hdr + used, 0, round_up(used, 8) - used);
-	tap_ring_commit(hdr, round_up(used, 8));
+	*snap = (struct tap_snap){
+		.kfrom = irq ? TAP_KSTACK_HERE_IRQ : TAP_KSTACK_HERE,
+		.uregs = irq ? NULL : tap_current_user_regs(),
+	};
+	return tap_snap_plan(snap, fixed + sizeof(struct taproot_stack_snap),
+			     cfg->kstack_depth, cfg->ustack_bytes);
 }
 
 /* ------------------------------------------------------------ switch */
@@ -253,7 +185,7 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 {
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_switch *rec;
-	struct tap_snap_plan plan;
+	struct tap_snap snap;
 	u32 size = sizeof(*rec), used;
 
 	if (tap_prev_starts(cfg, prev, prev_state, tap_dev_consumer_tgid(),
@@ -264,10 +196,10 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 	if (flags & TAPROOT_SWITCH_F_PREV) {
 		this_cpu_inc(tap_events_stats.switches_selected);
 		/* prev is current: its stacks are the ones in use. */
-		used = tap_snap_plan(&plan, cfg, sizeof(*rec), false);
+		used = tap_event_snap_plan(&snap, cfg, sizeof(*rec), false);
 		if (used) {
 			flags |= TAPROOT_SWITCH_F_STACKS;
-			size = round_up(used, 8);
+			size = used;
 		}
 	}
 
@@ -289,12 +221,12 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 	tap_copy_comm(rec->prev_comm, prev);
 	used = sizeof(*rec);
 	if (flags & TAPROOT_SWITCH_F_STACKS) {
-		used += tap_snap_fill((struct taproot_stack_snap *)(rec + 1),
-				      &plan);
+		used += tap_snap_fill_rec(&snap,
+					  (struct taproot_stack_snap *)(rec + 1));
 		/* The interval starts after our capture (see the uapi). */
 		hdr->time_ns = ktime_get_mono_fast_ns();
 	}
-	tap_commit(hdr, used);
+	tap_ring_commit_pad(hdr, used);
 }
 
 /*
@@ -393,8 +325,9 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	struct task_struct *waker = current;
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_waking *rec;
-	struct tap_snap_plan plan;
+	struct tap_snap snap;
 	u32 size, used;
+	bool irq;
 
 	if (in_nmi())
 		flags |= TAPROOT_WAKING_F_NMI;
@@ -403,13 +336,14 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	else if (in_serving_softirq())
 		flags |= TAPROOT_WAKING_F_SOFTIRQ;
 
+	irq = flags & (TAPROOT_WAKING_F_NMI | TAPROOT_WAKING_F_HARDIRQ |
+		       TAPROOT_WAKING_F_SOFTIRQ);
+
 	size = sizeof(*rec);
-	used = tap_snap_plan(&plan, cfg, sizeof(*rec), flags &
-			     (TAPROOT_WAKING_F_NMI | TAPROOT_WAKING_F_HARDIRQ |
-			      TAPROOT_WAKING_F_SOFTIRQ));
+	used = tap_event_snap_plan(&snap, cfg, sizeof(*rec), irq);
 	if (used) {
 		flags |= TAPROOT_WAKING_F_STACKS;
-		size = round_up(used, 8);
+		size = used;
 	}
 
 	hdr = tap_ring_reserve(size, TAPROOT_REC_WAKING);
@@ -422,7 +356,7 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	rec->target_tid = p->pid;
 	rec->capture_ns = 0;
 	rec->target_seq = seq;
-	if (plan.irq) {
+	if (irq) {
 		/* The interrupt woke it, not the task it interrupted. */
 		rec->waker_pid = 0;
 		rec->waker_tid = 0;
@@ -434,13 +368,13 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	}
 	used = sizeof(*rec);
 	if (flags & TAPROOT_WAKING_F_STACKS) {
-		used += tap_snap_fill((struct taproot_stack_snap *)(rec + 1),
-				      &plan);
+		used += tap_snap_fill_rec(&snap,
+					  (struct taproot_stack_snap *)(rec + 1));
 		/* The wakeup waits for us: say how long (see the uapi). */
 		rec->capture_ns = (u32)min_t(u64, ktime_get_mono_fast_ns() - hdr->time_ns,
 					     U32_MAX);
 	}
-	tap_commit(hdr, used);
+	tap_ring_commit_pad(hdr, used);
 	this_cpu_inc(tap_events_stats.wakings);
 }
 
@@ -565,7 +499,7 @@ static void tap_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 	rec->filename_len = len + 1;
 	rec->reserved = 0;
 	tap_copy_comm(rec->comm, p);
-	tap_commit(hdr, sizeof(*rec) + len + 1);
+	tap_ring_commit_pad(hdr, sizeof(*rec) + len + 1);
 }
 
 static void tap_exit(struct task_struct *p, bool group_dead)

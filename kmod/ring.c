@@ -73,6 +73,7 @@
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/timer.h>
 #include <linux/topology.h>
@@ -558,6 +559,14 @@ void tap_ring_commit(struct taproot_rec_header *hdr, u32 used)
 	tap_ring_put(ring);
 out:
 	preempt_enable_notrace();	/* from tap_ring_reserve() */
+}
+
+void tap_ring_commit_pad(struct taproot_rec_header *hdr, u32 used)
+{
+	u32 size = round_up(used, 8);
+
+	memset((u8 *)hdr + used, 0, size - used);
+	tap_ring_commit(hdr, size);
 }
 
 u32 tap_ring_max_record(void)

@@ -54,6 +54,13 @@ void tap_rings_exit(void);
 struct taproot_rec_header *tap_ring_reserve(u32 size, u16 type);
 void tap_ring_commit(struct taproot_rec_header *hdr, u32 used);
 
+/*
+ * tap_ring_commit() of a record whose contents end after @used bytes, any
+ * number: the padding up to the next multiple of 8 is zeroed first, so
+ * that no stale byte of the ring reaches the reader.
+ */
+void tap_ring_commit_pad(struct taproot_rec_header *hdr, u32 used);
+
 /* Largest record a ring can take (a quarter of its data area). */
 u32 tap_ring_max_record(void);
 

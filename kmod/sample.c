@@ -19,9 +19,11 @@
  * handler would): it never sleeps, takes no lock, allocates nothing, does
  * not printk; it reads the configuration with rcu_dereference_sched(),
  * writes per-CPU counters with this_cpu_inc(), writes the record in place
- * through tap_ring_reserve()/tap_ring_commit(), walks the kernel stack with
- * the unwinder as perf's callchain does, and reads user memory only with
- * copy_from_user_nofault() (never VMAs, mmap_lock or get_user_pages).
+ * through tap_ring_reserve()/tap_ring_commit(), and takes the stacks with
+ * the snapshot the causal events use too (stack.h): the unwinder from the
+ * interrupted registers, as perf's callchain does, and user memory read
+ * only with copy_from_user_nmi() (never VMAs, mmap_lock or
+ * get_user_pages).
  *
  * Lifetime. perf_event_release_kernel() removes the event from its CPU
  * (an IPI to that CPU, so a handler running there has finished) and
@@ -65,84 +67,80 @@ static int tap_sample_cpu_err;
  */
 static bool tap_sample_closed;
 
-static void tap_sample_handler(struct perf_event *event,
-			       struct perf_sample_data *data,
-			       struct pt_regs *regs)
+/*
+ * Whether current is sampled, and the flags that say what it is (IDLE,
+ * KTHREAD) in *@flags.
+ */
+static bool tap_sample_who(const struct tap_config *cfg,
+			   const struct task_struct *task, u16 *flags)
 {
-	struct task_struct *task = current;
-	const struct tap_config *cfg;
-	struct taproot_rec_header *hdr;
-	struct taproot_rec_sample *rec;
-	struct pt_regs *uregs;
-	bool in_kernel, ktrunc = false;
-	u32 kdepth, ubytes, uwant, size, max, nr, ulen, used;
-	u16 flags = 0;
 	pid_t consumer;
-	u64 *kstack;
 
-	cfg = tap_config_sched();
-	if (unlikely(!cfg || !regs) || !(cfg->events & TAPROOT_EV_SAMPLE))
-		return;
-
+	*flags = 0;
 	if (is_idle_task(task)) {
 		if (!(cfg->flags & TAPROOT_CFG_F_SAMPLE_IDLE))
-			return;
-		flags |= TAPROOT_SAMPLE_F_IDLE;
+			return false;
+		*flags |= TAPROOT_SAMPLE_F_IDLE;
 	}
 	/* The consumer would mostly see itself reading the rings. */
 	consumer = tap_dev_consumer_tgid();
 	if (consumer && task->tgid == consumer)
-		return;
+		return false;
 	if (!tap_config_tgid_ok(cfg, task->tgid))
-		return;
-
-	this_cpu_inc(tap_sample_stats.samples);
-
-	in_kernel = !user_mode(regs);
-	if (in_kernel)
-		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
+		return false;
 	if (task->flags & PF_KTHREAD)
-		flags |= TAPROOT_SAMPLE_F_KTHREAD;
-	/*
-	 * The user registers: the interrupted ones, or those the task saved
-	 * when it entered the kernel. A kernel thread has none, nor has a
-	 * task whose mm is gone (exiting).
-	 */
-	uregs = in_kernel ? tap_current_user_regs() : regs;
+		*flags |= TAPROOT_SAMPLE_F_KTHREAD;
+	return true;
+}
 
-	/* The largest record this sample may need, within what fits. */
-	kdepth = in_kernel ? cfg->kstack_depth : 0;
-	ubytes = 0;
-	if (uregs) {
-		ubytes = tap_ustack_span(uregs->sp, cfg->ustack_bytes);
-		if (ubytes < cfg->ustack_bytes)
-			flags |= TAPROOT_SAMPLE_F_USTACK_TOP;
-	}
-	uwant = ubytes;
-	size = sizeof(*rec) + kdepth * sizeof(u64) + ubytes;
-	max = round_down(tap_ring_max_record(), 8);
-	if (unlikely(size > max)) {
-		if (max < sizeof(*rec))
-			return;		/* not even the fixed part fits */
-		max -= sizeof(*rec);
-		kdepth = min_t(u32, kdepth, max / sizeof(u64));
-		ubytes = round_down(min_t(u32, ubytes,
-					  max - kdepth * sizeof(u64)), 8);
-		size = sizeof(*rec) + kdepth * sizeof(u64) + ubytes;
+/*
+ * Plan the snapshot of a sample interrupted at @regs (setting IN_KERNEL in
+ * *@flags when in kernel mode); returns the size to reserve, 0 when none
+ * fits.
+ */
+static u32 tap_sample_plan(struct tap_snap *snap, const struct tap_config *cfg,
+			   struct pt_regs *regs, u16 *flags)
+{
+	if (user_mode(regs)) {
+		*snap = (struct tap_snap){ .kfrom = TAP_KSTACK_NONE,
+					   .uregs = regs };
+	} else {
+		*flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
 		/*
-		 * A shorter copy than asked reads as one that stopped at an
-		 * unmapped page (see TAPROOT_SAMPLE_F_USTACK_FAULT); fewer
-		 * frames set KSTACK_TRUNC in the walk itself.
+		 * The user registers the task saved when it entered the
+		 * kernel: none for a kernel thread, nor for a task whose mm
+		 * is gone (exiting).
 		 */
-		if (ubytes < uwant)
-			flags |= TAPROOT_SAMPLE_F_USTACK_FAULT;
+		*snap = (struct tap_snap){ .kfrom = TAP_KSTACK_REGS,
+					   .kregs = regs,
+					   .uregs = tap_current_user_regs() };
 	}
+	return tap_snap_plan(snap, sizeof(struct taproot_rec_sample),
+			     cfg->kstack_depth, cfg->ustack_bytes);
+}
 
-	hdr = tap_ring_reserve(size, TAPROOT_REC_SAMPLE);
-	if (!hdr)
-		return;		/* counted and announced by the ring */
-	rec = container_of(hdr, struct taproot_rec_sample, hdr);
+/* A snapshot's TAPROOT_SNAP_F_* as the sample's flags of the same names. */
+static u16 tap_sample_snap_flags(u16 snap)
+{
+	u16 flags = 0;
 
+	if (snap & TAPROOT_SNAP_F_USER_REGS)
+		flags |= TAPROOT_SAMPLE_F_USER_REGS;
+	if (snap & TAPROOT_SNAP_F_KSTACK_TRUNC)
+		flags |= TAPROOT_SAMPLE_F_KSTACK_TRUNC;
+	if (snap & TAPROOT_SNAP_F_USTACK_FAULT)
+		flags |= TAPROOT_SAMPLE_F_USTACK_FAULT;
+	if (snap & TAPROOT_SNAP_F_USTACK_TRUNC)
+		flags |= TAPROOT_SAMPLE_F_USTACK_TRUNC;
+	if (snap & TAPROOT_SNAP_F_USTACK_TOP)
+		flags |= TAPROOT_SAMPLE_F_USTACK_TOP;
+	return flags;
+}
+
+/* The fixed part of the sample of @task, but for the stacks. */
+static void tap_sample_fill_task(struct taproot_rec_sample *rec,
+				 const struct task_struct *task)
+{
 	rec->pid = task->tgid;
 	rec->tid = task->pid;
 	rec->cpu = smp_processor_id();
@@ -151,39 +149,43 @@ static void tap_sample_handler(struct perf_event *event,
 	BUILD_BUG_ON(sizeof(rec->comm) != TASK_COMM_LEN);
 	memcpy(rec->comm, task->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
+}
 
-	kstack = (u64 *)(rec + 1);
-	nr = 0;
-	if (in_kernel) {
-		/* With kstack_depth 0 too: then every frame is left out. */
-		nr = tap_kstack_regs(kstack, kdepth, regs, &ktrunc);
-		if (ktrunc)
-			flags |= TAPROOT_SAMPLE_F_KSTACK_TRUNC;
-	}
-	rec->kstack_nr = nr;
+static void tap_sample_handler(struct perf_event *event,
+			       struct perf_sample_data *data,
+			       struct pt_regs *regs)
+{
+	const struct tap_config *cfg = tap_config_sched();
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_sample *rec;
+	struct tap_snap snap;
+	u32 size, used;
+	u16 flags;
 
-	ulen = 0;
-	if (uregs) {
-		flags |= TAPROOT_SAMPLE_F_USER_REGS;
-		tap_fill_user_regs(&rec->user_regs, uregs);
-		if (ubytes) {
-			ulen = tap_copy_ustack((u8 *)(kstack + nr), uregs->sp,
-					       ubytes);
-			if (ulen < ubytes) {
-				flags |= TAPROOT_SAMPLE_F_USTACK_FAULT;
-				this_cpu_inc(tap_sample_stats.ustack_faults);
-			}
-		}
-	} else {
-		memset(&rec->user_regs, 0, sizeof(rec->user_regs));
-	}
-	rec->ustack_len = ulen;
-	hdr->flags = flags;
+	if (unlikely(!cfg || !regs) || !(cfg->events & TAPROOT_EV_SAMPLE))
+		return;
+	if (!tap_sample_who(cfg, current, &flags))
+		return;
+	this_cpu_inc(tap_sample_stats.samples);
 
-	/* Zero the padding, give back the rest. */
-	used = sizeof(*rec) + nr * sizeof(u64) + ulen;
-	memset((u8 *)rec + used, 0, round_up(used, 8) - used);
-	tap_ring_commit(hdr, round_up(used, 8));
+	size = tap_sample_plan(&snap, cfg, regs, &flags);
+	if (unlikely(!size))
+		return;		/* not even the fixed part fits */
+	hdr = tap_ring_reserve(size, TAPROOT_REC_SAMPLE);
+	if (!hdr)
+		return;		/* counted and announced by the ring */
+	rec = container_of(hdr, struct taproot_rec_sample, hdr);
+
+	tap_sample_fill_task(rec, current);
+	used = sizeof(*rec) + tap_snap_fill(&snap, &rec->user_regs,
+					    (u64 *)(rec + 1));
+	rec->kstack_nr = snap.kstack_nr;
+	rec->ustack_len = snap.ustack_len;
+	if (snap.flags & TAPROOT_SNAP_F_USTACK_FAULT)
+		this_cpu_inc(tap_sample_stats.ustack_faults);
+	hdr->flags = flags | tap_sample_snap_flags(snap.flags);
+	/* Give back what the stacks did not take. */
+	tap_ring_commit_pad(hdr, used);
 }
 
 static int tap_sample_cpu_online(unsigned int cpu)

@@ -26,7 +26,7 @@ bool tap_sample_running(void);
 /* Cumulative counters of @cpu since load, for TAPROOT_CMD_GET_STATS. */
 struct tap_sample_stats {
 	u64 samples;		/* ticks that passed the filters */
-	u64 ustack_faults;	/* user stack copies cut short */
+	u64 ustack_faults;	/* samples with TAPROOT_SAMPLE_F_USTACK_FAULT */
 };
 
 void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st);

@@ -16,12 +16,16 @@
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <asm/unwind.h>
 
+#include "ring.h"
 #include "stack.h"
 
-void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r)
+/* Copy @r into the ABI's register set. */
+static void tap_fill_user_regs(struct taproot_user_regs *u,
+			       const struct pt_regs *r)
 {
 	u->ax = r->ax;
 	u->bx = r->bx;
@@ -53,6 +57,10 @@ struct pt_regs *tap_current_user_regs(void)
 }
 
 /*
+ * How many of @len bytes of current's user stack from @sp can hold frames:
+ * fewer than @len only when the copy would run past the top of the stack
+ * the process started on (TAPROOT_USTACK_TOP_SLACK above mm->start_stack).
+ *
  * exec leaves argc at mm->start_stack and argv, envp, the auxiliary vector
  * and their strings above it: never a frame (the entry code's own frames,
  * _start's included, lie below it). So a copy from the stack the process
@@ -64,7 +72,7 @@ struct pt_regs *tap_current_user_regs(void)
  * and a value changed under us (exec, prctl) only moves where one copy
  * stops.
  */
-u32 tap_ustack_span(unsigned long sp, u32 len)
+static u32 tap_ustack_span(unsigned long sp, u32 len)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long top;
@@ -78,6 +86,9 @@ u32 tap_ustack_span(unsigned long sp, u32 len)
 }
 
 /*
+ * Copy up to @len bytes of current's user stack from @sp into @dst, up to
+ * the first byte that cannot be read. Returns the bytes copied.
+ *
  * The copy runs in the sample timer's hardirq and in the sched probes
  * (runqueue lock held), into the vmalloc'd ring. On kernels from 5.18 with
  * CONFIG_HARDENED_USERCOPY (Debian's), check_object_size() checks a
@@ -93,12 +104,18 @@ u32 tap_ustack_span(unsigned long sp, u32 len)
  * It returns the bytes it did not copy: a copy stops at the first byte
  * that cannot be read, and what it copied before is good.
  */
-u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
+static u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
 {
 	return len - copy_from_user_nmi(dst, (const void __user *)sp, len);
 }
 
-u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc)
+/*
+ * The kernel stack of interrupted kernel-mode @regs: regs->ip, then the
+ * return addresses the unwinder finds, at most @max in all. Sets *@trunc
+ * when frames were left out (always when @max is 0).
+ */
+static u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs,
+			   bool *trunc)
 {
 	struct unwind_state state;
 	unsigned long addr;
@@ -125,11 +142,18 @@ u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc)
 }
 
 /*
+ * The kernel stack of the caller, innermost first, without the module's
+ * own frames, at most @max return addresses. With @irq_only, the walk
+ * stops where the interrupt that runs it was entered, so that an
+ * interrupt's stack does not continue into the task it interrupted. Sets
+ * *@trunc when frames were left out (always when @max is 0).
+ *
  * noinline: the walk starts from this function's frame, which must be the
  * module's own so that the skip below has something to skip, whoever
  * calls it.
  */
-noinline u32 tap_kstack_here(u64 *out, u32 max, bool irq_only, bool *trunc)
+static noinline u32 tap_kstack_here(u64 *out, u32 max, bool irq_only,
+				    bool *trunc)
 {
 	struct unwind_state state;
 	bool inner = true;	/* still in the module's frames */
@@ -154,4 +178,90 @@ noinline u32 tap_kstack_here(u64 *out, u32 max, bool irq_only, bool *trunc)
 		out[nr++] = addr;
 	}
 	return nr;
+}
+
+/*
+ * The kernel frames first, then the user stack gets what room is left:
+ * the kernel part is short and says where the task is blocked or what
+ * the interrupt hit, the user part is long and the unwinder can use a
+ * prefix of it. A copy shortened here is truncated on purpose
+ * (USTACK_TRUNC), never a fault: USTACK_FAULT is for the copy itself.
+ */
+u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
+		  u32 ustack_bytes)
+{
+	u32 max = round_down(tap_ring_max_record(), 8);
+	u32 room, span = 0;
+
+	s->kdepth = s->kfrom == TAP_KSTACK_NONE ? 0 : kstack_depth;
+	s->flags = 0;
+	s->kstack_nr = 0;
+	s->ustack_len = 0;
+	if (s->uregs) {
+		span = tap_ustack_span(s->uregs->sp, ustack_bytes);
+		if (span < ustack_bytes)
+			s->flags |= TAPROOT_SNAP_F_USTACK_TOP;
+	}
+	s->ubytes = span;
+	if (max < fixed)
+		return 0;
+	room = max - fixed;
+	if (s->kdepth * sizeof(u64) + s->ubytes > room) {
+		s->kdepth = min_t(u32, s->kdepth, room / sizeof(u64));
+		s->ubytes = round_down(min_t(u32, s->ubytes,
+					     room - s->kdepth * sizeof(u64)), 8);
+		if (s->ubytes < span)
+			s->flags |= TAPROOT_SNAP_F_USTACK_TRUNC;
+	}
+	/* A span cut at the stack's top need not be a multiple of 8. */
+	return round_up(fixed + s->kdepth * sizeof(u64) + s->ubytes, 8);
+}
+
+u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
+		  u64 *kstack)
+{
+	bool ktrunc = false;
+	u32 nr = 0, ulen = 0;
+
+	switch (s->kfrom) {
+	case TAP_KSTACK_NONE:
+		break;
+	case TAP_KSTACK_REGS:
+		nr = tap_kstack_regs(kstack, s->kdepth, s->kregs, &ktrunc);
+		break;
+	case TAP_KSTACK_HERE:
+	case TAP_KSTACK_HERE_IRQ:
+		nr = tap_kstack_here(kstack, s->kdepth,
+				     s->kfrom == TAP_KSTACK_HERE_IRQ, &ktrunc);
+		break;
+	}
+	if (ktrunc)
+		s->flags |= TAPROOT_SNAP_F_KSTACK_TRUNC;
+
+	if (s->uregs) {
+		s->flags |= TAPROOT_SNAP_F_USER_REGS;
+		tap_fill_user_regs(uregs, s->uregs);
+		if (s->ubytes) {
+			ulen = tap_copy_ustack((u8 *)(kstack + nr),
+					       s->uregs->sp, s->ubytes);
+			/* Short of the plan: the copy could not read on. */
+			if (ulen < s->ubytes)
+				s->flags |= TAPROOT_SNAP_F_USTACK_FAULT;
+		}
+	} else {
+		memset(uregs, 0, sizeof(*uregs));
+	}
+	s->kstack_nr = nr;
+	s->ustack_len = ulen;
+	return nr * sizeof(u64) + ulen;
+}
+
+u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn)
+{
+	u32 len = tap_snap_fill(s, &sn->user_regs, (u64 *)(sn + 1));
+
+	sn->kstack_nr = s->kstack_nr;
+	sn->flags = s->flags;
+	sn->ustack_len = s->ustack_len;
+	return sizeof(*sn) + len;
 }

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Stacks of the current task, as samples (sample.c) and causal events
- * (events.c) record them: user registers, a page-chunked copy of the user
- * stack, and the kernel stack, either from interrupted registers or from
- * where a tracepoint probe runs.
+ * (events.c) record them: user registers, a copy of the user stack, and
+ * the kernel stack, either from interrupted registers or from where a
+ * tracepoint probe runs. Both take their snapshot through struct tap_snap,
+ * so that a stack is planned, captured and flagged one way.
  *
  * Every helper runs in any context (task with preemption off, softirq,
  * hardirq, NMI, under the runqueue lock): none sleeps, locks, allocates or
- * prints, and user memory is read only with copy_from_user_nofault().
+ * prints, and user memory is read only with copy_from_user_nmi().
  */
 #ifndef _TAPROOT_STACK_H
 #define _TAPROOT_STACK_H
@@ -17,43 +18,66 @@
 
 struct pt_regs;
 
-/* Copy @r into the ABI's register set. */
-void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r);
+/* Where a snapshot's kernel stack comes from. */
+enum tap_kstack_from {
+	TAP_KSTACK_NONE,	/* none: a sample of user mode */
+	TAP_KSTACK_REGS,	/* interrupted kernel-mode registers (a sample) */
+	TAP_KSTACK_HERE,	/* the caller's frames (a tracepoint probe) */
+	TAP_KSTACK_HERE_IRQ,	/* the same, up to the interrupt's entry */
+};
+
+/*
+ * A stack snapshot of current, in two steps so that its record is sized
+ * once, before the reservation: tap_snap_plan() decides how many kernel
+ * frames and user stack bytes the record has room for, tap_snap_fill()
+ * captures them into the reserved record. flags are TAPROOT_SNAP_F_*,
+ * with the meanings <linux/taproot.h> gives them ("Stacks"); a sample
+ * carries them as the TAPROOT_SAMPLE_F_* of the same names.
+ */
+struct tap_snap {
+	/* The sources, set by the caller before tap_snap_plan(). */
+	enum tap_kstack_from kfrom;
+	struct pt_regs *kregs;	/* TAP_KSTACK_REGS: the interrupted registers */
+	struct pt_regs *uregs;	/* the user registers; NULL: no user part */
+
+	/* The plan. */
+	u32 kdepth;		/* room for kernel frames */
+	u32 ubytes;		/* user stack bytes to copy */
+
+	/* USTACK_TOP and _TRUNC from the plan, the others from the capture. */
+	u16 flags;
+
+	/* What tap_snap_fill() captured. */
+	u16 kstack_nr;
+	u32 ustack_len;
+};
+
+/*
+ * Plan @s for a record whose fixed part, everything before the kernel
+ * frames, takes @fixed bytes: at most @kstack_depth frames and
+ * @ustack_bytes of user stack, the frames first, within the largest record
+ * a ring takes. Returns the size to reserve (a multiple of 8), or 0 when
+ * not even the fixed part fits.
+ */
+u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
+		  u32 ustack_bytes);
+
+/*
+ * Capture the snapshot planned in @s: the user registers into @uregs
+ * (zeroed without a user part), the kernel frames at @kstack, the user
+ * stack bytes right after them. Sets s->kstack_nr, s->ustack_len and the
+ * capture's flags; returns the bytes written at @kstack.
+ */
+u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
+		  u64 *kstack);
+
+/* The same into a causal event's taproot_stack_snap; returns its size. */
+u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn);
 
 /*
  * The user registers current saved when it entered the kernel, or NULL
  * for a kernel thread and for a task whose mm is gone (exiting).
  */
 struct pt_regs *tap_current_user_regs(void);
-
-/*
- * How many of @len bytes of current's user stack from @sp can hold frames:
- * fewer than @len only when the copy would run past the top of the stack
- * the process started on (TAPROOT_USTACK_TOP_SLACK above mm->start_stack).
- */
-u32 tap_ustack_span(unsigned long sp, u32 len);
-
-/*
- * Copy up to @len bytes of current's user stack from @sp into @dst, up to
- * the first byte that cannot be read. Returns the bytes copied. Safe in
- * hardirq and under the runqueue lock.
- */
-u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len);
-
-/*
- * The kernel stack of interrupted kernel-mode @regs: regs->ip, then the
- * return addresses the unwinder finds, at most @max in all. Sets *@trunc
- * when frames were left out (always when @max is 0).
- */
-u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc);
-
-/*
- * The kernel stack of the caller, innermost first, without the module's
- * own frames, at most @max return addresses. With @irq_only, the walk
- * stops where the interrupt that runs it was entered, so that an
- * interrupt's stack does not continue into the task it interrupted. Sets
- * *@trunc when frames were left out (always when @max is 0).
- */
-u32 tap_kstack_here(u64 *out, u32 max, bool irq_only, bool *trunc);
 
 #endif /* _TAPROOT_STACK_H */

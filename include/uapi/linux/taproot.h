@@ -69,7 +69,9 @@
  *       TAPROOT_A_STAT_BYTES        u64  bytes written to the ring
  *       TAPROOT_A_STAT_LOST_FULL    u64  records lost: ring full
  *       TAPROOT_A_STAT_LOST_NESTED  u64  records lost: writers nested too deep
- *       TAPROOT_A_STAT_USTACK_FAULTS u64 user stack copies cut short
+ *       TAPROOT_A_STAT_USTACK_FAULTS u64 samples whose user stack copy
+ *                                        faulted (TAPROOT_SAMPLE_F_USTACK_FAULT;
+ *                                        never a copy cut to fit the ring)
  *       TAPROOT_A_STAT_SWITCHES     u64  switch-outs of filtered tasks that
  *                                        left the CPU (blocked or preempted)
  *       TAPROOT_A_STAT_SWITCHES_SELECTED u64 of those, selected for capture
@@ -363,31 +365,60 @@ struct taproot_user_regs {
 	__u64 ip, flags;
 };
 
+/*
+ * Stacks. A sample and a causal event's snapshot (struct taproot_stack_snap)
+ * capture a task's stacks the same way, and their stack flags, of the same
+ * names (TAPROOT_SAMPLE_F_X and TAPROOT_SNAP_F_X), mean the same.
+ *
+ * The user stack is copied from user_regs.sp up. The copy is planned as
+ * long as the configured size (TAPROOT_A_CFG_USTACK_BYTES), or shorter:
+ *   USTACK_TOP    the copy is on the stack the process started on, whose
+ *                 top, TAPROOT_USTACK_TOP_SLACK bytes above mm->start_stack
+ *                 where argv and the environment begin, comes first: the
+ *                 plan ends there. Nothing that can hold a frame is left
+ *                 out, and no byte of the environment is copied.
+ *   USTACK_TRUNC  the plan was cut short on purpose, below the configured
+ *                 size (or the stack's top with USTACK_TOP), to fit the
+ *                 record into the ring: a record takes at most a quarter of
+ *                 the data area, and kernel frames get their room first.
+ *                 Bytes that may hold frames were left out.
+ * ustack_len is then the planned length, or less:
+ *   USTACK_FAULT  the copy stopped before the planned length because user
+ *                 memory could not be read there (an unmapped or guard
+ *                 page, or one not present: the capture cannot take a page
+ *                 fault); the bytes before it are good. Never set by the
+ *                 plan: a copy cut on purpose is USTACK_TRUNC.
+ * Each flag says one thing, so USTACK_TRUNC and USTACK_FAULT may come
+ * together (the shortened copy faulted too), and so may USTACK_TOP and
+ * USTACK_TRUNC. With neither TRUNC nor FAULT, ustack_len is the configured
+ * size or, with USTACK_TOP, all of the stack up to its top: a stack that
+ * goes on past the configured size is not flagged, as the kernel cannot
+ * tell cheaply where other stacks end; the unwinder finds out.
+ *   KSTACK_TRUNC  outermost kernel frames were left out, at the configured
+ *                 depth (TAPROOT_A_CFG_KSTACK_DEPTH; every frame with depth
+ *                 0) or where the record's room in the ring ran out. A
+ *                 sample of user mode has no kernel stack and never sets it.
+ *   USER_REGS     user_regs hold the task's user registers; without it they
+ *                 are zero and nothing of the user stack is copied.
+ */
+
 /* taproot_rec_header.flags of a TAPROOT_REC_SAMPLE */
 #define TAPROOT_SAMPLE_F_USER_REGS	(1U << 0) /* user_regs are valid */
 #define TAPROOT_SAMPLE_F_IN_KERNEL	(1U << 1) /* interrupted in kernel mode */
 #define TAPROOT_SAMPLE_F_IDLE		(1U << 2) /* interrupted the idle task */
 #define TAPROOT_SAMPLE_F_KSTACK_TRUNC	(1U << 3) /* kernel frames left out */
-#define TAPROOT_SAMPLE_F_USTACK_FAULT	(1U << 4) /* user stack copy cut short */
+#define TAPROOT_SAMPLE_F_USTACK_FAULT	(1U << 4) /* copy hit unreadable memory */
 #define TAPROOT_SAMPLE_F_KTHREAD	(1U << 5) /* a kernel thread: no user part */
 #define TAPROOT_SAMPLE_F_USTACK_TOP	(1U << 6) /* copy ends at the stack's top */
+#define TAPROOT_SAMPLE_F_USTACK_TRUNC	(1U << 7) /* copy shortened to fit the ring */
 
 /*
  * A timer sample. Followed by kstack_nr u64 kernel return addresses (the
  * interrupted ip first), then ustack_len bytes copied from the user stack
- * starting at user_regs.sp, then padding to 8 bytes.
- *
- * KSTACK_TRUNC: an in-kernel sample lost its outermost kernel frames, to
- * the configured depth (all of them with depth 0) or to fit the ring.
- * USTACK_FAULT: ustack_len is below the configured size (below the stack's
- * top with USTACK_TOP) because the copy stopped at an unmapped page, or because the record was shortened to fit
- * the ring (at most a quarter of its data area); either way the reader has
- * the innermost bytes only. The stats count only the first cause.
- * USTACK_TOP: the copy was on the stack the process started on and ends
- * TAPROOT_USTACK_TOP_SLACK bytes above its top (mm->start_stack), where
- * argv and the environment begin: ustack_len may then be below the
- * configured size with nothing missing, and no byte of the environment is
- * copied.
+ * starting at user_regs.sp, then padding to 8 bytes. The stack flags are
+ * those of "Stacks" above. (USTACK_TRUNC is newer than the first modules
+ * of this ABI version, which flagged a sample's copy shortened to fit the
+ * ring USTACK_FAULT.)
  */
 struct taproot_rec_sample {
 	struct taproot_rec_header hdr;
@@ -418,7 +449,8 @@ struct taproot_rec_lost {
  * record whose flags say so, then kstack_nr u64 kernel return addresses
  * (innermost first; the module's own frames are left out, but the
  * tracepoint's caller chain is not trimmed further), then ustack_len bytes
- * from user_regs.sp, then padding to 8 bytes.
+ * from user_regs.sp, then padding to 8 bytes. The flags are those of
+ * "Stacks" above.
  */
 struct taproot_stack_snap {
 	__u16 kstack_nr;
@@ -429,11 +461,10 @@ struct taproot_stack_snap {
 };
 
 #define TAPROOT_SNAP_F_USER_REGS	(1U << 0) /* user_regs are valid */
-#define TAPROOT_SNAP_F_KSTACK_TRUNC	(1U << 1) /* more kernel frames than room */
-#define TAPROOT_SNAP_F_USTACK_FAULT	(1U << 2) /* copy stopped at an unmapped page */
+#define TAPROOT_SNAP_F_KSTACK_TRUNC	(1U << 1) /* kernel frames left out */
+#define TAPROOT_SNAP_F_USTACK_FAULT	(1U << 2) /* copy hit unreadable memory */
 #define TAPROOT_SNAP_F_USTACK_TRUNC	(1U << 3) /* copy shortened to fit the ring */
-#define TAPROOT_SNAP_F_USTACK_TOP	(1U << 4) /* copy ends at the stack's top,
-						   * as TAPROOT_SAMPLE_F_USTACK_TOP */
+#define TAPROOT_SNAP_F_USTACK_TOP	(1U << 4) /* copy ends at the stack's top */
 
 /* taproot_rec_header.flags of a TAPROOT_REC_SWITCH */
 #define TAPROOT_SWITCH_F_PREV		(1U << 0) /* a selected interval of prev starts */
