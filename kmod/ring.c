@@ -418,16 +418,82 @@ again:
 	tap_ring_wake(ring, head);
 }
 
+/*
+ * Move @ring's private head past @total bytes if the consumer has left
+ * room for them: true, with the position reserved in *@pos and its time
+ * in *@ts; false, counted, when the ring is full. Inlined into
+ * tap_ring_reserve(), whose stores to the record follow the branch on
+ * tail below (a true return).
+ */
+static __always_inline bool tap_ring_claim(struct tap_ring *ring, u32 total,
+					   u64 *pos, u64 *ts)
+{
+	u64 data_size = ring->mask + 1;
+	u64 tail, pub, head;
+
+	do {
+		tail = READ_ONCE(ring->cons->data_tail);
+		/* Only our CPU writes it: the newest published head. */
+		pub = READ_ONCE(ring->prod->data_head);
+		head = (u64)local_read(&ring->head);
+		/*
+		 * Userspace wrote tail. Trust it only within
+		 * [pub - D, pub]: then [head, tail + D) is free and holds
+		 * no byte the reader has not released nor any byte a
+		 * writer under us is still filling ([pub, head)). Any
+		 * other value stops the ring, as if full.
+		 *
+		 * The branch on tail orders its load before the stores to
+		 * the record: the control dependency that pairs with (D),
+		 * the consumer's store-release of data_tail.
+		 */
+		if (unlikely(pub - tail > data_size ||
+			     head + total - tail > data_size)) {
+			tap_ring_lost(ring, TAPROOT_LOST_FULL);
+			return false;
+		}
+		/*
+		 * Inside the loop: a writer nested in us between here and
+		 * the cmpxchg reserves first, makes the cmpxchg fail, and
+		 * we take a later time for a later position.
+		 */
+		*ts = ktime_get_mono_fast_ns();
+	} while ((u64)local_cmpxchg(&ring->head, (long)head,
+				    (long)(head + total)) != head);
+	local_inc(&ring->seq);
+	*pos = head;
+	return true;
+}
+
+/*
+ * Write at @p, the front of a reservation made for it and the record
+ * after it, the LOST record of the losses pending on @ring (taken out of
+ * pending), with time @ts.
+ */
+static void tap_ring_write_lost(struct tap_ring *ring, void *p, u64 ts)
+{
+	struct taproot_rec_lost *lost = p;
+	int c;
+
+	lost->hdr.size = sizeof(*lost);
+	lost->hdr.type = TAPROOT_REC_LOST;
+	lost->hdr.flags = 0;
+	lost->hdr.time_ns = ts;
+	for (c = 0; c < TAPROOT_LOST_NR; c++)
+		lost->lost[c] = (u64)local_xchg(&ring->lost_pending[c], 0);
+	local_inc(&ring->records);
+	local_add(sizeof(*lost), &ring->bytes);
+}
+
 struct taproot_rec_header *tap_ring_reserve(u32 size, u16 type)
 {
 	struct taproot_rec_header *hdr;
 	struct tap_ring_resv *resv;
 	struct tap_ring *ring;
-	u64 head, tail, pub, data_size, ts;
-	u32 lost_size = 0, total;
+	u32 lost_size = 0;
+	u64 head, ts;
 	long nest;
 	void *p;
-	int c;
 
 	preempt_disable_notrace();	/* until tap_ring_commit() */
 	ring = tap_ring_this_cpu();
@@ -452,55 +518,14 @@ struct taproot_rec_header *tap_ring_reserve(u32 size, u16 type)
 	 */
 	if (nest == 1 && unlikely(tap_ring_have_pending(ring)))
 		lost_size = sizeof(struct taproot_rec_lost);
-	total = lost_size + size;
-	data_size = ring->mask + 1;
+	if (!tap_ring_claim(ring, lost_size + size, &head, &ts))
+		goto out_put;
 
-	do {
-		tail = READ_ONCE(ring->cons->data_tail);
-		/* Only our CPU writes it: the newest published head. */
-		pub = READ_ONCE(ring->prod->data_head);
-		head = (u64)local_read(&ring->head);
-		/*
-		 * Userspace wrote tail. Trust it only within
-		 * [pub - D, pub]: then [head, tail + D) is free and holds
-		 * no byte the reader has not released nor any byte a
-		 * writer under us is still filling ([pub, head)). Any
-		 * other value stops the ring, as if full.
-		 *
-		 * The branch on tail orders its load before the stores to
-		 * the record: the control dependency that pairs with (D),
-		 * the consumer's store-release of data_tail.
-		 */
-		if (unlikely(pub - tail > data_size ||
-			     head + total - tail > data_size)) {
-			tap_ring_lost(ring, TAPROOT_LOST_FULL);
-			goto out_put;
-		}
-		/*
-		 * Inside the loop: a writer nested in us between here and
-		 * the cmpxchg reserves first, makes the cmpxchg fail, and
-		 * we take a later time for a later position.
-		 */
-		ts = ktime_get_mono_fast_ns();
-	} while ((u64)local_cmpxchg(&ring->head, (long)head,
-				    (long)(head + total)) != head);
-	local_inc(&ring->seq);
-
-	/* Contiguous thanks to the second mapping: total < D. */
+	/* Contiguous thanks to the second mapping: lost_size + size < D. */
 	p = ring->data + (head & ring->mask);
 
 	if (lost_size) {
-		struct taproot_rec_lost *lost = p;
-
-		lost->hdr.size = lost_size;
-		lost->hdr.type = TAPROOT_REC_LOST;
-		lost->hdr.flags = 0;
-		lost->hdr.time_ns = ts;
-		for (c = 0; c < TAPROOT_LOST_NR; c++)
-			lost->lost[c] = (u64)local_xchg(&ring->lost_pending[c],
-							0);
-		local_inc(&ring->records);
-		local_add(lost_size, &ring->bytes);
+		tap_ring_write_lost(ring, p, ts);
 		p += lost_size;
 	}
 
