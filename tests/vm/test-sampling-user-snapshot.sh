@@ -16,6 +16,16 @@
 # spinner on its CPU preempts it; a secret in its environment, within the
 # default copy's reach above sp, is in none of them.
 #
+# Samples and causal events' snapshots flag their user stacks one way (the
+# uapi header's "Stacks"): the switch-out snapshots of the thread, whose
+# stack ends below the default copy's length, say ustack_fault as its
+# samples do; and with the smallest ring (2 pages: a record takes at most
+# a quarter of them), where the default copy does not fit a record,
+# samples and snapshots alike are cut to fit and say ustack_trunc, not
+# ustack_fault, though the stack goes on and is readable past the cut.
+# Every record's length and flags are checked against what the header
+# says for its phase's configuration and the target's stack.
+#
 # The target (progs/ustack-pattern) prints the runtime addresses of its
 # buffer, its %rsp, its spin loop and its stack top (with --main, its
 # start_stack and where the secret lies), so the expectations come from
@@ -46,24 +56,33 @@ assert_gt "precondition: the default ustack is larger than the stack above sp" \
 	"$default_ustack" $((top - sp))
 assert_gt "precondition: the stack above sp is larger than 1024 bytes" $((top - sp)) 1024
 
-# sample_phase NAME USTACK: samples of the target with 'config set ustack
-# USTACK', dumped with every copied byte in hex.
-sample_phase() {
-	ctl "config set pids $target freq $freq ustack $2" \
-		config set pids "$target" freq "$freq" ustack "$2"
-	dump_begin "$1" --pid "$target" --ustack-bytes "$(uapi_define TAPROOT_USTACK_MAX)"
-	ctl "start ($1)" start
-	# Let the target be sampled for a while: half a second, plus the time
-	# taprootctl takes to start and to stop (as long again under TCG).
-	nap 0.5
-	ctl "stop ($1)" stop
+kstack=$(uapi_define TAPROOT_KSTACK_DEFAULT)
+default_pages=$(uapi_define TAPROOT_RING_PAGES_DEFAULT)
+
+# phase NAME READY EVENTS USTACK RING_PAGES SECONDS: the target's records
+# with 'config set events EVENTS ustack USTACK ring-pages RING_PAGES', for
+# SECONDS of sampling (plus the time taprootctl takes to start and to
+# stop, as long again under TCG), dumped with every copied byte in hex.
+# READY is the target's ready line. PHASES gets what the check needs.
+PHASES=()
+phase() {
+	local name=$1 ready=$2 events=$3 ustack=$4 pages=$5 secs=$6
+	ctl "config set ($name: events $events, ustack $ustack, ring-pages $pages)" \
+		config set pids "$target" freq "$freq" events "$events" sched-one-in 1 \
+		ustack "$ustack" kstack "$kstack" ring-pages "$pages"
+	dump_begin "$name" --pid "$target" --ustack-bytes "$(uapi_define TAPROOT_USTACK_MAX)"
+	ctl "start ($name)" start
+	# Records of the target accumulate while it runs.
+	nap "$secs"
+	ctl "stop ($name)" stop
 	dump_end
+	PHASES+=("$name" "$ready" "$events" "$ustack" "$pages")
 }
 
 say "ustack $default_ustack (the default: more than the thread's stack holds above sp)"
-sample_phase default "$default_ustack"
+phase default "$ready" sample "$default_ustack" "$default_pages" 0.5
 say "ustack 1024"
-sample_phase small 1024
+phase small "$ready" sample 1024 "$default_pages" 0.5
 kill -KILL "$target"
 
 # The main thread, pinned with a spinner to one CPU for the switch phase.
@@ -92,94 +111,145 @@ assert_gt "precondition: the secret lies above the stack's top" $((msecret)) $((
 assert_gt "precondition: the default copy from sp would reach the secret" \
 	"$default_ustack" $((msecret + ${#secret} - msp))
 say "ustack $default_ustack on the main thread"
-sample_phase main "$default_ustack"
+phase main "$main_ready" sample "$default_ustack" "$default_pages" 0.5
 
 say "switch records of the main thread, preempted by a spinner on its CPU"
 spawn rival rival taskset -c 0 "$PROGS/spinner"
-ctl "config set events (main-switch)" config set pids "$target" freq "$freq" \
-	ustack "$default_ustack" events sample,switch sched-one-in 1
-dump_begin main-switch --pid "$target" --ustack-bytes "$(uapi_define TAPROOT_USTACK_MAX)"
-ctl "start (main-switch)" start
-# Long enough for several scheduler slices of the two spinners, plus
-# taprootctl's own start and stop.
-nap 1
-ctl "stop (main-switch)" stop
-dump_end
+# Long enough for several scheduler slices of the two spinners.
+phase main-switch "$main_ready" sample,switch "$default_ustack" "$default_pages" 1
+kill -KILL "$target"
+
+# A thread on a stack of its own, pinned beside the spinner, for the
+# switch-out snapshots of a stack that ends below the default copy.
+spawn target thread-target taskset -c 0 "$PROGS/ustack-pattern"
+wait_line "pinned target ready" "$TMPDIR/thread-target.out" '^ready pid='
+thread_ready=$LINE
+assert_eq "pinned target PID" "$target" "$(kv "$thread_ready" pid)"
+say "pinned thread $(kv "$thread_ready" tid): sp $(kv "$thread_ready" sp), stack top $(kv "$thread_ready" stack_top)"
+say "switch records of a thread whose stack ends within the copy"
+phase thread-switch "$thread_ready" sample,switch "$default_ustack" "$default_pages" 1
+ring_min=$(uapi_define TAPROOT_RING_PAGES_MIN)
+say "the same with $ring_min-page rings: copies cut to fit a record"
+phase cut "$thread_ready" sample,switch "$default_ustack" "$ring_min" 1
 kill -KILL "$rival"
 
-expect_ok "check the samples" python3 -S - "$slack" "$secret" \
-	"$ready" "$TMPDIR/default.out" "$default_ustack" sample \
-	"$ready" "$TMPDIR/small.out" 1024 sample \
-	"$main_ready" "$TMPDIR/main.out" "$default_ustack" sample \
-	"$main_ready" "$TMPDIR/main-switch.out" "$default_ustack" switch <<'PY'
-import json, sys
+expect_ok "check the records" python3 -S - "$UAPI" "$TMPDIR" "$slack" "$secret" "$kstack" \
+	"${PHASES[@]}" <<'PY'
+import json, mmap, re, sys
+uapi, tmpdir, slack, secret, kstack = sys.argv[1:6]
+slack, kstack = int(slack), int(kstack)
 # The secret as the dump shows the bytes of the environment: hex of ASCII.
-slack, secret = int(sys.argv[1]), sys.argv[2].encode().hex()
-args = sys.argv[3:]
-for i in range(0, len(args), 4):
-	ready, name, ustack, kind = args[i:i + 4]
+secret = secret.encode().hex()
+hdr = open(uapi).read()
+size = {k: int(v) for k, v in re.findall(r"sizeof\(struct (\w+)\) == (\d+)", hdr)}
+
+def names(prefix):
+	"""Flag bit -> the name taprootctl dump gives it (the suffix in lower
+	case), so that a bit it does not know yet, dumped as bitN, reads the same."""
+	return {int(b): n.lower()
+		for n, b in re.findall(r"#define " + prefix + r"(\w+)\s+\(1U << (\d+)\)", hdr)}
+
+FLAGS = dict(sample=names("TAPROOT_SAMPLE_F_"), switch=names("TAPROOT_SNAP_F_"))
+
+def flagset(flags, kind):
+	return {FLAGS[kind].get(int(f[3:]), f) if re.fullmatch(r"bit\d+", f) else f
+		for f in flags}
+
+def expect(kind, ready, ustack, pages, in_kernel):
+	"""(length, top, trunc, fault) of a copy from the target's sp, as the
+	uapi header's "Stacks" says: planned to the configured size or the
+	stack's top, cut to fit a ring record after the kernel frames' room,
+	then short of the plan where the stack stops being readable."""
+	sp = int(ready["sp"], 16)
+	maxrec = pages * mmap.PAGESIZE // 4 // 8 * 8
+	if kind == "sample":
+		# A sample of user mode has no kernel part; one that hit the
+		# spinning thread in the kernel (being preempted) has.
+		fixed, kdepth = size["taproot_rec_sample"], kstack if in_kernel else 0
+	else:
+		fixed = size["taproot_rec_switch"] + size["taproot_stack_snap"]
+		kdepth = kstack
+	if "start_stack" in ready:
+		plan = min(ustack, int(ready["start_stack"], 16) + slack - sp)
+		readable = plan		# the environment lies above: readable
+	else:
+		plan = ustack
+		readable = int(ready["stack_top"], 16) - sp
+	top, trunc = plan < ustack, False
+	room = maxrec - fixed
+	if kdepth * 8 + plan > room:
+		kdepth = min(kdepth, room // 8)
+		cut = min(plan, room - kdepth * 8) // 8 * 8
+		trunc, plan = cut < plan, cut
+	return min(plan, readable), top, trunc, readable < plan
+
+args = sys.argv[6:]
+for i in range(0, len(args), 5):
+	phase, ready, events, ustack, pages = args[i:i + 5]
+	ustack, pages = int(ustack), int(pages)
 	ready = dict(w.split("=", 1) for w in ready.split()[1:])
 	tid = int(ready["tid"])
 	sp, buf = int(ready["sp"], 16), int(ready["buf"], 16)
 	lo, hi = int(ready["spin_begin"], 16), int(ready["spin_end"], 16)
 	pattern = ready["pattern"]
-	ustack = int(ustack)
-	if "start_stack" in ready:
-		# The stack the process started on: the copy stops at its top.
-		want_len = min(ustack, int(ready["start_stack"], 16) + slack - sp)
-		want_top, want_fault = want_len < ustack, False
-	else:
-		want_len = min(ustack, int(ready["stack_top"], 16) - sp)
-		want_top, want_fault = False, want_len < ustack
-	bad = dict(tid=0, no_regs=0, sp=0, ip=0, len=0, fault_flag=0, top_flag=0, hexlen=0,
-		   pattern=0, secret=0)
-	n = 0
-	first = {}
-	def miss(k, what):
-		bad[k] += 1
-		first.setdefault(k, what)
-	for line in open(name):
-		r = json.loads(line)
-		if r["type"] != kind:
-			continue
-		if kind == "switch":
-			# The snapshot of the target's switch-out, not its switch-in.
-			if r["prev_tid"] != tid or "stack" not in r:
+	for kind in events.split(","):
+		# The summary says what a record of user mode wants.
+		want_len, want_top, want_trunc, want_fault = expect(kind, ready, ustack, pages, False)
+		bad = dict(tid=0, no_regs=0, sp=0, ip=0, len=0, fault_flag=0, trunc_flag=0,
+			   top_flag=0, hexlen=0, pattern=0, secret=0)
+		n = 0
+		first = {}
+		def miss(k, what):
+			bad[k] += 1
+			first.setdefault(k, what)
+		for line in open(f"{tmpdir}/{phase}.out"):
+			r = json.loads(line)
+			if r["type"] != kind:
 				continue
-			r = dict(r["stack"], tid=r["prev_tid"])
-		n += 1
-		if r["tid"] != tid:
-			miss("tid", r["tid"])
-		regs = r["user_regs"]
-		if "user_regs" not in r["flags"] or regs is None:
-			miss("no_regs", r["flags"])
-			continue
-		rsp, rip = int(regs["sp"], 16), int(regs["ip"], 16)
-		if rsp != sp:
-			miss("sp", hex(rsp))
-		if not lo <= rip < hi:
-			miss("ip", hex(rip))
-		if r["ustack_len"] != want_len:
-			miss("len", r["ustack_len"])
-		if ("ustack_fault" in r["flags"]) != want_fault:
-			miss("fault_flag", r["flags"])
-		if ("ustack_top" in r["flags"]) != want_top:
-			miss("top_flag", r["flags"])
-		data = r.get("ustack", "")
-		if len(data) != 2 * r["ustack_len"]:
-			miss("hexlen", len(data))
-		off = 2 * (buf - rsp)
-		if data[off:off + len(pattern)] != pattern:
-			miss("pattern", data[off:off + 32] + "...")
-		if secret in data:
-			miss("secret", data.index(secret) // 2)
-	print(f"{name.rsplit('/', 1)[1][:-4]} n={n} want_len={want_len} want_top={int(want_top)} "
-	      + " ".join(f"{k}={v}" for k, v in bad.items())
-	      + "".join(f" first_{k}={str(v).replace(' ', '')}" for k, v in first.items()))
+			if kind == "switch":
+				# The snapshot of the target's switch-out, not its switch-in.
+				if r["prev_tid"] != tid or "stack" not in r:
+					continue
+				r = dict(r["stack"], tid=r["prev_tid"])
+			n += 1
+			flags = flagset(r["flags"], kind)
+			rlen, rtop, rtrunc, rfault = expect(kind, ready, ustack, pages,
+							    "in_kernel" in flags)
+			if r["tid"] != tid:
+				miss("tid", r["tid"])
+			regs = r["user_regs"]
+			if "user_regs" not in flags or regs is None:
+				miss("no_regs", r["flags"])
+				continue
+			rsp, rip = int(regs["sp"], 16), int(regs["ip"], 16)
+			if rsp != sp:
+				miss("sp", hex(rsp))
+			if not lo <= rip < hi:
+				miss("ip", hex(rip))
+			if r["ustack_len"] != rlen:
+				miss("len", r["ustack_len"])
+			if ("ustack_fault" in flags) != rfault:
+				miss("fault_flag", r["flags"])
+			if ("ustack_trunc" in flags) != rtrunc:
+				miss("trunc_flag", r["flags"])
+			if ("ustack_top" in flags) != rtop:
+				miss("top_flag", r["flags"])
+			data = r.get("ustack", "")
+			if len(data) != 2 * r["ustack_len"]:
+				miss("hexlen", len(data))
+			off = 2 * (buf - rsp)
+			if data[off:off + len(pattern)] != pattern:
+				miss("pattern", data[off:off + 32] + "...")
+			if secret in data:
+				miss("secret", data.index(secret) // 2)
+		print(f"{phase}/{kind} n={n} want_len={want_len} want_top={int(want_top)} "
+		      f"want_trunc={int(want_trunc)} want_fault={int(want_fault)} "
+		      + " ".join(f"{k}={v}" for k, v in bad.items())
+		      + "".join(f" first_{k}={str(v).replace(' ', '')}" for k, v in first.items()))
 PY
-phases=0
+checked=0
 while read -r phase rest; do
-	phases=$((phases + 1))
+	checked=$((checked + 1))
 	say "$phase: $rest"
 	n=$(kv "$rest" n)
 	want=$(kv "$rest" want_len)
@@ -188,16 +258,33 @@ while read -r phase rest; do
 	assert_eq "$phase: records without user_regs" 0 "$(kv "$rest" no_regs)"
 	assert_eq "$phase: records whose user_regs.sp is not the thread's %rsp" 0 "$(kv "$rest" sp)"
 	assert_eq "$phase: records whose user_regs.ip is outside the spin loop" 0 "$(kv "$rest" ip)"
-	assert_eq "$phase: records whose ustack_len is not min(ustack, stack top - sp) = $want" \
+	assert_eq "$phase: records whose ustack_len is not $want (the plan, or where the stack stops being readable)" \
 		0 "$(kv "$rest" len)"
-	assert_eq "$phase: records whose ustack_fault flag disagrees with a copy cut at the stack's end" \
+	assert_eq "$phase: records whose ustack_fault flag disagrees with a copy stopped by unreadable memory" \
 		0 "$(kv "$rest" fault_flag)"
+	assert_eq "$phase: records whose ustack_trunc flag disagrees with a copy cut to fit the ring" \
+		0 "$(kv "$rest" trunc_flag)"
 	assert_eq "$phase: records whose ustack_top flag disagrees with a copy cut at start_stack" \
 		0 "$(kv "$rest" top_flag)"
 	assert_eq "$phase: records whose dumped bytes are not ustack_len long" 0 "$(kv "$rest" hexlen)"
 	assert_eq "$phase: records without the pattern at offset buffer - sp" 0 "$(kv "$rest" pattern)"
 	assert_eq "$phase: records holding the secret of the environment" 0 "$(kv "$rest" secret)"
 done <<<"$OUT"
-assert_eq "phases checked (default, small, main, main-switch)" 4 "$phases"
-assert_eq "main: the copy stops at the stack's top (want_top)" 1 \
-	"$(kv "$(grep '^main ' <<<"$OUT")" want_top)"
+assert_eq "phases and kinds checked" 9 "$checked"
+
+# What the phases were for: each case must be the one it was set up to be.
+# want CASE KEY VALUE: the line of CASE (phase/kind) has KEY=VALUE.
+want() {
+	assert_eq "$1: $2" "$3" "$(kv "$(grep "^$1 " <<<"$OUT")" "$2")"
+}
+want main/sample want_top 1
+for c in default/sample thread-switch/sample thread-switch/switch; do
+	# The thread's stack ends within the default copy: a fault, no cut.
+	want "$c" want_fault 1
+	want "$c" want_trunc 0
+done
+for c in cut/sample cut/switch; do
+	# Cut to fit the ring, within the readable stack: truncated, no fault.
+	want "$c" want_trunc 1
+	want "$c" want_fault 0
+done
