@@ -53,11 +53,12 @@ static const char *const sample_flag_names[] = {
 	"ustack_fault",	/* TAPROOT_SAMPLE_F_USTACK_FAULT */
 	"kthread",	/* TAPROOT_SAMPLE_F_KTHREAD */
 	"ustack_top",	/* TAPROOT_SAMPLE_F_USTACK_TOP */
+	"ustack_trunc",	/* TAPROOT_SAMPLE_F_USTACK_TRUNC */
 };
 _Static_assert(TAPROOT_SAMPLE_F_USER_REGS == 1 << 0 && TAPROOT_SAMPLE_F_IN_KERNEL == 1 << 1 &&
 	       TAPROOT_SAMPLE_F_IDLE == 1 << 2 && TAPROOT_SAMPLE_F_KSTACK_TRUNC == 1 << 3 &&
 	       TAPROOT_SAMPLE_F_USTACK_FAULT == 1 << 4 && TAPROOT_SAMPLE_F_KTHREAD == 1 << 5 &&
-	       TAPROOT_SAMPLE_F_USTACK_TOP == 1 << 6,
+	       TAPROOT_SAMPLE_F_USTACK_TOP == 1 << 6 && TAPROOT_SAMPLE_F_USTACK_TRUNC == 1 << 7,
 	       "sample_flag_names follows the TAPROOT_SAMPLE_F_* bits");
 
 static const char *const reg_names[18] = {

@@ -65,7 +65,12 @@ int daemon_parse_events(const char *where, const char *list, bool *cpu, bool *of
 #define RETAIN_MAX		1000000
 #define MAX_STACKS_MAX		(1UL << 24)
 
+/* Log @fmt at syslog priority @prio: on stderr, or to syslog after log_to_syslog(). */
 void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* From now on, log to syslog as @prog (daemon facility); log_close() ends it. */
+void log_to_syslog(const char *prog);
+void log_close(void);
 
 /*
  * Read the config file @path into @o, leaving the fields whose DOPT_* bit

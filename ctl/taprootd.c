@@ -53,23 +53,6 @@
 #include "taproot.h"
 
 static const char *prog = "taprootd";
-static bool use_syslog;
-
-void log_msg(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (use_syslog) {
-		vsyslog(prio, fmt, ap);
-	} else {
-		fprintf(stderr, "%s: ", prog);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
-	va_end(ap);
-}
-
 struct daemon {
 	struct daemon_opts o;
 	unsigned int cmdline;		/* DOPT_* given on the command line */
@@ -279,7 +262,7 @@ static int parse_options(int argc, char **argv, struct daemon *d, bool *foregrou
 			d->state_path = optarg;
 			break;
 		case O_SYSLOG:
-			use_syslog = true;
+			log_to_syslog(prog);
 			break;
 		case 'f':
 			*foreground = true;
@@ -835,8 +818,6 @@ int main(int argc, char **argv)
 	ret = parse_options(argc, argv, &d, &foreground);
 	if (ret >= 0)
 		return ret;
-	if (use_syslog)
-		openlog(prog, LOG_PID, LOG_DAEMON);
 	if (d.config && daemon_read_config(d.config, d.cmdline, &d.o) < 0)
 		return 2;
 	if (!d.o.output || daemon_check_output(d.o.output) < 0)
@@ -958,7 +939,6 @@ int main(int argc, char **argv)
 	taproot_nl_sub_close(d.sub);
 	taproot_nl_close(d.nl);
 	free(d.o.output);
-	if (use_syslog)
-		closelog();
+	log_close();
 	return status;
 }

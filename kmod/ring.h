@@ -4,7 +4,7 @@
  *
  * ring.c owns the rings (allocation, the layout of <linux/taproot.h>, loss
  * accounting, LOST records, waking readers); dev.c maps them to userspace;
- * every producer (sample.c, later the tracepoint probes) writes through
+ * every producer (sample.c, the tracepoint probes of events.c) writes through
  * tap_ring_reserve() / tap_ring_commit() and nothing else.
  */
 #ifndef _TAPROOT_RING_H

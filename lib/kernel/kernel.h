@@ -169,7 +169,7 @@ struct taproot_cpu_stats {
 	uint64_t bytes;			/* bytes written to the ring */
 	uint64_t lost_full;		/* records lost: ring full */
 	uint64_t lost_nested;		/* records lost: writers nested too deep */
-	uint64_t ustack_faults;		/* user stack copies cut short */
+	uint64_t ustack_faults;		/* samples whose user stack copy faulted */
 	uint64_t switches;		/* switch-outs of filtered tasks that
 					   left the CPU blocked or preempted */
 	uint64_t switches_selected;	/* of those, selected for capture */

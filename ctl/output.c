@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootctl's output helpers, which every command uses: errors and usage
+ * errors (plain on stderr, or a JSON object on stdout with --json), and the
+ * JSON stream of a command's answer. Below the commands and the dispatcher,
+ * so that calls go one way: taprootctl.c -> cmd-*.c -> output.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "taprootctl.h"
+
+#define PROG	"taprootctl"
+
+bool json_output;
+
+/* ------------------------------------------------------------- errors */
+
+static void p_vmsg(const char *fmt, va_list ap)
+{
+	struct taproot_json *j;
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fprintf(stderr, "%s: out of memory reporting an error\n", PROG);
+		return;
+	}
+	if (!json_output) {
+		fprintf(stderr, "%s: %s\n", PROG, msg);
+	} else if (taproot_json_new(stdout, &j) < 0) {
+		fprintf(stderr, "%s: %s\n", PROG, msg);
+	} else {
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "error");
+		taproot_json_string(j, msg);
+		taproot_json_object_end(j);
+		if (taproot_json_free(j) < 0)
+			fprintf(stderr, "%s: %s\n", PROG, msg);
+	}
+	free(msg);
+}
+
+int p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_vmsg(fmt, ap);
+	va_end(ap);
+	return EXIT_ERR;
+}
+
+int p_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_vmsg(fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+struct taproot_json *json_begin(void)
+{
+	struct taproot_json *j;
+	int err = taproot_json_new(stdout, &j);
+
+	if (err < 0) {
+		p_err("%s", taproot_errmsg(err));
+		return NULL;
+	}
+	return j;
+}
+
+int json_end(struct taproot_json *j)
+{
+	int err = taproot_json_free(j);
+
+	/* The JSON stream is broken: say so where a human will see it. */
+	if (err < 0) {
+		fprintf(stderr, "%s: %s\n", PROG, taproot_errmsg(err));
+		return EXIT_ERR;
+	}
+	return EXIT_OK;
+}
+
+int p_ok(void)
+{
+	struct taproot_json *j;
+
+	if (!json_output)
+		return EXIT_OK;
+	j = json_begin();
+	if (!j)
+		return EXIT_ERR;
+	taproot_json_null(j);
+	return json_end(j);
+}
+
+int parse_json_flag(int *argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < *argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json_output = true;
+		else
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	return EXIT_OK;
+}
+
