@@ -114,9 +114,15 @@ wait_written "$A" 3
 profiles "$A"
 [ ${#PROFILES[@]} -ge 3 ] || die "--config output: ${#PROFILES[@]} profiles in a/, want >= 3"
 # -i 1 beats the file's 30: three files within the wait above, a second apart.
-t0=${WRITTEN[0]#cpu-} t2=${WRITTEN[2]#cpu-}
-t0=${t0%Z.pb.gz} t2=${t2%Z.pb.gz}
-[ $((10#${t2:9:6} - 10#${t0:9:6})) -le 10 ] || [ "${t0:0:8}" != "${t2:0:8}" ] ||
+# Names are cpu-YYYYMMDDTHHMMSSZ.pb.gz: compare seconds of the day, as
+# HHMMSS read as one number jumps by 41 at a minute's end.
+day_seconds() {
+	local t=${1#cpu-}
+	t=${t:9:6}
+	echo $((10#${t:0:2} * 3600 + 10#${t:2:2} * 60 + 10#${t:4:2}))
+}
+t0=$(day_seconds "${WRITTEN[0]}") t2=$(day_seconds "${WRITTEN[2]}")
+[ $((t2 - t0)) -le 10 ] || [ "${WRITTEN[0]:4:8}" != "${WRITTEN[2]:4:8}" ] ||
 	die "interval: ${WRITTEN[0]} .. ${WRITTEN[2]}, not a second apart (-i 1 lost to the file's 30?)"
 
 say "SIGHUP with CONF: output b, interval 30, retain 2"
