@@ -53,27 +53,9 @@ size_t taproot_ksyms_count(const struct taproot_ksyms *k)
 /* Intern @s of @n bytes; returns its offset, or 0 without memory. */
 static uint32_t tp_ksyms_str(struct taproot_ksyms *k, const char *s, size_t n)
 {
-	size_t off;
-	char *p;
+	int64_t off = tp_strpool_add(&k->strings, &k->len, &k->cap, s, n);
 
-	if (k->len + n + 1 > k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 1 << 20;
-
-		while (cap < k->len + n + 1)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return 0;
-		p = realloc(k->strings, cap);
-		if (!p)
-			return 0;
-		k->strings = p;
-		k->cap = cap;
-	}
-	off = k->len;
-	memcpy(k->strings + off, s, n);
-	k->strings[off + n] = '\0';
-	k->len += n + 1;
-	return (uint32_t)off;
+	return off < 0 ? 0 : (uint32_t)off;
 }
 
 static bool tp_ksym_name_ok(const char *s, size_t n, size_t max)
@@ -223,7 +205,7 @@ int taproot_ksyms_read(FILE *f, struct taproot_ksyms **kp)
 	if (!k)
 		return tp_err(-ENOMEM, NULL);
 	/* Offset 0 of the strings: no module. */
-	err = tp_ksyms_str(k, "", 0) != 0 ? tp_err(-ENOMEM, NULL) : 0;
+	err = tp_strpool_add(&k->strings, &k->len, &k->cap, "", 0) < 0 ? tp_err(-ENOMEM, NULL) : 0;
 	while (!err && (err = tp_ksyms_next(f, line, sizeof(line), ++lines)) == 1) {
 		err = 0;
 		kind = tp_ksyms_line(line, &addr, &name, &name_len, &mod, &mod_len);

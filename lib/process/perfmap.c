@@ -81,16 +81,17 @@ static bool tp_perfmap_parse(const char *line, struct tp_perfsym *sym, const cha
 static int tp_perfmap_add(struct tp_perfmap *pm, size_t *alloc, size_t *cap,
 			  struct tp_perfsym sym, const char *name, size_t nlen)
 {
+	int64_t off;
+
 	if (pm->nr == TP_PERFMAP_MAX)
 		return tp_err(-E2BIG, "perf map: more than %u entries", TP_PERFMAP_MAX);
-	if (pm->len + nlen + 1 > UINT32_MAX ||
-	    tp_grow((void **)&pm->syms, alloc, pm->nr + 1, sizeof(*pm->syms)) ||
-	    tp_grow((void **)&pm->strings, cap, pm->len + nlen + 1, 1))
+	if (tp_grow((void **)&pm->syms, alloc, pm->nr + 1, sizeof(*pm->syms)))
 		return tp_err(-ENOMEM, NULL);
-	memcpy(pm->strings + pm->len, name, nlen + 1);
-	sym.name = (uint32_t)pm->len;
+	off = tp_strpool_add(&pm->strings, &pm->len, cap, name, nlen);
+	if (off < 0)
+		return tp_err(-ENOMEM, NULL);
+	sym.name = (uint32_t)off;
 	pm->syms[pm->nr++] = sym;
-	pm->len += nlen + 1;
 	return 0;
 }
 

@@ -102,31 +102,6 @@ static bool tp_maps_parse_line(const char *line, struct tp_maps_line *l)
 	return true;
 }
 
-/* Append @n bytes of @s to @p's strings, NUL terminated; its offset or -1. */
-static int64_t tp_proc_str(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	size_t off = *len;
-
-	if (*len + n + 1 > *cap) {
-		size_t c = *cap ? *cap * 2 : 4096;
-		char *b;
-
-		while (c < *len + n + 1)
-			c *= 2;
-		if (c > UINT32_MAX)
-			return -1;
-		b = realloc(*buf, c);
-		if (!b)
-			return -1;
-		*buf = b;
-		*cap = c;
-	}
-	memcpy(*buf + off, s, n);
-	(*buf)[off + n] = '\0';
-	*len += n + 1;
-	return (int64_t)off;
-}
-
 /* The kernel writes a newline of a path as "\012": undo that, in place. */
 static size_t tp_unescape_path(char *s, size_t n)
 {
@@ -191,7 +166,7 @@ static int tp_maps_add(struct tp_maps_build *b, const struct tp_maps_line *l)
 	struct tp_map *m;
 	int64_t off;
 
-	off = tp_proc_str(&b->strings, &b->len, &b->cap, path, plen);
+	off = tp_strpool_add(&b->strings, &b->len, &b->cap, path, plen);
 	if (off < 0 || tp_grow((void **)&b->maps, &b->alloc, b->nr + 1, sizeof(*b->maps)))
 		return tp_err(-ENOMEM, NULL);
 	m = &b->maps[b->nr++];
@@ -261,7 +236,7 @@ int tp_maps_read(struct taproot_proc *p, FILE *f)
 	if (!line)
 		return tp_err(-ENOMEM, NULL);
 	/* Offset 0 of strings is "". */
-	err = tp_proc_str(&b.strings, &b.len, &b.cap, "", 0) < 0 ? tp_err(-ENOMEM, NULL) : 0;
+	err = tp_strpool_add(&b.strings, &b.len, &b.cap, "", 0) < 0 ? tp_err(-ENOMEM, NULL) : 0;
 	while (!err && (err = tp_maps_next(p, f, line, ++lines, &l)) == 1) {
 		err = 0;
 		if (l.start < prev_end)

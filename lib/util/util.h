@@ -7,6 +7,7 @@
 #define TAPROOT_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -62,5 +63,13 @@ int tp_read_fd(int fd, size_t max, char **bufp, size_t *lenp);
  * (recorded; *@v and *@alloc unchanged).
  */
 int tp_grow(void **v, size_t *alloc, size_t need, size_t size);
+
+/*
+ * Append the @n bytes at @s and a NUL to the string pool *@buf, of which
+ * *@len bytes are used and *@cap allocated (growing as tp_grow() does).
+ * Offsets stay below 2^32, so that tables can keep them in 32 bits.
+ * Returns the offset of the copy, or -ENOMEM (recorded; nothing changed).
+ */
+int64_t tp_strpool_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
 
 #endif /* TAPROOT_UTIL_H */

@@ -111,6 +111,24 @@ static void grow_refuses_overflow(void **state)
 	assert_non_null(strstr(taproot_errmsg(-ENOMEM), "too large"));
 }
 
+static void strpool_appends_with_nul(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	assert_int_equal(tp_strpool_add(&buf, &len, &cap, "", 0), 0);
+	assert_int_equal(tp_strpool_add(&buf, &len, &cap, "libc.so.6 and more", 9), 1);
+	assert_int_equal(tp_strpool_add(&buf, &len, &cap, "[vdso]", 6), 11);
+	assert_int_equal(len, 18);
+	assert_true(cap >= len);
+	assert_string_equal(buf + 1, "libc.so.6");
+	assert_string_equal(buf + 11, "[vdso]");
+	/* An offset past 32 bits is refused before anything is allocated. */
+	assert_int_equal(tp_strpool_add(&buf, &len, &cap, "x", (size_t)UINT32_MAX), -ENOMEM);
+	assert_int_equal(len, 18);
+	free(buf);
+}
+
 static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	return !strcmp(((const char *const *)ctx)[idx], key);
@@ -173,6 +191,7 @@ int main(void)
 		cmocka_unit_test(parse_dec_refuses_overflow),
 		cmocka_unit_test(grow_doubles_and_keeps_contents),
 		cmocka_unit_test(grow_refuses_overflow),
+		cmocka_unit_test(strpool_appends_with_nul),
 		cmocka_unit_test(index_finds_what_was_put),
 		cmocka_unit_test(clock_reads_time),
 	};
