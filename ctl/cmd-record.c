@@ -56,6 +56,7 @@
 #include <linux/taproot.h>
 
 #include "taprootctl.h"
+#include "util/clock.h"
 
 #define RECORD_FREQ_DEFAULT	99	/* Hz: a short session wants more than 19 */
 #define RECORD_DURATION_DEFAULT	10.0	/* s, without a command */
@@ -119,18 +120,17 @@ struct record {
 	uint64_t lost_base;		/* rings' lost counters at the start */
 	uint64_t lost;
 	uint64_t corrupt;
-	double t0, t_end;
+	double t0, t_end, secs;
+
+	struct taproot_info info;	/* the module's, at the start */
+	char comment[256];		/* the profiles' */
+	int release;			/* the stopped command's pipe, -1: none */
+	bool tty;			/* stderr is a terminal: progress in place */
+	bool signals_caught;
+	struct sigaction old_int, old_term;
 };
 
 /* ------------------------------------------------------------ helpers */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *v)
 {
@@ -193,14 +193,116 @@ static int parse_events(const char *list, struct record_opts *o)
 	return ret;
 }
 
+/* The options that take a value, as --NAME VALUE or --NAME=VALUE. */
+static const char *const record_valued[] = {
+	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
+	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
+};
+
+static bool takes_value(const char *name)
+{
+	for (size_t i = 0; i < sizeof(record_valued) / sizeof(record_valued[0]); i++)
+		if (!strcmp(name, record_valued[i]))
+			return true;
+	return false;
+}
+
+/* --all, --label-tid, --label-cpu; -ENOENT: @name is none of them. */
+static int set_flag(const char *name, struct record_opts *o)
+{
+	if (!strcmp(name, "--all"))
+		o->all = true;
+	else if (!strcmp(name, "--label-tid"))
+		o->label_tid = true;
+	else if (!strcmp(name, "--label-cpu"))
+		o->label_cpu = true;
+	else
+		return -ENOENT;
+	return EXIT_OK;
+}
+
+static int parse_duration(const char *val, double *d)
+{
+	char *end;
+
+	errno = 0;
+	*d = strtod(val, &end);
+	if (val[0] < '0' || val[0] > '9' || *end || errno || !(*d > 0) || *d > 1e7)
+		return p_usage("'record --duration' needs a positive number of seconds, not '%s'",
+			       val);
+	return EXIT_OK;
+}
+
+/* Option @name (one of record_valued) with its value @val. */
+static int set_value(const char *name, const char *val, struct record_opts *o)
+{
+	uint32_t us;
+	int ret;
+
+	if (!strcmp(name, "--freq"))
+		return parse_u32(name, val, 1, TAPROOT_FREQ_MAX, &o->freq);
+	if (!strcmp(name, "--duration"))
+		return parse_duration(val, &o->duration);
+	if (!strcmp(name, "--pid"))
+		return add_pids(o, val);
+	if (!strcmp(name, "--ustack")) {
+		ret = parse_u32(name, val, 0, TAPROOT_USTACK_MAX, &o->ustack);
+		if (ret == EXIT_OK && o->ustack % 8)
+			return p_usage("'record --ustack' needs a multiple of 8, not '%s'", val);
+		o->ustack_set = true;
+		return ret;
+	}
+	if (!strcmp(name, "--ring-pages")) {
+		ret = parse_u32(name, val, TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX,
+				&o->ring_pages);
+		if (ret == EXIT_OK && (o->ring_pages & (o->ring_pages - 1)))
+			return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
+		return ret;
+	}
+	if (!strcmp(name, "--events"))
+		return parse_events(val, o);
+	if (!strcmp(name, "--sched-one-in"))
+		return parse_u32(name, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &o->sched_one_in);
+	if (!strcmp(name, "--min-block")) {
+		ret = parse_u32(name, val, 0, UINT32_MAX, &us);
+		o->min_block_ns = (uint64_t)us * 1000;
+		return ret;
+	}
+	if (!strcmp(name, "--stats-json"))
+		o->stats_json = val;
+	else if (!strcmp(name, "--raw"))
+		o->raw = val;
+	else
+		o->output = val;
+	return EXIT_OK;
+}
+
+/* The options together; the defaults that depend on others. */
+static int check_args(struct record_opts *o)
+{
+	if (!o->output)
+		return p_usage("'record' needs --output DIR");
+	if (o->command && (o->nr_pids || o->all))
+		return p_usage("'record': a COMMAND is profiled alone: no --pid or --all with it");
+	if (o->nr_pids && o->all)
+		return p_usage("'record': --pid and --all exclude each other");
+	if (!o->command && !o->nr_pids)
+		o->all = true;
+	if (!o->offcpu && (o->sched_one_in || o->min_block_ns))
+		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
+	if (!o->sched_one_in)
+		o->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
+	return EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	int i, ret;
 
 	for (i = 0; i < argc; i++) {
-		const char *a = argv[i], *val = NULL, *eq = strchr(a, '=');
-		char name[32];
+		const char *a = argv[i], *eq = strchr(a, '=');
 		size_t len = eq ? (size_t)(eq - a) : strlen(a);
+		char name[32];
 
 		if (!strcmp(a, "--")) {
 			if (i + 1 >= argc)
@@ -215,92 +317,25 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			return p_usage("'record': unknown option '%s'", a);
 		memcpy(name, a, len);
 		name[len] = '\0';
-		if (!strcmp(name, "--all") || !strcmp(name, "--label-tid") ||
-		    !strcmp(name, "--label-cpu")) {
+		if (!takes_value(name)) {
+			ret = set_flag(name, o);
+			if (ret == -ENOENT)
+				return p_usage("'record': unknown option '%s'", a);
 			if (eq)
 				return p_usage("'record %s' takes no value", name);
-			if (!strcmp(name, "--all"))
-				o->all = true;
-			else if (!strcmp(name, "--label-tid"))
-				o->label_tid = true;
-			else
-				o->label_cpu = true;
 			continue;
 		}
-		if (strcmp(name, "--freq") && strcmp(name, "--duration") && strcmp(name, "--pid") &&
-		    strcmp(name, "--ustack") && strcmp(name, "--output") && strcmp(name, "-o") &&
-		    strcmp(name, "--stats-json") && strcmp(name, "--ring-pages") &&
-		    strcmp(name, "--events") && strcmp(name, "--sched-one-in") &&
-		    strcmp(name, "--min-block") && strcmp(name, "--raw"))
-			return p_usage("'record': unknown option '%s'", a);
-		if (eq) {
-			val = eq + 1;
-		} else if (i + 1 < argc) {
-			val = argv[++i];
-		} else {
+		if (!eq && i + 1 >= argc)
 			return p_usage("'record %s' needs a value", name);
-		}
-
-		ret = EXIT_OK;
-		if (!strcmp(name, "--freq")) {
-			ret = parse_u32(name, val, 1, TAPROOT_FREQ_MAX, &o->freq);
-		} else if (!strcmp(name, "--duration")) {
-			char *end;
-
-			errno = 0;
-			o->duration = strtod(val, &end);
-			if (val[0] < '0' || val[0] > '9' || *end || errno || !(o->duration > 0) ||
-			    o->duration > 1e7)
-				return p_usage("'record --duration' needs a positive number of seconds, not '%s'",
-					       val);
-		} else if (!strcmp(name, "--pid")) {
-			ret = add_pids(o, val);
-			/* --pid 1 2 3: more pids may follow as separate words */
-			while (ret == EXIT_OK && i + 1 < argc && argv[i + 1][0] >= '0' &&
-			       argv[i + 1][0] <= '9')
-				ret = add_pids(o, argv[++i]);
-		} else if (!strcmp(name, "--ustack")) {
-			ret = parse_u32(name, val, 0, TAPROOT_USTACK_MAX, &o->ustack);
-			if (ret == EXIT_OK && o->ustack % 8)
-				return p_usage("'record --ustack' needs a multiple of 8, not '%s'", val);
-			o->ustack_set = true;
-		} else if (!strcmp(name, "--ring-pages")) {
-			ret = parse_u32(name, val, TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX,
-					&o->ring_pages);
-			if (ret == EXIT_OK && (o->ring_pages & (o->ring_pages - 1)))
-				return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
-		} else if (!strcmp(name, "--events")) {
-			ret = parse_events(val, o);
-		} else if (!strcmp(name, "--sched-one-in")) {
-			ret = parse_u32(name, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &o->sched_one_in);
-		} else if (!strcmp(name, "--min-block")) {
-			uint32_t us;
-
-			ret = parse_u32(name, val, 0, UINT32_MAX, &us);
-			o->min_block_ns = (uint64_t)us * 1000;
-		} else if (!strcmp(name, "--stats-json")) {
-			o->stats_json = val;
-		} else if (!strcmp(name, "--raw")) {
-			o->raw = val;
-		} else {
-			o->output = val;
-		}
+		ret = set_value(name, eq ? eq + 1 : argv[++i], o);
+		/* --pid 1 2 3: more pids may follow as separate words */
+		while (ret == EXIT_OK && !strcmp(name, "--pid") && i + 1 < argc &&
+		       argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+			ret = add_pids(o, argv[++i]);
 		if (ret != EXIT_OK)
 			return ret;
 	}
-	if (!o->output)
-		return p_usage("'record' needs --output DIR");
-	if (o->command && (o->nr_pids || o->all))
-		return p_usage("'record': a COMMAND is profiled alone: no --pid or --all with it");
-	if (o->nr_pids && o->all)
-		return p_usage("'record': --pid and --all exclude each other");
-	if (!o->command && !o->nr_pids)
-		o->all = true;
-	if (!o->offcpu && (o->sched_one_in || o->min_block_ns))
-		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
-	if (!o->sched_one_in)
-		o->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
-	return EXIT_OK;
+	return check_args(o);
 }
 
 /* ------------------------------------------------------------ the rings */
@@ -602,18 +637,18 @@ static void reap_child(struct record *r, bool block)
 static void wait_child(struct record *r)
 {
 	int sig = record_signal;
-	double deadline = now_s() + 5;
+	double deadline = tp_clock_s(CLOCK_MONOTONIC) + 5;
 
 	if (sig)
 		kill(r->child, sig);
 	for (;;) {
 		reap_child(r, false);
-		if (r->child_done || (sig && now_s() > deadline))
+		if (r->child_done || (sig && tp_clock_s(CLOCK_MONOTONIC) > deadline))
 			return;
 		if (!sig && record_signal) {	/* a signal while waiting */
 			sig = record_signal;
 			kill(r->child, sig);
-			deadline = now_s() + 5;
+			deadline = tp_clock_s(CLOCK_MONOTONIC) + 5;
 		}
 		usleep(20000);
 	}
@@ -630,10 +665,11 @@ static int child_exit_code(const struct record *r)
 
 /* ------------------------------------------------------------ output */
 
-static void progress(struct record *r, bool tty, bool final)
+static void progress(struct record *r, bool final)
 {
+	double el = tp_clock_s(CLOCK_MONOTONIC) - r->t0;
 	struct taproot_pipeline_stats st;
-	double el = now_s() - r->t0;
+	bool tty = r->tty;
 
 	taproot_pipeline_stats(r->pl, &st);
 	if (tty && r->o.offcpu)
@@ -813,18 +849,268 @@ static int configure(struct record *r, uint32_t page_size)
 	return EXIT_OK;
 }
 
-int do_record(int argc, char **argv)
+/*
+ * Open the module's control family, check that no session runs and save
+ * the configuration the session changes.
+ */
+static int record_open(struct record *r)
+{
+	int err = taproot_nl_open(&r->nl);
+
+	if (err == 0)
+		err = taproot_nl_get_info(r->nl, &r->info);
+	if (err == 0 && r->info.running)
+		return p_err("sampling is already running (another session, or taprootd?): "
+			     "'taprootctl stop' it first");
+	if (err == 0)
+		err = taproot_nl_get_config(r->nl, &r->saved);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	r->features = r->info.features;
+	if (r->o.offcpu && !(r->features & TAPROOT_FEAT_SCHED_EVENTS))
+		return p_err("--events offcpu: the loaded taproot module (kernel %s) has no "
+			     "switch and waking records (feature sched-events): load a module "
+			     "built from this version", r->info.kernel_release);
+	return EXIT_OK;
+}
+
+/* --raw FILE: its header, and the process model's reads go to it. */
+static int raw_open(struct record *r)
+{
+	struct taproot_raw_header h = {
+		.abi_version = r->info.abi_version, .freq_hz = r->o.freq,
+		.ustack_bytes = r->o.ustack_set ? r->o.ustack : 0,
+		.cpu = r->o.cpu, .offcpu = r->o.offcpu, .sched_one_in = r->o.sched_one_in,
+		.min_block_ns = r->o.min_block_ns, .label_tid = r->o.label_tid,
+		.label_cpu = r->o.label_cpu,
+		.start_ns = tp_clock_ns(CLOCK_REALTIME),
+	};
+	int err;
+
+	snprintf(h.kernel_release, sizeof(h.kernel_release), "%s", r->info.kernel_release);
+	err = taproot_raw_writer_new(r->o.raw, &h, &r->raw);
+	if (err < 0)
+		return p_err("--raw: %s", taproot_errmsg(err));
+	r->observer = (struct taproot_procs_observer){
+		.read = raw_on_read, .elf = raw_on_elf, .arg = r,
+	};
+	taproot_procs_opts_default(&r->procs_opts);
+	r->procs_opts.observer = &r->observer;
+	return EXIT_OK;
+}
+
+/* The pipeline the records go to, warmed up. */
+static int record_pipeline(struct record *r)
+{
+	const char *comments[1] = { r->comment };
+	struct taproot_pipeline_opts po;
+	int err;
+
+	if (r->o.raw) {
+		int ret = raw_open(r);
+
+		if (ret != EXIT_OK)
+			return ret;
+		err = load_ksyms_raw(r);
+	} else {
+		err = taproot_ksyms_load(NULL, &r->ksyms);
+	}
+	if (err < 0)
+		fprintf(stderr, "taprootctl: record: kernel frames stay unnamed: %s\n",
+			taproot_errmsg(err));
+	taproot_pipeline_opts_default(&po);
+	po.freq_hz = r->o.freq;
+	po.ksyms = r->ksyms;
+	po.label_tid = r->o.label_tid;
+	po.label_cpu = r->o.label_cpu;
+	po.offcpu = r->o.offcpu;
+	po.min_block_ns = r->o.min_block_ns;
+	if (r->raw)
+		po.procs = &r->procs_opts;
+	snprintf(r->comment, sizeof(r->comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
+		 TAPROOT_VERSION, r->o.freq, r->info.kernel_release);
+	po.comments = comments;
+	po.nr_comments = 1;
+	err = taproot_pipeline_new(&po, &r->pl);
+	/*
+	 * With --raw, the prewarm's reads go to the file too: the files it
+	 * opens (libc, ld.so) stay in the process model's cache, and a replay
+	 * must be told their build IDs.
+	 */
+	if (err == 0)
+		err = taproot_pipeline_prewarm(r->pl);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	return EXIT_OK;
+}
+
+/* Signals end the session (no SA_RESTART: the wait returns). */
+static void catch_signals(struct record *r)
+{
+	struct sigaction sa = { .sa_handler = record_on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &r->old_int);
+	sigaction(SIGTERM, &sa, &r->old_term);
+	r->signals_caught = true;
+}
+
+static void release_signals(struct record *r)
+{
+	if (!r->signals_caught)
+		return;
+	sigaction(SIGINT, &r->old_int, NULL);
+	sigaction(SIGTERM, &r->old_term, NULL);
+	r->signals_caught = false;
+}
+
+/*
+ * Fork the command (stopped), configure the module, open the rings,
+ * start sampling, then release the command: it runs sampled from its
+ * first instruction.
+ */
+static int record_start(struct record *r)
 {
 	static const struct taproot_ring_ops discard = { .record = on_discard };
-	struct sigaction sa = { .sa_handler = record_on_signal }, old_int, old_term;
-	struct taproot_pipeline_opts po;
-	struct record r = { .o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true } };
-	struct taproot_info info;
-	char *path = NULL, comment[256];
-	const char *comments[1] = { comment };
-	double last_progress = 0, secs = 0;
-	bool tty = isatty(STDERR_FILENO);
-	int release = -1, ret, err, n;
+	int ret, err;
+
+	if (r->o.command) {
+		r->child = spawn_stopped(r->o.command, &r->release);
+		if (r->child < 0) {
+			err = (int)-r->child;
+			r->child = 0;
+			return p_err("cannot fork: %s", strerror(err));
+		}
+		r->tgids[0] = (uint32_t)r->child;
+		r->nr_tgids = 1;
+	}
+	ret = configure(r, r->info.page_size);
+	if (ret != EXIT_OK)
+		return ret;
+	err = taproot_ring_open(&r->info, &r->ring);
+	if (err < 0)
+		return p_err("%s", taproot_errmsg(err));
+	/* What earlier sessions left in the rings is not ours. */
+	while (taproot_ring_consume(r->ring, &discard, r) > 0)
+		;
+	r->lost_base = rings_lost(r->ring);
+
+	err = taproot_nl_start(r->nl);
+	if (err < 0)
+		return p_err("starting: %s", taproot_errmsg(err));
+	r->started = true;
+	r->t0 = tp_clock_s(CLOCK_MONOTONIC);
+	if (r->o.duration)
+		r->t_end = r->t0 + r->o.duration;
+	if (r->child) {
+		ret = start_follower(r);
+		if (ret != EXIT_OK)
+			return ret;
+	}
+	if (r->release >= 0) {
+		if (write(r->release, "", 1) != 1)
+			fprintf(stderr, "taprootctl: record: releasing the command: %s\n",
+				strerror(errno));
+		close(r->release);
+		r->release = -1;
+	}
+	return EXIT_OK;
+}
+
+/*
+ * Read the rings until the duration is over, the command exits or a
+ * signal comes; progress on stderr meanwhile.
+ */
+static int record_loop(struct record *r)
+{
+	double last_progress = 0;
+
+	for (;;) {
+		int timeout = RECORD_POLL_MS, n;
+		double t;
+
+		consume(r);
+		if (record_signal)
+			return EXIT_OK;
+		t = tp_clock_s(CLOCK_MONOTONIC);
+		if (r->child) {
+			reap_child(r, false);
+			if (r->child_done)
+				return EXIT_OK;
+		}
+		if (r->t_end && t >= r->t_end)
+			return EXIT_OK;
+		if ((t - last_progress) * 1000 >= (r->tty ? PROGRESS_TTY_MS : PROGRESS_LINE_MS)) {
+			if (last_progress || r->tty)
+				progress(r, false);
+			last_progress = t;
+		}
+		if (r->t_end && (r->t_end - t) * 1000 < timeout)
+			timeout = (int)((r->t_end - t) * 1000) + 1;
+		n = taproot_ring_poll(r->ring, timeout);
+		if (n < 0 && n != -EINTR)
+			return p_err("%s", taproot_errmsg(n));
+	}
+}
+
+/*
+ * Stop sampling and read what was published up to the stop; put the
+ * module's configuration back. Sets r->secs and r->lost.
+ */
+static void record_stop(struct record *r)
+{
+	int err;
+
+	/* First: it must not change the filter once the configuration is restored. */
+	stop_follower(r);
+	if (r->started) {
+		r->secs = tp_clock_s(CLOCK_MONOTONIC) - r->t0;
+		err = taproot_nl_stop(r->nl);
+		if (err < 0 && err != -EALREADY)
+			fprintf(stderr, "taprootctl: record: stopping: %s\n", taproot_errmsg(err));
+		/* Everything published up to the stop. */
+		for (int i = 0; i < 64 && consume(r) > 0; i++)
+			;
+		/* Nothing more comes: intervals still open are unpaired. */
+		taproot_pipeline_flush(r->pl, true);
+		r->lost = rings_lost(r->ring) - r->lost_base;
+		if (r->tty)
+			progress(r, true);
+	}
+	taproot_ring_close(r->ring);
+	r->ring = NULL;
+	if (r->nl)
+		restore_config(r);
+	if (r->release >= 0)
+		close(r->release);	/* the command was never released: it exits 127 */
+	r->release = -1;
+}
+
+/* Close the raw file with the session's end; an error updates *@ret. */
+static int raw_finish(struct record *r, int *ret)
+{
+	struct taproot_raw_end end = {
+		.duration_ns = (uint64_t)(r->secs * 1e9), .lost = r->lost, .corrupt = r->corrupt,
+	};
+	int err;
+
+	if (!r->raw)
+		return 0;
+	err = taproot_raw_writer_finish(r->raw, r->started ? &end : NULL);
+	r->raw = NULL;
+	if (err < 0)
+		*ret = p_err("--raw %s: %s", r->o.raw, taproot_errmsg(err));
+	return err;
+}
+
+int do_record(int argc, char **argv)
+{
+	struct record r = {
+		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true },
+		.release = -1, .tty = isatty(STDERR_FILENO),
+	};
+	char *path = NULL;
+	int ret, err = 0;
 
 	ret = parse_json_flag(&argc, argv);
 	if (ret == EXIT_OK)
@@ -840,219 +1126,30 @@ int do_record(int argc, char **argv)
 	if (asprintf(&path, "%s/cpu.pb.gz", r.o.output) < 0)
 		return p_err("out of memory");
 
-	err = taproot_nl_open(&r.nl);
-	if (err == 0)
-		err = taproot_nl_get_info(r.nl, &info);
-	if (err == 0 && info.running)
-		err = -EBUSY;
-	if (err == 0)
-		err = taproot_nl_get_config(r.nl, &r.saved);
-	if (err < 0) {
-		ret = err == -EBUSY ?
-		      p_err("sampling is already running (another session, or taprootd?): "
-			    "'taprootctl stop' it first") :
-		      p_err("%s", taproot_errmsg(err));
-		goto out;
+	ret = record_open(&r);
+	if (ret == EXIT_OK)
+		ret = record_pipeline(&r);
+	if (ret == EXIT_OK) {
+		catch_signals(&r);
+		ret = record_start(&r);
 	}
+	if (ret == EXIT_OK)
+		ret = record_loop(&r);
+	record_stop(&r);
 
-	r.features = info.features;
-	if (r.o.offcpu && !(info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
-		ret = p_err("--events offcpu: the loaded taproot module (kernel %s) has no "
-			    "switch and waking records (feature sched-events): load a module "
-			    "built from this version", info.kernel_release);
-		goto out;
-	}
-
-	if (r.o.raw) {
-		struct taproot_raw_header h = {
-			.abi_version = info.abi_version, .freq_hz = r.o.freq,
-			.ustack_bytes = r.o.ustack_set ? r.o.ustack : 0,
-			.cpu = r.o.cpu, .offcpu = r.o.offcpu, .sched_one_in = r.o.sched_one_in,
-			.min_block_ns = r.o.min_block_ns, .label_tid = r.o.label_tid,
-			.label_cpu = r.o.label_cpu,
-		};
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		h.start_ns = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-		snprintf(h.kernel_release, sizeof(h.kernel_release), "%s", info.kernel_release);
-		err = taproot_raw_writer_new(r.o.raw, &h, &r.raw);
-		if (err < 0) {
-			ret = p_err("--raw: %s", taproot_errmsg(err));
-			goto out;
-		}
-		err = load_ksyms_raw(&r);
-	} else {
-		err = taproot_ksyms_load(NULL, &r.ksyms);
-	}
-	if (err < 0)
-		fprintf(stderr, "taprootctl: record: kernel frames stay unnamed: %s\n",
-			taproot_errmsg(err));
-	taproot_pipeline_opts_default(&po);
-	po.freq_hz = r.o.freq;
-	po.ksyms = r.ksyms;
-	po.label_tid = r.o.label_tid;
-	po.label_cpu = r.o.label_cpu;
-	po.offcpu = r.o.offcpu;
-	po.min_block_ns = r.o.min_block_ns;
-	if (r.raw) {
-		taproot_procs_opts_default(&r.procs_opts);
-		r.observer = (struct taproot_procs_observer){
-			.read = raw_on_read, .elf = raw_on_elf, .arg = &r,
-		};
-		r.procs_opts.observer = &r.observer;
-		po.procs = &r.procs_opts;
-	}
-	snprintf(comment, sizeof(comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
-		 TAPROOT_VERSION, r.o.freq, info.kernel_release);
-	po.comments = comments;
-	po.nr_comments = 1;
-	err = taproot_pipeline_new(&po, &r.pl);
-	if (err < 0) {
-		ret = p_err("%s", taproot_errmsg(err));
-		goto out;
-	}
-
-	/*
-	 * With --raw, the prewarm's reads go to the file too: the files it
-	 * opens (libc, ld.so) stay in the process model's cache, and a replay
-	 * must be told their build IDs.
-	 */
-	err = taproot_pipeline_prewarm(r.pl);
-	if (err < 0) {
-		ret = p_err("%s", taproot_errmsg(err));
-		goto out;
-	}
-
-	/* Signals end the session (no SA_RESTART: the wait returns). */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-
-	if (r.o.command) {
-		r.child = spawn_stopped(r.o.command, &release);
-		if (r.child < 0) {
-			ret = p_err("cannot fork: %s", strerror((int)-r.child));
-			r.child = 0;
-			goto out;
-		}
-		r.tgids[0] = (uint32_t)r.child;
-		r.nr_tgids = 1;
-	}
-
-	ret = configure(&r, info.page_size);
-	if (ret != EXIT_OK)
-		goto out;
-	err = taproot_ring_open(&info, &r.ring);
-	if (err < 0) {
-		ret = p_err("%s", taproot_errmsg(err));
-		goto out;
-	}
-	/* What earlier sessions left in the rings is not ours. */
-	while (taproot_ring_consume(r.ring, &discard, &r) > 0)
-		;
-	r.lost_base = rings_lost(r.ring);
-
-	err = taproot_nl_start(r.nl);
-	if (err < 0) {
-		ret = p_err("starting: %s", taproot_errmsg(err));
-		goto out;
-	}
-	r.started = true;
-	r.t0 = now_s();
-	if (r.o.duration)
-		r.t_end = r.t0 + r.o.duration;
-	if (r.child) {
-		ret = start_follower(&r);
-		if (ret != EXIT_OK)
-			goto out;
-	}
-	if (release >= 0) {
-		if (write(release, "", 1) != 1)
-			fprintf(stderr, "taprootctl: record: releasing the command: %s\n",
-				strerror(errno));
-		close(release);
-		release = -1;
-	}
-
-	for (;;) {
-		double t;
-		int timeout = RECORD_POLL_MS;
-
-		consume(&r);
-		if (record_signal)
-			break;
-		t = now_s();
-		if (r.child) {
-			reap_child(&r, false);
-			if (r.child_done)
-				break;
-		}
-		if (r.t_end && t >= r.t_end)
-			break;
-		if ((t - last_progress) * 1000 >= (tty ? PROGRESS_TTY_MS : PROGRESS_LINE_MS)) {
-			if (last_progress || tty)
-				progress(&r, tty, false);
-			last_progress = t;
-		}
-		if (r.t_end && (r.t_end - t) * 1000 < timeout)
-			timeout = (int)((r.t_end - t) * 1000) + 1;
-		n = taproot_ring_poll(r.ring, timeout);
-		if (n < 0 && n != -EINTR) {
-			ret = p_err("%s", taproot_errmsg(n));
-			goto out;
-		}
-	}
-
-out:
-	/* First: it must not change the filter once the configuration is restored. */
-	stop_follower(&r);
-	if (r.started) {
-		secs = now_s() - r.t0;
-		err = taproot_nl_stop(r.nl);
-		if (err < 0 && err != -EALREADY)
-			fprintf(stderr, "taprootctl: record: stopping: %s\n", taproot_errmsg(err));
-		/* Everything published up to the stop. */
-		for (int i = 0; i < 64 && consume(&r) > 0; i++)
-			;
-		/* Nothing more comes: intervals still open are unpaired. */
-		taproot_pipeline_flush(r.pl, true);
-		r.lost = rings_lost(r.ring) - r.lost_base;
-		if (tty)
-			progress(&r, tty, true);
-	}
-	taproot_ring_close(r.ring);
-	r.ring = NULL;
-	if (r.nl)
-		restore_config(&r);
-	if (release >= 0)
-		close(release);		/* the command was never released: it exits 127 */
-
+	err = 0;
 	if (r.started)
 		err = write_profiles(&r, &ret);
-	if (r.raw) {
-		struct taproot_raw_end end = {
-			.duration_ns = (uint64_t)(secs * 1e9), .lost = r.lost, .corrupt = r.corrupt,
-		};
-		int e = taproot_raw_writer_finish(r.raw, r.started ? &end : NULL);
-
-		r.raw = NULL;
-		if (e < 0) {
-			ret = p_err("--raw %s: %s", r.o.raw, taproot_errmsg(e));
-			err = e;
-		}
-	}
+	if (raw_finish(&r, &ret) < 0)
+		err = -1;
 	if (r.child && !r.child_done)
 		wait_child(&r);
 	if (r.started && err >= 0 && ret == EXIT_OK) {
-		summary(&r, path, secs);
+		summary(&r, path, r.secs);
 		if (r.child && r.child_done)
 			ret = child_exit_code(&r);
 	}
-	if (r.pl) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
+	release_signals(&r);
 	taproot_pipeline_free(r.pl);
 	taproot_ksyms_free(r.ksyms);
 	taproot_nl_close(r.nl);
