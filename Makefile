@@ -168,6 +168,8 @@ $(UNIT_RUNS): unit-run/%: $(B)/% | $(PPROF)
 		UBSAN_OPTIONS=print_stacktrace=1 $< 2>&1); rc=$$?; \
 	printf '== %s\n%s\n' '$*' "$$out"; \
 	if [ $$rc -ne 0 ]; then echo "== $* FAILED (exit $$rc)"; fi; exit $$rc
+# test_cli runs the programs themselves.
+unit-run/plain/tests/test_cli unit-run/san/tests/test_cli: ctl/taprootctl ctl/taprootd
 
 # ---------------------------------------------------------------- kernel
 

@@ -7,6 +7,7 @@
 #define TAPROOTD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -43,11 +44,50 @@ enum {
 	DOPT_SCHED_BUDGET = 1 << 9,
 };
 
+/* What a row of daemon_options[] takes. */
+enum daemon_value {
+	DV_ACTION,			/* command line only: taprootd.c acts on it */
+	DV_PATH,			/* a string, malloc'ed in the field */
+	DV_COUNT,			/* an unsigned long in [min, max] */
+	DV_SWITCH,			/* a bool: no value on the command line,
+					 * yes or no in the file */
+	DV_EVENTS,			/* cpu, offcpu or both: fields cpu, offcpu */
+};
+
 /*
- * Parse an events list ("cpu", "offcpu", "cpu,offcpu") into @cpu and
- * @offcpu. 0, or -1 after logging what is wrong (@where names the source).
+ * An option of taprootd (ctl/daemon-options.c). A row with a DOPT_* bit
+ * is a setting: --NAME on the command line and NAME in the --config file.
  */
-int daemon_parse_events(const char *where, const char *list, bool *cpu, bool *offcpu);
+struct daemon_option {
+	const char *name;
+	char short_name;		/* -C, or 0 */
+	enum daemon_value value;
+	unsigned int bit;		/* DOPT_*, 0: not a setting */
+	size_t field;			/* offsetof(struct daemon_opts, ...) */
+	unsigned long min, max;		/* DV_COUNT */
+	const char *arg;		/* the value's name in --help, NULL: none */
+	const char *help;		/* lines of --help */
+};
+
+/* Every option, ending with a row whose name is NULL. */
+#define DAEMON_NR_OPTIONS	18
+extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
+
+/* The defaults of every setting (output: NULL, the current directory). */
+void daemon_opts_init(struct daemon_opts *o);
+
+const struct daemon_option *daemon_option_find(const char *name);
+
+/*
+ * Set the setting @opt in @o from @val (NULL: a switch given on the
+ * command line). @where prefixes messages: "" on the command line,
+ * "FILE:LINE: " in the file. Returns 0, or -1 after logging what is wrong.
+ */
+int daemon_option_set(const struct daemon_option *opt, const char *where, const char *val,
+		      struct daemon_opts *o);
+
+/* taprootd --help, its options from daemon_options[]. */
+void daemon_usage(const char *prog);
 
 #define INTERVAL_DEFAULT	10
 /*
@@ -74,10 +114,8 @@ void log_close(void);
 
 /*
  * Read the config file @path into @o, leaving the fields whose DOPT_* bit
- * is in @cmdline alone. Lines: "KEY VALUE" or "KEY = VALUE", '#' comments,
- * keys output, interval, retain, max-stacks, label-tid, label-cpu (the
- * last two: yes/no), events (cpu,offcpu), sched-one-in, sched-budget,
- * min-block (us).
+ * is in @cmdline alone. Lines: "KEY VALUE" or "KEY = VALUE", '#'
+ * comments; the keys are the settings of daemon_options[].
  * Returns 0, or -1 after logging what is wrong (@o is then unchanged).
  */
 int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o);

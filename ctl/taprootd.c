@@ -102,186 +102,93 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void usage(void)
+/*
+ * The command line: getopt_long's tables are made from daemon_options[]
+ * (a row's val: its short name, or 256 + its index).
+ */
+static void getopt_tables(struct option *longs, char *shorts)
 {
-	printf("Usage: %s [OPTIONS]\n"
-	       "\n"
-	       "Writes a CPU profile of the whole system (as the module is configured:\n"
-	       "'taprootctl config') every interval while sampling runs, as\n"
-	       "OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (pprof format; UTC start of the\n"
-	       "interval). It follows the module's session: it reads the rings while\n"
-	       "sampling runs, whoever starts it, and lets go of them when it stops.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -o, --output DIR     directory for profiles (default: the current one)\n"
-	       "  -i, --interval S     seconds per profile, 1..%d (default %d)\n"
-	       "  -r, --retain N       profiles to keep, 0 for all (default 0); only\n"
-	       "                       files of taprootd's own pattern are deleted\n"
-	       "  -s, --start          start sampling if it is stopped (and stop it at exit)\n"
-	       "  -c, --config FILE    read options from FILE (keys: output, interval,\n"
-	       "                       retain, max-stacks, label-tid, label-cpu, events,\n"
-	       "                       sched-one-in, sched-budget, min-block; 'KEY VALUE'\n"
-	       "                       lines, # comments); re-read on SIGHUP. Options on the\n"
-	       "                       command line win over the file.\n"
-	       "      --state FILE     state file for 'taprootctl status' (default\n"
-	       "                       " TAPROOTD_STATE_DEFAULT ")\n"
-	       "      --max-stacks N   distinct stacks per profile (default %d)\n"
-	       "      --label-tid      add a tid label to samples\n"
-	       "      --label-cpu      add a cpu label to samples\n"
-	       "  -e, --events LIST    profiles to write: cpu (default), offcpu (off-CPU:\n"
-	       "                       offcpu-, offwake- and schedlat-STAMP.pb.gz), or\n"
-	       "                       cpu,offcpu. offcpu needs the module's switch and\n"
-	       "                       waking records: taprootd turns them on while\n"
-	       "                       sampling is stopped; a session already running\n"
-	       "                       without them gives no off-CPU profiles\n"
-	       "      --sched-one-in N record at least one off-CPU interval in N\n"
-	       "                       (default 1); values are scaled by N\n"
-	       "      --sched-budget R record at most about R off-CPU intervals a\n"
-	       "                       second (default %d; 0: no limit): every second\n"
-	       "                       taprootd raises N by powers of two above\n"
-	       "                       --sched-one-in when intervals come faster, and\n"
-	       "                       lowers it again when they slow down\n"
-	       "      --min-block US   leave intervals blocked less than US microseconds\n"
-	       "                       out of offcpu and offwake (a filter in taprootd:\n"
-	       "                       the kernel still records them)\n"
-	       "      --syslog         log to syslog (daemon facility) instead of stderr\n"
-	       "  -f, --foreground     stay in the foreground; without it, taprootd\n"
-	       "                       detaches once the module check has passed\n"
-	       "  -h, --help           show this help\n"
-	       "  -V, --version        show the version and the ABI version (%d)\n"
-	       "\n"
-	       "Signals: SIGTERM/SIGINT write the current partial profile and exit 0;\n"
-	       "SIGHUP writes it and re-reads --config.\n"
-	       "\n"
-	       "Exit status: 0 after SIGTERM/SIGINT, 1 error (module not loaded, other\n"
-	       "ABI, no permission: needs CAP_PERFMON or CAP_SYS_ADMIN), 2 usage error.\n",
-	       prog, INTERVAL_MAX, INTERVAL_DEFAULT, TAPROOT_PROFILE_MAX_STACKS,
-	       SCHED_BUDGET_DEFAULT, TAPROOT_ABI_VERSION);
-}
+	const struct daemon_option *opt;
+	size_t i;
 
-static int parse_ulong(const char *opt, const char *arg, unsigned long min,
-		       unsigned long max, unsigned long *v)
-{
-	char *end;
+	*shorts++ = ':';		/* a missing value returns ':' */
+	for (i = 0, opt = daemon_options; opt->name; i++, opt++) {
+		bool has_arg = opt->arg != NULL;
 
-	errno = 0;
-	*v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || *v < min || *v > max) {
-		log_msg(LOG_ERR, "'%s' needs a number in %lu..%lu, not '%s'", opt, min, max, arg);
-		return -1;
+		longs[i] = (struct option){ opt->name, has_arg ? required_argument : no_argument,
+					    NULL, opt->short_name ? opt->short_name : 256 + (int)i };
+		if (opt->short_name) {
+			*shorts++ = opt->short_name;
+			if (has_arg)
+				*shorts++ = ':';
+		}
 	}
-	return 0;
+	longs[i] = (struct option){ NULL };
+	*shorts = '\0';
 }
 
+static const struct daemon_option *option_of(int val)
+{
+	const struct daemon_option *opt;
+
+	if (val >= 256)
+		return &daemon_options[val - 256];
+	for (opt = daemon_options; opt->name; opt++)
+		if (opt->short_name == val)
+			return opt;
+	return NULL;
+}
+
+/* A command-line-only option. 0 or 2: exit with it; -1: go on. */
+static int act(const struct daemon_option *opt, struct daemon *d, bool *foreground)
+{
+	if (!strcmp(opt->name, "start"))
+		d->start = true;
+	else if (!strcmp(opt->name, "config"))
+		d->config = optarg;
+	else if (!strcmp(opt->name, "state"))
+		d->state_path = optarg;
+	else if (!strcmp(opt->name, "syslog"))
+		log_to_syslog(prog);
+	else if (!strcmp(opt->name, "foreground"))
+		*foreground = true;
+	else if (!strcmp(opt->name, "help"))
+		daemon_usage(prog);
+	else
+		printf("%s %s (taproot ABI %d)\n", prog, TAPROOT_VERSION, TAPROOT_ABI_VERSION);
+	return !strcmp(opt->name, "help") || !strcmp(opt->name, "version") ? 0 : -1;
+}
+
+/* The command line into @d. 0 or 2: exit with it (--help, an error); -1: go on. */
 static int parse_options(int argc, char **argv, struct daemon *d, bool *foreground)
 {
-	enum { O_STATE = 256, O_MAX_STACKS, O_LABEL_TID, O_LABEL_CPU, O_SYSLOG, O_ONE_IN,
-	       O_MIN_BLOCK, O_BUDGET };
-	static const struct option options[] = {
-		{ "output",	required_argument,	NULL, 'o' },
-		{ "interval",	required_argument,	NULL, 'i' },
-		{ "retain",	required_argument,	NULL, 'r' },
-		{ "start",	no_argument,		NULL, 's' },
-		{ "config",	required_argument,	NULL, 'c' },
-		{ "state",	required_argument,	NULL, O_STATE },
-		{ "max-stacks",	required_argument,	NULL, O_MAX_STACKS },
-		{ "label-tid",	no_argument,		NULL, O_LABEL_TID },
-		{ "label-cpu",	no_argument,		NULL, O_LABEL_CPU },
-		{ "syslog",	no_argument,		NULL, O_SYSLOG },
-		{ "events",	required_argument,	NULL, 'e' },
-		{ "sched-one-in", required_argument,	NULL, O_ONE_IN },
-		{ "min-block",	required_argument,	NULL, O_MIN_BLOCK },
-		{ "sched-budget", required_argument,	NULL, O_BUDGET },
-		{ "foreground",	no_argument,		NULL, 'f' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ "version",	no_argument,		NULL, 'V' },
-		{ NULL }
-	};
-	int opt;
+	static struct option longs[DAEMON_NR_OPTIONS + 1];
+	static char shorts[2 + 2 * DAEMON_NR_OPTIONS];
+	const struct daemon_option *opt;
+	int val, ret;
 
+	getopt_tables(longs, shorts);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:i:r:sc:e:fhV", options, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			free(d->o.output);
-			d->o.output = strdup(optarg);
-			d->cmdline |= DOPT_OUTPUT;
-			break;
-		case 'i':
-			if (parse_ulong("--interval", optarg, 1, INTERVAL_MAX, &d->o.interval))
-				return 2;
-			d->cmdline |= DOPT_INTERVAL;
-			break;
-		case 'r':
-			if (parse_ulong("--retain", optarg, 0, RETAIN_MAX, &d->o.retain))
-				return 2;
-			d->cmdline |= DOPT_RETAIN;
-			break;
-		case O_MAX_STACKS:
-			if (parse_ulong("--max-stacks", optarg, 1, MAX_STACKS_MAX, &d->o.max_stacks))
-				return 2;
-			d->cmdline |= DOPT_MAX_STACKS;
-			break;
-		case O_LABEL_TID:
-			d->o.label_tid = true;
-			d->cmdline |= DOPT_LABEL_TID;
-			break;
-		case O_LABEL_CPU:
-			d->o.label_cpu = true;
-			d->cmdline |= DOPT_LABEL_CPU;
-			break;
-		case 'e':
-			if (daemon_parse_events("--events", optarg, &d->o.cpu, &d->o.offcpu))
-				return 2;
-			d->cmdline |= DOPT_EVENTS;
-			break;
-		case O_ONE_IN:
-			if (parse_ulong("--sched-one-in", optarg, 1, TAPROOT_SCHED_ONE_IN_MAX,
-					&d->o.sched_one_in))
-				return 2;
-			d->cmdline |= DOPT_SCHED_ONE_IN;
-			break;
-		case O_BUDGET:
-			if (parse_ulong("--sched-budget", optarg, 0, SCHED_BUDGET_MAX,
-					&d->o.sched_budget))
-				return 2;
-			d->cmdline |= DOPT_SCHED_BUDGET;
-			break;
-		case O_MIN_BLOCK:
-			if (parse_ulong("--min-block", optarg, 0, UINT32_MAX, &d->o.min_block_us))
-				return 2;
-			d->cmdline |= DOPT_MIN_BLOCK;
-			break;
-		case 's':
-			d->start = true;
-			break;
-		case 'c':
-			d->config = optarg;
-			break;
-		case O_STATE:
-			d->state_path = optarg;
-			break;
-		case O_SYSLOG:
-			log_to_syslog(prog);
-			break;
-		case 'f':
-			*foreground = true;
-			break;
-		case 'h':
-			usage();
-			return 0;
-		case 'V':
-			printf("%s %s (taproot ABI %d)\n", prog, TAPROOT_VERSION,
-			       TAPROOT_ABI_VERSION);
-			return 0;
-		case ':':
+	while ((val = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		if (val == ':') {
 			log_msg(LOG_ERR, "'%s' needs an argument", argv[optind - 1]);
 			return 2;
-		default:
+		}
+		opt = option_of(val);
+		if (!opt) {
 			log_msg(LOG_ERR, "unknown option '%s' (see '%s --help')", argv[optind - 1],
 				prog);
 			return 2;
 		}
+		if (opt->value == DV_ACTION) {
+			ret = act(opt, d, foreground);
+			if (ret >= 0)
+				return ret;
+			continue;
+		}
+		if (daemon_option_set(opt, "", optarg, &d->o))
+			return 2;
+		d->cmdline |= opt->bit;
 	}
 	if (optind < argc) {
 		log_msg(LOG_ERR, "unexpected argument '%s' (see '%s --help')", argv[optind], prog);
@@ -801,29 +708,12 @@ static void reload(struct daemon *d)
 
 /* ------------------------------------------------------------ main */
 
-int main(int argc, char **argv)
+/* Signals through a signalfd, blocked from the start: none is lost. */
+static int signal_fd(void)
 {
-	struct daemon d = {
-		.o = { .interval = INTERVAL_DEFAULT, .cpu = true,
-		       .sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT,
-		       .sched_budget = SCHED_BUDGET_DEFAULT },
-		.state_path = TAPROOTD_STATE_DEFAULT,
-	};
-	bool foreground = false;
-	struct signalfd_siginfo si;
-	struct pollfd pfd[3];
 	sigset_t set;
-	int ret, err, sfd, status = 0;
+	int sfd;
 
-	ret = parse_options(argc, argv, &d, &foreground);
-	if (ret >= 0)
-		return ret;
-	if (d.config && daemon_read_config(d.config, d.cmdline, &d.o) < 0)
-		return 2;
-	if (!d.o.output || daemon_check_output(d.o.output) < 0)
-		return 1;
-
-	/* Signals through a signalfd, blocked from the start: none is lost. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -831,41 +721,165 @@ int main(int argc, char **argv)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
 	    (sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
 		log_msg(LOG_ERR, "signals: %s", strerror(errno));
-		return 1;
+		return -1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	return sfd;
+}
 
-	err = taproot_nl_open(&d.nl);
+/*
+ * The module: its control family, its session notifications, and that it
+ * can give what the options ask. 0, or -1 after logging why not.
+ */
+static int open_module(struct daemon *d)
+{
+	int err = taproot_nl_open(&d->nl);
+
 	if (err == 0)
-		err = taproot_nl_get_info(d.nl, &d.info);
+		err = taproot_nl_get_info(d->nl, &d->info);
 	if (err == 0)
-		err = taproot_nl_subscribe(&d.sub);
+		err = taproot_nl_subscribe(&d->sub);
 	if (err < 0) {
 		log_msg(LOG_ERR, "%s", taproot_errmsg(err));
-		taproot_nl_close(d.nl);
-		return 1;
+		return -1;
 	}
-	log_module(&d.info);
-	if (d.o.offcpu && !(d.info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
+	log_module(&d->info);
+	if (d->o.offcpu && !(d->info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
 		log_msg(LOG_ERR, "--events offcpu: the loaded taproot module has no switch and "
 			"waking records (feature sched-events): load a module built from this "
 			"version");
-		taproot_nl_sub_close(d.sub);
-		taproot_nl_close(d.nl);
-		return 1;
+		return -1;
 	}
-	err = taproot_ksyms_load(NULL, &d.ksyms);
+	err = taproot_ksyms_load(NULL, &d->ksyms);
 	if (err < 0)
 		log_msg(LOG_WARNING, "kernel frames stay unnamed: %s", taproot_errmsg(err));
+	return 0;
+}
 
-	if (!foreground && daemon(1, 1) < 0) {
-		log_msg(LOG_ERR, "detaching: %s", strerror(errno));
-		return 1;
+/* How long poll() may wait: up to the next write, look at the rate or probe. */
+static int poll_timeout(const struct daemon *d, double now)
+{
+	int timeout = (int)((d->next_write - now) * 1000) + 1;
+
+	if (timeout > 1000)
+		timeout = 1000;
+	if (d->running && d->o.offcpu && d->o.sched_budget) {
+		/* Up to the next look at the switch rate: adapt_selection(). */
+		int t = (int)((d->adapt_at + ADAPT_S - now) * 1000) + 1;
+
+		if (t < timeout)
+			timeout = t < 1 ? 1 : t;
 	}
+	return timeout;
+}
+
+/* The work due at @now: read the rings, adapt, probe, write the interval. */
+static void tick(struct daemon *d, double now)
+{
+	consume(d);
+	adapt_selection(d, now);
+	if (!d->running && now >= d->next_probe) {
+		check_module(d);
+		d->next_probe = now + 1;
+	}
+	if (now >= d->next_write) {
+		flush_interval(d, "interval");
+		while (d->next_write <= now)
+			d->next_write += (double)d->o.interval;
+	}
+}
+
+/*
+ * Until SIGTERM or SIGINT (exit status 0) or a failed poll (1): the
+ * rings, the session's notifications and SIGHUP.
+ */
+static int run(struct daemon *d, int sfd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[3];
+	int n;
+
+	for (;;) {
+		double now = mono_s();
+
+		tick(d, now);
+		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = taproot_nl_sub_fd(d->sub), .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = d->ring ? taproot_ring_fd(d->ring) : -1,
+					  .events = POLLIN };
+		n = poll(pfd, 3, poll_timeout(d, now));
+		if (n < 0 && errno != EINTR) {
+			log_msg(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (n > 0 && (pfd[1].revents & POLLIN))
+			read_notifications(d);
+		if (n > 0 && (pfd[0].revents & POLLIN) &&
+		    read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				reload(d);
+				continue;
+			}
+			log_msg(LOG_INFO, "%s received: writing the last profile and exiting",
+				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			return 0;
+		}
+	}
+}
+
+/* Stop what taprootd started, write the last interval, let go of all. */
+static void finish(struct daemon *d)
+{
+	int err;
+
+	if (d->started_it) {
+		err = taproot_nl_stop(d->nl);
+		if (err < 0 && err != -EALREADY)
+			log_msg(LOG_WARNING, "stopping sampling: %s", taproot_errmsg(err));
+	}
+	consume(d);
+	if (d->ring)
+		session_stopped(d);
+	flush_interval(d, "exit");
+	unlink(d->state_path);
+}
+
+static void release(struct daemon *d)
+{
+	taproot_pipeline_free(d->pl);
+	taproot_ksyms_free(d->ksyms);
+	taproot_nl_sub_close(d->sub);
+	taproot_nl_close(d->nl);
+	free(d->o.output);
+	log_close();
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .state_path = TAPROOTD_STATE_DEFAULT };
+	bool foreground = false;
+	int ret, sfd, status;
+
+	daemon_opts_init(&d.o);
+	ret = parse_options(argc, argv, &d, &foreground);
+	if (ret < 0 && d.config && daemon_read_config(d.config, d.cmdline, &d.o) < 0)
+		ret = 2;
+	if (ret < 0 && (!d.o.output || daemon_check_output(d.o.output) < 0))
+		ret = 1;
+	if (ret < 0 && ((sfd = signal_fd()) < 0 || open_module(&d) < 0))
+		ret = 1;
+	if (ret < 0 && !foreground && daemon(1, 1) < 0) {
+		log_msg(LOG_ERR, "detaching: %s", strerror(errno));
+		ret = 1;
+	}
+	if (ret >= 0) {
+		release(&d);
+		return ret;
+	}
+
 	d.started = wall_s();
 	/* Temporary files a killed taprootd left behind, then the retention. */
 	daemon_retain(d.o.output, d.o.retain, true);
-
 	configure_events(&d);
 	start_if_asked(&d);
 	resync(&d);
@@ -875,70 +889,8 @@ int main(int argc, char **argv)
 	d.next_write = mono_s() + (double)d.o.interval;
 	write_state(&d);
 
-	for (;;) {
-		double now = mono_s();
-		int timeout, n;
-
-		consume(&d);
-		adapt_selection(&d, now);
-		if (!d.running && now >= d.next_probe) {
-			check_module(&d);
-			d.next_probe = now + 1;
-		}
-		if (now >= d.next_write) {
-			flush_interval(&d, "interval");
-			while (d.next_write <= now)
-				d.next_write += (double)d.o.interval;
-		}
-		timeout = (int)((d.next_write - now) * 1000) + 1;
-		if (timeout > 1000)
-			timeout = 1000;
-		if (d.running && d.o.offcpu && d.o.sched_budget) {
-			/* Up to the next look at the switch rate: adapt_selection(). */
-			int t = (int)((d.adapt_at + ADAPT_S - now) * 1000) + 1;
-
-			if (t < timeout)
-				timeout = t < 1 ? 1 : t;
-		}
-		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = taproot_nl_sub_fd(d.sub), .events = POLLIN };
-		pfd[2] = (struct pollfd){ .fd = d.ring ? taproot_ring_fd(d.ring) : -1,
-					  .events = POLLIN };
-		n = poll(pfd, 3, timeout);
-		if (n < 0 && errno != EINTR) {
-			log_msg(LOG_ERR, "poll: %s", strerror(errno));
-			status = 1;
-			break;
-		}
-		if (n > 0 && (pfd[1].revents & POLLIN))
-			read_notifications(&d);
-		if (n > 0 && (pfd[0].revents & POLLIN) &&
-		    read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGHUP) {
-				reload(&d);
-				continue;
-			}
-			log_msg(LOG_INFO, "%s received: writing the last profile and exiting",
-				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-			break;
-		}
-	}
-
-	if (d.started_it) {
-		err = taproot_nl_stop(d.nl);
-		if (err < 0 && err != -EALREADY)
-			log_msg(LOG_WARNING, "stopping sampling: %s", taproot_errmsg(err));
-	}
-	consume(&d);
-	if (d.ring)
-		session_stopped(&d);
-	flush_interval(&d, "exit");
-	unlink(d.state_path);
-	taproot_pipeline_free(d.pl);
-	taproot_ksyms_free(d.ksyms);
-	taproot_nl_sub_close(d.sub);
-	taproot_nl_close(d.nl);
-	free(d.o.output);
-	log_close();
+	status = run(&d, sfd);
+	finish(&d);
+	release(&d);
 	return status;
 }

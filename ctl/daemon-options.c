@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootd's options: one table for its command line, its --config file
+ * and its --help. A setting (a row with a DOPT_* bit) is both --NAME on
+ * the command line and the key NAME in the file, parsed by the same code
+ * with the same bounds; the other rows are command line only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <linux/taproot.h>
+
+#include "daemon.h"
+#include "taproot.h"
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+#define FIELD(f)	offsetof(struct daemon_opts, f)
+
+const struct daemon_option daemon_options[] = {
+	{ "output", 'o', DV_PATH, DOPT_OUTPUT, FIELD(output), 0, 0, "DIR",
+	  "directory for profiles (default: the current one)" },
+	{ "interval", 'i', DV_COUNT, DOPT_INTERVAL, FIELD(interval), 1, INTERVAL_MAX, "S",
+	  "seconds per profile, 1.." STR(INTERVAL_MAX) " (default " STR(INTERVAL_DEFAULT) ")" },
+	{ "retain", 'r', DV_COUNT, DOPT_RETAIN, FIELD(retain), 0, RETAIN_MAX, "N",
+	  "profiles to keep, 0 for all (default 0); only\n"
+	  "files of taprootd's own pattern are deleted" },
+	{ "start", 's', DV_ACTION, 0, 0, 0, 0, NULL,
+	  "start sampling if it is stopped (and stop it at exit)" },
+	{ "config", 'c', DV_ACTION, 0, 0, 0, 0, "FILE",
+	  "read settings from FILE (below); re-read on\n"
+	  "SIGHUP. Options on the command line win over it." },
+	{ "state", 0, DV_ACTION, 0, 0, 0, 0, "FILE",
+	  "state file for 'taprootctl status' (default\n" TAPROOTD_STATE_DEFAULT ")" },
+	{ "max-stacks", 0, DV_COUNT, DOPT_MAX_STACKS, FIELD(max_stacks), 1, MAX_STACKS_MAX, "N",
+	  "distinct stacks per profile (default " STR(TAPROOT_PROFILE_MAX_STACKS) ")" },
+	{ "label-tid", 0, DV_SWITCH, DOPT_LABEL_TID, FIELD(label_tid), 0, 0, NULL,
+	  "add a tid label to samples" },
+	{ "label-cpu", 0, DV_SWITCH, DOPT_LABEL_CPU, FIELD(label_cpu), 0, 0, NULL,
+	  "add a cpu label to samples" },
+	{ "events", 'e', DV_EVENTS, DOPT_EVENTS, 0, 0, 0, "LIST",
+	  "profiles to write: cpu (default), offcpu (off-CPU:\n"
+	  "offcpu-, offwake- and schedlat-STAMP.pb.gz), or\n"
+	  "cpu,offcpu. offcpu needs the module's switch and\n"
+	  "waking records: taprootd turns them on while\n"
+	  "sampling is stopped; a session already running\n"
+	  "without them gives no off-CPU profiles" },
+	{ "sched-one-in", 0, DV_COUNT, DOPT_SCHED_ONE_IN, FIELD(sched_one_in), 1,
+	  TAPROOT_SCHED_ONE_IN_MAX, "N",
+	  "record at least one off-CPU interval in N\n"
+	  "(default " STR(TAPROOT_SCHED_ONE_IN_DEFAULT) "); values are scaled by N" },
+	{ "sched-budget", 0, DV_COUNT, DOPT_SCHED_BUDGET, FIELD(sched_budget), 0,
+	  SCHED_BUDGET_MAX, "R",
+	  "record at most about R off-CPU intervals a\n"
+	  "second (default " STR(SCHED_BUDGET_DEFAULT) "; 0: no limit): every second\n"
+	  "taprootd raises N by powers of two above\n"
+	  "--sched-one-in when intervals come faster, and\n"
+	  "lowers it again when they slow down" },
+	{ "min-block", 0, DV_COUNT, DOPT_MIN_BLOCK, FIELD(min_block_us), 0, UINT32_MAX, "US",
+	  "leave intervals blocked less than US microseconds\n"
+	  "out of offcpu and offwake (a filter in taprootd:\n"
+	  "the kernel still records them)" },
+	{ "syslog", 0, DV_ACTION, 0, 0, 0, 0, NULL,
+	  "log to syslog (daemon facility) instead of stderr" },
+	{ "foreground", 'f', DV_ACTION, 0, 0, 0, 0, NULL,
+	  "stay in the foreground; without it, taprootd\n"
+	  "detaches once the module check has passed" },
+	{ "help", 'h', DV_ACTION, 0, 0, 0, 0, NULL, "show this help" },
+	{ "version", 'V', DV_ACTION, 0, 0, 0, 0, NULL,
+	  "show the version and the ABI version (" STR(TAPROOT_ABI_VERSION) ")" },
+	{ NULL },
+};
+
+void daemon_opts_init(struct daemon_opts *o)
+{
+	*o = (struct daemon_opts){
+		.interval = INTERVAL_DEFAULT, .cpu = true,
+		.sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT,
+		.sched_budget = SCHED_BUDGET_DEFAULT,
+	};
+}
+
+const struct daemon_option *daemon_option_find(const char *name)
+{
+	for (const struct daemon_option *opt = daemon_options; opt->name; opt++)
+		if (!strcmp(opt->name, name))
+			return opt;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ values */
+
+static int parse_count(const char *where, const char *shown, const char *v, unsigned long min,
+		       unsigned long max, unsigned long *out)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || v[0] < '0' || v[0] > '9' || n < min || n > max) {
+		log_msg(LOG_ERR, "%s'%s' needs a number in %lu..%lu, not '%s'", where, shown,
+			min, max, v);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+static int parse_yes_no(const char *where, const char *shown, const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0"))
+		*out = false;
+	else {
+		log_msg(LOG_ERR, "%s'%s' needs yes or no, not '%s'", where, shown, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* An events list ("cpu", "offcpu", "cpu,offcpu") into @cpu and @offcpu. */
+static int parse_events(const char *where, const char *shown, const char *list, bool *cpu,
+			bool *offcpu)
+{
+	const char *s = list;
+
+	*cpu = *offcpu = false;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+
+		if (n == 3 && !strncmp(s, "cpu", 3)) {
+			*cpu = true;
+		} else if (n == 6 && !strncmp(s, "offcpu", 6)) {
+			*offcpu = true;
+		} else {
+			log_msg(LOG_ERR, "%s'%s': unknown kind '%.*s' (cpu, offcpu)", where, shown,
+				(int)(n > 32 ? 32 : n), s);
+			return -1;
+		}
+		s += n + (s[n] == ',');
+	}
+	if (!*cpu && !*offcpu) {
+		log_msg(LOG_ERR, "%s'%s' needs cpu, offcpu or both", where, shown);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Set @opt (a setting) in @o from @val; NULL for a switch given on the
+ * command line. @where prefixes messages: "" for the command line, where
+ * options are shown as --NAME, "FILE:LINE: " for the file, where they are
+ * shown as NAME.
+ */
+int daemon_option_set(const struct daemon_option *opt, const char *where, const char *val,
+		      struct daemon_opts *o)
+{
+	void *field = (char *)o + opt->field;
+	char shown[40];
+	char *copy;
+
+	snprintf(shown, sizeof(shown), "%s%s", *where ? "" : "--", opt->name);
+	switch (opt->value) {
+	case DV_PATH:
+		copy = strdup(val);
+		if (!copy) {
+			log_msg(LOG_ERR, "%s%s: out of memory", where, shown);
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = copy;
+		return 0;
+	case DV_COUNT:
+		return parse_count(where, shown, val, opt->min, opt->max, field);
+	case DV_SWITCH:
+		if (!val) {
+			*(bool *)field = true;
+			return 0;
+		}
+		return parse_yes_no(where, shown, val, field);
+	case DV_EVENTS:
+		return parse_events(where, shown, val, &o->cpu, &o->offcpu);
+	case DV_ACTION:
+		break;
+	}
+	return -1;
+}
+
+/* The keys of the file, "output, interval, ...", into @buf. */
+static void config_keys(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (const struct daemon_option *opt = daemon_options; opt->name; opt++)
+		if (opt->bit && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+						opt->name);
+}
+
+/* ------------------------------------------------------------ --help */
+
+/* Print @text, wrapped at 72 columns, each line indented by @indent. */
+static void print_wrapped(const char *text, int indent)
+{
+	int col = indent;
+
+	printf("%*s", indent, "");
+	while (*text) {
+		int n = (int)strcspn(text, " ");
+
+		if (col > indent && col + 1 + n > 72) {
+			printf("\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", n, text);
+		col += n;
+		text += n + (text[n] == ' ');
+	}
+	putchar('\n');
+}
+
+/* A row: "  -o, --output DIR     help", continued lines under the help. */
+static void print_option(const struct daemon_option *opt)
+{
+	const char *h = opt->help;
+	char left[40];
+
+	if (opt->short_name)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", opt->short_name, opt->name,
+			 opt->arg ? " " : "", opt->arg ? opt->arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", opt->name, opt->arg ? " " : "",
+			 opt->arg ? opt->arg : "");
+	printf("  %-20s ", left);
+	for (;;) {
+		int n = (int)strcspn(h, "\n");
+
+		printf("%.*s\n", n, h);
+		if (!h[n])
+			return;
+		h += n + 1;
+		printf("%23s", "");
+	}
+}
+
+void daemon_usage(const char *prog)
+{
+	char keys[512], text[768];
+
+	printf("Usage: %s [OPTIONS]\n"
+	       "\n"
+	       "Writes a CPU profile of the whole system (as the module is configured:\n"
+	       "'taprootctl config') every interval while sampling runs, as\n"
+	       "OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (pprof format; UTC start of the\n"
+	       "interval). It follows the module's session: it reads the rings while\n"
+	       "sampling runs, whoever starts it, and lets go of them when it stops.\n"
+	       "\n"
+	       "Options:\n", prog);
+	for (const struct daemon_option *opt = daemon_options; opt->name; opt++)
+		print_option(opt);
+	config_keys(keys, sizeof(keys));
+	snprintf(text, sizeof(text), "'KEY VALUE' or 'KEY = VALUE' lines, # comments. The keys "
+		 "are the options of the same names: %s; yes or no for those that take no "
+		 "value on the command line.", keys);
+	printf("\nThe --config file:\n");
+	print_wrapped(text, 2);
+	printf("\n"
+	       "Signals: SIGTERM/SIGINT write the current partial profile and exit 0;\n"
+	       "SIGHUP writes it and re-reads --config.\n"
+	       "\n"
+	       "Exit status: 0 after SIGTERM/SIGINT, 1 error (module not loaded, other\n"
+	       "ABI, no permission: needs CAP_PERFMON or CAP_SYS_ADMIN), 2 usage error.\n");
+}
+
+/* ------------------------------------------------------------ the file */
+
+/*
+ * Split a line of the file into @key and @val ("KEY VALUE" or
+ * "KEY = VALUE", '#' comments, blanks around). False for a blank line.
+ */
+static bool split_line(char *s, char **key, char **val)
+{
+	char *e;
+
+	s[strcspn(s, "#\n")] = '\0';
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return false;
+	*key = s;
+	s += strcspn(s, " \t=");
+	if (*s)
+		*s++ = '\0';
+	while (*s == ' ' || *s == '\t' || *s == '=')
+		s++;
+	*val = s;
+	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t'); e--)
+		;
+	*e = '\0';
+	return true;
+}
+
+static void log_unknown_key(const char *where, const char *key)
+{
+	char keys[512];
+
+	config_keys(keys, sizeof(keys));
+	log_msg(LOG_ERR, "%sunknown key '%s' (%s)", where, key, keys);
+}
+
+/*
+ * One KEY VALUE of the file into @o, unless the command line set it
+ * (@cmdline): then it is checked, and dropped.
+ */
+static int apply_key(const char *where, const char *key, const char *val,
+		     unsigned int cmdline, struct daemon_opts *o)
+{
+	const struct daemon_option *opt = daemon_option_find(key);
+	struct daemon_opts dropped = { 0 };
+	int ret;
+
+	if (!opt || !opt->bit) {
+		log_unknown_key(where, key);
+		return -1;
+	}
+	if (!*val) {
+		log_msg(LOG_ERR, "%s'%s' needs a value", where, key);
+		return -1;
+	}
+	if (!(cmdline & opt->bit))
+		return daemon_option_set(opt, where, val, o);
+	ret = daemon_option_set(opt, where, val, &dropped);
+	free(dropped.output);
+	return ret;
+}
+
+int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o)
+{
+	struct daemon_opts n = *o;
+	unsigned int line = 0;
+	char buf[4096], where[96];
+	char *key, *val;
+	int ret = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		log_msg(LOG_ERR, "--config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n.output = NULL;		/* o->output stays @o's until the file is good */
+	while (ret == 0 && fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (!split_line(buf, &key, &val))
+			continue;
+		snprintf(where, sizeof(where), "%.80s:%u: ", path, line);
+		ret = apply_key(where, key, val, cmdline, &n);
+	}
+	fclose(f);
+	if (ret) {
+		free(n.output);
+		return -1;
+	}
+	if (n.output)
+		free(o->output);
+	else
+		n.output = o->output;
+	*o = n;
+	return 0;
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The command lines of taprootctl record and taprootd, and taprootd's
+ * --config file: bad input is refused with a message that names it and
+ * the usage exit status (2), before anything touches the module. Runs the
+ * built ctl/taprootctl and ctl/taprootd from the source tree.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "runcmd.h"
+
+#define CTL	"ctl/taprootctl"
+#define DAEMON	"ctl/taprootd"
+
+/*
+ * Run @cmd, stderr with stdout: its output (malloc'ed) and *@status its
+ * exit status. The shell ends with the status printed and exits 0, so
+ * that run() does not report the failures these tests want.
+ */
+static char *run_cli(const char *cmd, int *status)
+{
+	int sh_status;
+	char *out = run(&sh_status, "%s 2>&1; echo \"[exit $?]\"", cmd);
+	char *tail = strrchr(out, '[');
+
+	assert_int_equal(sh_status, 0);
+	assert_non_null(tail);
+	assert_int_equal(sscanf(tail, "[exit %d]", status), 1);
+	*tail = '\0';
+	return out;
+}
+
+/* Run @cmd: its exit status must be @want, its output hold @needle. */
+static void expect(const char *cmd, int want, const char *needle)
+{
+	int status;
+	char *out = run_cli(cmd, &status);
+
+	if (status != want || !strstr(out, needle))
+		fail_msg("%s: exit %d, want %d; output lacks '%s':\n%s", cmd, status, want, needle,
+			 out);
+	free(out);
+}
+
+/* A config file holding @text; its path, to free. */
+static char *config_file(const char *text)
+{
+	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void record_refuses_bad_values(void **state)
+{
+	expect(CTL " record --freq 0 -o /nonexistent", 2,
+	       "'record --freq' needs a number in 1..1000, not '0'");
+	expect(CTL " record --freq=1001 -o /nonexistent", 2, "not '1001'");
+	expect(CTL " record --ustack 7 -o /nonexistent", 2, "multiple of 8");
+	expect(CTL " record --ring-pages 3 -o /nonexistent", 2, "power of two, not '3'");
+	expect(CTL " record --duration -1 -o /nonexistent", 2, "positive number of seconds");
+	expect(CTL " record --events cpu,gpu -o /nonexistent", 2, "unknown kind 'gpu'");
+	expect(CTL " record --pid 1,x -o /nonexistent", 2, "'record --pid' needs a number");
+	/* More pids may follow --pid as words of their own. */
+	expect(CTL " record --pid 1 2 0 -o /nonexistent", 2, "not '0'");
+}
+
+static void record_refuses_bad_combinations(void **state)
+{
+	expect(CTL " record", 2, "'record' needs --output DIR");
+	expect(CTL " record -o /nonexistent --pid 1 --all", 2, "exclude each other");
+	expect(CTL " record -o /nonexistent --all -- true", 2, "a COMMAND is profiled alone");
+	expect(CTL " record -o /nonexistent --min-block 5", 2, "need --events offcpu");
+	expect(CTL " record -o /nonexistent --", 2, "needs a COMMAND after it");
+	expect(CTL " record -o /nonexistent --label-tid=1", 2, "'record --label-tid' takes no value");
+	expect(CTL " record -o /nonexistent --bogus", 2, "unknown option '--bogus'");
+	expect(CTL " record -o /nonexistent stray", 2, "unexpected argument 'stray'");
+	expect(CTL " record -o /nonexistent --freq", 2, "'record --freq' needs a value");
+}
+
+static void daemon_refuses_bad_options(void **state)
+{
+	expect(DAEMON " -i 0", 2, "'--interval' needs a number in 1..86400, not '0'");
+	expect(DAEMON " --sched-one-in -3", 2, "'--sched-one-in' needs a number in 1..65536");
+	expect(DAEMON " --events cpu,gpu", 2, "'--events': unknown kind 'gpu'");
+	expect(DAEMON " --interval", 2, "'--interval' needs an argument");
+	expect(DAEMON " --bogus", 2, "unknown option '--bogus'");
+	expect(DAEMON " stray", 2, "unexpected argument 'stray'");
+}
+
+/* Every setting is a key of the file, and --help says which. */
+static void daemon_help_lists_every_key(void **state)
+{
+	static const char *const keys[] = {
+		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
+		"events", "sched-one-in", "sched-budget", "min-block",
+	};
+	int status;
+	char *out = run_cli(DAEMON " --help", &status);
+
+	assert_int_equal(status, 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "--%s", keys[i]);
+		if (!strstr(out, line))
+			fail_msg("--help has no option %s", line);
+		if (!strstr(strstr(out, "The --config file:"), keys[i]))
+			fail_msg("--help does not list the key %s", keys[i]);
+	}
+	free(out);
+}
+
+static void daemon_config_names_the_bad_line(void **state)
+{
+	char *path = config_file("# taprootd\n\ninterval = 0\n");
+	char cmd[256], want[128];
+
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	snprintf(want, sizeof(want), "%s:3: 'interval' needs a number in 1..86400, not '0'",
+		 path);
+	expect(cmd, 2, want);
+	unlink(path);
+	free(path);
+
+	path = config_file("interval 5\nlabel-tid maybe\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, ":2: 'label-tid' needs yes or no, not 'maybe'");
+	unlink(path);
+	free(path);
+
+	path = config_file("colour blue\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, "unknown key 'colour' (output, interval, retain, max-stacks");
+	unlink(path);
+	free(path);
+}
+
+/*
+ * The command line wins over the file, yet the file's value is still
+ * checked: the output the file names is not used when -o is given.
+ */
+static void daemon_config_loses_to_the_command_line(void **state)
+{
+	char *path = config_file("output /nonexistent/file\ninterval 5\n");
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 1, "output /nonexistent/file: No such file or directory");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -o /nonexistent/cmdline -c %s", path);
+	expect(cmd, 1, "output /nonexistent/cmdline: No such file or directory");
+	unlink(path);
+	free(path);
+
+	path = config_file("interval 0\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -i 7 -c %s", path);
+	expect(cmd, 2, "'interval' needs a number in 1..86400, not '0'");
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(record_refuses_bad_values),
+		cmocka_unit_test(record_refuses_bad_combinations),
+		cmocka_unit_test(daemon_refuses_bad_options),
+		cmocka_unit_test(daemon_help_lists_every_key),
+		cmocka_unit_test(daemon_config_names_the_bad_line),
+		cmocka_unit_test(daemon_config_loses_to_the_command_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
