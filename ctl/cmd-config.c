@@ -70,12 +70,9 @@ static int print_json(const struct taproot_config *c)
 	if (!j)
 		return EXIT_ERR;
 	taproot_json_object_begin(j);
-	taproot_json_key(j, "freq");
-	taproot_json_u64(j, c->freq_hz);
-	taproot_json_key(j, "kstack");
-	taproot_json_u64(j, c->kstack_depth);
-	taproot_json_key(j, "ustack");
-	taproot_json_u64(j, c->ustack_bytes);
+	taproot_json_key_u64(j, "freq", c->freq_hz);
+	taproot_json_key_u64(j, "kstack", c->kstack_depth);
+	taproot_json_key_u64(j, "ustack", c->ustack_bytes);
 	taproot_json_key(j, "events");
 	taproot_json_array_begin(j);
 	for (bit = 0; bit < 32; bit++) {
@@ -91,14 +88,10 @@ static int print_json(const struct taproot_config *c)
 	taproot_json_array_end(j);
 	taproot_json_key(j, "idle");
 	taproot_json_bool(j, c->flags & TAPROOT_CFG_F_SAMPLE_IDLE);
-	taproot_json_key(j, "flags");
-	taproot_json_u64(j, c->flags);
-	taproot_json_key(j, "ring_pages");
-	taproot_json_u64(j, c->ring_pages);
-	taproot_json_key(j, "watermark");
-	taproot_json_u64(j, c->watermark);
-	taproot_json_key(j, "sched_one_in");
-	taproot_json_u64(j, c->sched_one_in);
+	taproot_json_key_u64(j, "flags", c->flags);
+	taproot_json_key_u64(j, "ring_pages", c->ring_pages);
+	taproot_json_key_u64(j, "watermark", c->watermark);
+	taproot_json_key_u64(j, "sched_one_in", c->sched_one_in);
 	/* Empty: the whole system. */
 	taproot_json_key(j, "pids");
 	taproot_json_array_begin(j);

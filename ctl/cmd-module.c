@@ -75,10 +75,8 @@ int do_load(int argc, char **argv)
 			goto out;
 		}
 		taproot_json_object_begin(j);
-		taproot_json_key(j, "loaded");
-		taproot_json_string(j, path);
-		taproot_json_key(j, "params");
-		taproot_json_string(j, params ? params : "");
+		taproot_json_key_string(j, "loaded", path);
+		taproot_json_key_string(j, "params", params ? params : "");
 		taproot_json_object_end(j);
 		ret = json_end(j);
 	} else {

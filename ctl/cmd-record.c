@@ -696,11 +696,9 @@ static void write_stats_json(struct record *r, FILE *f, const struct summary_inf
 	if (taproot_json_new(f, &j) < 0)
 		return;
 	taproot_json_object_begin(j);
-	taproot_json_key(j, "followed");
-	taproot_json_u64(j, r->followed);
+	taproot_json_key_u64(j, "followed", r->followed);
 	if (r->o.raw) {
-		taproot_json_key(j, "raw");
-		taproot_json_string(j, r->o.raw);
+		taproot_json_key_string(j, "raw", r->o.raw);
 	}
 	if (r->child) {
 		taproot_json_key(j, "command_status");

@@ -141,30 +141,21 @@ static double per(uint64_t a, uint64_t b)
 static void pass_json(struct taproot_json *j, const struct rp_pass *ps, uint32_t i)
 {
 	taproot_json_object_begin(j);
-	taproot_json_key(j, "pass");
-	taproot_json_u64(j, i + 1);
-	taproot_json_key(j, "samples");
-	taproot_json_u64(j, ps->samples);
-	taproot_json_key(j, "user_stacks");
-	taproot_json_u64(j, ps->user_stacks);
-	taproot_json_key(j, "user_frames");
-	taproot_json_u64(j, ps->unwind_frames);
-	taproot_json_key(j, "kernel_frames");
-	taproot_json_u64(j, ps->kernel_frames);
-	taproot_json_key(j, "cpu_ns");
-	taproot_json_u64(j, ps->cpu_ns);
-	taproot_json_key(j, "wall_ns");
-	taproot_json_u64(j, ps->wall_ns);
-	taproot_json_key(j, "pipeline_ns");
-	taproot_json_u64(j, ps->pipeline_ns);
-	taproot_json_key(j, "unwind_ns");
-	taproot_json_u64(j, ps->unwind_ns);
-	taproot_json_key(j, "samples_per_s");
-	taproot_json_u64(j, (uint64_t)(per(ps->samples, ps->pipeline_ns) * 1e9 + 0.5));
-	taproot_json_key(j, "unwind_ns_per_frame");
-	taproot_json_u64(j, (uint64_t)(per(ps->unwind_ns, ps->unwind_frames) + 0.5));
-	taproot_json_key(j, "pipeline_ns_per_frame");
-	taproot_json_u64(j, (uint64_t)(per(ps->pipeline_ns, ps->unwind_frames) + 0.5));
+	taproot_json_key_u64(j, "pass", i + 1);
+	taproot_json_key_u64(j, "samples", ps->samples);
+	taproot_json_key_u64(j, "user_stacks", ps->user_stacks);
+	taproot_json_key_u64(j, "user_frames", ps->unwind_frames);
+	taproot_json_key_u64(j, "kernel_frames", ps->kernel_frames);
+	taproot_json_key_u64(j, "cpu_ns", ps->cpu_ns);
+	taproot_json_key_u64(j, "wall_ns", ps->wall_ns);
+	taproot_json_key_u64(j, "pipeline_ns", ps->pipeline_ns);
+	taproot_json_key_u64(j, "unwind_ns", ps->unwind_ns);
+	taproot_json_key_u64(j, "samples_per_s",
+				     (uint64_t)(per(ps->samples, ps->pipeline_ns) * 1e9 + 0.5));
+	taproot_json_key_u64(j, "unwind_ns_per_frame",
+				     (uint64_t)(per(ps->unwind_ns, ps->unwind_frames) + 0.5));
+	taproot_json_key_u64(j, "pipeline_ns_per_frame",
+				     (uint64_t)(per(ps->pipeline_ns, ps->unwind_frames) + 0.5));
 	taproot_json_object_end(j);
 }
 
@@ -175,16 +166,12 @@ static void write_json(const struct report *r, FILE *f, const struct summary_inf
 	if (taproot_json_new(f, &j) < 0)
 		return;
 	taproot_json_object_begin(j);
-	taproot_json_key(j, "raw");
-	taproot_json_string(j, r->input);
-	taproot_json_key(j, "kernel_release");
-	taproot_json_string(j, r->info->header.kernel_release);
-	taproot_json_key(j, "records");
-	taproot_json_u64(j, r->info->records);
-	taproot_json_key(j, "files_checked");
-	taproot_json_u64(j, r->info->files + r->info->files_over);
-	taproot_json_key(j, "files_not_recorded_one");
-	taproot_json_u64(j, r->info->files_other + r->info->files_over);
+	taproot_json_key_string(j, "raw", r->input);
+	taproot_json_key_string(j, "kernel_release", r->info->header.kernel_release);
+	taproot_json_key_u64(j, "records", r->info->records);
+	taproot_json_key_u64(j, "files_checked", r->info->files + r->info->files_over);
+	taproot_json_key_u64(j, "files_not_recorded_one",
+				     r->info->files_other + r->info->files_over);
 	taproot_json_key(j, "files_not_recorded_one_paths");
 	taproot_json_array_begin(j);
 	for (size_t i = 0; i < 4 && r->info->files_other_paths[i]; i++)

@@ -33,24 +33,15 @@ static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
 
 static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)
 {
-	taproot_json_key(j, "samples");
-	taproot_json_u64(j, c->samples);
-	taproot_json_key(j, "records");
-	taproot_json_u64(j, c->records);
-	taproot_json_key(j, "bytes");
-	taproot_json_u64(j, c->bytes);
-	taproot_json_key(j, "lost_full");
-	taproot_json_u64(j, c->lost_full);
-	taproot_json_key(j, "lost_nested");
-	taproot_json_u64(j, c->lost_nested);
-	taproot_json_key(j, "ustack_faults");
-	taproot_json_u64(j, c->ustack_faults);
-	taproot_json_key(j, "switches");
-	taproot_json_u64(j, c->switches);
-	taproot_json_key(j, "switches_selected");
-	taproot_json_u64(j, c->switches_selected);
-	taproot_json_key(j, "wakings");
-	taproot_json_u64(j, c->wakings);
+	taproot_json_key_u64(j, "samples", c->samples);
+	taproot_json_key_u64(j, "records", c->records);
+	taproot_json_key_u64(j, "bytes", c->bytes);
+	taproot_json_key_u64(j, "lost_full", c->lost_full);
+	taproot_json_key_u64(j, "lost_nested", c->lost_nested);
+	taproot_json_key_u64(j, "ustack_faults", c->ustack_faults);
+	taproot_json_key_u64(j, "switches", c->switches);
+	taproot_json_key_u64(j, "switches_selected", c->switches_selected);
+	taproot_json_key_u64(j, "wakings", c->wakings);
 }
 
 int do_stats(int argc, char **argv)
@@ -104,8 +95,7 @@ int do_stats(int argc, char **argv)
 	taproot_json_array_begin(j);
 	for (i = 0; i < nr; i++) {
 		taproot_json_object_begin(j);
-		taproot_json_key(j, "cpu");
-		taproot_json_u64(j, cpus[i].cpu);
+		taproot_json_key_u64(j, "cpu", cpus[i].cpu);
 		json_counters(j, &cpus[i]);
 		taproot_json_object_end(j);
 	}

@@ -47,12 +47,9 @@ static int print_json(const struct taproot_info *info)
 	taproot_json_object_begin(j);
 	taproot_json_key(j, "loaded");
 	taproot_json_bool(j, true);
-	taproot_json_key(j, "abi_version");
-	taproot_json_u64(j, info->abi_version);
-	taproot_json_key(j, "nr_cpus");
-	taproot_json_u64(j, info->nr_cpus);
-	taproot_json_key(j, "kernel_release");
-	taproot_json_string(j, info->kernel_release);
+	taproot_json_key_u64(j, "abi_version", info->abi_version);
+	taproot_json_key_u64(j, "nr_cpus", info->nr_cpus);
+	taproot_json_key_string(j, "kernel_release", info->kernel_release);
 	taproot_json_key(j, "features");
 	taproot_json_array_begin(j);
 	for (bit = 0; bit < 64; bit++) {
@@ -68,8 +65,7 @@ static int print_json(const struct taproot_info *info)
 	taproot_json_array_end(j);
 	taproot_json_key(j, "running");
 	taproot_json_bool(j, info->running);
-	taproot_json_key(j, "page_size");
-	taproot_json_u64(j, info->page_size);
+	taproot_json_key_u64(j, "page_size", info->page_size);
 	daemon_status_json(j);
 	taproot_json_object_end(j);
 	return json_end(j);

@@ -290,3 +290,15 @@ void taproot_json_null(struct taproot_json *j)
 	tp_json_puts(j, "null");
 	tp_json_value_end(j);
 }
+
+void taproot_json_key_u64(struct taproot_json *j, const char *key, uint64_t v)
+{
+	taproot_json_key(j, key);
+	taproot_json_u64(j, v);
+}
+
+void taproot_json_key_string(struct taproot_json *j, const char *key, const char *s)
+{
+	taproot_json_key(j, key);
+	taproot_json_string(j, s);
+}

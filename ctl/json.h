@@ -49,4 +49,8 @@ void taproot_json_i64(struct taproot_json *j, int64_t v);
 void taproot_json_bool(struct taproot_json *j, bool v);
 void taproot_json_null(struct taproot_json *j);
 
+/* A member of the open object: taproot_json_key() and the value, in one call. */
+void taproot_json_key_u64(struct taproot_json *j, const char *key, uint64_t v);
+void taproot_json_key_string(struct taproot_json *j, const char *key, const char *s);
+
 #endif /* TAPROOT_CTL_JSON_H */

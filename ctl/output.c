@@ -33,8 +33,7 @@ static void p_vmsg(const char *fmt, va_list ap)
 		fprintf(stderr, "%s: %s\n", PROG, msg);
 	} else {
 		taproot_json_object_begin(j);
-		taproot_json_key(j, "error");
-		taproot_json_string(j, msg);
+		taproot_json_key_string(j, "error", msg);
 		taproot_json_object_end(j);
 		if (taproot_json_free(j) < 0)
 			fprintf(stderr, "%s: %s\n", PROG, msg);

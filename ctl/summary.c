@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,61 @@ static void summary_stats(const struct taproot_pipeline *pl, const struct summar
 		taproot_pipeline_stats(pl, st);
 }
 
+/* The off-CPU counters of the summary, in its order. */
+static const struct {
+	const char *name;
+	size_t off;			/* in struct taproot_causal_stats */
+} causal_fields[] = {
+#define CAUSAL(f) { #f, offsetof(struct taproot_causal_stats, f) }
+	CAUSAL(switch_outs), CAUSAL(wakings), CAUSAL(switch_ins), CAUSAL(joined),
+	CAUSAL(woken), CAUSAL(preempted), CAUSAL(new_tasks), CAUSAL(filtered),
+	CAUSAL(unpaired_no_in), CAUSAL(unpaired_no_out), CAUSAL(duplicates),
+	CAUSAL(wakings_outside), CAUSAL(table_full), CAUSAL(bad_records), CAUSAL(blocked_ns),
+	CAUSAL(wait_ns), CAUSAL(runqueue_ns),
+#undef CAUSAL
+};
+
+static void json_offcpu(struct taproot_json *j, const struct taproot_causal_stats *c,
+			const struct summary_info *si)
+{
+	taproot_json_key(j, "offcpu");
+	taproot_json_object_begin(j);
+	taproot_json_key_u64(j, "sched_one_in", si->sched_one_in);
+	taproot_json_key_u64(j, "min_block_us", si->min_block_ns / 1000);
+	for (size_t i = 0; i < sizeof(causal_fields) / sizeof(causal_fields[0]); i++)
+		taproot_json_key_u64(j, causal_fields[i].name,
+				     *(const uint64_t *)((const char *)c + causal_fields[i].off));
+	taproot_json_object_end(j);
+}
+
+static void json_unwind(struct taproot_json *j, const struct taproot_pipeline_stats *st)
+{
+	taproot_json_key(j, "unwind");
+	taproot_json_object_begin(j);
+	for (unsigned int e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++)
+		taproot_json_key_u64(j, taproot_unwind_end_name(e), st->unwind[e]);
+	taproot_json_object_end(j);
+	taproot_json_key_u64(j, "unwind_at_entry", st->unwind_at_entry);
+	taproot_json_key_u64(j, "unwind_complete_permille",
+			     (uint64_t)(taproot_pipeline_unwind_rate(st) * 1000 + 0.5));
+}
+
+static void json_top(struct taproot_json *j, const struct taproot_pipeline *pl)
+{
+	struct taproot_pipeline_top top[TOP_N];
+	size_t ntop = taproot_pipeline_top(pl, top, TOP_N);
+
+	taproot_json_key(j, "top");
+	taproot_json_array_begin(j);
+	for (size_t i = 0; i < ntop; i++) {
+		taproot_json_object_begin(j);
+		taproot_json_key_string(j, "function", top[i].name);
+		taproot_json_key_u64(j, "samples", top[i].samples);
+		taproot_json_object_end(j);
+	}
+	taproot_json_array_end(j);
+}
+
 /*
  * The summary's figures as JSON members of the open object @j: the
  * session's (@si) and the pipeline's. Shared with report (taprootctl.h).
@@ -83,113 +139,31 @@ static void summary_stats(const struct taproot_pipeline *pl, const struct summar
 void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 		  const struct summary_info *si)
 {
-	struct taproot_pipeline_top top[TOP_N];
-	size_t ntop = taproot_pipeline_top(pl, top, TOP_N);
 	struct taproot_pipeline_stats st;
-	unsigned int e;
+	uint64_t ms = (uint64_t)(si->secs * 1000 + 0.5);
 
 	summary_stats(pl, si, &st);
-	taproot_json_key(j, "output");
-	taproot_json_string(j, si->path);
-	taproot_json_key(j, "duration_s");
-	taproot_json_u64(j, (uint64_t)(si->secs * 1000 + 0.5) / 1000);
-	taproot_json_key(j, "duration_ms");
-	taproot_json_u64(j, (uint64_t)(si->secs * 1000 + 0.5));
-	taproot_json_key(j, "freq");
-	taproot_json_u64(j, si->freq);
-	taproot_json_key(j, "samples");
-	taproot_json_u64(j, st.samples);
-	taproot_json_key(j, "lost");
-	taproot_json_u64(j, si->lost);
-	taproot_json_key(j, "corrupt");
-	taproot_json_u64(j, si->corrupt);
-	taproot_json_key(j, "dropped");
-	taproot_json_u64(j, st.dropped);
-	taproot_json_key(j, "kernel_only");
-	taproot_json_u64(j, st.kernel_only);
-	taproot_json_key(j, "user_stale");
-	taproot_json_u64(j, st.user_stale);
-	taproot_json_key(j, "user_stacks");
-	taproot_json_u64(j, st.user_stacks);
-	taproot_json_key(j, "unwind");
-	taproot_json_object_begin(j);
-	for (e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++) {
-		taproot_json_key(j, taproot_unwind_end_name(e));
-		taproot_json_u64(j, st.unwind[e]);
-	}
-	taproot_json_object_end(j);
-	taproot_json_key(j, "unwind_at_entry");
-	taproot_json_u64(j, st.unwind_at_entry);
-	taproot_json_key(j, "unwind_complete_permille");
-	taproot_json_u64(j, (uint64_t)(taproot_pipeline_unwind_rate(&st) * 1000 + 0.5));
-	taproot_json_key(j, "proc_unknown");
-	taproot_json_u64(j, st.proc_unknown);
-	taproot_json_key(j, "frames");
-	taproot_json_u64(j, st.frames);
-	taproot_json_key(j, "frames_unsymbolized");
-	taproot_json_u64(j, st.frames_unsymbolized);
-	taproot_json_key(j, "stacks");
-	taproot_json_u64(j, st.stacks);
-	taproot_json_key(j, "folded");
-	taproot_json_u64(j, st.folded);
-	taproot_json_key(j, "proc_events");
-	taproot_json_u64(j, st.proc_events);
-	if (si->offcpu) {
-		const struct taproot_causal_stats *c = &st.causal;
-
-		taproot_json_key(j, "offcpu");
-		taproot_json_object_begin(j);
-		taproot_json_key(j, "sched_one_in");
-		taproot_json_u64(j, si->sched_one_in);
-		taproot_json_key(j, "min_block_us");
-		taproot_json_u64(j, si->min_block_ns / 1000);
-		taproot_json_key(j, "switch_outs");
-		taproot_json_u64(j, c->switch_outs);
-		taproot_json_key(j, "wakings");
-		taproot_json_u64(j, c->wakings);
-		taproot_json_key(j, "switch_ins");
-		taproot_json_u64(j, c->switch_ins);
-		taproot_json_key(j, "joined");
-		taproot_json_u64(j, c->joined);
-		taproot_json_key(j, "woken");
-		taproot_json_u64(j, c->woken);
-		taproot_json_key(j, "preempted");
-		taproot_json_u64(j, c->preempted);
-		taproot_json_key(j, "new_tasks");
-		taproot_json_u64(j, c->new_tasks);
-		taproot_json_key(j, "filtered");
-		taproot_json_u64(j, c->filtered);
-		taproot_json_key(j, "unpaired_no_in");
-		taproot_json_u64(j, c->unpaired_no_in);
-		taproot_json_key(j, "unpaired_no_out");
-		taproot_json_u64(j, c->unpaired_no_out);
-		taproot_json_key(j, "duplicates");
-		taproot_json_u64(j, c->duplicates);
-		taproot_json_key(j, "wakings_outside");
-		taproot_json_u64(j, c->wakings_outside);
-		taproot_json_key(j, "table_full");
-		taproot_json_u64(j, c->table_full);
-		taproot_json_key(j, "bad_records");
-		taproot_json_u64(j, c->bad_records);
-		taproot_json_key(j, "blocked_ns");
-		taproot_json_u64(j, c->blocked_ns);
-		taproot_json_key(j, "wait_ns");
-		taproot_json_u64(j, c->wait_ns);
-		taproot_json_key(j, "runqueue_ns");
-		taproot_json_u64(j, c->runqueue_ns);
-		taproot_json_object_end(j);
-	}
-	taproot_json_key(j, "top");
-	taproot_json_array_begin(j);
-	for (size_t i = 0; i < ntop; i++) {
-		taproot_json_object_begin(j);
-		taproot_json_key(j, "function");
-		taproot_json_string(j, top[i].name);
-		taproot_json_key(j, "samples");
-		taproot_json_u64(j, top[i].samples);
-		taproot_json_object_end(j);
-	}
-	taproot_json_array_end(j);
+	taproot_json_key_string(j, "output", si->path);
+	taproot_json_key_u64(j, "duration_s", ms / 1000);
+	taproot_json_key_u64(j, "duration_ms", ms);
+	taproot_json_key_u64(j, "freq", si->freq);
+	taproot_json_key_u64(j, "samples", st.samples);
+	taproot_json_key_u64(j, "lost", si->lost);
+	taproot_json_key_u64(j, "corrupt", si->corrupt);
+	taproot_json_key_u64(j, "dropped", st.dropped);
+	taproot_json_key_u64(j, "kernel_only", st.kernel_only);
+	taproot_json_key_u64(j, "user_stale", st.user_stale);
+	taproot_json_key_u64(j, "user_stacks", st.user_stacks);
+	json_unwind(j, &st);
+	taproot_json_key_u64(j, "proc_unknown", st.proc_unknown);
+	taproot_json_key_u64(j, "frames", st.frames);
+	taproot_json_key_u64(j, "frames_unsymbolized", st.frames_unsymbolized);
+	taproot_json_key_u64(j, "stacks", st.stacks);
+	taproot_json_key_u64(j, "folded", st.folded);
+	taproot_json_key_u64(j, "proc_events", st.proc_events);
+	if (si->offcpu)
+		json_offcpu(j, &st.causal, si);
+	json_top(j, pl);
 }
 
 void summary_print_head(const struct taproot_pipeline *pl, const struct summary_info *si)

@@ -256,10 +256,8 @@ int main(int argc, char **argv)
 				if (!j)
 					return EXIT_ERR;
 				taproot_json_object_begin(j);
-				taproot_json_key(j, "version");
-				taproot_json_string(j, TAPROOT_VERSION);
-				taproot_json_key(j, "abi_version");
-				taproot_json_u64(j, TAPROOT_ABI_VERSION);
+				taproot_json_key_string(j, "version", TAPROOT_VERSION);
+				taproot_json_key_u64(j, "abi_version", TAPROOT_ABI_VERSION);
 				taproot_json_object_end(j);
 				return json_end(j);
 			}
