@@ -292,18 +292,11 @@ static int tap_parse_tgids(struct tap_config *cfg, const struct nlattr *nest,
 	return 0;
 }
 
-/*
- * Applies the attributes of @tb to @cfg, a copy of the current
- * configuration, checking what the policy could not. Changes nothing
- * else: on error the caller drops the copy.
- */
-static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
-			    struct netlink_ext_ack *extack)
+/* The sampling attributes of @tb into @cfg: what and how often. */
+static int tap_parse_sampling(struct tap_config *cfg, struct nlattr **tb, bool running,
+			      struct netlink_ext_ack *extack)
 {
-	bool running = tap_sample_running();
 	struct nlattr *a;
-	u64 data_size;
-	int err;
 
 	a = tb[TAPROOT_A_CFG_FREQ_HZ];
 	if (a) {
@@ -343,6 +336,19 @@ static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
 	a = tb[TAPROOT_A_CFG_FLAGS];
 	if (a)
 		cfg->flags = nla_get_u32(a);
+	return 0;
+}
+
+/*
+ * The ring attributes of @tb into @cfg: its size, and a watermark that
+ * fits it (an automatic one follows the size).
+ */
+static int tap_parse_ring(struct tap_config *cfg, struct nlattr **tb, bool running,
+			  struct netlink_ext_ack *extack)
+{
+	struct nlattr *a;
+	u64 data_size;
+
 	a = tb[TAPROOT_A_CFG_RING_PAGES];
 	if (a) {
 		if (running) {
@@ -375,14 +381,26 @@ static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
 				    "watermark exceeds the new ring data size");
 		return -EINVAL;
 	}
-
-	a = tb[TAPROOT_A_CFG_TGIDS];
-	if (a) {
-		err = tap_parse_tgids(cfg, a, extack);
-		if (err)
-			return err;
-	}
 	return 0;
+}
+
+/*
+ * Applies the attributes of @tb to @cfg, a copy of the current
+ * configuration, checking what the policy could not. Changes nothing
+ * else: on error the caller drops the copy.
+ */
+static int tap_parse_config(struct tap_config *cfg, struct nlattr **tb,
+			    struct netlink_ext_ack *extack)
+{
+	bool running = tap_sample_running();
+	int err;
+
+	err = tap_parse_sampling(cfg, tb, running, extack);
+	if (!err)
+		err = tap_parse_ring(cfg, tb, running, extack);
+	if (!err && tb[TAPROOT_A_CFG_TGIDS])
+		err = tap_parse_tgids(cfg, tb[TAPROOT_A_CFG_TGIDS], extack);
+	return err;
 }
 
 /*
