@@ -354,19 +354,6 @@ static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *ar
 		"its unread bytes were dropped\n", cpu, pos, why);
 }
 
-static uint64_t rings_lost(struct taproot_ring *ring)
-{
-	struct taproot_ring_stats st;
-	uint64_t lost = 0;
-
-	for (unsigned int i = 0; i < taproot_ring_count(ring); i++) {
-		taproot_ring_stats(ring, i, &st);
-		for (unsigned int c = 0; c < TAPROOT_LOST_NR; c++)
-			lost += st.lost[c];
-	}
-	return lost;
-}
-
 /* ------------------------------------------------------ raw capture */
 
 static void raw_on_read(void *arg, int pid, enum taproot_proc_file file, int err,
@@ -665,27 +652,27 @@ static int child_exit_code(const struct record *r)
 
 /* ------------------------------------------------------------ output */
 
+/*
+ * One line of progress on stderr: on a terminal rewritten in place (the
+ * last one, @final, ends it), elsewhere a line each time.
+ */
 static void progress(struct record *r, bool final)
 {
 	double el = tp_clock_s(CLOCK_MONOTONIC) - r->t0;
+	uint64_t lost = taproot_ring_lost(r->ring) - r->lost_base;
 	struct taproot_pipeline_stats st;
-	bool tty = r->tty;
 
 	taproot_pipeline_stats(r->pl, &st);
-	if (tty && r->o.offcpu)
-		fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  %8" PRIu64
-			" intervals  %6" PRIu64 " lost%s\033[K%s", el, st.samples,
-			st.causal.joined, rings_lost(r->ring) - r->lost_base,
-			r->child && !r->child_done ? "  (command running)" : "",
-			final ? "\n" : "");
-	else if (tty)
-		fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  %6" PRIu64
-			" lost%s\033[K%s", el, st.samples, rings_lost(r->ring) - r->lost_base,
-			r->child && !r->child_done ? "  (command running)" : "",
-			final ? "\n" : "");
-	else
+	if (!r->tty) {
 		fprintf(stderr, "taprootctl record: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost\n",
-			el, st.samples, rings_lost(r->ring) - r->lost_base);
+			el, st.samples, lost);
+		return;
+	}
+	fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  ", el, st.samples);
+	if (r->o.offcpu)
+		fprintf(stderr, "%8" PRIu64 " intervals  ", st.causal.joined);
+	fprintf(stderr, "%6" PRIu64 " lost%s\033[K%s", lost,
+		r->child && !r->child_done ? "  (command running)" : "", final ? "\n" : "");
 	fflush(stderr);
 }
 
@@ -991,7 +978,7 @@ static int record_start(struct record *r)
 	/* What earlier sessions left in the rings is not ours. */
 	while (taproot_ring_consume(r->ring, &discard, r) > 0)
 		;
-	r->lost_base = rings_lost(r->ring);
+	r->lost_base = taproot_ring_lost(r->ring);
 
 	err = taproot_nl_start(r->nl);
 	if (err < 0)
@@ -1071,7 +1058,7 @@ static void record_stop(struct record *r)
 			;
 		/* Nothing more comes: intervals still open are unpaired. */
 		taproot_pipeline_flush(r->pl, true);
-		r->lost = rings_lost(r->ring) - r->lost_base;
+		r->lost = taproot_ring_lost(r->ring) - r->lost_base;
 		if (r->tty)
 			progress(r, true);
 	}

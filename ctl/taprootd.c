@@ -51,6 +51,7 @@
 
 #include "daemon.h"
 #include "taproot.h"
+#include "util/clock.h"
 
 static const char *prog = "taprootd";
 struct daemon {
@@ -94,14 +95,6 @@ struct daemon {
 #define ADAPT_S		0.1	/* s between two looks at the switch rate */
 #define PEAK_HALF_S	4.0	/* half-life of the rate's recent peak */
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * The command line: getopt_long's tables are made from daemon_options[]
  * (a row's val: its short name, or 256 + its index).
@@ -114,9 +107,10 @@ static void getopt_tables(struct option *longs, char *shorts)
 	*shorts++ = ':';		/* a missing value returns ':' */
 	for (i = 0, opt = daemon_options; opt->name; i++, opt++) {
 		bool has_arg = opt->arg != NULL;
+		int val = opt->short_name ? opt->short_name : 256 + (int)i;
 
 		longs[i] = (struct option){ opt->name, has_arg ? required_argument : no_argument,
-					    NULL, opt->short_name ? opt->short_name : 256 + (int)i };
+					    NULL, val };
 		if (opt->short_name) {
 			*shorts++ = opt->short_name;
 			if (has_arg)
@@ -372,26 +366,13 @@ static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *ar
 		"were dropped", cpu, pos, why);
 }
 
-static uint64_t rings_lost(struct taproot_ring *ring)
-{
-	struct taproot_ring_stats st;
-	uint64_t lost = 0;
-
-	for (unsigned int i = 0; i < taproot_ring_count(ring); i++) {
-		taproot_ring_stats(ring, i, &st);
-		for (unsigned int c = 0; c < TAPROOT_LOST_NR; c++)
-			lost += st.lost[c];
-	}
-	return lost;
-}
-
 static void consume(struct daemon *d)
 {
 	if (!d->ring || !d->pl)
 		return;
 	taproot_pipeline_consume(d->pl, d->ring, on_corrupt, d);
-	d->lost_seen += rings_lost(d->ring) - d->lost_base;
-	d->lost_base = rings_lost(d->ring);
+	d->lost_seen += taproot_ring_lost(d->ring) - d->lost_base;
+	d->lost_base = taproot_ring_lost(d->ring);
 }
 
 /*
@@ -470,7 +451,7 @@ static void session_started(struct daemon *d)
 			log_msg(LOG_ERR, "%s", taproot_errmsg(err));
 			return;
 		}
-		d->lost_base = rings_lost(d->ring);
+		d->lost_base = taproot_ring_lost(d->ring);
 	}
 	log_msg(LOG_INFO, "sampling runs at %" PRIu32 " Hz: reading the rings", cfg.freq_hz);
 	if (d->o.offcpu && (cfg.events & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) !=
@@ -496,7 +477,7 @@ static void session_stopped(struct daemon *d)
 	/* Nothing more comes: intervals still open are unpaired. */
 	if (d->pl)
 		taproot_pipeline_flush(d->pl, true);
-	d->lost_seen += rings_lost(d->ring) - d->lost_base;
+	d->lost_seen += taproot_ring_lost(d->ring) - d->lost_base;
 	taproot_ring_close(d->ring);
 	d->ring = NULL;
 	log_msg(LOG_INFO, "sampling stopped: rings released");
@@ -530,8 +511,8 @@ static void resync(struct daemon *d)
  * (the module records it in full until then), while a lull of a few
  * seconds does not lower it: adapting to the last second alone, a busy
  * host that paused for a second went back to one in 1, and the next
- * burst was recorded in full for a second (a ping-pong after a 1 s pause
- * lost 40% of its throughput, and the rings overflowed).
+ * burst was recorded in full for a second: enough to slow the load
+ * itself and overflow the rings.
  */
 static void adapt_selection(struct daemon *d, double now)
 {
@@ -703,7 +684,7 @@ static void reload(struct daemon *d)
 		new_pipeline(d, d->pl_freq);
 	log_msg(LOG_INFO, "SIGHUP: %s re-read: output %s, interval %lu s, retain %lu",
 		d->config, d->o.output, d->o.interval, d->o.retain);
-	d->next_write = mono_s() + (double)d->o.interval;
+	d->next_write = tp_clock_s(CLOCK_MONOTONIC) + (double)d->o.interval;
 }
 
 /* ------------------------------------------------------------ main */
@@ -800,7 +781,7 @@ static int run(struct daemon *d, int sfd)
 	int n;
 
 	for (;;) {
-		double now = mono_s();
+		double now = tp_clock_s(CLOCK_MONOTONIC);
 
 		tick(d, now);
 		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -886,7 +867,7 @@ int main(int argc, char **argv)
 	if (!d.running)
 		log_msg(LOG_INFO, "sampling is stopped: waiting for it to start "
 			"('taprootctl start')");
-	d.next_write = mono_s() + (double)d.o.interval;
+	d.next_write = tp_clock_s(CLOCK_MONOTONIC) + (double)d.o.interval;
 	write_state(&d);
 
 	status = run(&d, sfd);

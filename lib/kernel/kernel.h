@@ -315,6 +315,9 @@ unsigned int taproot_ring_count(const struct taproot_ring *r);
 void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
 			struct taproot_ring_stats *st);
 
+/* Records lost so far, of every cause, summed over the rings. */
+uint64_t taproot_ring_lost(const struct taproot_ring *r);
+
 /*
  * Check the record at @rec, with @avail bytes readable there (the unread
  * bytes of its ring from it on), before anything reads it: the header fits

@@ -498,6 +498,19 @@ void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
 	st->invalid = c->invalid;
 }
 
+uint64_t taproot_ring_lost(const struct taproot_ring *r)
+{
+	struct taproot_ring_stats st;
+	uint64_t lost = 0;
+
+	for (unsigned int i = 0; i < taproot_ring_count(r); i++) {
+		taproot_ring_stats(r, i, &st);
+		for (unsigned int k = 0; k < TAPROOT_LOST_NR; k++)
+			lost += st.lost[k];
+	}
+	return lost;
+}
+
 /* ------------------------------------------------------------ reading */
 
 static const struct taproot_rec_header *tp_ring_at(const struct tp_ring_cpu *c)
