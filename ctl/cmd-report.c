@@ -28,6 +28,7 @@
 #include <linux/taproot.h>
 
 #include "taprootctl.h"
+#include "util/clock.h"
 
 #define REPORT_REPEAT_MAX	1000
 
@@ -58,14 +59,6 @@ struct report {
 };
 
 /* ------------------------------------------------------------ helpers */
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
 
 static int parse_args(int argc, char **argv, struct report *r)
 {
@@ -113,7 +106,7 @@ static int parse_args(int argc, char **argv, struct report *r)
 static int run_pass(struct report *r, struct rp_pass *ps)
 {
 	struct taproot_pipeline_stats a, b;
-	uint64_t cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall0 = clock_ns(CLOCK_MONOTONIC);
+	uint64_t cpu0 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall0 = tp_clock_ns(CLOCK_MONOTONIC);
 	int err;
 
 	taproot_pipeline_stats(r->pl, &a);
@@ -121,8 +114,8 @@ static int run_pass(struct report *r, struct rp_pass *ps)
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
 	taproot_pipeline_stats(r->pl, &b);
-	ps->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-	ps->wall_ns = clock_ns(CLOCK_MONOTONIC) - wall0;
+	ps->cpu_ns = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	ps->wall_ns = tp_clock_ns(CLOCK_MONOTONIC) - wall0;
 	ps->samples = b.samples - a.samples;
 	ps->user_stacks = b.user_stacks - a.user_stacks;
 	ps->unwind_frames = b.unwind_frames - a.unwind_frames;

@@ -93,11 +93,10 @@ void daemon_usage(const char *prog);
 /*
  * Off-CPU intervals recorded with stacks per second, whole system, by
  * default. Each costs two stack captures in the kernel (the blocked task's
- * and its waker's: ~19,500 guest instructions, more than a pipe round trip
- * between two threads takes) and two unwinds in taprootd. At 250 a second a
- * 10 s profile still holds up to 2,500 intervals, and a switch-heavy load
- * pinned to one CPU loses ~3% (BENCHMARKS.md, "Causal events"; 500 cost
- * ~4%, against a target of 5%).
+ * and its waker's, more than the switch itself) and two unwinds in
+ * taprootd: the default is the rate that keeps a switch-heavy load within
+ * the overhead target (BENCHMARKS.md, "Causal events") while a 10 s
+ * profile still holds thousands of intervals.
  */
 #define SCHED_BUDGET_DEFAULT	250
 #define SCHED_BUDGET_MAX	1000000

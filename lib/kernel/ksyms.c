@@ -16,7 +16,7 @@
 #include "kernel/kernel-private.h"
 
 #define TP_KSYMS_PATH		"/proc/kallsyms"
-#define TP_KSYMS_MAX		(8u << 20)	/* symbols kept; ~200k today */
+#define TP_KSYMS_MAX		(8u << 20)	/* symbols kept: far above any kernel's */
 #define TP_KSYM_NAME_MAX	511		/* KSYM_NAME_LEN 512, NUL included */
 #define TP_KSYM_MOD_MAX		63		/* MODULE_NAME_LEN 64 */
 #define TP_KSYMS_LINES_MAX	(64u << 20)	/* lines read at most */

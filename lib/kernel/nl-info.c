@@ -88,38 +88,15 @@ static int tp_info_malformed(struct nlattr *head, int len)
 		      rem);
 }
 
-int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info)
+/*
+ * The ABI version, before the rest: when it differs, the rest of the
+ * reply may follow other rules, and the user must hear about the
+ * version, not about an attribute that changed.
+ */
+static int tp_info_abi(struct nlattr *head, int len, struct taproot_info *info)
 {
-	/* libnl's accessors take non-const pointers; they only read. */
-	struct nlmsghdr *hdr = (struct nlmsghdr *)nlh;
-	struct nlattr *tb[TAPROOT_A_MAX + 1];
-	struct nlattr *head, *a;
-	const struct genlmsghdr *gh;
-	const char *release;
-	char name[16];
-	size_t i, n;
-	int len, rem, err;
-	uint32_t page_size;
-	uint8_t running;
+	struct nlattr *a = nla_find(head, len, TAPROOT_A_ABI_VERSION);
 
-	memset(info, 0, sizeof(*info));
-	if (nlh->nlmsg_len < NLMSG_HDRLEN || !genlmsg_valid_hdr(hdr, 0))
-		return tp_err(-TAPROOT_EPROTO,
-			      "malformed reply to get info: %u bytes, no generic netlink header",
-			      nlh->nlmsg_len);
-	gh = genlmsg_hdr(hdr);
-	if (gh->cmd != TAPROOT_CMD_GET_INFO)
-		return tp_err(-TAPROOT_EPROTO,
-			      "reply to get info carries command %u", gh->cmd);
-	head = genlmsg_attrdata(gh, 0);
-	len = genlmsg_attrlen(gh, 0);
-
-	/*
-	 * The ABI version first: when it differs, the rest of the reply may
-	 * follow other rules, and the user must hear about the version, not
-	 * about an attribute that changed.
-	 */
-	a = nla_find(head, len, TAPROOT_A_ABI_VERSION);
 	if (!a)
 		return tp_err(-TAPROOT_EPROTO,
 			      "reply to get info lacks attribute ABI_VERSION");
@@ -128,22 +105,16 @@ int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info)
 			      "malformed reply to get info: attribute ABI_VERSION of %d bytes",
 			      nla_len(a));
 	info->abi_version = nla_get_u32(a);
-	err = taproot_abi_check(info->abi_version);
-	if (err < 0)
-		return err;
+	return taproot_abi_check(info->abi_version);
+}
 
-	/* Attributes are laid end to end; anything after the last is garbage. */
-	nla_for_each_attr(a, head, len, rem)
-		;
-	if (rem > 0 || nla_parse(tb, TAPROOT_A_MAX, head, len, tp_info_policy) < 0)
-		return tp_info_malformed(head, len);
-
-	for (i = 0; i < sizeof(tp_info_required) / sizeof(tp_info_required[0]); i++)
-		if (!tb[tp_info_required[i]])
-			return tp_err(-TAPROOT_EPROTO,
-				      "reply to get info lacks attribute %s",
-				      tp_nl_attr_name(tp_info_required[i], name,
-						      sizeof(name)));
+/* The attributes of @tb (parsed, all required present) into @info, checked. */
+static int tp_info_fields(struct nlattr **tb, struct taproot_info *info)
+{
+	const char *release;
+	uint32_t page_size;
+	uint8_t running;
+	size_t n;
 
 	info->nr_cpus = nla_get_u32(tb[TAPROOT_A_NR_CPUS]);
 	if (info->nr_cpus == 0)
@@ -173,6 +144,47 @@ int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info)
 			      page_size);
 	info->page_size = page_size;
 	return 0;
+}
+
+int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info)
+{
+	/* libnl's accessors take non-const pointers; they only read. */
+	struct nlmsghdr *hdr = (struct nlmsghdr *)nlh;
+	struct nlattr *tb[TAPROOT_A_MAX + 1];
+	const struct genlmsghdr *gh;
+	struct nlattr *head, *a;
+	int len, rem, err;
+	char name[16];
+	size_t i;
+
+	memset(info, 0, sizeof(*info));
+	if (nlh->nlmsg_len < NLMSG_HDRLEN || !genlmsg_valid_hdr(hdr, 0))
+		return tp_err(-TAPROOT_EPROTO,
+			      "malformed reply to get info: %u bytes, no generic netlink header",
+			      nlh->nlmsg_len);
+	gh = genlmsg_hdr(hdr);
+	if (gh->cmd != TAPROOT_CMD_GET_INFO)
+		return tp_err(-TAPROOT_EPROTO,
+			      "reply to get info carries command %u", gh->cmd);
+	head = genlmsg_attrdata(gh, 0);
+	len = genlmsg_attrlen(gh, 0);
+	err = tp_info_abi(head, len, info);
+	if (err < 0)
+		return err;
+
+	/* Attributes are laid end to end; anything after the last is garbage. */
+	nla_for_each_attr(a, head, len, rem)
+		;
+	if (rem > 0 || nla_parse(tb, TAPROOT_A_MAX, head, len, tp_info_policy) < 0)
+		return tp_info_malformed(head, len);
+
+	for (i = 0; i < sizeof(tp_info_required) / sizeof(tp_info_required[0]); i++)
+		if (!tb[tp_info_required[i]])
+			return tp_err(-TAPROOT_EPROTO,
+				      "reply to get info lacks attribute %s",
+				      tp_nl_attr_name(tp_info_required[i], name,
+						      sizeof(name)));
+	return tp_info_fields(tb, info);
 }
 
 static int tp_info_reply(const struct nlmsghdr *nlh, void *arg)
