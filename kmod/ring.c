@@ -139,6 +139,14 @@ struct tap_ring_set {
 static struct tap_ring_set __rcu *tap_rings;
 
 /*
+ * Each ring of @set (NULL: none) as @ring, on @cpu. The caller holds
+ * rcu_read_lock(), under which it read @set from tap_rings.
+ */
+#define tap_for_each_ring(set, ring, cpu)				\
+	for_each_possible_cpu(cpu)					\
+		if (!((ring) = (set) ? (set)->ring[cpu] : NULL)) {} else
+
+/*
  * Serialises resize and mmap: a ring is mapped, and counted in
  * tap_rings_mapped, only under it; resize checks the count under it.
  */
@@ -656,10 +664,7 @@ static void tap_rings_tick(struct timer_list *timer)
 
 	rcu_read_lock();
 	set = rcu_dereference(tap_rings);
-	for_each_possible_cpu(cpu) {
-		ring = set ? set->ring[cpu] : NULL;
-		if (!ring)
-			continue;
+	tap_for_each_ring(set, ring, cpu) {
 		head = READ_ONCE(ring->prod->data_head);
 		if (tap_ring_unread(ring, head,
 				    READ_ONCE(ring->cons->data_tail))) {
@@ -706,10 +711,7 @@ __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait)
 
 	rcu_read_lock();
 	set = rcu_dereference(tap_rings);
-	for_each_possible_cpu(cpu) {
-		ring = set ? set->ring[cpu] : NULL;
-		if (!ring)
-			continue;
+	tap_for_each_ring(set, ring, cpu) {
 		wm = min_t(u64, READ_ONCE(tap_watermark), ring->mask + 1);
 		head = READ_ONCE(ring->prod->data_head);
 		tail = READ_ONCE(ring->cons->data_tail);
