@@ -74,7 +74,6 @@ static int print_json(const struct taproot_info *info)
 int do_status(int argc, char **argv)
 {
 	struct taproot_info info;
-	struct taproot_nl *nl;
 	int err;
 
 	for (; argc; argc--, argv++) {
@@ -84,11 +83,7 @@ int do_status(int argc, char **argv)
 			return p_usage("'status': unknown argument '%s'", *argv);
 	}
 
-	err = taproot_nl_open(&nl);
-	if (err < 0)
-		return p_err("%s", taproot_errmsg(err));
-	err = taproot_nl_get_info(nl, &info);
-	taproot_nl_close(nl);
+	err = taproot_module_info(&info);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
 

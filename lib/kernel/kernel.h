@@ -57,6 +57,13 @@ void taproot_nl_close(struct taproot_nl *nl);
 int taproot_nl_get_info(struct taproot_nl *nl, struct taproot_info *info);
 
 /*
+ * The loaded module's description, through a connection of its own:
+ * taproot_nl_open(), taproot_nl_get_info(), taproot_nl_close(), and their
+ * errors.
+ */
+int taproot_module_info(struct taproot_info *info);
+
+/*
  * 0 when a module of ABI version @module_abi can be used by this library
  * (it equals TAPROOT_ABI_VERSION), else -TAPROOT_EABI with the message
  * "module ABI version X, this tool speaks Y: load the matching taproot.ko".

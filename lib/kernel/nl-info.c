@@ -198,6 +198,18 @@ int taproot_nl_get_info(struct taproot_nl *nl, struct taproot_info *info)
 	return tp_nl_request_one(nl, TAPROOT_CMD_GET_INFO, "get info", tp_info_reply, info);
 }
 
+int taproot_module_info(struct taproot_info *info)
+{
+	struct taproot_nl *nl;
+	int err;
+
+	err = taproot_nl_open(&nl);
+	if (err == 0)
+		err = taproot_nl_get_info(nl, info);
+	taproot_nl_close(nl);
+	return err;
+}
+
 int taproot_nl_open(struct taproot_nl **nlp)
 {
 	struct taproot_info info;
