@@ -103,7 +103,6 @@ struct record {
 	struct taproot_procs_observer observer;
 	bool config_changed;
 	bool started;
-	uint64_t features;		/* the module's TAPROOT_FEAT_* */
 
 	pid_t child;			/* 0: no command */
 	int child_status;		/* waitpid()'s, when child_done */
@@ -783,7 +782,7 @@ static void restore_config(struct record *r)
 	c.set = TAPROOT_CONFIG_ALL;
 	if (!r->o.ring_pages)
 		c.set &= ~TAPROOT_CONFIG_RING_PAGES;
-	if (!(r->features & TAPROOT_FEAT_SCHED_EVENTS))
+	if (!(r->info.features & TAPROOT_FEAT_SCHED_EVENTS))
 		c.set &= ~TAPROOT_CONFIG_SCHED_ONE_IN;
 	err = taproot_nl_set_config(r->nl, &c);
 	if (err < 0)
@@ -791,8 +790,9 @@ static void restore_config(struct record *r)
 			taproot_errmsg(err));
 }
 
-static int configure(struct record *r, uint32_t page_size)
+static int configure(struct record *r)
 {
+	uint32_t page_size = r->info.page_size;
 	struct taproot_config c = { 0 };
 	int err;
 
@@ -805,7 +805,7 @@ static int configure(struct record *r, uint32_t page_size)
 		c.sched_one_in = r->o.sched_one_in;
 	}
 	/* The process model follows exec, exit and pid reuse through them. */
-	if (r->features & TAPROOT_FEAT_PROC_EVENTS)
+	if (r->info.features & TAPROOT_FEAT_PROC_EVENTS)
 		c.events |= TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT;
 	if (r->o.ustack_set) {
 		c.set |= TAPROOT_CONFIG_USTACK;
@@ -851,8 +851,7 @@ static int record_open(struct record *r)
 		err = taproot_nl_get_config(r->nl, &r->saved);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
-	r->features = r->info.features;
-	if (r->o.offcpu && !(r->features & TAPROOT_FEAT_SCHED_EVENTS))
+	if (r->o.offcpu && !(r->info.features & TAPROOT_FEAT_SCHED_EVENTS))
 		return p_err("--events offcpu: the loaded taproot module (kernel %s) has no "
 			     "switch and waking records (feature sched-events): load a module "
 			     "built from this version", r->info.kernel_release);
@@ -969,7 +968,7 @@ static int record_start(struct record *r)
 		r->tgids[0] = (uint32_t)r->child;
 		r->nr_tgids = 1;
 	}
-	ret = configure(r, r->info.page_size);
+	ret = configure(r);
 	if (ret != EXIT_OK)
 		return ret;
 	err = taproot_ring_open(&r->info, &r->ring);
