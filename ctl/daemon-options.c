@@ -70,6 +70,9 @@ const struct daemon_option daemon_options[] = {
 	{ "foreground", 'f', DV_ACTION, 0, 0, 0, 0, NULL,
 	  "stay in the foreground; without it, taprootd\n"
 	  "detaches once the module check has passed" },
+	{ "print-config", 0, DV_ACTION, 0, 0, 0, 0, NULL,
+	  "print a --config file holding every setting at its\n"
+	  "default, commented, and exit" },
 	{ "help", 'h', DV_ACTION, 0, 0, 0, 0, NULL, "show this help" },
 	{ "version", 'V', DV_ACTION, 0, 0, 0, 0, NULL,
 	  "show the version and the ABI version (" STR(TAPROOT_ABI_VERSION) ")" },
@@ -80,6 +83,7 @@ void daemon_opts_init(struct daemon_opts *o)
 {
 	*o = (struct daemon_opts){
 		.interval = INTERVAL_DEFAULT, .cpu = true,
+		.max_stacks = TAPROOT_PROFILE_MAX_STACKS,
 		.sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT,
 		.sched_budget = SCHED_BUDGET_DEFAULT,
 	};
@@ -281,6 +285,57 @@ void daemon_usage(const char *prog)
 	       "\n"
 	       "Exit status: 0 after SIGTERM/SIGINT, 1 error (module not loaded, other\n"
 	       "ABI, no permission: needs CAP_PERFMON or CAP_SYS_ADMIN), 2 usage error.\n");
+}
+
+/* The value of setting @opt in @o as the file writes it. */
+static void print_value(const struct daemon_option *opt, const struct daemon_opts *o)
+{
+	const void *field = (const char *)o + opt->field;
+
+	switch (opt->value) {
+	case DV_PATH:
+		printf("%s", *(char *const *)field ? *(char *const *)field : ".");
+		break;
+	case DV_COUNT:
+		printf("%lu", *(const unsigned long *)field);
+		break;
+	case DV_SWITCH:
+		printf("%s", *(const bool *)field ? "yes" : "no");
+		break;
+	case DV_EVENTS:
+		printf("%s%s%s", o->cpu ? "cpu" : "", o->cpu && o->offcpu ? "," : "",
+		       o->offcpu ? "offcpu" : "");
+		break;
+	case DV_ACTION:
+		break;
+	}
+}
+
+void daemon_print_config(void)
+{
+	struct daemon_opts o;
+
+	daemon_opts_init(&o);
+	printf("# taprootd's configuration (taprootd.conf(5)): 'KEY VALUE' lines, '#'\n"
+	       "# comments. Every setting is shown at its default, commented out.\n"
+	       "# Options on taprootd's command line win over this file; SIGHUP makes\n"
+	       "# taprootd read it again.\n");
+	for (const struct daemon_option *opt = daemon_options; opt->name; opt++) {
+		const char *h = opt->help;
+
+		if (!opt->bit)
+			continue;
+		printf("\n");
+		while (*h) {
+			int n = (int)strcspn(h, "\n");
+
+			printf("# %.*s\n", n, h);
+			h += n + (h[n] == '\n');
+		}
+		printf("#%s ", opt->name);
+		print_value(opt, &o);
+		printf("\n");
+	}
 }
 
 /* ------------------------------------------------------------ the file */

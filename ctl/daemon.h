@@ -20,7 +20,7 @@ struct daemon_opts {
 	char *output;			/* directory of the profiles */
 	unsigned long interval;		/* seconds per profile */
 	unsigned long retain;		/* profiles kept, 0: all */
-	unsigned long max_stacks;	/* per profile, 0: the default */
+	unsigned long max_stacks;	/* per profile */
 	bool label_tid, label_cpu;
 	bool cpu, offcpu;		/* events: the profiles written */
 	unsigned long sched_one_in;	/* off-CPU selection asked of the module:
@@ -70,7 +70,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	18
+#define DAEMON_NR_OPTIONS	19
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -88,6 +88,9 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 
 /* taprootd --help, its options from daemon_options[]. */
 void daemon_usage(const char *prog);
+
+/* taprootd --print-config: a config file, every setting at its default. */
+void daemon_print_config(void);
 
 #define INTERVAL_DEFAULT	10
 /*

@@ -148,9 +148,12 @@ static int act(const struct daemon_option *opt, struct daemon *d, bool *foregrou
 		*foreground = true;
 	else if (!strcmp(opt->name, "help"))
 		daemon_usage(prog);
+	else if (!strcmp(opt->name, "print-config"))
+		daemon_print_config();
 	else
 		printf("%s %s (taproot ABI %d)\n", prog, TAPROOT_VERSION, TAPROOT_ABI_VERSION);
-	return !strcmp(opt->name, "help") || !strcmp(opt->name, "version") ? 0 : -1;
+	return !strcmp(opt->name, "help") || !strcmp(opt->name, "version") ||
+	       !strcmp(opt->name, "print-config") ? 0 : -1;
 }
 
 /* The command line into @d. 0 or 2: exit with it (--help, an error); -1: go on. */

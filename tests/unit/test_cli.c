@@ -167,6 +167,44 @@ static void daemon_config_loses_to_the_command_line(void **state)
 	free(path);
 }
 
+/*
+ * --print-config writes a file taprootd reads back unchanged, every
+ * setting in it, commented out at its default; uncommented, the file
+ * still parses (the defaults are within their own bounds).
+ */
+static void daemon_print_config_reads_back(void **state)
+{
+	static const char *const keys[] = {
+		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
+		"events", "sched-one-in", "sched-budget", "min-block",
+	};
+	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
+	char cmd[256], line[64];
+	int status, fd = mkstemp(path);
+	char *out;
+
+	assert_true(fd >= 0);
+	close(fd);
+	out = run_cli(DAEMON " --print-config", &status);
+	assert_int_equal(status, 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(line, sizeof(line), "\n#%s ", keys[i]);
+		if (!strstr(out, line))
+			fail_msg("--print-config lacks the setting %s:\n%s", keys[i], out);
+	}
+	free(out);
+	/* Uncommented: every setting given; output . is checked, then the module. */
+	snprintf(cmd, sizeof(cmd), DAEMON " --print-config | sed 's/^#\\([a-z]\\)/\\1/' > %s",
+		 path);
+	out = run_cli(cmd, &status);
+	assert_int_equal(status, 0);
+	free(out);
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s --output /nonexistent/cmdline", path);
+	expect(cmd, 1, "output /nonexistent/cmdline: No such file or directory");
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +214,7 @@ int main(void)
 		cmocka_unit_test(daemon_help_lists_every_key),
 		cmocka_unit_test(daemon_config_names_the_bad_line),
 		cmocka_unit_test(daemon_config_loses_to_the_command_line),
+		cmocka_unit_test(daemon_print_config_reads_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
