@@ -122,8 +122,8 @@ static int tp_ko_installed(struct kmod_ctx *ctx, char **path,
 		 err < 0 ? taproot_strerror(err) : "not found");
 	tp_append(tried, len, note);
 	return tp_err(-TAPROOT_ENOKO,
-		      "taproot.ko not found; tried: %s. Build it (make kmods), "
-		      "set $TAPROOT_KO or give its path", tried);
+		      "taproot.ko not found; tried: %s. Install taproot-dkms, build it "
+		      "(make kmods), set $TAPROOT_KO or give its path", tried);
 }
 
 static int tp_module_find(struct kmod_ctx *ctx, const char *ko, char **path)
@@ -271,6 +271,15 @@ static int tp_check_params(struct kmod_module *mod, const char *params)
 	return 0;
 }
 
+/*
+ * What to do when the kernel wants signed modules: DKMS signs what it
+ * builds with its machine owner key, which the firmware must trust.
+ */
+#define TP_SIGNING_HINT \
+	"DKMS (taproot-dkms) signs the module with its key /var/lib/dkms/mok.pub; " \
+	"enrol it once with 'mokutil --import /var/lib/dkms/mok.pub' and reboot " \
+	"to confirm it (README: Secure Boot)"
+
 /* The message for the kernel's refusal @err to load @path. */
 static int tp_load_refused(int err, const char *path, const char *params)
 {
@@ -278,12 +287,14 @@ static int tp_load_refused(int err, const char *path, const char *params)
 	case -EEXIST:
 		return tp_err(-TAPROOT_ELOADED, NULL);
 	case -EPERM:
-		return tp_err(err, "permission denied: loading a module needs CAP_SYS_MODULE "
-			      "(a kernel in lockdown also refuses unsigned modules)");
+		return tp_err(err, "permission denied: loading a module needs CAP_SYS_MODULE; "
+			      "a kernel in lockdown (Secure Boot) also refuses a module not "
+			      "signed by a key it trusts: %s", TP_SIGNING_HINT);
 	case -EKEYREJECTED:
 	case -ENOKEY:
-		return tp_err(err, "the kernel accepts only signed modules and refused %s (%s)",
-			      path, taproot_strerror(err));
+		return tp_err(err, "the kernel accepts only signed modules (Secure Boot) and "
+			      "refused %s (%s): %s", path, taproot_strerror(err),
+			      TP_SIGNING_HINT);
 	case -EINVAL:
 		if (params && params[0])
 			return tp_err(-TAPROOT_EMODPARAM,
