@@ -11,6 +11,9 @@
 #   make vm-check     VM tests on every kernel of the matrix (FLAVORS="6.1
 #                     5.10" to pick; scripts/kernels lists them)
 #   make fuzz-quick   the libFuzzer targets, 15 s each (make fuzz: 10 min)
+#   make install      the programs, the module's sources for DKMS, the
+#                     systemd unit, config file, man pages (DESTDIR, PREFIX)
+#   make deb          Debian packages taproot and taproot-dkms, lintian-clean
 #   make check        everything above, after installing dependencies, and
 #                     the benchmarks' quick mode
 #   make bench        the benchmarks against perf: BENCHMARKS.md
@@ -69,7 +72,7 @@ DEP_FLAGS := -MMD -MP
 
 $(B)/plain/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(DEP_FLAGS) $(PKG_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(DEP_FLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(B)/san/%.o: %.c Makefile
 	@mkdir -p $(@D)
@@ -87,10 +90,10 @@ $(B)/plain/libtaproot.a $(B)/san/libtaproot.a $(B)/plain/libctl.a $(B)/san/libct
 $(B)/plain/tests/unit/%.o $(B)/san/tests/unit/%.o: BASE_CFLAGS += -I$(TOP)/ctl
 
 ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libctl.a $(B)/plain/libtaproot.a
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 ctl/taprootd: $(call objs,plain,$(D_SRCS)) $(B)/plain/libtaproot.a
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
@@ -238,7 +241,7 @@ vm-selftest: kmods userspace
 CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
-	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace deb
 	$(MAKE) --no-print-directory layering
 	$(MAKE) --no-print-directory vm-check
 	$(MAKE) --no-print-directory bench-quick
@@ -264,6 +267,54 @@ FORCE:
 
 # Keep objects that only pattern rules name (the unit tests' .o files).
 .SECONDARY:
+
+# ---------------------------------------------------------------- install
+# make install [DESTDIR=DIR] [PREFIX=/usr]: the programs, the module's
+# sources with their dkms.conf (DKMS builds taproot.ko from them for every
+# kernel), the systemd unit, the configuration file (every setting at its
+# default: taprootd --print-config), man pages and bash completion.
+# make deb builds the Debian source package and its two binary packages,
+# taproot and taproot-dkms, in build/deb/ from what git tracks, and runs
+# lintian on them (README: "Install").
+
+VERSION := $(shell sed -n 's/^\#define TAPROOT_VERSION[[:space:]]*"\(.*\)"/\1/p' lib/taproot.h)
+PREFIX ?= /usr
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+UNITDIR ?= /lib/systemd/system
+DKMSDIR ?= /usr/src/taproot-$(VERSION)
+# What DKMS needs to build the module: its sources, the ABI header, the
+# probes and the build script.
+DKMS_FILES := Kbuild include/uapi/linux/taproot.h scripts/kbuild \
+	$(wildcard kmod/*.c kmod/*.h) kmod/Kbuild \
+	$(wildcard kmod/probes/*.c) kmod/probes/Kbuild
+
+.PHONY: install install-dkms deb
+install: userspace install-dkms
+	install -D -m 0755 ctl/taprootctl $(DESTDIR)$(SBINDIR)/taprootctl
+	install -D -m 0755 ctl/taprootd $(DESTDIR)$(SBINDIR)/taprootd
+	install -D -m 0644 packaging/taprootd.service $(DESTDIR)$(UNITDIR)/taprootd.service
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/taproot
+	ctl/taprootd --print-config >$(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
+	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
+	install -D -m 0644 man/taprootctl.8 $(DESTDIR)$(MANDIR)/man8/taprootctl.8
+	install -D -m 0644 man/taprootd.8 $(DESTDIR)$(MANDIR)/man8/taprootd.8
+	install -D -m 0644 man/taprootd.conf.5 $(DESTDIR)$(MANDIR)/man5/taprootd.conf.5
+	install -D -m 0644 packaging/taprootctl.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/taprootctl
+
+install-dkms:
+	for f in $(DKMS_FILES); do \
+		install -D -m 0644 $$f $(DESTDIR)$(DKMSDIR)/$$f || exit 1; \
+	done
+	chmod 0755 $(DESTDIR)$(DKMSDIR)/scripts/kbuild
+	sed 's/#MODULE_VERSION#/$(VERSION)/' packaging/dkms.conf \
+		>$(DESTDIR)$(DKMSDIR)/dkms.conf
+
+deb:
+	scripts/deb
 
 # ---------------------------------------------------------------- fuzzing
 # libFuzzer targets on the parsers of outside input (tests/fuzz/fuzz_*.c):
