@@ -205,6 +205,88 @@ static void daemon_print_config_reads_back(void **state)
 	free(path);
 }
 
+/* The text of man page @path with roff's escaped hyphens ("\\-") as "-". */
+static char *man_text(const char *path)
+{
+	int status;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "sed 's/\\\\-/-/g' %s", path);
+	return run_cli(cmd, &status);
+}
+
+/*
+ * The words at the start of @text's lines that begin with @lead ("  -o,
+ * --output DIR" gives "output" for lead "--" within the first 8 columns;
+ * "#interval 10" gives "interval" for lead "#"), space-separated.
+ */
+static void leading_words(const char *text, const char *lead, size_t within, char *out,
+			  size_t len)
+{
+	size_t off = 0, n = strlen(lead);
+	const char *line, *next, *at;
+
+	out[0] = '\0';
+	for (line = text; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			next++;
+		at = strstr(line, lead);
+		if (!at || at >= next || (size_t)(at - line) > within)
+			continue;
+		at += n;
+		if (*at < 'a' || *at > 'z')
+			continue;
+		off += (size_t)snprintf(out + off, len - off, "%.*s ",
+					(int)strspn(at, "abcdefghijklmnopqrstuvwxyz-"), at);
+		assert_true(off < len);
+	}
+}
+
+/* Every word of @words (space-separated) is in @text as @prefix WORD. */
+static void all_named(const char *what, const char *text, const char *prefix, const char *words)
+{
+	char word[64];
+
+	for (const char *w = words; *w; w += strcspn(w, " ") + 1) {
+		snprintf(word, sizeof(word), "%s%.*s", prefix, (int)strcspn(w, " "), w);
+		if (!strstr(text, word))
+			fail_msg("%s lacks %s", what, word);
+	}
+}
+
+/*
+ * The man pages name every option and key the programs take, as the
+ * programs list them (--help, --print-config): no drift.
+ */
+static void man_pages_cover_every_option(void **state)
+{
+	static const char ctl_words[] =
+		"load unload status start stop config stats dump record report --ko --count "
+		"--duration --pid --ustack-bytes --freq --all --ustack --ring-pages --label-tid "
+		"--label-cpu --stats-json --events --sched-one-in --min-block --raw --output "
+		"--repeat freq kstack ustack events idle ring-pages watermark pids sched-one-in ";
+	char *daemon = man_text("man/taprootd.8"), *conf = man_text("man/taprootd.conf.5");
+	char *ctl = man_text("man/taprootctl.8"), *help, *printed;
+	char options[1024], keys[512];
+	int status;
+
+	help = run_cli(DAEMON " --help", &status);
+	printed = run_cli(DAEMON " --print-config", &status);
+	leading_words(help, "--", 8, options, sizeof(options));
+	leading_words(printed, "#", 0, keys, sizeof(keys));
+	assert_non_null(strstr(options, "sched-budget "));
+	assert_non_null(strstr(keys, "min-block "));
+	all_named("taprootd(8)", daemon, "--", options);
+	all_named("taprootd.conf(5)", conf, "", keys);
+	all_named("taprootctl(8)", ctl, "", ctl_words);
+	free(help);
+	free(printed);
+	free(daemon);
+	free(conf);
+	free(ctl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +297,7 @@ int main(void)
 		cmocka_unit_test(daemon_config_names_the_bad_line),
 		cmocka_unit_test(daemon_config_loses_to_the_command_line),
 		cmocka_unit_test(daemon_print_config_reads_back),
+		cmocka_unit_test(man_pages_cover_every_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
