@@ -133,9 +133,21 @@ static const struct daemon_option *option_of(int val)
 	return NULL;
 }
 
-/* A command-line-only option. 0 or 2: exit with it; -1: go on. */
+/* A command-line-only option. 0: exit with it (it printed what was asked); -1: go on. */
 static int act(const struct daemon_option *opt, struct daemon *d, bool *foreground)
 {
+	if (!strcmp(opt->name, "help")) {
+		daemon_usage(prog);
+		return 0;
+	}
+	if (!strcmp(opt->name, "print-config")) {
+		daemon_print_config();
+		return 0;
+	}
+	if (!strcmp(opt->name, "version")) {
+		printf("%s %s (taproot ABI %d)\n", prog, TAPROOT_VERSION, TAPROOT_ABI_VERSION);
+		return 0;
+	}
 	if (!strcmp(opt->name, "start"))
 		d->start = true;
 	else if (!strcmp(opt->name, "config"))
@@ -144,16 +156,9 @@ static int act(const struct daemon_option *opt, struct daemon *d, bool *foregrou
 		d->state_path = optarg;
 	else if (!strcmp(opt->name, "syslog"))
 		log_to_syslog(prog);
-	else if (!strcmp(opt->name, "foreground"))
-		*foreground = true;
-	else if (!strcmp(opt->name, "help"))
-		daemon_usage(prog);
-	else if (!strcmp(opt->name, "print-config"))
-		daemon_print_config();
 	else
-		printf("%s %s (taproot ABI %d)\n", prog, TAPROOT_VERSION, TAPROOT_ABI_VERSION);
-	return !strcmp(opt->name, "help") || !strcmp(opt->name, "version") ||
-	       !strcmp(opt->name, "print-config") ? 0 : -1;
+		*foreground = true;
+	return -1;
 }
 
 /* The command line into @d. 0 or 2: exit with it (--help, an error); -1: go on. */
@@ -371,11 +376,15 @@ static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *ar
 
 static void consume(struct daemon *d)
 {
+	uint64_t lost;
+
 	if (!d->ring || !d->pl)
 		return;
 	taproot_pipeline_consume(d->pl, d->ring, on_corrupt, d);
-	d->lost_seen += taproot_ring_lost(d->ring) - d->lost_base;
-	d->lost_base = taproot_ring_lost(d->ring);
+	/* Read once: a loss counted between two reads would be skipped. */
+	lost = taproot_ring_lost(d->ring);
+	d->lost_seen += lost - d->lost_base;
+	d->lost_base = lost;
 }
 
 /*
