@@ -82,6 +82,8 @@ import pprofraw
 tmp = sys.argv[2]
 INTERRUPT = ("[hardirq]", "[softirq]")
 THREADS = ("sleeper", "reader", "writer", "vforker", "tapblock")
+# Kernel functions of a nanosleep, out of line on every kernel of the matrix.
+NANOSLEEP = ("do_nanosleep", "hrtimer_nanosleep")
 failed = []
 
 def fail(msg):
@@ -241,16 +243,29 @@ def check_run(name, one_in):
     if total == 0 or by_writer <= 0.5 * total:
         fail(f"{name}: writer's function, --, reader's function cover"
              f" {by_writer / 1e6:.1f} ms of the reader's {total / 1e6:.1f} ms in offwake")
+    # The sleeper's nanosleeps are woken by the timer interrupt. Rarely it
+    # blocks elsewhere in sleeper_nap (a page fault waiting on the mm's lock
+    # that the exiting vfork child holds, say): a task may rightly wake that,
+    # so only waits inside the nanosleep are held to the interrupt.
     sl = blocked(wake, r["sleeper"]["fn"], "blocked")
     total = sum(s.values[wns] for s in sl)
+    naps = [s for s in sl if any(f in NANOSLEEP for f in s.frames[s.frames.index("--") + 1:])]
+    nap_total = sum(s.values[wns] for s in naps)
     wakers = {}
-    for s in sl:
+    for s in naps:
         w = s.labels.get("waker", "?")
         wakers[w] = wakers.get(w, 0) + s.values[wns]
     irq = sum(v for w, v in wakers.items() if w in INTERRUPT)
-    print(f"# {name}: sleeper's waits in offwake {total / 1e6:.1f} ms, wakers"
-          f" {({k: round(v / 1e6, 1) for k, v in wakers.items()})}")
-    if total == 0 or irq < 0.95 * total:
+    print(f"# {name}: sleeper's waits in offwake {total / 1e6:.1f} ms, in nanosleep"
+          f" {nap_total / 1e6:.1f} ms, wakers {({k: round(v / 1e6, 1) for k, v in wakers.items()})}")
+    for s in sl:
+        if s not in naps:
+            print(f"#   elsewhere: {s.values[wns] / 1e6:.2f} ms waker={s.labels.get('waker')}"
+                  f" blocked in {s.frames[s.frames.index('--') + 1:][:6]}")
+    if total == 0 or nap_total < 0.9 * total:
+        fail(f"{name}: the sleeper's nanosleeps are {nap_total / 1e6:.1f} ms of its"
+             f" {total / 1e6:.1f} ms of waits")
+    if nap_total == 0 or irq < 0.95 * nap_total:
         fail(f"{name}: the sleeper's wakeups are not attributed to the interrupt: {wakers}")
     if any(w in THREADS for w in wakers):
         fail(f"{name}: a task of tapblock is named as the sleeper's waker: {wakers}")
