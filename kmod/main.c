@@ -19,6 +19,7 @@
 #include "events.h"
 #include "taproot.h"
 #include "ring.h"
+#include "version.h"	/* TAP_MODULE_VERSION, written by scripts/kbuild */
 
 /*
  * Read-only once loaded: the value at load time. Resizing the rings at
@@ -101,3 +102,4 @@ module_exit(tap_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("taproot: continuous sampling profiler");
+MODULE_VERSION(TAP_MODULE_VERSION);
