@@ -244,6 +244,7 @@ check:
 	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace deb
 	$(MAKE) --no-print-directory layering
 	$(MAKE) --no-print-directory vm-check
+	tests/pkg/run 6.1
 	$(MAKE) --no-print-directory bench-quick
 
 # The benchmarks (scripts/bench): `make bench` writes BENCHMARKS.md and
@@ -284,6 +285,7 @@ MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
+MODULESLOADDIR ?= /usr/lib/modules-load.d
 DKMSDIR ?= /usr/src/taproot-$(VERSION)
 # What DKMS needs to build the module: its sources, the ABI header, the
 # probes and the build script.
@@ -296,6 +298,7 @@ install: userspace install-dkms
 	install -D -m 0755 ctl/taprootctl $(DESTDIR)$(SBINDIR)/taprootctl
 	install -D -m 0755 ctl/taprootd $(DESTDIR)$(SBINDIR)/taprootd
 	install -D -m 0644 packaging/taprootd.service $(DESTDIR)$(UNITDIR)/taprootd.service
+	install -D -m 0644 packaging/taproot-modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/taproot.conf
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/taproot
 	ctl/taprootd --print-config >$(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
 	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
@@ -315,6 +318,15 @@ install-dkms:
 
 deb:
 	scripts/deb
+
+# The package test (tests/pkg/run): make deb's packages installed, started
+# at boot, upgraded and purged in guests booted with systemd as PID 1: on
+# 6.1 with the running kernel's headers only (what make check runs), then
+# on 7.2 in sid's root with the headers of its three kernels.
+.PHONY: pkg-check
+pkg-check: vm-progs | $(PPROF)
+	tests/pkg/run 6.1
+	tests/pkg/run --all-kernels 7.2
 
 # ---------------------------------------------------------------- fuzzing
 # libFuzzer targets on the parsers of outside input (tests/fuzz/fuzz_*.c):
