@@ -193,8 +193,10 @@ struct taproot_map {
 /*
  * The mapping of @proc holding @pc, with its ELF file opened (elf, bias;
  * elf NULL with elf_err when the file cannot be opened or is not an ELF,
- * or when the mapping has no file). When no mapping holds @pc, the maps are
- * re-read (at most once per refresh interval) and searched again. Returns
+ * or when the mapping has no file). When no mapping holds @pc, or the one
+ * that does is no mapping of the process any more (its maps were read
+ * while they changed), the maps are re-read (at most once per refresh
+ * interval) and searched again. Returns
  * 0 with *@mp set, -ENOENT when no mapping holds @pc, -ESRCH when @proc is
  * gone (taproot_proc_gone()).
  */

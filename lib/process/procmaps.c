@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -664,6 +665,17 @@ out:
 	close(dirfd);
 }
 
+/* Read the live @proc again, at most once per refresh interval: true if read. */
+static bool tp_proc_refresh(struct taproot_proc *proc)
+{
+	if (proc->state != TP_PROC_LIVE ||
+	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms < proc->procs->opts.refresh_ms)
+		return false;
+	proc->procs->stats.refreshes++;
+	tp_proc_read(proc, 0);
+	return true;
+}
+
 bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm)
 {
 	return !proc->comm[0] || !strcmp(proc->comm, comm);
@@ -677,11 +689,7 @@ bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm)
 	 * Renamed, or exec'd after the read: read it again, at the usual
 	 * pace (an exited one cannot be: its maps stay of the name read).
 	 */
-	if (proc->state == TP_PROC_LIVE &&
-	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms >= proc->procs->opts.refresh_ms) {
-		proc->procs->stats.refreshes++;
-		tp_proc_read(proc, 0);
-	}
+	tp_proc_refresh(proc);
 	return !proc->comm[0] || !strcmp(proc->comm, comm);
 }
 
@@ -798,24 +806,59 @@ const struct taproot_map *taproot_proc_map(const struct taproot_proc *proc, size
 	return i < proc->nr_maps ? &proc->maps[i].pub : NULL;
 }
 
-/* Open the ELF file of @m (once per mapping; errors are remembered). */
-static void tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
+/* Open the ELF file of @m, a mapping with a file; see tp_map_resolve(). */
+static int tp_map_open(struct taproot_proc *p, struct tp_map *m, const char *alt,
+		       struct taproot_elf **ep)
 {
 	struct taproot_procs *procs = p->procs;
 	const struct taproot_procs_observer *o = procs->opts.observer;
-	struct taproot_elf *e = NULL;
 	uint64_t opened = procs->elfs.opened;
+	bool deleted = m->pub.flags & TAPROOT_MAP_DELETED;
+	int err;
+
+	err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root, m->pub.path,
+			  deleted ? alt : NULL, ep);
+	if ((err == -ESTALE || err == -ENOENT) && !deleted)
+		err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root,
+				  m->pub.path, alt, ep);
+	/* Newly opened: a replay must find the same file (its build ID). */
+	if (!err && o && o->elf && procs->elfs.opened != opened)
+		o->elf(o->arg, m->pub.dev, m->pub.ino, m->pub.path, (*ep)->build_id,
+		       (*ep)->build_id_len);
+	return err;
+}
+
+/* Whether /proc/PID/map_files exists but has no entry @path (of it). */
+static bool tp_map_files_lacks(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return false;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+	return stat(dir, &st) == 0;
+}
+
+/*
+ * Open the ELF file of @m into m->pub (once per mapping: an error is
+ * remembered). Returns false, remembering nothing, when the range is not
+ * a mapping of the live @p any more: the maps read are stale.
+ */
+static bool tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
+{
+	struct taproot_elf *e = NULL;
 	char alt[PATH_MAX];
 	int err;
 
 	m->pub.elf = NULL;
 	m->pub.elf_err = m->elf_err;
 	if (m->elf_err)
-		return;
+		return true;
 	if (m->pub.flags & TAPROOT_MAP_VDSO) {
-		err = tp_elfs_vdso(&procs->elfs, &e);
+		err = tp_elfs_vdso(&p->procs->elfs, &e);
 	} else if (m->pub.flags & (TAPROOT_MAP_ANON | TAPROOT_MAP_VSYSCALL)) {
-		return;
+		return true;
 	} else {
 		/*
 		 * map_files (root only) opens the mapped file itself: the one
@@ -824,27 +867,39 @@ static void tp_map_resolve(struct taproot_proc *p, struct tp_map *m)
 		 * before 6.6, maps shows a copied-up file's real (upper) inode,
 		 * while every open, map_files too, sees the overlay's.
 		 */
-		snprintf(alt, sizeof(alt), "%s/%d/map_files/%llx-%llx", procs->proc_root,
+		snprintf(alt, sizeof(alt), "%s/%d/map_files/%llx-%llx", p->procs->proc_root,
 			 p->pid, (unsigned long long)m->pub.start,
 			 (unsigned long long)m->pub.end);
-		err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root, m->pub.path,
-				  (m->pub.flags & TAPROOT_MAP_DELETED) ? alt : NULL, &e);
-		if ((err == -ESTALE || err == -ENOENT) && !(m->pub.flags & TAPROOT_MAP_DELETED))
-			err = tp_elfs_get(&procs->elfs, m->pub.dev, m->pub.ino, p->root,
-					  m->pub.path, alt, &e);
-		/* Newly opened: a replay must find the same file (its build ID). */
-		if (!err && o && o->elf && procs->elfs.opened != opened)
-			o->elf(o->arg, m->pub.dev, m->pub.ino, m->pub.path, e->build_id,
-			       e->build_id_len);
+		err = tp_map_open(p, m, alt, &e);
+		/*
+		 * No map_files entry: the range is no mapping now (maps read
+		 * while ld.so replaced a library's whole-file mapping by its
+		 * segments, say). Remembered, the error would outlive the
+		 * file's rename or removal; the caller reads the maps again.
+		 */
+		if (err && p->state == TP_PROC_LIVE && tp_map_files_lacks(alt)) {
+			m->pub.elf_err = err;
+			return false;
+		}
 	}
 	if (!err)
 		err = taproot_elf_bias(e, m->pub.start, m->pub.end, m->pub.pgoff, &m->pub.bias);
 	if (err) {
 		m->elf_err = m->pub.elf_err = err;
-		procs->stats.elf_errors++;
-		return;
+		p->procs->stats.elf_errors++;
+		return true;
 	}
 	m->pub.elf = e;
+	return true;
+}
+
+/* Why no mapping of @proc holds @pc. */
+static int tp_proc_no_map(const struct taproot_proc *proc, uint64_t pc)
+{
+	if (proc->state == TP_PROC_GONE)
+		return tp_err(-ESRCH, "pid %d: %s", proc->pid, proc->reason);
+	return tp_err(-ENOENT, "pid %d: no executable mapping holds 0x%llx",
+		      proc->pid, (unsigned long long)pc);
 }
 
 int taproot_proc_find_map(struct taproot_proc *proc, uint64_t pc,
@@ -854,23 +909,19 @@ int taproot_proc_find_map(struct taproot_proc *proc, uint64_t pc,
 
 	*mp = NULL;
 	if (proc->state == TP_PROC_GONE)
-		return tp_err(-ESRCH, "pid %d: %s", proc->pid, proc->reason);
+		return tp_proc_no_map(proc, pc);
 	if (proc->state == TP_PROC_NEW)
 		tp_proc_read(proc, 0);
 	m = tp_proc_lookup(proc, pc);
-	if (!m && proc->state == TP_PROC_LIVE &&
-	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms >= proc->procs->opts.refresh_ms) {
-		proc->procs->stats.refreshes++;
-		tp_proc_read(proc, 0);
+	if (!m && tp_proc_refresh(proc))
 		m = tp_proc_lookup(proc, pc);
+	if (m && !tp_map_resolve(proc, m) && tp_proc_refresh(proc)) {
+		m = tp_proc_lookup(proc, pc);
+		if (m)
+			tp_map_resolve(proc, m);
 	}
-	if (!m) {
-		if (proc->state == TP_PROC_GONE)
-			return tp_err(-ESRCH, "pid %d: %s", proc->pid, proc->reason);
-		return tp_err(-ENOENT, "pid %d: no executable mapping holds 0x%llx",
-			      proc->pid, (unsigned long long)pc);
-	}
-	tp_map_resolve(proc, m);
+	if (!m)
+		return tp_proc_no_map(proc, pc);
 	*mp = &m->pub;
 	return 0;
 }

@@ -2,8 +2,8 @@
 /*
  * The process model: this process's own /proc/self/maps; a synthetic
  * /proc tree (a temporary directory passed as proc_root) with odd maps
- * lines, malformed lines, a reused pid, refreshes, exec and eviction; a
- * real child that exits.
+ * lines, malformed lines, a reused pid, refreshes, stale ranges, exec and
+ * eviction; a real child that exits.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -472,6 +472,56 @@ static void fixture_lru_eviction(void **state)
 	taproot_procs_free(procs);
 }
 
+/*
+ * Maps read while they changed (ld.so replacing a library's whole-file
+ * mapping by its segments): the range has no map_files entry, and its
+ * path now leads to another inode (the library was replaced since).
+ * That error is not remembered: once the maps show the real range, its
+ * map_files entry opens the file.
+ */
+static void fixture_stale_range_read_again(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 0, 16);
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	char exe[PATH_MAX], maps[PATH_MAX + 128], link[PATH_MAX];
+	struct stat sb;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(stat(exe, &sb), 0);
+	fake_stat(fk, 77, 9);
+	/* Another inode than the path's: "replaced since it was mapped". */
+	snprintf(maps, sizeof(maps), "7f0000000000-7f0000010000 r-xp 00000000 08:01 %llu %s\n",
+		 (unsigned long long)sb.st_ino + 1, exe);
+	fake_write(fk, 77, "maps", maps);
+	snprintf(link, sizeof(link), "%s/77/map_files", fk->root);
+	assert_int_equal(mkdir(link, 0755), 0);
+	assert_int_equal(taproot_proc_get(procs, 77, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x7f0000002000, &m), 0);
+	assert_null(m->elf);
+	assert_int_equal(m->elf_err, -ESTALE);
+
+	/* The real layout, and its map_files entry (only the stale range had none). */
+	snprintf(maps, sizeof(maps), "7f0000001000-7f0000005000 r-xp 00000000 08:01 %llu %s\n",
+		 (unsigned long long)sb.st_ino + 1, exe);
+	fake_write(fk, 77, "maps", maps);
+	snprintf(link, sizeof(link), "%s/77/map_files/7f0000001000-7f0000005000", fk->root);
+	assert_int_equal(symlink(exe, link), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x7f0000002000, &m), 0);
+	assert_int_equal(m->start, 0x7f0000001000);
+	assert_non_null(m->elf);
+	assert_int_equal(m->elf_err, 0);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.elf_errors, 0);
+	assert_true(st.refreshes >= 2);
+	taproot_procs_free(procs);
+}
+
 static void fixture_no_such_process(void **state)
 {
 	struct fake *fk = *state;
@@ -550,6 +600,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fixture_refresh_and_exec, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lifecycle, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lru_eviction, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_stale_range_read_again, fake_setup,
+						fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_no_such_process, fake_setup, fake_teardown),
 		cmocka_unit_test(real_child_exits),
 	};
