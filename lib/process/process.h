@@ -301,4 +301,42 @@ int taproot_sym_kernel(struct taproot_sym *s, uint64_t pc, unsigned int flags,
 int taproot_sym_elf(struct taproot_sym *s, struct taproot_elf *elf, uint64_t vaddr,
 		    unsigned int flags, const struct taproot_frame **frames);
 
+/* ------------------------------------------------ what a process belongs to */
+
+#define TAPROOT_CGROUP_PATH_MAX	512
+#define TAPROOT_UNIT_NAME_MAX	256	/* systemd's own limit */
+
+/*
+ * What /proc/PID/cgroup says of a process; "" where it says nothing. The
+ * path is the unified (v2) hierarchy's, else systemd's named v1 hierarchy's,
+ * else the first line's (cut to TAPROOT_CGROUP_PATH_MAX - 1 bytes).
+ */
+struct taproot_cgroup {
+	char path[TAPROOT_CGROUP_PATH_MAX];
+	/* The deepest systemd service or scope of the path but a container's. */
+	char unit[TAPROOT_UNIT_NAME_MAX];
+	/*
+	 * The container's 64 hex digits, as docker, containerd (CRI), cri-o
+	 * and podman name its cgroup, on v1 or v2, with or without systemd.
+	 */
+	char container_id[65];
+};
+
+/*
+ * Parse @len bytes of /proc/PID/cgroup into @cg. Errors: -TAPROOT_EPROTO
+ * for text that is not lines of "ID:CONTROLLERS:/PATH" (with a message).
+ */
+int taproot_cgroup_parse(const char *text, size_t len, struct taproot_cgroup *cg);
+
+/*
+ * The name a store keeps the profiles of a process under, into @buf (cut to
+ * @len - 1 bytes): its systemd service without ".service" (not the per-user
+ * manager user@UID.service, and not when its container is in another
+ * hierarchy than the service), else its container's short id (12 hex
+ * digits, as docker shows it), else the base name of its executable @exe
+ * (NULL or "": none). Returns the length of the whole name, as snprintf().
+ */
+size_t taproot_service_name(const struct taproot_cgroup *cg, const char *exe,
+			    char *buf, size_t len);
+
 #endif /* TAPROOT_PROCESS_H */
