@@ -12,13 +12,21 @@
  * cgroupfs driver) or a systemd scope ("docker-ID.scope",
  * "cri-containerd-ID.scope", "crio-ID.scope", "libpod-ID.scope"; podman's
  * --cgroups=split puts "libpod-payload-ID" in the unit that ran it).
+ *
+ * The process model reads both files of a process with its maps, once and
+ * again after an exec (tp_proc_read_labels()): a process that moves to
+ * another cgroup keeps the labels it had.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "process/process.h"
+#include "process/process-private.h"
 #include "util/util.h"
 
 #define TP_CONTAINER_ID_LEN	64
@@ -194,4 +202,78 @@ size_t taproot_service_name(const struct taproot_cgroup *cg, const char *exe,
 	if (cg->container_id[0])
 		return (size_t)snprintf(buf, len, "%.12s", cg->container_id);
 	return (size_t)snprintf(buf, len, "%s", base ? base + 1 : exe ? exe : "");
+}
+
+/* ------------------------------------------------- labels of a process */
+
+static const struct taproot_proc_labels tp_no_labels = {
+	.service_name = "", .systemd_unit = "", .container_id = "", .cgroup = "", .exe = "",
+};
+
+const struct taproot_proc_labels *taproot_proc_labels(const struct taproot_proc *proc)
+{
+	return proc->label_strings ? &proc->labels : &tp_no_labels;
+}
+
+void tp_proc_free_labels(struct taproot_proc *p)
+{
+	free(p->label_strings);
+	p->label_strings = NULL;
+	p->labels = tp_no_labels;
+}
+
+/* /proc/PID/exe's target into @buf (@len bytes), without " (deleted)"; "" unknown. */
+static void tp_read_exe(struct taproot_proc *p, int dirfd, char *buf, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	ssize_t n = readlinkat(dirfd, "exe", buf, len - 1);
+	int err = n < 0 ? -errno : 0;
+
+	tp_observe(p->procs, p->pid, TAPROOT_PROC_EXE, err, buf, n < 0 ? 0 : (size_t)n);
+	if (n < 0 || (size_t)n == len - 1)
+		n = 0;		/* unknown, or cut */
+	buf[n] = '\0';
+	if ((size_t)n > strlen(deleted) && !strcmp(buf + n - strlen(deleted), deleted))
+		buf[n - strlen(deleted)] = '\0';
+}
+
+/* /proc/PID/cgroup into @cg; all "" when unread or not understood. */
+static void tp_read_cgroup(struct taproot_proc *p, int dirfd, struct taproot_cgroup *cg)
+{
+	char text[TAPROOT_CGROUP_TEXT_MAX];
+	ssize_t n = tp_read_at(dirfd, "cgroup", text, sizeof(text));
+
+	tp_observe(p->procs, p->pid, TAPROOT_PROC_CGROUP, n < 0 ? (int)n : 0, text,
+		   n < 0 ? 0 : (size_t)n);
+	if (n <= 0 || taproot_cgroup_parse(text, (size_t)n, cg) < 0)
+		memset(cg, 0, sizeof(*cg));
+}
+
+int tp_proc_read_labels(struct taproot_proc *p, int dirfd)
+{
+	struct taproot_proc_labels *l = &p->labels;
+	struct taproot_cgroup cg;
+	char exe[PATH_MAX], service[TAPROOT_UNIT_NAME_MAX];
+	const char *v[5];
+	const char **out[5] = { &l->service_name, &l->systemd_unit, &l->container_id,
+				&l->cgroup, &l->exe };
+	size_t total = 0, i;
+	char *s;
+
+	tp_read_cgroup(p, dirfd, &cg);
+	tp_read_exe(p, dirfd, exe, sizeof(exe));
+	taproot_service_name(&cg, exe, service, sizeof(service));
+	v[0] = service, v[1] = cg.unit, v[2] = cg.container_id, v[3] = cg.path, v[4] = exe;
+	for (i = 0; i < 5; i++)
+		total += strlen(v[i]) + 1;
+	s = malloc(total);
+	if (!s)
+		return -ENOMEM;
+	tp_proc_free_labels(p);
+	p->label_strings = s;
+	for (i = 0; i < 5; i++) {
+		*out[i] = s;
+		s = stpcpy(s, v[i]) + 1;
+	}
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <gelf.h>
 
@@ -174,6 +175,8 @@ struct taproot_proc {
 	uint32_t execs;				/* exec calls seen (TAPROOT_REC_EXEC) */
 	char comm[17];				/* its main thread's when maps were read,
 						 * "" unknown, "\n" changing */
+	struct taproot_proc_labels labels;	/* into label_strings; "" unknown */
+	char *label_strings;			/* NULL: not read since the last exec */
 };
 
 struct taproot_procs {
@@ -201,6 +204,23 @@ int tp_maps_read(struct taproot_proc *p, FILE *f);
  * comm may hold spaces and parentheses. Returns 0 or -TAPROOT_EPROTO.
  */
 int tp_stat_start_time(const char *buf, size_t len, uint64_t *start);
+
+/*
+ * Read @p's cgroup and executable from /proc/PID (@dirfd) into its labels,
+ * telling the observer. Returns 0 or -ENOMEM; what cannot be read is "".
+ */
+int tp_proc_read_labels(struct taproot_proc *p, int dirfd);
+void tp_proc_free_labels(struct taproot_proc *p);
+
+/*
+ * Read /proc/PID/@name (@dirfd) into @buf, NUL-terminated, at most @len - 1
+ * bytes: their number, or -errno.
+ */
+ssize_t tp_read_at(int dirfd, const char *name, char *buf, size_t len);
+
+/* Tell the observer of @procs, if any, what was read of /proc/PID/@file. */
+void tp_observe(const struct taproot_procs *procs, int pid, enum taproot_proc_file file,
+		int err, const char *data, size_t len);
 
 /* The last mapping with start <= @pc, if it holds @pc; else NULL. */
 struct tp_map *tp_proc_lookup(struct taproot_proc *p, uint64_t pc);

@@ -43,6 +43,8 @@ enum taproot_proc_file {
 	TAPROOT_PROC_STAT,
 	TAPROOT_PROC_MAPS,
 	TAPROOT_PROC_COMM,
+	TAPROOT_PROC_CGROUP,
+	TAPROOT_PROC_EXE,		/* the link's target, as readlink() gives it */
 	TAPROOT_PROC_NR_FILES
 };
 
@@ -87,6 +89,7 @@ struct taproot_procs_stats {
 	uint64_t refreshes;		/* re-reads for a pc outside the maps */
 	uint64_t maps_dropped;		/* executable mappings past the cap */
 	uint64_t elfs_opened, elfs_evicted, elf_errors;
+	uint64_t labels_failed;		/* processes left without labels (no memory) */
 };
 
 /* Fill @o with the defaults: 4096 processes, 128 ELF files, 200 ms, 5 s, "/proc". */
@@ -122,6 +125,22 @@ const char *taproot_proc_gone(const struct taproot_proc *proc);
 
 int taproot_proc_pid(const struct taproot_proc *proc);
 uint64_t taproot_proc_start_time(const struct taproot_proc *proc);
+
+/*
+ * What @proc belongs to, read with its maps when it is first read and again
+ * after an exec: strings, "" where unknown (a process that could not be
+ * read, a kernel thread, a cgroup file taproot does not understand).
+ * Valid as the process is (see above).
+ */
+struct taproot_proc_labels {
+	const char *service_name;	/* taproot_service_name() */
+	const char *systemd_unit;
+	const char *container_id;
+	const char *cgroup;
+	const char *exe;		/* /proc/PID/exe, without " (deleted)" */
+};
+
+const struct taproot_proc_labels *taproot_proc_labels(const struct taproot_proc *proc);
 
 /*
  * The process @pid exited (TAPROOT_REC_EXIT): its maps are kept for the
@@ -303,6 +322,7 @@ int taproot_sym_elf(struct taproot_sym *s, struct taproot_elf *elf, uint64_t vad
 
 /* ------------------------------------------------ what a process belongs to */
 
+#define TAPROOT_CGROUP_TEXT_MAX	16384	/* of /proc/PID/cgroup: more is cut */
 #define TAPROOT_CGROUP_PATH_MAX	512
 #define TAPROOT_UNIT_NAME_MAX	256	/* systemd's own limit */
 

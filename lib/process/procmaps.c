@@ -343,6 +343,7 @@ static void tp_proc_clear(struct taproot_proc *p)
 	free(p->maps);
 	free(p->strings);
 	tp_perfmap_free(p->perfmap);
+	tp_proc_free_labels(p);
 	p->maps = NULL;
 	p->strings = NULL;
 	p->nr_maps = 0;
@@ -444,7 +445,7 @@ static void tp_proc_set_gone(struct taproot_proc *p, int err, const char *fmt, .
 }
 
 /* Read up to @len - 1 bytes of @name in @dirfd, NUL terminated. */
-static ssize_t tp_read_at(int dirfd, const char *name, char *buf, size_t len)
+ssize_t tp_read_at(int dirfd, const char *name, char *buf, size_t len)
 {
 	ssize_t n, got = 0;
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -474,9 +475,8 @@ static bool tp_errno_exited(int err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
-/* Tell the observer, if any, what was read of /proc/PID/@file. */
-static void tp_observe(const struct taproot_procs *procs, int pid, enum taproot_proc_file file,
-		       int err, const char *data, size_t len)
+void tp_observe(const struct taproot_procs *procs, int pid, enum taproot_proc_file file,
+		int err, const char *data, size_t len)
 {
 	const struct taproot_procs_observer *o = procs->opts.observer;
 
@@ -649,6 +649,8 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	tp_read_comm(p, dirfd, comm, sizeof(comm));
 	if (!tp_proc_read_maps(p, dirfd))
 		goto out;
+	if (!p->label_strings && tp_proc_read_labels(p, dirfd) < 0)
+		procs->stats.labels_failed++;
 	p->state = TP_PROC_LIVE;
 	p->err = 0;
 	p->reason[0] = '\0';
@@ -778,6 +780,7 @@ void taproot_proc_exec(struct taproot_procs *procs, int pid)
 		p->state = TP_PROC_NEW;
 		tp_perfmap_free(p->perfmap);
 		p->perfmap = NULL;
+		tp_proc_free_labels(p);
 	}
 }
 

@@ -35,7 +35,11 @@
  * README.md "Raw capture files" has the payload of each type.
  */
 #define TAPROOT_RAW_MAGIC	"TAPRAW\r\n"	/* 8 bytes, no NUL */
-#define TAPROOT_RAW_VERSION	1
+/*
+ * Version 2 added the PROC files cgroup and exe; a reader reads versions 1
+ * and 2, and refuses those files in a version 1 file.
+ */
+#define TAPROOT_RAW_VERSION	2
 
 enum taproot_raw_type {
 	TAPROOT_RAW_HEADER = 1,

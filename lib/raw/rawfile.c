@@ -235,6 +235,10 @@ static size_t raw_proc_max(enum taproot_proc_file file)
 		return TAPROOT_RAW_PROC_MAX;
 	case TAPROOT_PROC_COMM:
 		return RAW_COMM_MAX;
+	case TAPROOT_PROC_CGROUP:
+		return TAPROOT_CGROUP_TEXT_MAX - 1;
+	case TAPROOT_PROC_EXE:
+		return TAPROOT_RAW_PATH_MAX - 1;
 	default:
 		return 0;
 	}
@@ -340,6 +344,7 @@ struct taproot_raw_reader {
 	uint64_t *buf;			/* the payload, 8-byte aligned, NUL after it */
 	size_t cap;
 	int state;			/* 0 reading, 1 after END, < 0 the error */
+	uint32_t proc_files;		/* PROC files of the header's version */
 };
 
 static int raw_corrupt(struct taproot_raw_reader *r, uint64_t at, const char *fmt, ...)
@@ -477,9 +482,10 @@ static int raw_parse_header(struct taproot_raw_reader *r, uint64_t at, size_t le
 	if (len < RAW_HEADER_LEN || memcmp(p, TAPROOT_RAW_MAGIC, 8))
 		return raw_corrupt(r, at, "not a taproot raw capture (no magic)");
 	h->version = get32(p + 8);
-	if (h->version != TAPROOT_RAW_VERSION)
-		return raw_corrupt(r, at, "format version %u, this taproot reads version %u",
+	if (h->version < 1 || h->version > TAPROOT_RAW_VERSION)
+		return raw_corrupt(r, at, "format version %u, this taproot reads versions 1 to %u",
 				   h->version, TAPROOT_RAW_VERSION);
+	r->proc_files = h->version == 1 ? TAPROOT_PROC_CGROUP : TAPROOT_PROC_NR_FILES;
 	h->abi_version = get32(p + 12);
 	h->freq_hz = get32(p + 16);
 	h->ustack_bytes = get32(p + 20);
@@ -586,7 +592,7 @@ static int raw_parse_proc(struct taproot_raw_reader *r, uint64_t at, size_t len,
 	err = (int32_t)get32(p + 8);
 	if (!pid || pid > INT32_MAX)
 		return raw_corrupt(r, at, "PROC chunk: pid %u", pid);
-	if (file >= TAPROOT_PROC_NR_FILES)
+	if (file >= r->proc_files)
 		return raw_corrupt(r, at + 4, "PROC chunk: unknown file %u", file);
 	if (err > 0 || err < -4095 || (err < 0 && len != RAW_PROC_HDR))
 		return raw_corrupt(r, at + 8, "PROC chunk: error %d with %zu bytes of data", err,

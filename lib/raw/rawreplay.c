@@ -223,7 +223,7 @@ static int rp_scan(struct taproot_replay *r)
 /* Remove TMP/@name (a pid's directory) and what it holds. */
 static void rp_remove_pid(const struct taproot_replay *r, const char *name)
 {
-	static const char *const files[] = { "stat", "maps", "comm", "root" };
+	static const char *const files[] = { "stat", "maps", "comm", "cgroup", "exe", "root" };
 	char path[sizeof(r->tmp) + 48];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -268,6 +268,17 @@ static int rp_write_file(const char *path, const char *data, size_t len)
 		len -= (size_t)n;
 	}
 	return close(fd) < 0 ? -errno : 0;
+}
+
+/* Make @path a symbolic link to the @len bytes of @target (no NUL). */
+static int rp_write_link(const char *path, const char *target, size_t len)
+{
+	char to[TAPROOT_RAW_PATH_MAX];
+
+	snprintf(to, sizeof(to), "%.*s", (int)len, target);
+	if ((unlink(path) < 0 && errno != ENOENT) || symlink(to, path) < 0)
+		return tp_err(-errno, "replay: %s: %s", path, strerror(errno));
+	return 0;
 }
 
 /*
@@ -348,7 +359,8 @@ static int rp_materialize(const struct taproot_replay *r, const struct taproot_r
 {
 	static const char *const names[TAPROOT_PROC_NR_FILES] = {
 		[TAPROOT_PROC_STAT] = "stat", [TAPROOT_PROC_MAPS] = "maps",
-		[TAPROOT_PROC_COMM] = "comm",
+		[TAPROOT_PROC_COMM] = "comm", [TAPROOT_PROC_CGROUP] = "cgroup",
+		[TAPROOT_PROC_EXE] = "exe",
 	};
 	char dir[sizeof(r->tmp) + 16], path[sizeof(dir) + 16], pid[16];
 	const char *data = c->proc.data;
@@ -373,6 +385,8 @@ static int rp_materialize(const struct taproot_replay *r, const struct taproot_r
 	if (symlink("/", path) < 0 && errno != EEXIST)
 		return tp_err(-errno, "replay: %s: %s", path, strerror(errno));
 	snprintf(path, sizeof(path), "%s/%s", dir, names[c->proc.file]);
+	if (c->proc.file == TAPROOT_PROC_EXE)
+		return rp_write_link(path, data, len);
 	if (c->proc.file == TAPROOT_PROC_MAPS) {
 		err = rp_rewrite_maps(r, c->proc.data, c->proc.len, &maps, &len);
 		if (err)

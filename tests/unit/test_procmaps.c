@@ -2,8 +2,8 @@
 /*
  * The process model: this process's own /proc/self/maps; a synthetic
  * /proc tree (a temporary directory passed as proc_root) with odd maps
- * lines, malformed lines, a reused pid, refreshes, stale ranges, exec and
- * eviction; a real child that exits.
+ * lines, malformed lines, a reused pid, refreshes, stale ranges, exec,
+ * labels and eviction; a real child that exits.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -522,6 +522,68 @@ static void fixture_stale_range_read_again(void **state)
 	taproot_procs_free(procs);
 }
 
+/*
+ * Labels: the service, unit, container and cgroup from the cgroup file and
+ * the executable from the exe link, read with the maps; read again after
+ * an exec; "" for what cannot be read or understood.
+ */
+static void fixture_labels(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 60000, 16);
+	const struct taproot_proc_labels *l;
+	struct taproot_proc *p;
+	char link[PATH_MAX];
+
+	fake_stat(fk, 55, 3);
+	fake_write(fk, 55, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /usr/sbin/nginx\n");
+	fake_write(fk, 55, "cgroup", "0::/system.slice/nginx.service\n");
+	snprintf(link, sizeof(link), "%s/55/exe", fk->root);
+	assert_int_equal(symlink("/usr/sbin/nginx (deleted)", link), 0);
+	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
+	l = taproot_proc_labels(p);
+	assert_string_equal(l->service_name, "nginx");
+	assert_string_equal(l->systemd_unit, "nginx.service");
+	assert_string_equal(l->container_id, "");
+	assert_string_equal(l->cgroup, "/system.slice/nginx.service");
+	assert_string_equal(l->exe, "/usr/sbin/nginx");
+
+	/* Moved to another cgroup: kept until an exec. */
+	fake_write(fk, 55, "cgroup", "0::/user.slice/user-1000.slice/session-1.scope\n");
+	fake_write(fk, 55, "maps", "00100000-00101000 r-xp 00000000 08:01 6 /usr/bin/worker\n");
+	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
+	assert_string_equal(taproot_proc_labels(p)->service_name, "nginx");
+	unlink(link);
+	assert_int_equal(symlink("/usr/bin/worker", link), 0);
+	taproot_proc_exec(procs, 55);
+	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
+	l = taproot_proc_labels(p);
+	assert_string_equal(l->service_name, "worker");
+	assert_string_equal(l->systemd_unit, "session-1.scope");
+	assert_string_equal(l->exe, "/usr/bin/worker");
+
+	/* Neither file: "" everywhere, the process still read. */
+	fake_stat(fk, 56, 4);
+	fake_write(fk, 56, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
+	assert_int_equal(taproot_proc_get(procs, 56, 0, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	l = taproot_proc_labels(p);
+	assert_string_equal(l->service_name, "");
+	assert_string_equal(l->cgroup, "");
+	assert_string_equal(l->exe, "");
+	/* A cgroup file not understood: "" too, but the exe names the service. */
+	fake_stat(fk, 57, 5);
+	fake_write(fk, 57, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
+	fake_write(fk, 57, "cgroup", "not a cgroup file\n");
+	snprintf(link, sizeof(link), "%s/57/exe", fk->root);
+	assert_int_equal(symlink("/bin/x", link), 0);
+	assert_int_equal(taproot_proc_get(procs, 57, 0, &p), 0);
+	l = taproot_proc_labels(p);
+	assert_string_equal(l->service_name, "x");
+	assert_string_equal(l->cgroup, "");
+	taproot_procs_free(procs);
+}
+
 static void fixture_no_such_process(void **state)
 {
 	struct fake *fk = *state;
@@ -602,6 +664,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fixture_lru_eviction, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_stale_range_read_again, fake_setup,
 						fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_labels, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_no_such_process, fake_setup, fake_teardown),
 		cmocka_unit_test(real_child_exits),
 	};

@@ -373,7 +373,22 @@ static void test_corrupt(void **state)
 	raw = slurp(path, true, &len);
 #define AT(chunk, off) (boundaries[chunk] + (off))
 	expect_refused(raw, len, AT(0, 8), 0x57415250, "no magic");		/* magic */
-	expect_refused(raw, len, AT(0, 16), 2, "format version 2");
+	expect_refused(raw, len, AT(0, 16), 3, "format version 3");
+	expect_refused(raw, len, AT(0, 16), 0, "format version 0");
+	/* Version 1 is read, without the PROC files version 2 added. */
+	{
+		bad = malloc(len);
+		assert_non_null(bad);
+		memcpy(bad, raw, len);
+		put32(bad + AT(0, 16), 1);
+		spill(cut, bad, len, true);
+		assert_int_equal(read_all(cut, NULL, &msg), 0);
+		put32(bad + AT(STAT, 12), TAPROOT_PROC_CGROUP);
+		spill(cut, bad, len, true);
+		assert_int_equal(read_all(cut, NULL, &msg), -TAPROOT_ECORRUPT);
+		assert_non_null(strstr(msg, "unknown file 4"));
+		free(bad);
+	}
 	expect_refused(raw, len, AT(0, 8 + 16), 0, "frequency");
 	expect_refused(raw, len, AT(0, 8 + 24), 0x10, "unknown flags");
 	expect_refused(raw, len, AT(KSYMS, 0), 99, "unknown chunk type 99");
