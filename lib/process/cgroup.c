@@ -206,20 +206,16 @@ size_t taproot_service_name(const struct taproot_cgroup *cg, const char *exe,
 
 /* ------------------------------------------------- labels of a process */
 
-static const struct taproot_proc_labels tp_no_labels = {
-	.service_name = "", .systemd_unit = "", .container_id = "", .cgroup = "", .exe = "",
-};
-
-const struct taproot_proc_labels *taproot_proc_labels(const struct taproot_proc *proc)
+struct tp_labels *taproot_proc_labels(const struct taproot_proc *proc)
 {
-	return proc->label_strings ? &proc->labels : &tp_no_labels;
+	return proc->labels;
 }
 
 void tp_proc_free_labels(struct taproot_proc *p)
 {
-	free(p->label_strings);
-	p->label_strings = NULL;
-	p->labels = tp_no_labels;
+	tp_labels_put(p->labels);
+	p->labels = NULL;
+	p->labels_read = false;
 }
 
 /* /proc/PID/exe's target into @buf (@len bytes), without " (deleted)"; "" unknown. */
@@ -251,29 +247,29 @@ static void tp_read_cgroup(struct taproot_proc *p, int dirfd, struct taproot_cgr
 
 int tp_proc_read_labels(struct taproot_proc *p, int dirfd)
 {
-	struct taproot_proc_labels *l = &p->labels;
+	static const char *const keys[] = {
+		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
+	};
 	struct taproot_cgroup cg;
 	char exe[PATH_MAX], service[TAPROOT_UNIT_NAME_MAX];
-	const char *v[5];
-	const char **out[5] = { &l->service_name, &l->systemd_unit, &l->container_id,
-				&l->cgroup, &l->exe };
-	size_t total = 0, i;
-	char *s;
+	const char *v[5], *known_keys[5], *known[5];
+	struct tp_labels *l = NULL;
+	size_t n = 0, i;
 
 	tp_read_cgroup(p, dirfd, &cg);
 	tp_read_exe(p, dirfd, exe, sizeof(exe));
 	taproot_service_name(&cg, exe, service, sizeof(service));
 	v[0] = service, v[1] = cg.unit, v[2] = cg.container_id, v[3] = cg.path, v[4] = exe;
-	for (i = 0; i < 5; i++)
-		total += strlen(v[i]) + 1;
-	s = malloc(total);
-	if (!s)
+	for (i = 0; i < 5; i++) {
+		if (v[i][0]) {
+			known_keys[n] = keys[i];
+			known[n++] = v[i];
+		}
+	}
+	if (n && !(l = tp_labels_new(known_keys, known, n)))
 		return -ENOMEM;
 	tp_proc_free_labels(p);
-	p->label_strings = s;
-	for (i = 0; i < 5; i++) {
-		*out[i] = s;
-		s = stpcpy(s, v[i]) + 1;
-	}
+	p->labels = l;
+	p->labels_read = true;
 	return 0;
 }

@@ -175,8 +175,8 @@ struct taproot_proc {
 	uint32_t execs;				/* exec calls seen (TAPROOT_REC_EXEC) */
 	char comm[17];				/* its main thread's when maps were read,
 						 * "" unknown, "\n" changing */
-	struct taproot_proc_labels labels;	/* into label_strings; "" unknown */
-	char *label_strings;			/* NULL: not read since the last exec */
+	struct tp_labels *labels;		/* NULL: none known */
+	bool labels_read;			/* since the last exec */
 };
 
 struct taproot_procs {
@@ -207,7 +207,8 @@ int tp_stat_start_time(const char *buf, size_t len, uint64_t *start);
 
 /*
  * Read @p's cgroup and executable from /proc/PID (@dirfd) into its labels,
- * telling the observer. Returns 0 or -ENOMEM; what cannot be read is "".
+ * telling the observer. Returns 0 or -ENOMEM; what cannot be read is left
+ * out.
  */
 int tp_proc_read_labels(struct taproot_proc *p, int dirfd);
 void tp_proc_free_labels(struct taproot_proc *p);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kernel/kernel.h"
+#include "util/labels.h"
 
 /* ---------------------------- processes, ELF files, symbols (symbolizer) */
 
@@ -128,19 +129,13 @@ uint64_t taproot_proc_start_time(const struct taproot_proc *proc);
 
 /*
  * What @proc belongs to, read with its maps when it is first read and again
- * after an exec: strings, "" where unknown (a process that could not be
- * read, a kernel thread, a cgroup file taproot does not understand).
- * Valid as the process is (see above).
+ * after an exec: the labels service_name (taproot_service_name()),
+ * systemd_unit, container_id, cgroup and exe (/proc/PID/exe, without
+ * " (deleted)"), each only when known; NULL when nothing is (a process that
+ * could not be read). Valid as the process is (see above); take a
+ * reference (tp_labels_get()) to keep it longer.
  */
-struct taproot_proc_labels {
-	const char *service_name;	/* taproot_service_name() */
-	const char *systemd_unit;
-	const char *container_id;
-	const char *cgroup;
-	const char *exe;		/* /proc/PID/exe, without " (deleted)" */
-};
-
-const struct taproot_proc_labels *taproot_proc_labels(const struct taproot_proc *proc);
+struct tp_labels *taproot_proc_labels(const struct taproot_proc *proc);
 
 /*
  * The process @pid exited (TAPROOT_REC_EXIT): its maps are kept for the

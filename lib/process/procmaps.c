@@ -444,44 +444,9 @@ static void tp_proc_set_gone(struct taproot_proc *p, int err, const char *fmt, .
 	p->procs->stats.procs_gone++;
 }
 
-/* Read up to @len - 1 bytes of @name in @dirfd, NUL terminated. */
-ssize_t tp_read_at(int dirfd, const char *name, char *buf, size_t len)
-{
-	ssize_t n, got = 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while ((size_t)got < len - 1) {
-		n = read(fd, buf + got, len - 1 - (size_t)got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return got;
-}
-
 static bool tp_errno_exited(int err)
 {
 	return err == -ENOENT || err == -ESRCH;
-}
-
-void tp_observe(const struct taproot_procs *procs, int pid, enum taproot_proc_file file,
-		int err, const char *data, size_t len)
-{
-	const struct taproot_procs_observer *o = procs->opts.observer;
-
-	if (o && o->read)
-		o->read(o->arg, pid, file, err, data, len);
 }
 
 /*
@@ -649,7 +614,7 @@ static void tp_proc_read(struct taproot_proc *p, uint64_t want)
 	tp_read_comm(p, dirfd, comm, sizeof(comm));
 	if (!tp_proc_read_maps(p, dirfd))
 		goto out;
-	if (!p->label_strings && tp_proc_read_labels(p, dirfd) < 0)
+	if (!p->labels_read && tp_proc_read_labels(p, dirfd) < 0)
 		procs->stats.labels_failed++;
 	p->state = TP_PROC_LIVE;
 	p->err = 0;

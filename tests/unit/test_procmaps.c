@@ -531,7 +531,7 @@ static void fixture_labels(void **state)
 {
 	struct fake *fk = *state;
 	struct taproot_procs *procs = fake_procs(fk, 60000, 16);
-	const struct taproot_proc_labels *l;
+	const struct tp_labels *l;
 	struct taproot_proc *p;
 	char link[PATH_MAX];
 
@@ -542,36 +542,33 @@ static void fixture_labels(void **state)
 	assert_int_equal(symlink("/usr/sbin/nginx (deleted)", link), 0);
 	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
 	l = taproot_proc_labels(p);
-	assert_string_equal(l->service_name, "nginx");
-	assert_string_equal(l->systemd_unit, "nginx.service");
-	assert_string_equal(l->container_id, "");
-	assert_string_equal(l->cgroup, "/system.slice/nginx.service");
-	assert_string_equal(l->exe, "/usr/sbin/nginx");
+	assert_string_equal(tp_labels_value(l, "service_name"), "nginx");
+	assert_string_equal(tp_labels_value(l, "systemd_unit"), "nginx.service");
+	assert_string_equal(tp_labels_value(l, "container_id"), "");
+	assert_string_equal(tp_labels_value(l, "cgroup"), "/system.slice/nginx.service");
+	assert_string_equal(tp_labels_value(l, "exe"), "/usr/sbin/nginx");
 
 	/* Moved to another cgroup: kept until an exec. */
 	fake_write(fk, 55, "cgroup", "0::/user.slice/user-1000.slice/session-1.scope\n");
 	fake_write(fk, 55, "maps", "00100000-00101000 r-xp 00000000 08:01 6 /usr/bin/worker\n");
 	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
-	assert_string_equal(taproot_proc_labels(p)->service_name, "nginx");
+	assert_string_equal(tp_labels_value(taproot_proc_labels(p), "service_name"), "nginx");
 	unlink(link);
 	assert_int_equal(symlink("/usr/bin/worker", link), 0);
 	taproot_proc_exec(procs, 55);
 	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
 	l = taproot_proc_labels(p);
-	assert_string_equal(l->service_name, "worker");
-	assert_string_equal(l->systemd_unit, "session-1.scope");
-	assert_string_equal(l->exe, "/usr/bin/worker");
+	assert_string_equal(tp_labels_value(l, "service_name"), "worker");
+	assert_string_equal(tp_labels_value(l, "systemd_unit"), "session-1.scope");
+	assert_string_equal(tp_labels_value(l, "exe"), "/usr/bin/worker");
 
-	/* Neither file: "" everywhere, the process still read. */
+	/* Neither file: no labels, the process still read. */
 	fake_stat(fk, 56, 4);
 	fake_write(fk, 56, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
 	assert_int_equal(taproot_proc_get(procs, 56, 0, &p), 0);
 	assert_null(taproot_proc_gone(p));
-	l = taproot_proc_labels(p);
-	assert_string_equal(l->service_name, "");
-	assert_string_equal(l->cgroup, "");
-	assert_string_equal(l->exe, "");
-	/* A cgroup file not understood: "" too, but the exe names the service. */
+	assert_null(taproot_proc_labels(p));
+	/* A cgroup file not understood: the exe names the service. */
 	fake_stat(fk, 57, 5);
 	fake_write(fk, 57, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
 	fake_write(fk, 57, "cgroup", "not a cgroup file\n");
@@ -579,8 +576,9 @@ static void fixture_labels(void **state)
 	assert_int_equal(symlink("/bin/x", link), 0);
 	assert_int_equal(taproot_proc_get(procs, 57, 0, &p), 0);
 	l = taproot_proc_labels(p);
-	assert_string_equal(l->service_name, "x");
-	assert_string_equal(l->cgroup, "");
+	assert_int_equal(l->nr, 2);
+	assert_string_equal(tp_labels_value(l, "service_name"), "x");
+	assert_string_equal(tp_labels_value(l, "exe"), "/bin/x");
 	taproot_procs_free(procs);
 }
 

@@ -17,6 +17,7 @@
 
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/labels.h"
 #include "util/parse.h"
 #include "util/util.h"
 
@@ -182,6 +183,34 @@ static void clock_reads_time(void **state)
 	assert_int_equal(tp_clock_ns((clockid_t)-100), 0);	/* not a clock */
 }
 
+/* Labels are copied, found by key, and freed with the last reference (ASan checks). */
+static void labels_copied_and_counted(void **state)
+{
+	char key[16] = "service_name", value[16] = "nginx";
+	const char *keys[TP_LABELS_MAX + 1], *values[TP_LABELS_MAX + 1];
+	const char *k = key, *v = value;
+	struct tp_labels *l = tp_labels_new(&k, &v, 1);
+
+	assert_non_null(l);
+	strcpy(value, "changed");
+	assert_string_equal(tp_labels_value(l, "service_name"), "nginx");
+	assert_string_equal(tp_labels_value(l, "exe"), "");
+	assert_string_equal(tp_labels_value(NULL, "exe"), "");
+	assert_ptr_equal(tp_labels_get(l), l);
+	assert_int_equal(l->refs, 2);
+	tp_labels_put(l);
+	assert_string_equal(l->key[0], "service_name");
+	tp_labels_put(l);
+	tp_labels_put(NULL);
+	for (int i = 0; i <= TP_LABELS_MAX; i++)
+		keys[i] = values[i] = "x";
+	assert_null(tp_labels_new(keys, values, TP_LABELS_MAX + 1));
+	l = tp_labels_new(keys, values, 0);
+	assert_non_null(l);
+	assert_int_equal(l->nr, 0);
+	tp_labels_put(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +223,7 @@ int main(void)
 		cmocka_unit_test(strpool_appends_with_nul),
 		cmocka_unit_test(index_finds_what_was_put),
 		cmocka_unit_test(clock_reads_time),
+		cmocka_unit_test(labels_copied_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
