@@ -257,4 +257,39 @@ struct taproot_causal_stats {
  */
 uint32_t taproot_sched_one_in_adapt(uint32_t cur, uint32_t floor, double rate, uint32_t budget);
 
+/* ------------------------------------------------------------ relabeling */
+
+/*
+ * Rules that keep, drop or rewrite samples by their labels, a subset of
+ * Prometheus's relabeling (lib/profile/relabel.c has the grammar; README
+ * "Labels"). NULL is the empty list: it keeps every sample as it is.
+ */
+struct taproot_relabel;
+
+/*
+ * Parse the rule @text and append it to *@rules (made on the first call).
+ * Errors: -EINVAL (the message says what is wrong), -E2BIG past 64 rules,
+ * -ENOMEM; *@rules is then unchanged but for being made.
+ */
+int taproot_relabel_add(struct taproot_relabel **rules, const char *text);
+void taproot_relabel_free(struct taproot_relabel *rules);
+
+/*
+ * Whether every rule of @rules reads only labels named in @keys[0..@nr):
+ * then the rules can be applied before the other labels are known.
+ */
+bool taproot_relabel_reads_only(const struct taproot_relabel *rules, const char *const *keys,
+				size_t nr);
+
+/*
+ * Apply @rules to the @n labels at @l, which has room for @max: labels are
+ * removed, set or added in place; values the rules make are written to
+ * @scratch (@scratch_len bytes) and valid while it is, the keys of labels
+ * they add are @rules' own and valid while @rules is. Returns 1 to keep
+ * the sample, 0 to drop it, -ENOSPC to keep it with a replace skipped for
+ * want of room (in @l or @scratch).
+ */
+int taproot_relabel_apply(const struct taproot_relabel *rules, struct taproot_profile_label *l,
+			  size_t *n, size_t max, char *scratch, size_t scratch_len);
+
 #endif /* TAPROOT_PROFILE_H */
