@@ -15,7 +15,10 @@
  *        kernel pcs: kallsyms under "[kernel.kallsyms]"), through a cache
  *        of symbolized pcs
  *     -> profile builder (kernel frames on top of user frames, leaf first;
- *        labels pid, comm, thread_comm and optionally tid, cpu)
+ *        labels pid, comm, thread_comm, optionally tid, cpu, and those of
+ *        the process: service_name, systemd_unit, container_id, cgroup,
+ *        exe; then the relabel rules, applied before the unwinder so that
+ *        a sample they drop costs no unwinding)
  *     -> pprof writer (taproot_pipeline_write(): atomic, 0600).
  *
  * SWITCH and WAKING records (with opts.offcpu) go to the off-CPU join
@@ -63,6 +66,8 @@
 #define PL_SYM_CACHE_DEFAULT	65536	/* symbolized pcs kept */
 #define PL_COMM_CACHE		4096	/* process names kept */
 #define PL_TOP_MAX		16384	/* distinct leaf functions counted */
+#define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
+#define PL_RELABEL_SCRATCH	4096	/* values the relabel rules make, per sample */
 
 /* ------------------------------------------------- symbolized pc cache */
 
@@ -226,6 +231,9 @@ struct taproot_pipeline {
 	uint64_t top_other;
 
 	/* scratch, per sample */
+	char relabel_scratch[PL_RELABEL_SCRATCH];
+	bool relabel_early;		/* the rules read only labels an interval
+					 * has before its stack is resolved */
 	uint64_t *pcs;
 	uint8_t *pcflags;
 	struct taproot_profile_frame *frames;
@@ -258,7 +266,7 @@ static int pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
 }
 
 static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
-			   const struct taproot_stack_snap *snap, size_t len,
+			   bool owner, const struct taproot_stack_snap *snap, size_t len,
 			   struct tp_causal_stack *out);
 
 /* The off-CPU profiles, as the CPU one (stack cap, comments, start), and the join. */
@@ -276,8 +284,18 @@ static int pl_new_causal(struct taproot_pipeline *p)
 		.label_tid = p->opts.label_tid,
 		.resolve = pl_resolve_snap,
 		.arg = p,
+		.relabel = p->opts.relabel,
+	};
+	/* What an interval is labeled with when its stack is resolved. */
+	static const char *const early[] = {
+		"pid", "comm", "thread_comm", "tid",
+		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
 	};
 	int err;
+
+	p->relabel_early = p->opts.relabel &&
+			   taproot_relabel_reads_only(p->opts.relabel, early,
+						      sizeof(early) / sizeof(early[0]));
 
 	for (int k = TAPROOT_PROFILE_OFFCPU; k < TAPROOT_PROFILE_NR_KINDS; k++) {
 		struct taproot_profile_desc desc;
@@ -921,6 +939,62 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 	return 0;
 }
 
+/*
+ * Append the labels of process @proc (NULL: none) to @l, which holds *@n
+ * of at most @max.
+ */
+static void pl_proc_labels(const struct tp_labels *pl, struct taproot_profile_label *l,
+			   size_t *n, size_t max)
+{
+	for (unsigned int i = 0; pl && i < pl->nr && *n < max; i++)
+		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
+}
+
+/*
+ * The labels of CPU sample @s into @l (room for PL_LABELS_MAX), in a fixed
+ * order: pid, comm, thread_comm, [tid], [cpu], then those of its process
+ * (@proc, NULL: unknown), then what the relabel rules made of them.
+ * False when the rules drop the sample.
+ */
+static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
+			     unsigned int cpu, struct taproot_proc *proc, const char *thread_comm,
+			     struct taproot_profile_label *l, size_t *n)
+{
+	const char *comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
+						  (int)s->tid, thread_comm) : thread_comm;
+	int kept;
+
+	*n = 0;
+	l[(*n)++] = TAPROOT_LABEL_NUM("pid", s->pid);
+	l[(*n)++] = TAPROOT_LABEL_STR("comm", comm);
+	l[(*n)++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
+	if (p->opts.label_tid)
+		l[(*n)++] = TAPROOT_LABEL_NUM("tid", s->tid);
+	if (p->opts.label_cpu)
+		l[(*n)++] = TAPROOT_LABEL_NUM("cpu", cpu);
+	pl_proc_labels(proc ? taproot_proc_labels(proc) : NULL, l, n, PL_LABELS_MAX);
+	if (!p->opts.relabel)
+		return true;
+	kept = taproot_relabel_apply(p->opts.relabel, l, n, PL_LABELS_MAX, p->relabel_scratch,
+				     sizeof(p->relabel_scratch));
+	if (kept < 0)
+		p->st.relabel_skipped++;
+	if (!kept)
+		p->st.relabel_dropped++;
+	return kept != 0;
+}
+
+/* The process of a sample with a user part to unwind, NULL for any other. */
+static struct taproot_proc *pl_sample_proc(struct taproot_pipeline *p,
+					   const struct taproot_rec_sample *s, bool user)
+{
+	struct taproot_proc *proc;
+
+	if (!user || !s->pid || taproot_proc_get(p->procs, (int)s->pid, 0, &proc) < 0)
+		return NULL;
+	return proc;
+}
+
 static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
 		     unsigned int cpu)
 {
@@ -939,32 +1013,24 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 		.ustack = (const uint8_t *)(kstack + s->kstack_nr),
 		.ustack_len = s->ustack_len,
 	};
-	struct taproot_profile_label labels[5];
+	struct taproot_profile_label labels[PL_LABELS_MAX];
 	struct taproot_proc *proc;
 	char thread_comm[sizeof(s->comm) + 1], marker[160];
-	const char *comm, *leaf;
-	unsigned int nl = 0;
-	size_t nf = 0;
+	const char *leaf;
+	size_t nf = 0, nl;
 	int64_t values[2];
 	int err;
 
 	memcpy(thread_comm, s->comm, sizeof(s->comm));
 	thread_comm[sizeof(s->comm)] = '\0';
 	c.comm = thread_comm;
+	/* Labels first: a sample the rules drop costs no unwinding. */
+	proc = pl_sample_proc(p, s, c.user);
+	if (!pl_sample_labels(p, s, cpu, proc, thread_comm, labels, &nl))
+		return 0;
 	err = pl_stack(p, &c, &nf, &proc, marker, sizeof(marker));
 	if (err < 0)
 		return err;
-
-	/* Labels, in a fixed order. */
-	comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
-				      (int)s->tid, thread_comm) : thread_comm;
-	labels[nl++] = TAPROOT_LABEL_NUM("pid", s->pid);
-	labels[nl++] = TAPROOT_LABEL_STR("comm", comm);
-	labels[nl++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
-	if (p->opts.label_tid)
-		labels[nl++] = TAPROOT_LABEL_NUM("tid", s->tid);
-	if (p->opts.label_cpu)
-		labels[nl++] = TAPROOT_LABEL_NUM("cpu", cpu);
 
 	values[0] = 1;
 	values[1] = s->period_us ? (int64_t)s->period_us * 1000 : p->period_ns;
@@ -991,8 +1057,32 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
  * stack. Everything it returns lives in p->frames and p->causal_comm
  * until the next record.
  */
+/*
+ * Whether the relabel rules drop the intervals of task @tid of @proc (NULL:
+ * unknown), named @comm, judged on the labels it has before its stack is
+ * resolved; only when the rules read no other (p->relabel_early).
+ */
+static bool pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32_t tid,
+				const char *comm, const char *thread_comm,
+				struct taproot_proc *proc)
+{
+	struct taproot_profile_label l[PL_LABELS_MAX];
+	size_t n = 0;
+
+	if (!p->relabel_early)
+		return false;
+	l[n++] = TAPROOT_LABEL_NUM("pid", pid);
+	l[n++] = TAPROOT_LABEL_STR("comm", comm);
+	l[n++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
+	if (p->opts.label_tid)
+		l[n++] = TAPROOT_LABEL_NUM("tid", tid);
+	pl_proc_labels(proc ? taproot_proc_labels(proc) : NULL, l, &n, PL_LABELS_MAX);
+	return !taproot_relabel_apply(p->opts.relabel, l, &n, PL_LABELS_MAX, p->relabel_scratch,
+				      sizeof(p->relabel_scratch));
+}
+
 static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
-			   const struct taproot_stack_snap *snap, size_t len,
+			   bool owner, const struct taproot_stack_snap *snap, size_t len,
 			   struct tp_causal_stack *out)
 {
 	struct taproot_pipeline *p = arg;
@@ -1002,34 +1092,41 @@ static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *th
 	size_t nf = 0;
 	int err;
 
-	out->frames = NULL;
-	out->nr = 0;
+	memset(out, 0, sizeof(*out));
 	out->comm = thread_comm;
-	if (snap) {
-		if (snap->kstack_nr > TAPROOT_KSTACK_MAX || snap->ustack_len > TAPROOT_USTACK_MAX ||
-		    sizeof(*snap) + (size_t)snap->kstack_nr * 8 + snap->ustack_len > len)
-			return -TAPROOT_ECORRUPT;
-		c.kstack = (const uint64_t *)(snap + 1);
-		c.kstack_nr = snap->kstack_nr;
-		c.kstack_trunc = snap->flags & TAPROOT_SNAP_F_KSTACK_TRUNC;
-		c.user = (snap->flags & TAPROOT_SNAP_F_USER_REGS) && pid;
-		c.regs = &snap->user_regs;
-		c.ustack = (const uint8_t *)(c.kstack + snap->kstack_nr);
-		c.ustack_len = snap->ustack_len;
-		err = pl_stack(p, &c, &nf, &proc, p->causal_marker, sizeof(p->causal_marker));
-		if (err < 0)
-			return err;
-		out->frames = p->frames;
-		out->nr = nf;
-	} else if (pid) {
-		/* No stacks: the process is still named, without reading its maps. */
-		err = taproot_proc_get(p->procs, (int)pid, 0, &proc);
-		if (err < 0)
-			proc = NULL;
-	}
-	if (proc && pid)
+	if (snap && (snap->kstack_nr > TAPROOT_KSTACK_MAX || snap->ustack_len > TAPROOT_USTACK_MAX ||
+		     sizeof(*snap) + (size_t)snap->kstack_nr * 8 + snap->ustack_len > len))
+		return -TAPROOT_ECORRUPT;
+	c.user = snap && (snap->flags & TAPROOT_SNAP_F_USER_REGS) && pid;
+	/*
+	 * The process first: its labels may spare the stack's resolution.
+	 * A snapshot without user registers (a kernel thread's) does not
+	 * read it: such a task has no process to label it.
+	 */
+	if (pid && (!snap || c.user) && taproot_proc_get(p->procs, (int)pid, 0, &proc) < 0)
+		proc = NULL;
+	if (proc)
 		out->comm = pl_process_comm(p, (int)pid, taproot_proc_start_time(proc), (int)tid,
 					    thread_comm);
+	if (owner) {
+		out->labels = proc ? tp_labels_get(taproot_proc_labels(proc)) : NULL;
+		out->dropped = pl_interval_dropped(p, pid, tid, out->comm, thread_comm, proc);
+		if (out->dropped)
+			return 0;
+	}
+	if (!snap)
+		return 0;
+	c.kstack = (const uint64_t *)(snap + 1);
+	c.kstack_nr = snap->kstack_nr;
+	c.kstack_trunc = snap->flags & TAPROOT_SNAP_F_KSTACK_TRUNC;
+	c.regs = &snap->user_regs;
+	c.ustack = (const uint8_t *)(c.kstack + snap->kstack_nr);
+	c.ustack_len = snap->ustack_len;
+	err = pl_stack(p, &c, &nf, &proc, p->causal_marker, sizeof(p->causal_marker));
+	if (err < 0)
+		return err;
+	out->frames = p->frames;
+	out->nr = nf;
 	return 0;
 }
 

@@ -66,6 +66,13 @@ struct taproot_pipeline_opts {
 	size_t max_intervals;		/* intervals held at once; 0: 16384 */
 	uint64_t max_open_ns;		/* an interval open longer is dropped at a
 					 * flush; 0: 10 minutes */
+	/*
+	 * Rules applied to the labels of every sample and off-CPU interval
+	 * (NULL: none). A CPU sample they drop is not unwound, nor is an
+	 * interval's stack when the rules read no label an interval gets
+	 * later (state, waker). Borrowed: it must outlive the pipeline.
+	 */
+	const struct taproot_relabel *relabel;
 };
 
 /* The profiles a pipeline builds. */
@@ -111,6 +118,9 @@ struct taproot_pipeline_stats {
 	size_t stacks;			/* distinct (stack, labels) entries */
 	size_t profile_bytes;		/* memory the profile holds */
 	uint64_t proc_events;		/* FORK, EXEC and EXIT records applied */
+	uint64_t relabel_dropped;	/* CPU samples the relabel rules dropped */
+	uint64_t relabel_skipped;	/* samples and intervals kept with a replace
+					 * skipped for want of room */
 	struct taproot_causal_stats causal;	/* zero unless opts.offcpu */
 	/*
 	 * The cost of unwinding alone (cumulative, for benchmarks): the

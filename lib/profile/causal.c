@@ -38,6 +38,8 @@
 #define CZ_MAX_OPEN_NS		(600ULL * 1000000000ULL)
 #define CZ_MAX_BYTES		(64u << 20)	/* stacks held */
 #define CZ_MAX_FRAMES		4096		/* blocked + "--" + waker */
+#define CZ_LABELS_MAX		32		/* an interval's, its process's, the rules' */
+#define CZ_RELABEL_SCRATCH	4096		/* values the relabel rules make */
 
 /* What an interval has seen. */
 #define CZ_OUT		(1U << 0)
@@ -66,6 +68,8 @@ struct cz_ival {
 	char comm[17];			/* the process's */
 	char waker[40];			/* the waking thread's comm, "[hardirq]", ... */
 	struct cz_stack *blocked, *waker_stack;
+	struct tp_labels *labels;	/* of the process, a reference; NULL none */
+	bool dropped;			/* by the relabel rules, before its stacks */
 };
 
 struct tp_causal {
@@ -76,6 +80,7 @@ struct tp_causal {
 	uint64_t round;
 	uint64_t last_time;		/* latest record time seen */
 	struct taproot_profile_frame *scratch;	/* CZ_MAX_FRAMES */
+	char relabel_scratch[CZ_RELABEL_SCRATCH];
 	struct taproot_causal_stats st;
 };
 
@@ -113,6 +118,7 @@ static void cz_free_ival(struct tp_causal *c, struct cz_ival *v)
 		c->bytes -= v->waker_stack->bytes;
 	free(v->blocked);
 	free(v->waker_stack);
+	tp_labels_put(v->labels);
 	free(v);
 	c->count--;
 }
@@ -230,10 +236,12 @@ static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profil
 /*
  * Resolve and copy the snapshot that follows the fixed part @fixed of
  * @rec, when @has_snap. NULL without one (or when it could not be kept).
+ * With @owner, the interval of the task, its process's name and labels go
+ * there, and no stack is resolved for an interval the rules drop.
  */
 static struct cz_stack *cz_snap(struct tp_causal *c, const struct taproot_rec_header *rec,
 				size_t fixed, bool has_snap, uint32_t pid, uint32_t tid,
-				const char *thread_comm, char *comm, size_t comm_size)
+				const char *thread_comm, struct cz_ival *owner)
 {
 	const struct taproot_stack_snap *snap = NULL;
 	struct tp_causal_stack rs = { 0 };
@@ -247,12 +255,19 @@ static struct cz_stack *cz_snap(struct tp_causal *c, const struct taproot_rec_he
 		snap = (const struct taproot_stack_snap *)((const char *)rec + fixed);
 		len = rec->size - fixed;
 	}
-	if (c->o.resolve(c->o.arg, pid, tid, thread_comm, snap, len, &rs) < 0) {
+	if (c->o.resolve(c->o.arg, pid, tid, thread_comm, owner, snap, len, &rs) < 0) {
 		c->st.bad_records++;
 		return NULL;
 	}
-	if (comm && rs.comm)
-		snprintf(comm, comm_size, "%s", rs.comm);
+	if (owner) {
+		if (rs.comm)
+			snprintf(owner->comm, sizeof(owner->comm), "%s", rs.comm);
+		tp_labels_put(owner->labels);
+		owner->labels = rs.labels;
+		owner->dropped = rs.dropped;
+	} else {
+		tp_labels_put(rs.labels);
+	}
 	if (!snap || !rs.nr)
 		return NULL;
 	return cz_copy(c, rs.frames, rs.nr);
@@ -313,7 +328,7 @@ static void cz_switch_out(struct tp_causal *c, const struct taproot_rec_switch *
 	cz_comm(thread_comm, r->prev_comm);
 	snprintf(v->thread_comm, sizeof(v->thread_comm), "%s", thread_comm);
 	v->blocked = cz_snap(c, &r->hdr, sizeof(*r), r->hdr.flags & TAPROOT_SWITCH_F_STACKS,
-			     r->prev_pid, r->prev_tid, thread_comm, v->comm, sizeof(v->comm));
+			     r->prev_pid, r->prev_tid, thread_comm, v);
 	/* A waking that arrived first (another CPU, an earlier round) must be inside. */
 	if ((v->have & CZ_WAKE) && v->t_wake < v->t_out) {
 		c->st.wakings_outside++;
@@ -388,14 +403,20 @@ static void cz_waking(struct tp_causal *c, const struct taproot_rec_waking *r)
 		snprintf(v->waker, sizeof(v->waker), "%s", comm);
 	else
 		snprintf(v->waker, sizeof(v->waker), "[tid %" PRIu32 "]", r->waker_tid);
+	/* A new task has no switch-out to name its process: the waking does. */
+	if (v->wake_new && !(v->have & CZ_OUT))
+		cz_snap(c, &r->hdr, sizeof(*r), false, r->target_pid, r->target_tid, "", v);
+	/* The rules drop the interval: its waker's stack is not wanted. */
+	if (v->dropped)
+		return;
 	/* An interrupt's snapshot holds its kernel stack only: no process to read. */
 	if (fl & (TAPROOT_WAKING_F_NMI | TAPROOT_WAKING_F_HARDIRQ | TAPROOT_WAKING_F_SOFTIRQ) ||
 	    !r->waker_pid)
 		v->waker_stack = cz_snap(c, &r->hdr, sizeof(*r), fl & TAPROOT_WAKING_F_STACKS,
-					 0, 0, comm, NULL, 0);
+					 0, 0, comm, NULL);
 	else
 		v->waker_stack = cz_snap(c, &r->hdr, sizeof(*r), fl & TAPROOT_WAKING_F_STACKS,
-					 r->waker_pid, r->waker_tid, comm, NULL, 0);
+					 r->waker_pid, r->waker_tid, comm, NULL);
 }
 
 void tp_causal_record(struct tp_causal *c, const struct taproot_rec_header *rec)
@@ -431,21 +452,37 @@ static const struct taproot_profile_frame cz_sep = { .function = "--" };
 static const struct taproot_profile_frame cz_nostack = { .function = "[no stack]" };
 static const struct taproot_profile_frame cz_newtask = { .function = "[new task]" };
 
-/* Labels of an interval; @waker adds the waker's. Returns how many. */
-static size_t cz_labels(const struct tp_causal *c, const struct cz_ival *v, bool waker,
-			struct taproot_profile_label *l)
+/*
+ * The labels of interval @v into @l (room for CZ_LABELS_MAX): its own
+ * (@waker adds the waker's), its process's, then what the relabel rules
+ * made of them. False when the rules drop the sample (counted).
+ */
+static bool cz_labels(struct tp_causal *c, const struct cz_ival *v, bool waker,
+		      struct taproot_profile_label *l, size_t *n)
 {
-	size_t n = 0;
+	const struct tp_labels *pl = v->labels;
+	int kept;
 
-	l[n++] = TAPROOT_LABEL_NUM("pid", v->pid);
-	l[n++] = TAPROOT_LABEL_STR("comm", v->comm[0] ? v->comm : v->thread_comm);
-	l[n++] = TAPROOT_LABEL_STR("thread_comm", v->thread_comm);
+	*n = 0;
+	l[(*n)++] = TAPROOT_LABEL_NUM("pid", v->pid);
+	l[(*n)++] = TAPROOT_LABEL_STR("comm", v->comm[0] ? v->comm : v->thread_comm);
+	l[(*n)++] = TAPROOT_LABEL_STR("thread_comm", v->thread_comm);
 	if (c->o.label_tid)
-		l[n++] = TAPROOT_LABEL_NUM("tid", v->tid);
-	l[n++] = TAPROOT_LABEL_STR("state", v->state);
+		l[(*n)++] = TAPROOT_LABEL_NUM("tid", v->tid);
+	l[(*n)++] = TAPROOT_LABEL_STR("state", v->state);
 	if (waker)
-		l[n++] = TAPROOT_LABEL_STR("waker", v->waker);
-	return n;
+		l[(*n)++] = TAPROOT_LABEL_STR("waker", v->waker);
+	for (unsigned int i = 0; pl && i < pl->nr && *n < CZ_LABELS_MAX; i++)
+		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
+	if (!c->o.relabel)
+		return true;
+	kept = taproot_relabel_apply(c->o.relabel, l, n, CZ_LABELS_MAX, c->relabel_scratch,
+				     sizeof(c->relabel_scratch));
+	if (kept < 0)
+		c->st.relabel_skipped++;
+	if (!kept)
+		c->st.relabel_dropped++;
+	return kept != 0;
 }
 
 static void cz_add_sample(struct taproot_profile *p, const struct taproot_profile_frame *f,
@@ -503,7 +540,7 @@ static size_t cz_offwake_stack(struct tp_causal *c, const struct cz_ival *v,
 /* The interval @v has both ends (or is a new task's first run): add it. */
 static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 {
-	struct taproot_profile_label l[6];
+	struct taproot_profile_label l[CZ_LABELS_MAX];
 	const struct taproot_profile_frame *bf = v->blocked ? v->blocked->frames : &cz_nostack;
 	size_t nb = v->blocked ? v->blocked->nr : 1, nl;
 	uint64_t one_in = v->one_in, cap, off;
@@ -515,11 +552,15 @@ static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 			struct cz_ival nv = *v;
 
 			snprintf(nv.state, sizeof(nv.state), "R");
+			if (v->dropped) {
+				c->st.relabel_dropped++;
+				return;
+			}
 			c->st.new_tasks++;
 			c->st.runqueue_ns += (v->t_in - v->t_wake) * one_in;
-			nl = cz_labels(c, &nv, false, l);
-			cz_add_sample(c->o.schedlat, &cz_newtask, 1, l, nl,
-				      (v->t_in - v->t_wake) * one_in, v->one_in);
+			if (cz_labels(c, &nv, false, l, &nl))
+				cz_add_sample(c->o.schedlat, &cz_newtask, 1, l, nl,
+					      (v->t_in - v->t_wake) * one_in, v->one_in);
 		} else {
 			c->st.unpaired_no_out++;
 		}
@@ -527,6 +568,10 @@ static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 	}
 	if (v->t_in < v->t_out) {
 		c->st.unpaired_no_out++;	/* ends that do not belong together */
+		return;
+	}
+	if (v->dropped) {
+		c->st.relabel_dropped++;
 		return;
 	}
 	/*
@@ -548,23 +593,22 @@ static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 		uint64_t from = woken ? v->t_wake + cap : v->t_out;
 
 		c->st.runqueue_ns += (v->t_in - from) * one_in;
-		nl = cz_labels(c, v, false, l);
-		cz_add_sample(c->o.schedlat, bf, nb, l, nl, (v->t_in - from) * one_in, v->one_in);
+		if (cz_labels(c, v, false, l, &nl))
+			cz_add_sample(c->o.schedlat, bf, nb, l, nl, (v->t_in - from) * one_in,
+				      v->one_in);
 	}
 	if (off < c->o.min_block_ns) {
 		c->st.filtered++;
 		return;
 	}
-	nl = cz_labels(c, v, false, l);
-	cz_add_sample(c->o.offcpu, bf, nb, l, nl, off * one_in, v->one_in);
+	if (cz_labels(c, v, false, l, &nl))
+		cz_add_sample(c->o.offcpu, bf, nb, l, nl, off * one_in, v->one_in);
 	if (woken) {
-		size_t n = cz_offwake_stack(c, v, bf, nb);
-
 		c->st.woken++;
 		c->st.wait_ns += (v->t_wake - v->t_out) * one_in;
-		nl = cz_labels(c, v, true, l);
-		cz_add_sample(c->o.offwake, c->scratch, n, l, nl, (v->t_wake - v->t_out) * one_in,
-			      v->one_in);
+		if (cz_labels(c, v, true, l, &nl))
+			cz_add_sample(c->o.offwake, c->scratch, cz_offwake_stack(c, v, bf, nb), l,
+				      nl, (v->t_wake - v->t_out) * one_in, v->one_in);
 	}
 }
 

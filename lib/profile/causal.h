@@ -9,6 +9,7 @@
 #include <linux/taproot.h>
 
 #include "profile/profile.h"
+#include "util/labels.h"
 
 struct tp_causal;
 
@@ -21,16 +22,24 @@ struct tp_causal_stack {
 	const struct taproot_profile_frame *frames;
 	size_t nr;
 	const char *comm;		/* the process's name */
+	/*
+	 * For the interval's own task (@owner): the labels of its process,
+	 * a reference the join takes over (NULL: none), and whether the
+	 * relabel rules drop its intervals (its stack then not resolved).
+	 */
+	struct tp_labels *labels;
+	bool dropped;
 };
 
 /*
  * Resolve the snapshot @snap of task @tid of process @pid (@snap_len
  * bytes readable from @snap, the snapshot and what follows it in its
- * record; NULL @snap: no stacks were captured). 0, or a negative errno
- * when the snapshot does not add up (counted as a bad record).
+ * record; NULL @snap: no stacks were captured); @owner: the task is the
+ * interval's own, not its waker. 0, or a negative errno when the snapshot
+ * does not add up (counted as a bad record).
  */
 typedef int (*tp_causal_resolve_fn)(void *arg, uint32_t pid, uint32_t tid,
-				    const char *thread_comm,
+				    const char *thread_comm, bool owner,
 				    const struct taproot_stack_snap *snap, size_t snap_len,
 				    struct tp_causal_stack *out);
 
@@ -43,6 +52,8 @@ struct tp_causal_opts {
 	void *arg;
 	/* Borrowed; the samples go there. */
 	struct taproot_profile *offcpu, *offwake, *schedlat;
+	/* Applied to every sample's labels (NULL: none); borrowed. */
+	const struct taproot_relabel *relabel;
 };
 
 int tp_causal_new(const struct tp_causal_opts *opts, struct tp_causal **cp);

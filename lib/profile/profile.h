@@ -239,6 +239,9 @@ struct taproot_causal_stats {
 					 * did not come within a round: ignored */
 	uint64_t table_full;		/* records dropped: the interval table was full */
 	uint64_t bad_records;		/* records or stack snapshots that do not add up */
+	uint64_t relabel_dropped;	/* joined intervals, and samples of them, that
+					 * the relabel rules dropped */
+	uint64_t relabel_skipped;	/* samples kept with a replace skipped */
 	uint64_t open;			/* intervals held now */
 	uint64_t blocked_ns;		/* off-CPU time of the joined intervals */
 	uint64_t wait_ns;		/* of it, until the wakeup (offwake) */

@@ -7,8 +7,8 @@
  * lost switch-ins, duplicated records, a waking after the switch-in, a
  * reused tid, scaling by sched_one_in, preemption, interrupt wakers, the
  * state labels, the trimming of tracing trampolines, a blocked stack with
- * user frames (this process's own registers and stack), and the process
- * events. The profiles are written and read back by the real pprof tool
+ * user frames (this process's own registers and stack), its process's
+ * labels and relabel rules, and the process events. The profiles are written and read back by the real pprof tool
  * (-raw), which must show each value, stack and label, and decoded by
  * protoc (sample types, default type, label kinds).
  */
@@ -897,27 +897,25 @@ static void test_protoc_fields(void **state)
  * stack (this process's own, taken in causal_blocked_in): the blocked
  * stack is the kernel frames on top of the unwound, symbolized user frames.
  */
-static void test_user_stack(void **state)
+/*
+ * The switch-out of this process's main thread (interval @seq, state
+ * @pstate), blocked in __schedule <- pipe_read <- its own stack (@u).
+ */
+static void out_self(struct fixture *f, struct ownstack *u, uint64_t t, uint64_t seq,
+		     uint32_t pstate)
 {
-	struct fixture *f = *state;
-	struct ownstack *u = calloc(1, sizeof(*u));
 	struct taproot_rec_switch *r = (void *)f->buf;
 	struct taproot_stack_snap *sn = (void *)(r + 1);
 	enum kfn st[2] = { K_SCHEDULE, K_PIPE_READ };
-	struct rawsample rs[2];
-	size_t size;
-	char *txt, *at;
+	size_t size, len = u->len;
 
-	assert_non_null(u);
-	ownstack_init();
-	assert_int_equal(causal_blocked_in(u, 1), 2);
 	memset(f->buf, 0, sizeof(f->buf));
 	r->hdr.type = TAPROOT_REC_SWITCH;
-	r->hdr.time_ns = 1000;
+	r->hdr.time_ns = t;
 	r->hdr.flags = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
-	r->prev_state = 0x1;
+	r->prev_state = pstate;
 	r->prev_pid = r->prev_tid = (uint32_t)getpid();
-	r->prev_seq = 3;
+	r->prev_seq = seq;
 	r->sched_one_in = 1;
 	snprintf(r->prev_comm, sizeof(r->prev_comm), "me");
 	/* The record's comm is the process's own: else it looks exec'd since. */
@@ -926,13 +924,26 @@ static void test_user_stack(void **state)
 	sn->flags = TAPROOT_SNAP_F_USER_REGS;
 	sn->user_regs = u->regs;
 	/* The user stack follows the kernel frames; the buffer bounds its copy. */
-	if (u->len > sizeof(f->buf) - size - 8)
-		u->len = (sizeof(f->buf) - size - 8) & ~(size_t)7;
-	sn->ustack_len = (uint32_t)u->len;
-	memcpy((char *)f->buf + size, u->stack, u->len);
-	size += u->len;
+	if (len > sizeof(f->buf) - size - 8)
+		len = (sizeof(f->buf) - size - 8) & ~(size_t)7;
+	sn->ustack_len = (uint32_t)len;
+	memcpy((char *)f->buf + size, u->stack, len);
+	size += len;
 	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
 	feed(f, 0);
+}
+
+static void test_user_stack(void **state)
+{
+	struct fixture *f = *state;
+	struct ownstack *u = calloc(1, sizeof(*u));
+	struct rawsample rs[2];
+	char *txt, *at;
+
+	assert_non_null(u);
+	ownstack_init();
+	assert_int_equal(causal_blocked_in(u, 1), 2);
+	out_self(f, u, 1000, 3, 0x1);
 	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
 	taproot_pipeline_flush(f->p, true);
 	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
@@ -948,6 +959,83 @@ static void test_user_stack(void **state)
 	assert_non_null(at);
 	assert_non_null(strstr(at, ";main;"));
 	free(txt);
+	free(u);
+}
+
+/*
+ * An interval carries its process's labels (this process's exe); rules on
+ * them drop it before its stack is resolved; rules on the state, known
+ * only with the interval, drop it when it is written.
+ */
+static void test_labels_and_relabel(void **state)
+{
+	struct fixture *f = *state;
+	struct ownstack *u = calloc(1, sizeof(*u));
+	struct taproot_relabel *rules = NULL;
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline_stats st;
+	struct rawsample rs[2];
+	char exe[512], want[600], *txt;
+	ssize_t n;
+
+	assert_non_null(u);
+	ownstack_init();
+	assert_int_equal(causal_blocked_in(u, 1), 2);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	out_self(f, u, 1000, 3, 0x1);
+	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
+	taproot_pipeline_flush(f->p, true);
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 2), 1);
+	snprintf(want, sizeof(want), "exe:[%s]", exe);
+	if (!strstr(rs[0].labels, want) || !strstr(rs[0].labels, "service_name:[test_causal]"))
+		fail_msg("offcpu labels: %s", rs[0].labels);
+	free(txt);
+
+	/* A rule on the executable: dropped before its stack is unwound. */
+	taproot_pipeline_opts_default(&o);
+	o.ksyms = f->ks;
+	o.offcpu = true;
+	assert_int_equal(taproot_relabel_add(&rules, "drop exe .*/test_causal"), 0);
+	o.relabel = rules;
+	taproot_pipeline_free(f->p);
+	assert_int_equal(taproot_pipeline_new(&o, &f->p), 0);
+	out_self(f, u, 1000, 3, 0x1);
+	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
+	taproot_pipeline_flush(f->p, true);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.causal.relabel_dropped, 1);
+	assert_int_equal(st.causal.joined, 0);
+	assert_int_equal(st.user_stacks, 0);
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 2), 0);
+	free(txt);
+	taproot_pipeline_free(f->p);
+	taproot_relabel_free(rules);
+
+	/* A rule on the state: S dropped when written, D kept; both unwound. */
+	rules = NULL;
+	assert_int_equal(taproot_relabel_add(&rules, "keep state D"), 0);
+	o.relabel = rules;
+	assert_int_equal(taproot_pipeline_new(&o, &f->p), 0);
+	out_self(f, u, 1000, 3, 0x1);
+	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
+	out_self(f, u, 6000, 4, 0x2);
+	in(f, 9000, (uint32_t)getpid(), (uint32_t)getpid(), 4);
+	taproot_pipeline_flush(f->p, true);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.user_stacks, 2);
+	assert_int_equal(st.causal.joined, 2);
+	assert_int_equal(st.causal.relabel_dropped, 1);
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 2), 1);
+	assert_int_equal(rs[0].v[0], 3000);
+	assert_non_null(strstr(rs[0].labels, "state:[D]"));
+	free(txt);
+	new_pipeline(f, 0, 0);
+	taproot_relabel_free(rules);
 	free(u);
 }
 
@@ -989,6 +1077,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tiny_sym_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protoc_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_labels_and_relabel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 	};
 

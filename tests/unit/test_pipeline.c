@@ -245,6 +245,72 @@ static void test_self_profile(void **state)
 	free(c);
 }
 
+/*
+ * Labels: a sample carries its process's (service_name, exe, cgroup read
+ * from this process's /proc), seen by pprof; relabel rules rewrite them,
+ * and a sample they drop is neither unwound nor added.
+ */
+static void test_labels_and_relabel(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_relabel *rules = NULL;
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	struct taproot_pipeline_stats st;
+	struct taproot_rec_header *rec;
+	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64], exe[512], want[600];
+	char *out;
+	ssize_t n;
+	int status;
+
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(pipeline_outer(c, 1), 10);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	rec = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), NULL, 0,
+			      "test-pipeline");
+	assert_int_equal(taproot_relabel_add(&rules, "replace exe .*/(.*) program $1"), 0);
+	assert_int_equal(taproot_relabel_add(&rules, "labeldrop cgroup"), 0);
+
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	o.relabel = rules;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, rec, 0), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	assert_int_equal(taproot_pipeline_write(p, path), 0);
+	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	print_message("%s", out);
+	snprintf(want, sizeof(want), "exe:  %s", exe);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "program:  test_pipeline"));
+	assert_non_null(strstr(out, "service_name:  "));
+	assert_null(strstr(out, "cgroup:"));
+	free(out);
+	unlink(path);
+	rmdir(dir);
+	taproot_pipeline_free(p);
+
+	/* Dropped by its executable: not unwound, not in the profile. */
+	assert_int_equal(taproot_relabel_add(&rules, "drop program test_pipeline"), 0);
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, rec, 0), 0);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.relabel_dropped, 1);
+	assert_int_equal(st.samples, 0);
+	assert_int_equal(st.user_stacks, 0);
+	assert_int_equal(st.unwind_frames, 0);
+	taproot_pipeline_free(p);
+	taproot_relabel_free(rules);
+	free(rec);
+	free(c);
+}
+
 static void test_invalid(void **state)
 {
 	struct taproot_pipeline_opts o;
@@ -270,6 +336,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self_profile),
+		cmocka_unit_test(test_labels_and_relabel),
 		cmocka_unit_test(test_invalid),
 	};
 
