@@ -8,9 +8,10 @@
  * reused tid, scaling by sched_one_in, preemption, interrupt wakers, the
  * state labels, the trimming of tracing trampolines, a blocked stack with
  * user frames (this process's own registers and stack), its process's
- * labels and relabel rules, and the process events. The profiles are written and read back by the real pprof tool
- * (-raw), which must show each value, stack and label, and decoded by
- * protoc (sample types, default type, label kinds).
+ * labels and relabel rules, and the process events. The profiles are
+ * written and read back by the real pprof tool (-raw), which must show
+ * each value, stack and label, and decoded by protoc (sample types,
+ * default type, label kinds).
  */
 #include <errno.h>
 #include <inttypes.h>
