@@ -285,17 +285,21 @@ static int pl_new_causal(struct taproot_pipeline *p)
 		.resolve = pl_resolve_snap,
 		.arg = p,
 		.relabel = p->opts.relabel,
+		.static_labels = p->opts.static_labels,
+		.nr_static_labels = p->opts.nr_static_labels,
 	};
 	/* What an interval is labeled with when its stack is resolved. */
-	static const char *const early[] = {
+	const char *early[PL_LABELS_MAX] = {
 		"pid", "comm", "thread_comm", "tid",
 		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
 	};
+	size_t nearly = 9;
 	int err;
 
+	for (size_t i = 0; i < p->opts.nr_static_labels && nearly < PL_LABELS_MAX; i++)
+		early[nearly++] = p->opts.static_labels[i].key;
 	p->relabel_early = p->opts.relabel &&
-			   taproot_relabel_reads_only(p->opts.relabel, early,
-						      sizeof(early) / sizeof(early[0]));
+			   taproot_relabel_reads_only(p->opts.relabel, early, nearly);
 
 	for (int k = TAPROOT_PROFILE_OFFCPU; k < TAPROOT_PROFILE_NR_KINDS; k++) {
 		struct taproot_profile_desc desc;
@@ -950,10 +954,19 @@ static void pl_proc_labels(const struct tp_labels *pl, struct taproot_profile_la
 		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
 }
 
+/* Append the static labels of the options to @l, which holds *@n. */
+static void pl_static_labels(const struct taproot_pipeline *p, struct taproot_profile_label *l,
+			     size_t *n)
+{
+	for (size_t i = 0; i < p->opts.nr_static_labels && *n < PL_LABELS_MAX; i++)
+		l[(*n)++] = p->opts.static_labels[i];
+}
+
 /*
  * The labels of CPU sample @s into @l (room for PL_LABELS_MAX), in a fixed
  * order: pid, comm, thread_comm, [tid], [cpu], then those of its process
- * (@proc, NULL: unknown), then what the relabel rules made of them.
+ * (@proc, NULL: unknown), the static ones, then what the relabel rules
+ * made of them.
  * False when the rules drop the sample.
  */
 static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
@@ -973,6 +986,7 @@ static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_re
 	if (p->opts.label_cpu)
 		l[(*n)++] = TAPROOT_LABEL_NUM("cpu", cpu);
 	pl_proc_labels(proc ? taproot_proc_labels(proc) : NULL, l, n, PL_LABELS_MAX);
+	pl_static_labels(p, l, n);
 	if (!p->opts.relabel)
 		return true;
 	kept = taproot_relabel_apply(p->opts.relabel, l, n, PL_LABELS_MAX, p->relabel_scratch,
@@ -1077,6 +1091,7 @@ static bool pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32
 	if (p->opts.label_tid)
 		l[n++] = TAPROOT_LABEL_NUM("tid", tid);
 	pl_proc_labels(proc ? taproot_proc_labels(proc) : NULL, l, &n, PL_LABELS_MAX);
+	pl_static_labels(p, l, &n);
 	return !taproot_relabel_apply(p->opts.relabel, l, &n, PL_LABELS_MAX, p->relabel_scratch,
 				      sizeof(p->relabel_scratch));
 }

@@ -73,6 +73,14 @@ struct taproot_pipeline_opts {
 	 * later (state, waker). Borrowed: it must outlive the pipeline.
 	 */
 	const struct taproot_relabel *relabel;
+	/*
+	 * Labels of every sample of every profile, after its own and its
+	 * process's and before the rules (the host's name, the kernel, the
+	 * configuration's). Borrowed, strings too: they must outlive the
+	 * pipeline.
+	 */
+	const struct taproot_profile_label *static_labels;
+	size_t nr_static_labels;
 };
 
 /* The profiles a pipeline builds. */

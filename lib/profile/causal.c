@@ -454,8 +454,8 @@ static const struct taproot_profile_frame cz_newtask = { .function = "[new task]
 
 /*
  * The labels of interval @v into @l (room for CZ_LABELS_MAX): its own
- * (@waker adds the waker's), its process's, then what the relabel rules
- * made of them. False when the rules drop the sample (counted).
+ * (@waker adds the waker's), its process's, the static ones, then what the
+ * relabel rules made of them. False when the rules drop the sample (counted).
  */
 static bool cz_labels(struct tp_causal *c, const struct cz_ival *v, bool waker,
 		      struct taproot_profile_label *l, size_t *n)
@@ -474,6 +474,8 @@ static bool cz_labels(struct tp_causal *c, const struct cz_ival *v, bool waker,
 		l[(*n)++] = TAPROOT_LABEL_STR("waker", v->waker);
 	for (unsigned int i = 0; pl && i < pl->nr && *n < CZ_LABELS_MAX; i++)
 		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
+	for (size_t i = 0; i < c->o.nr_static_labels && *n < CZ_LABELS_MAX; i++)
+		l[(*n)++] = c->o.static_labels[i];
 	if (!c->o.relabel)
 		return true;
 	kept = taproot_relabel_apply(c->o.relabel, l, n, CZ_LABELS_MAX, c->relabel_scratch,

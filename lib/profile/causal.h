@@ -54,6 +54,9 @@ struct tp_causal_opts {
 	struct taproot_profile *offcpu, *offwake, *schedlat;
 	/* Applied to every sample's labels (NULL: none); borrowed. */
 	const struct taproot_relabel *relabel;
+	/* Added to every sample's labels before the rules; borrowed. */
+	const struct taproot_profile_label *static_labels;
+	size_t nr_static_labels;
 };
 
 int tp_causal_new(const struct tp_causal_opts *opts, struct tp_causal **cp);

@@ -247,12 +247,15 @@ static void test_self_profile(void **state)
 
 /*
  * Labels: a sample carries its process's (service_name, exe, cgroup read
- * from this process's /proc), seen by pprof; relabel rules rewrite them,
- * and a sample they drop is neither unwound nor added.
+ * from this process's /proc) and the static ones, seen by pprof; relabel
+ * rules rewrite them, and a sample they drop is neither unwound nor added.
  */
 static void test_labels_and_relabel(void **state)
 {
 	struct ownstack *c = calloc(1, sizeof(*c));
+	static const struct taproot_profile_label statics[] = {
+		TAPROOT_LABEL_STR("hostname", "web-1"), TAPROOT_LABEL_STR("team", "payments"),
+	};
 	struct taproot_relabel *rules = NULL;
 	struct taproot_pipeline_opts o;
 	struct taproot_pipeline *p;
@@ -278,6 +281,8 @@ static void test_labels_and_relabel(void **state)
 	taproot_pipeline_opts_default(&o);
 	o.freq_hz = 100;
 	o.relabel = rules;
+	o.static_labels = statics;
+	o.nr_static_labels = 2;
 	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
 	assert_int_equal(taproot_pipeline_add_record(p, rec, 0), 0);
 	assert_non_null(mkdtemp(dir));
@@ -290,6 +295,8 @@ static void test_labels_and_relabel(void **state)
 	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, "program:  test_pipeline"));
 	assert_non_null(strstr(out, "service_name:  "));
+	assert_non_null(strstr(out, "hostname:  web-1"));
+	assert_non_null(strstr(out, "team:  payments"));
 	assert_null(strstr(out, "cgroup:"));
 	free(out);
 	unlink(path);
