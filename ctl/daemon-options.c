@@ -65,6 +65,16 @@ const struct daemon_option daemon_options[] = {
 	  "leave intervals blocked less than US microseconds\n"
 	  "out of offcpu and offwake (a filter in taprootd:\n"
 	  "the kernel still records them)" },
+	{ "label", 'l', DV_LABEL, DOPT_LABEL, FIELD(labels), 0, DAEMON_LABELS_MAX, "KEY=VAL",
+	  "add the label KEY=VAL to every sample (" STR(DAEMON_LABELS_MAX) " at\n"
+	  "most; in the file: label KEY VALUE, a line\n"
+	  "each); hostname and kernel_release always are" },
+	{ "relabel", 0, DV_RELABEL, DOPT_RELABEL, FIELD(relabel), 0, DAEMON_RELABEL_MAX, "RULE",
+	  "keep, drop or rewrite samples by their labels,\n"
+	  "in order (up to " STR(DAEMON_RELABEL_MAX) "; a line each in the file):\n"
+	  "'keep|drop LABEL[,LABEL...] REGEX',\n"
+	  "'replace LABEL[,...] REGEX TARGET [REPLACEMENT]',\n"
+	  "'labeldrop REGEX' (README: Labels)" },
 	{ "syslog", 0, DV_ACTION, 0, 0, 0, 0, NULL,
 	  "log to syslog (daemon facility) instead of stderr" },
 	{ "foreground", 'f', DV_ACTION, 0, 0, 0, 0, NULL,
@@ -87,6 +97,63 @@ void daemon_opts_init(struct daemon_opts *o)
 		.sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT,
 		.sched_budget = SCHED_BUDGET_DEFAULT,
 	};
+}
+
+static void list_free(struct daemon_list *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->nr = 0;
+}
+
+static int list_copy(struct daemon_list *dst, const struct daemon_list *src)
+{
+	dst->v = src->nr ? calloc(src->nr, sizeof(dst->v[0])) : NULL;
+	dst->nr = 0;
+	if (src->nr && !dst->v)
+		return -1;
+	for (; dst->nr < src->nr; dst->nr++)
+		if (!(dst->v[dst->nr] = strdup(src->v[dst->nr])))
+			return -1;
+	return 0;
+}
+
+static int list_add(struct daemon_list *l, const char *s)
+{
+	char **v = realloc(l->v, (l->nr + 1) * sizeof(l->v[0]));
+
+	if (!v)
+		return -1;
+	l->v = v;
+	if (!(l->v[l->nr] = strdup(s)))
+		return -1;
+	l->nr++;
+	return 0;
+}
+
+void daemon_opts_free(struct daemon_opts *o)
+{
+	free(o->output);
+	o->output = NULL;
+	list_free(&o->labels);
+	list_free(&o->relabel);
+}
+
+int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src)
+{
+	*dst = *src;
+	dst->output = NULL;
+	dst->labels = dst->relabel = (struct daemon_list){ 0 };
+	if ((src->output && !(dst->output = strdup(src->output))) ||
+	    list_copy(&dst->labels, &src->labels) < 0 ||
+	    list_copy(&dst->relabel, &src->relabel) < 0) {
+		daemon_opts_free(dst);
+		log_msg(LOG_ERR, "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 const struct daemon_option *daemon_option_find(const char *name)
@@ -157,6 +224,92 @@ static int parse_events(const char *where, const char *shown, const char *list, 
 	return 0;
 }
 
+/* The labels taproot sets itself: a label setting may not take their names. */
+static const char *const own_labels[] = {
+	"pid", "comm", "thread_comm", "tid", "cpu", "state", "waker", "service_name",
+	"systemd_unit", "container_id", "cgroup", "exe", "hostname", "kernel_release",
+};
+
+static bool label_name_ok(const char *s, size_t n)
+{
+	if (!n || n > 64 || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* "KEY=VALUE" or "KEY VALUE" into @list as "KEY=VALUE". */
+static int parse_label(const char *where, const char *shown, const char *v,
+		       struct daemon_list *list)
+{
+	size_t n = strcspn(v, "= \t");
+	const char *value = v + n + strspn(v + n, "= \t");
+	char buf[512];
+
+	if (!label_name_ok(v, n) || !*value || strlen(value) > 256) {
+		log_msg(LOG_ERR, "%s'%s' needs KEY=VALUE: a name of letters, digits and '_' "
+			"(64 at most) and a value of 1 to 256 bytes, not '%s'", where, shown, v);
+		return -1;
+	}
+	for (const char *c = value; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			log_msg(LOG_ERR, "%s'%s': a control character in the value", where,
+				shown);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < sizeof(own_labels) / sizeof(own_labels[0]); i++) {
+		if (strlen(own_labels[i]) == n && !strncmp(v, own_labels[i], n)) {
+			log_msg(LOG_ERR, "%s'%s': taproot sets the label %s itself (a relabel "
+				"rule can change it)", where, shown, own_labels[i]);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < list->nr; i++) {
+		if (!strncmp(list->v[i], v, n) && list->v[i][n] == '=') {
+			log_msg(LOG_ERR, "%s'%s': label %.*s given twice", where, shown, (int)n, v);
+			return -1;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%.*s=%s", (int)n, v, value);
+	return list_add(list, buf);
+}
+
+/* A relabel rule, checked by the library's parser, into @list. */
+static int parse_relabel(const char *where, const char *shown, const char *v,
+			 struct daemon_list *list)
+{
+	struct taproot_relabel *rules = NULL;
+	int err = taproot_relabel_add(&rules, v);
+
+	taproot_relabel_free(rules);
+	if (err < 0) {
+		log_msg(LOG_ERR, "%s'%s': %s", where, shown, taproot_errmsg(err));
+		return -1;
+	}
+	return list_add(list, v);
+}
+
+/* Add @v to the list setting @opt of @o: its own parser, its bound. */
+static int add_to_list(const struct daemon_option *opt, const char *where, const char *shown,
+		       const char *v, struct daemon_list *list)
+{
+	int ret;
+
+	if (list->nr >= opt->max) {
+		log_msg(LOG_ERR, "%s'%s': more than %lu", where, shown, opt->max);
+		return -1;
+	}
+	ret = opt->value == DV_LABEL ? parse_label(where, shown, v, list) :
+				       parse_relabel(where, shown, v, list);
+	if (ret < 0 && errno == ENOMEM)
+		log_msg(LOG_ERR, "%s%s: out of memory", where, shown);
+	return ret;
+}
+
 /*
  * Set @opt (a setting) in @o from @val; NULL for a switch given on the
  * command line. @where prefixes messages: "" for the command line, where
@@ -191,6 +344,9 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 		return parse_yes_no(where, shown, val, field);
 	case DV_EVENTS:
 		return parse_events(where, shown, val, &o->cpu, &o->offcpu);
+	case DV_LABEL:
+	case DV_RELABEL:
+		return add_to_list(opt, where, shown, val, field);
 	case DV_ACTION:
 		break;
 	}
@@ -306,6 +462,12 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 		printf("%s%s%s", o->cpu ? "cpu" : "", o->cpu && o->offcpu ? "," : "",
 		       o->offcpu ? "offcpu" : "");
 		break;
+	case DV_LABEL:		/* none by default: an example */
+		printf("team web");
+		break;
+	case DV_RELABEL:
+		printf("drop service_name cron|sshd");
+		break;
 	case DV_ACTION:
 		break;
 	}
@@ -332,6 +494,8 @@ void daemon_print_config(void)
 			printf("# %.*s\n", n, h);
 			h += n + (h[n] == '\n');
 		}
+		if (opt->value == DV_LABEL || opt->value == DV_RELABEL)
+			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);
 		printf("\n");
@@ -396,13 +560,13 @@ static int apply_key(const char *where, const char *key, const char *val,
 	if (!(cmdline & opt->bit))
 		return daemon_option_set(opt, where, val, o);
 	ret = daemon_option_set(opt, where, val, &dropped);
-	free(dropped.output);
+	daemon_opts_free(&dropped);
 	return ret;
 }
 
 int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o)
 {
-	struct daemon_opts n = *o;
+	struct daemon_opts n;
 	unsigned int line = 0;
 	char buf[4096], where[96];
 	char *key, *val;
@@ -413,7 +577,16 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 		log_msg(LOG_ERR, "--config %s: %s", path, strerror(errno));
 		return -1;
 	}
-	n.output = NULL;		/* o->output stays @o's until the file is good */
+	/* @o stays as it is until the whole file is good. */
+	if (daemon_opts_copy(&n, o) < 0) {
+		fclose(f);
+		return -1;
+	}
+	/* The file's lists are the file's alone: read again, not added to. */
+	if (!(cmdline & DOPT_LABEL))
+		list_free(&n.labels);
+	if (!(cmdline & DOPT_RELABEL))
+		list_free(&n.relabel);
 	while (ret == 0 && fgets(buf, sizeof(buf), f)) {
 		line++;
 		if (!split_line(buf, &key, &val))
@@ -423,13 +596,10 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 	}
 	fclose(f);
 	if (ret) {
-		free(n.output);
+		daemon_opts_free(&n);
 		return -1;
 	}
-	if (n.output)
-		free(o->output);
-	else
-		n.output = o->output;
+	daemon_opts_free(o);
 	*o = n;
 	return 0;
 }

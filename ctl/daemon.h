@@ -15,6 +15,15 @@
 
 #define TAPROOTD_STATE_DEFAULT	"/run/taproot/taprootd.json"
 
+/* Strings an option gathers, one a time it is given (malloc'ed, each and the array). */
+struct daemon_list {
+	char **v;
+	size_t nr;
+};
+
+#define DAEMON_LABELS_MAX	8	/* label settings */
+#define DAEMON_RELABEL_MAX	64	/* relabel rules, as the library takes */
+
 /* What taprootd is told: command line, then the --config file under it. */
 struct daemon_opts {
 	char *output;			/* directory of the profiles */
@@ -28,6 +37,8 @@ struct daemon_opts {
 	unsigned long sched_budget;	/* intervals/s with stacks at most, raising
 					 * one-in-N; 0: fixed at sched_one_in */
 	unsigned long min_block_us;	/* shorter blocked intervals left out */
+	struct daemon_list labels;	/* "KEY=VALUE" on every sample */
+	struct daemon_list relabel;	/* rules (taproot_relabel_add()) */
 };
 
 /* Bits of the options given on the command line: they beat the file. */
@@ -42,6 +53,8 @@ enum {
 	DOPT_SCHED_ONE_IN = 1 << 7,
 	DOPT_MIN_BLOCK = 1 << 8,
 	DOPT_SCHED_BUDGET = 1 << 9,
+	DOPT_LABEL = 1 << 10,
+	DOPT_RELABEL = 1 << 11,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -52,6 +65,9 @@ enum daemon_value {
 	DV_SWITCH,			/* a bool: no value on the command line,
 					 * yes or no in the file */
 	DV_EVENTS,			/* cpu, offcpu or both: fields cpu, offcpu */
+	DV_LABEL,			/* KEY=VALUE (KEY VALUE in the file), added
+					 * to a struct daemon_list each time */
+	DV_RELABEL,			/* a relabel rule, likewise */
 };
 
 /*
@@ -70,11 +86,20 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	19
+#define DAEMON_NR_OPTIONS	21
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
 void daemon_opts_init(struct daemon_opts *o);
+
+/*
+ * Free what @o owns (output, the lists); @o is then as after
+ * daemon_opts_init() but for its numbers.
+ */
+void daemon_opts_free(struct daemon_opts *o);
+
+/* @dst as a copy of @src that owns its own strings. 0, or -1 (logged). */
+int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src);
 
 const struct daemon_option *daemon_option_find(const char *name);
 

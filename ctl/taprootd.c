@@ -69,6 +69,11 @@ struct daemon {
 	struct taproot_ksyms *ksyms;
 	struct taproot_pipeline *pl;
 	uint32_t pl_freq;
+	/* The pipeline's labels and rules, made with it from d->o. */
+	struct taproot_relabel *relabel;
+	struct taproot_profile_label static_labels[2 + DAEMON_LABELS_MAX];
+	char *label_strings;		/* "KEY\0VALUE\0" of the settings */
+	char hostname[256];
 	bool running;
 	bool gone;			/* the module was unloaded under us */
 	double next_probe;		/* monotonic s: check_module() */
@@ -232,16 +237,74 @@ static int64_t wall_s(void)
 	return (int64_t)time(NULL);
 }
 
+/* What the pipeline's labels and rules outlive: freed after it. */
+static void free_labels(struct daemon *d)
+{
+	taproot_relabel_free(d->relabel);
+	d->relabel = NULL;
+	free(d->label_strings);
+	d->label_strings = NULL;
+}
+
+/*
+ * The static labels (hostname, kernel_release, the label settings) and the
+ * relabel rules of d->o, for a new pipeline. Returns how many labels, or
+ * -1 (logged; the settings were checked when read: only memory fails).
+ */
+static int make_labels(struct daemon *d)
+{
+	struct taproot_profile_label *l = d->static_labels;
+	size_t n = 0, len = 0;
+	char *s;
+	int err;
+
+	free_labels(d);
+	if (gethostname(d->hostname, sizeof(d->hostname) - 1) < 0)
+		snprintf(d->hostname, sizeof(d->hostname), "unknown");
+	l[n++] = TAPROOT_LABEL_STR("hostname", d->hostname);
+	l[n++] = TAPROOT_LABEL_STR("kernel_release", d->info.kernel_release);
+	for (size_t i = 0; i < d->o.labels.nr; i++)
+		len += strlen(d->o.labels.v[i]) + 1;
+	s = d->label_strings = malloc(len + 1);
+	if (!s) {
+		log_msg(LOG_ERR, "labels: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < d->o.labels.nr; i++) {
+		char *key = s, *eq;
+
+		s = stpcpy(s, d->o.labels.v[i]) + 1;
+		eq = strchr(key, '=');	/* "KEY=VALUE", checked when read */
+		*eq = '\0';
+		l[n++] = TAPROOT_LABEL_STR(key, eq + 1);
+	}
+	for (size_t i = 0; i < d->o.relabel.nr; i++) {
+		err = taproot_relabel_add(&d->relabel, d->o.relabel.v[i]);
+		if (err < 0) {
+			log_msg(LOG_ERR, "relabel '%s': %s", d->o.relabel.v[i],
+				taproot_errmsg(err));
+			return -1;
+		}
+	}
+	return (int)n;
+}
+
 static int new_pipeline(struct daemon *d, uint32_t freq)
 {
 	static char comment[256];
 	static const char *comments[1] = { comment };
 	struct taproot_pipeline_opts po;
-	int err;
+	int err, nl;
 
 	taproot_pipeline_free(d->pl);
 	d->pl = NULL;
+	nl = make_labels(d);
+	if (nl < 0)
+		return -1;
 	taproot_pipeline_opts_default(&po);
+	po.relabel = d->relabel;
+	po.static_labels = d->static_labels;
+	po.nr_static_labels = (size_t)nl;
 	po.freq_hz = freq;
 	po.ksyms = d->ksyms;
 	po.label_tid = d->o.label_tid;
@@ -668,22 +731,23 @@ static void read_notifications(struct daemon *d)
 
 static void reload(struct daemon *d)
 {
-	struct daemon_opts o = d->o;
+	struct daemon_opts o;
 
 	flush_interval(d, "SIGHUP");
 	if (!d->config) {
 		log_msg(LOG_INFO, "SIGHUP: no --config file to re-read; interval restarted");
 		return;
 	}
-	o.output = strdup(d->o.output);
-	if (!o.output || daemon_read_config(d->config, d->cmdline, &o) < 0 ||
+	if (daemon_opts_copy(&o, &d->o) < 0)
+		return;
+	if (daemon_read_config(d->config, d->cmdline, &o) < 0 ||
 	    daemon_check_output(o.output) < 0) {
-		free(o.output);
+		daemon_opts_free(&o);
 		log_msg(LOG_ERR, "SIGHUP: %s not applied; the configuration stays as it was",
 			d->config);
 		return;
 	}
-	free(d->o.output);
+	daemon_opts_free(&d->o);
 	d->o = o;
 	if (d->o.offcpu && !(d->info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
 		log_msg(LOG_ERR, "SIGHUP: events offcpu: the module has no switch and waking "
@@ -840,10 +904,11 @@ static void finish(struct daemon *d)
 static void release(struct daemon *d)
 {
 	taproot_pipeline_free(d->pl);
+	free_labels(d);
 	taproot_ksyms_free(d->ksyms);
 	taproot_nl_sub_close(d->sub);
 	taproot_nl_close(d->nl);
-	free(d->o.output);
+	daemon_opts_free(&d->o);
 	log_close();
 }
 

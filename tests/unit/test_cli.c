@@ -94,6 +94,15 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --interval", 2, "'--interval' needs an argument");
 	expect(DAEMON " --bogus", 2, "unknown option '--bogus'");
 	expect(DAEMON " stray", 2, "unexpected argument 'stray'");
+	expect(DAEMON " --label team", 2, "'--label' needs KEY=VALUE");
+	expect(DAEMON " --label 9x=y", 2, "'--label' needs KEY=VALUE");
+	expect(DAEMON " -l service_name=web", 2, "taproot sets the label service_name itself");
+	expect(DAEMON " -l team=a -l team=b", 2, "label team given twice");
+	expect(DAEMON " -l a=1 -l b=1 -l c=1 -l d=1 -l e=1 -l f=1 -l g=1 -l h=1 -l i=1", 2,
+	       "'--label': more than 8");
+	expect(DAEMON " --relabel 'keep service_name'", 2,
+	       "'--relabel': relabel: 'keep' needs a regular expression");
+	expect(DAEMON " --relabel 'replace exe (a) t $2'", 2, "uses group 2");
 }
 
 /* Every setting is a key of the file, and --help says which. */
@@ -101,7 +110,7 @@ static void daemon_help_lists_every_key(void **state)
 {
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
-		"events", "sched-one-in", "sched-budget", "min-block",
+		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -134,6 +143,18 @@ static void daemon_config_names_the_bad_line(void **state)
 	path = config_file("interval 5\nlabel-tid maybe\n");
 	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
 	expect(cmd, 2, ":2: 'label-tid' needs yes or no, not 'maybe'");
+	unlink(path);
+	free(path);
+
+	path = config_file("label team web\nlabel team=db\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, ":2: 'label': label team given twice");
+	unlink(path);
+	free(path);
+
+	path = config_file("relabel drop service_name cron\nrelabel keep comm (x\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, ":2: 'relabel': relabel: '(x': ");
 	unlink(path);
 	free(path);
 
@@ -176,7 +197,7 @@ static void daemon_print_config_reads_back(void **state)
 {
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
-		"events", "sched-one-in", "sched-budget", "min-block",
+		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
