@@ -103,6 +103,7 @@ struct record {
 	struct taproot_procs_observer observer;
 	bool config_changed;
 	bool started;
+	char hostname[65];		/* a label of every sample */
 
 	pid_t child;			/* 0: no command */
 	int child_status;		/* waitpid()'s, when child_done */
@@ -872,6 +873,7 @@ static int raw_open(struct record *r)
 	int err;
 
 	snprintf(h.kernel_release, sizeof(h.kernel_release), "%s", r->info.kernel_release);
+	snprintf(h.hostname, sizeof(h.hostname), "%s", r->hostname);
 	err = taproot_raw_writer_new(r->o.raw, &h, &r->raw);
 	if (err < 0)
 		return p_err("--raw: %s", taproot_errmsg(err));
@@ -890,6 +892,8 @@ static int record_pipeline(struct record *r)
 	struct taproot_pipeline_opts po;
 	int err;
 
+	if (gethostname(r->hostname, sizeof(r->hostname) - 1) < 0)
+		r->hostname[0] = '\0';
 	if (r->o.raw) {
 		int ret = raw_open(r);
 
@@ -909,6 +913,8 @@ static int record_pipeline(struct record *r)
 	po.label_cpu = r->o.label_cpu;
 	po.offcpu = r->o.offcpu;
 	po.min_block_ns = r->o.min_block_ns;
+	po.hostname = r->hostname;
+	po.kernel_release = r->info.kernel_release;
 	if (r->raw)
 		po.procs = &r->procs_opts;
 	snprintf(r->comment, sizeof(r->comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",

@@ -71,7 +71,7 @@ struct daemon {
 	uint32_t pl_freq;
 	/* The pipeline's labels and rules, made with it from d->o. */
 	struct taproot_relabel *relabel;
-	struct taproot_profile_label static_labels[2 + DAEMON_LABELS_MAX];
+	struct taproot_profile_label static_labels[DAEMON_LABELS_MAX];
 	char *label_strings;		/* "KEY\0VALUE\0" of the settings */
 	char hostname[256];
 	bool running;
@@ -247,9 +247,9 @@ static void free_labels(struct daemon *d)
 }
 
 /*
- * The static labels (hostname, kernel_release, the label settings) and the
- * relabel rules of d->o, for a new pipeline. Returns how many labels, or
- * -1 (logged; the settings were checked when read: only memory fails).
+ * The host's name, the labels of the label settings and the relabel rules
+ * of d->o, for a new pipeline. Returns how many labels, or -1 (logged;
+ * the settings were checked when read: only memory fails).
  */
 static int make_labels(struct daemon *d)
 {
@@ -260,9 +260,7 @@ static int make_labels(struct daemon *d)
 
 	free_labels(d);
 	if (gethostname(d->hostname, sizeof(d->hostname) - 1) < 0)
-		snprintf(d->hostname, sizeof(d->hostname), "unknown");
-	l[n++] = TAPROOT_LABEL_STR("hostname", d->hostname);
-	l[n++] = TAPROOT_LABEL_STR("kernel_release", d->info.kernel_release);
+		d->hostname[0] = '\0';
 	for (size_t i = 0; i < d->o.labels.nr; i++)
 		len += strlen(d->o.labels.v[i]) + 1;
 	s = d->label_strings = malloc(len + 1);
@@ -303,6 +301,8 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 		return -1;
 	taproot_pipeline_opts_default(&po);
 	po.relabel = d->relabel;
+	po.hostname = d->hostname;
+	po.kernel_release = d->info.kernel_release;
 	po.static_labels = d->static_labels;
 	po.nr_static_labels = (size_t)nl;
 	po.freq_hz = freq;

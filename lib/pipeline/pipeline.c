@@ -68,6 +68,7 @@
 #define PL_TOP_MAX		16384	/* distinct leaf functions counted */
 #define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
 #define PL_RELABEL_SCRATCH	4096	/* values the relabel rules make, per sample */
+#define PL_STATIC_MAX		16	/* static labels of the options */
 
 /* ------------------------------------------------- symbolized pc cache */
 
@@ -232,6 +233,8 @@ struct taproot_pipeline {
 
 	/* scratch, per sample */
 	char relabel_scratch[PL_RELABEL_SCRATCH];
+	struct taproot_profile_label statics[2 + PL_STATIC_MAX];	/* every sample's */
+	size_t nr_statics;
 	bool relabel_early;		/* the rules read only labels an interval
 					 * has before its stack is resolved */
 	uint64_t *pcs;
@@ -285,8 +288,8 @@ static int pl_new_causal(struct taproot_pipeline *p)
 		.resolve = pl_resolve_snap,
 		.arg = p,
 		.relabel = p->opts.relabel,
-		.static_labels = p->opts.static_labels,
-		.nr_static_labels = p->opts.nr_static_labels,
+		.static_labels = p->statics,
+		.nr_static_labels = p->nr_statics,
 	};
 	/* What an interval is labeled with when its stack is resolved. */
 	const char *early[PL_LABELS_MAX] = {
@@ -296,8 +299,8 @@ static int pl_new_causal(struct taproot_pipeline *p)
 	size_t nearly = 9;
 	int err;
 
-	for (size_t i = 0; i < p->opts.nr_static_labels && nearly < PL_LABELS_MAX; i++)
-		early[nearly++] = p->opts.static_labels[i].key;
+	for (size_t i = 0; i < p->nr_statics && nearly < PL_LABELS_MAX; i++)
+		early[nearly++] = p->statics[i].key;
 	p->relabel_early = p->opts.relabel &&
 			   taproot_relabel_reads_only(p->opts.relabel, early, nearly);
 
@@ -317,6 +320,23 @@ static int pl_new_causal(struct taproot_pipeline *p)
 	co.offwake = p->kinds[TAPROOT_PROFILE_OFFWAKE];
 	co.schedlat = p->kinds[TAPROOT_PROFILE_SCHEDLAT];
 	return tp_causal_new(&co, &p->causal);
+}
+
+/* p->statics: the host's labels, then the options' static ones. */
+static int pl_set_statics(struct taproot_pipeline *p)
+{
+	const char *host[2] = { p->opts.hostname, p->opts.kernel_release };
+	const char *const names[2] = { "hostname", "kernel_release" };
+
+	if (p->opts.nr_static_labels > PL_STATIC_MAX)
+		return tp_err(-EINVAL, "pipeline: %zu static labels, at most %d",
+			      p->opts.nr_static_labels, PL_STATIC_MAX);
+	for (int i = 0; i < 2; i++)
+		if (host[i] && host[i][0])
+			p->statics[p->nr_statics++] = TAPROOT_LABEL_STR(names[i], host[i]);
+	for (size_t i = 0; i < p->opts.nr_static_labels; i++)
+		p->statics[p->nr_statics++] = p->opts.static_labels[i];
+	return 0;
 }
 
 int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
@@ -341,6 +361,11 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 		free(p);
 		return tp_err(-EINVAL, "pipeline: frequency %" PRIu32 " Hz, need 1..%d",
 			      hz, TAPROOT_FREQ_MAX);
+	}
+	err = pl_set_statics(p);
+	if (err < 0) {
+		free(p);
+		return err;
 	}
 	if (!p->opts.max_user_frames)
 		p->opts.max_user_frames = PL_MAX_USER_FRAMES;
@@ -954,12 +979,12 @@ static void pl_proc_labels(const struct tp_labels *pl, struct taproot_profile_la
 		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
 }
 
-/* Append the static labels of the options to @l, which holds *@n. */
+/* Append the labels of every sample (p->statics) to @l, which holds *@n. */
 static void pl_static_labels(const struct taproot_pipeline *p, struct taproot_profile_label *l,
 			     size_t *n)
 {
-	for (size_t i = 0; i < p->opts.nr_static_labels && *n < PL_LABELS_MAX; i++)
-		l[(*n)++] = p->opts.static_labels[i];
+	for (size_t i = 0; i < p->nr_statics && *n < PL_LABELS_MAX; i++)
+		l[(*n)++] = p->statics[i];
 }
 
 /*

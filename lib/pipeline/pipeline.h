@@ -75,10 +75,11 @@ struct taproot_pipeline_opts {
 	const struct taproot_relabel *relabel;
 	/*
 	 * Labels of every sample of every profile, after its own and its
-	 * process's and before the rules (the host's name, the kernel, the
-	 * configuration's). Borrowed, strings too: they must outlive the
-	 * pipeline.
+	 * process's and before the rules: hostname and kernel_release (NULL
+	 * or "": left out), then @static_labels (at most 16). Borrowed,
+	 * strings too: they must outlive the pipeline.
 	 */
+	const char *hostname, *kernel_release;
 	const struct taproot_profile_label *static_labels;
 	size_t nr_static_labels;
 };

@@ -36,8 +36,9 @@
  */
 #define TAPROOT_RAW_MAGIC	"TAPRAW\r\n"	/* 8 bytes, no NUL */
 /*
- * Version 2 added the PROC files cgroup and exe; a reader reads versions 1
- * and 2, and refuses those files in a version 1 file.
+ * Version 2 added the PROC files cgroup and exe and the host's name in the
+ * header; a reader reads versions 1 and 2, and refuses those files in a
+ * version 1 file.
  */
 #define TAPROOT_RAW_VERSION	2
 
@@ -64,6 +65,7 @@ struct taproot_raw_header {
 	uint32_t version;		/* TAPROOT_RAW_VERSION (set by the writer) */
 	uint32_t abi_version;		/* the module's TAPROOT_ABI_VERSION */
 	char kernel_release[65];	/* uname -r of the recording host */
+	char hostname[65];		/* its name ("" in version 1 files) */
 	uint32_t freq_hz;
 	uint32_t ustack_bytes;		/* 0: the module's default */
 	bool cpu, offcpu;		/* --events */

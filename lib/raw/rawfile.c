@@ -16,7 +16,8 @@
  *   HEADER  0 magic[8], 8 u32 version, 12 u32 abi, 16 u32 freq_hz,
  *           20 u32 ustack_bytes, 24 u32 flags (RAW_F_*), 28 u32 sched_one_in,
  *           32 u64 min_block_ns, 40 u64 start_ns, 48 kernel_release[72] (NUL
- *           padded); 120 bytes, a later version may append
+ *           padded); 120 bytes in version 1; version 2 appends 120
+ *           hostname[72] (NUL padded): 192 bytes; a later one may append
  *   KSYMS   the text
  *   PROC    0 u32 pid, 4 u32 file, 8 i32 err, 12 data (none when err < 0)
  *   ELF     0 u64 dev, 8 u64 ino, 16 u32 build_id_len, 20 u32 path_len,
@@ -44,7 +45,8 @@
 #include "util/util.h"
 
 #define RAW_CHUNK_HDR		8
-#define RAW_HEADER_LEN		120
+#define RAW_HEADER_V1_LEN	120
+#define RAW_HEADER_LEN		192
 #define RAW_HEADER_MAX		4096		/* room for later versions */
 #define RAW_RELEASE_LEN		72
 #define RAW_PROC_HDR		12
@@ -201,6 +203,7 @@ int taproot_raw_writer_new(const char *path, const struct taproot_raw_header *h,
 	put64(p + 32, h->min_block_ns);
 	put64(p + 40, h->start_ns);
 	strncpy((char *)p + 48, h->kernel_release, RAW_RELEASE_LEN - 1);
+	strncpy((char *)p + 120, h->hostname, RAW_RELEASE_LEN - 1);
 	err = raw_chunk(w, TAPROOT_RAW_HEADER, p, sizeof(p), NULL, 0);
 	if (err)
 		goto fail;
@@ -479,12 +482,19 @@ static int raw_parse_header(struct taproot_raw_reader *r, uint64_t at, size_t le
 	uint32_t flags;
 
 	memset(h, 0, sizeof(*h));
-	if (len < RAW_HEADER_LEN || memcmp(p, TAPROOT_RAW_MAGIC, 8))
+	if (len < RAW_HEADER_V1_LEN || memcmp(p, TAPROOT_RAW_MAGIC, 8))
 		return raw_corrupt(r, at, "not a taproot raw capture (no magic)");
 	h->version = get32(p + 8);
 	if (h->version < 1 || h->version > TAPROOT_RAW_VERSION)
 		return raw_corrupt(r, at, "format version %u, this taproot reads versions 1 to %u",
 				   h->version, TAPROOT_RAW_VERSION);
+	if (h->version >= 2 && len < RAW_HEADER_LEN)
+		return raw_corrupt(r, at, "header of %zu bytes, version 2 has %d", len,
+				   RAW_HEADER_LEN);
+	if (h->version >= 2 && !memchr(p + 120, '\0', RAW_RELEASE_LEN))
+		return raw_corrupt(r, at + 120, "header: hostname not terminated");
+	if (h->version >= 2)
+		snprintf(h->hostname, sizeof(h->hostname), "%s", (const char *)p + 120);
 	r->proc_files = h->version == 1 ? TAPROOT_PROC_CGROUP : TAPROOT_PROC_NR_FILES;
 	h->abi_version = get32(p + 12);
 	h->freq_hz = get32(p + 16);

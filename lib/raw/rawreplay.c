@@ -471,6 +471,8 @@ void taproot_replay_pipeline_opts(const struct taproot_replay *r,
 	opts->label_cpu = h->label_cpu;
 	opts->offcpu = h->offcpu;
 	opts->min_block_ns = h->min_block_ns;
+	opts->hostname = h->hostname;
+	opts->kernel_release = h->kernel_release;
 	opts->procs = procs;
 }
 

@@ -254,7 +254,7 @@ static void test_labels_and_relabel(void **state)
 {
 	struct ownstack *c = calloc(1, sizeof(*c));
 	static const struct taproot_profile_label statics[] = {
-		TAPROOT_LABEL_STR("hostname", "web-1"), TAPROOT_LABEL_STR("team", "payments"),
+		TAPROOT_LABEL_STR("team", "payments"),
 	};
 	struct taproot_relabel *rules = NULL;
 	struct taproot_pipeline_opts o;
@@ -281,8 +281,10 @@ static void test_labels_and_relabel(void **state)
 	taproot_pipeline_opts_default(&o);
 	o.freq_hz = 100;
 	o.relabel = rules;
+	o.hostname = "web-1";
+	o.kernel_release = "";		/* left out */
 	o.static_labels = statics;
-	o.nr_static_labels = 2;
+	o.nr_static_labels = 1;
 	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
 	assert_int_equal(taproot_pipeline_add_record(p, rec, 0), 0);
 	assert_non_null(mkdtemp(dir));
@@ -297,6 +299,7 @@ static void test_labels_and_relabel(void **state)
 	assert_non_null(strstr(out, "service_name:  "));
 	assert_non_null(strstr(out, "hostname:  web-1"));
 	assert_non_null(strstr(out, "team:  payments"));
+	assert_null(strstr(out, "kernel_release:"));
 	assert_null(strstr(out, "cgroup:"));
 	free(out);
 	unlink(path);

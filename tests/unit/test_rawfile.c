@@ -154,7 +154,8 @@ static const char maps_text[] =
 static const uint8_t build_id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
 
 static const struct taproot_raw_header sample_header = {
-	.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "6.1.0-test", .freq_hz = 99,
+	.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "6.1.0-test",
+	.hostname = "test-host", .freq_hz = 99,
 	.ustack_bytes = 8192, .cpu = true, .offcpu = true, .sched_one_in = 4,
 	.min_block_ns = 5000, .label_tid = true, .start_ns = 1700000000000000000ull,
 };
@@ -218,6 +219,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(h.version, TAPROOT_RAW_VERSION);
 	assert_int_equal(h.abi_version, TAPROOT_ABI_VERSION);
 	assert_string_equal(h.kernel_release, "6.1.0-test");
+	assert_string_equal(h.hostname, "test-host");
 	assert_int_equal(h.freq_hz, 99);
 	assert_int_equal(h.ustack_bytes, 8192);
 	assert_true(h.cpu && h.offcpu && h.label_tid && !h.label_cpu);
@@ -391,6 +393,18 @@ static void test_corrupt(void **state)
 	}
 	expect_refused(raw, len, AT(0, 8 + 16), 0, "frequency");
 	expect_refused(raw, len, AT(0, 8 + 24), 0x10, "unknown flags");
+	{
+		uint8_t *h = malloc(len);
+		const char *m = NULL;
+
+		assert_non_null(h);
+		memcpy(h, raw, len);
+		memset(h + AT(0, 8 + 120), 'x', 72);	/* the hostname, unterminated */
+		spill(cut, h, len, true);
+		assert_int_equal(read_all(cut, NULL, &m), -TAPROOT_ECORRUPT);
+		assert_non_null(strstr(m, "hostname not terminated"));
+		free(h);
+	}
 	expect_refused(raw, len, AT(KSYMS, 0), 99, "unknown chunk type 99");
 	expect_refused(raw, len, AT(KSYMS, 0), 0, "unknown chunk type 0");
 	expect_refused(raw, len, AT(KSYMS, 0), TAPROOT_RAW_HEADER, "a second HEADER");
@@ -563,6 +577,9 @@ static void test_replay_self(void **state)
 	o.freq_hz = h.freq_hz;
 	o.ksyms = ks;
 	o.label_tid = h.label_tid;
+	/* As record: the host's labels, which the replay takes from the header. */
+	o.hostname = h.hostname;
+	o.kernel_release = h.kernel_release;
 	o.procs = &po;
 	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
 	/*
