@@ -267,6 +267,8 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 			st->unwind[e]);
 	fprintf(f, "\"frames\": %" PRIu64 ",\n", st->frames);
 	fprintf(f, "\"frames_unsymbolized\": %" PRIu64 ",\n", st->frames_unsymbolized);
+	fprintf(f, "\"relabel_dropped\": %" PRIu64 ",\n", st->relabel_dropped);
+	fprintf(f, "\"relabel_skipped\": %" PRIu64 ",\n", st->relabel_skipped);
 	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);
 	fprintf(f, "\"output\": ");
 	json_str(f, st->output);

@@ -193,9 +193,12 @@ struct daemon_state {
 	 * samples of processes gone before their maps were read, user parts
 	 * left out across an execve, mappings whose ELF file could not be
 	 * used, user stacks by how their unwinding ended, frames without a
-	 * name; and profiles that could not be written (disk full).
+	 * name; samples and intervals the relabel rules dropped, and those
+	 * kept with a replacement skipped; and profiles that could not be
+	 * written (disk full).
 	 */
 	uint64_t dropped, proc_unknown, user_stale, elf_errors;
+	uint64_t relabel_dropped, relabel_skipped;
 	uint64_t user_stacks, unwind[TAPROOT_UNWIND_NR_ENDS];
 	uint64_t frames, frames_unsymbolized;
 	uint64_t write_errors;

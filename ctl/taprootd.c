@@ -369,6 +369,8 @@ static void write_state(struct daemon *d)
 	memcpy(st.unwind, ps.unwind, sizeof(st.unwind));
 	st.frames = ps.frames;
 	st.frames_unsymbolized = ps.frames_unsymbolized;
+	st.relabel_dropped = ps.relabel_dropped + ps.causal.relabel_dropped;
+	st.relabel_skipped = ps.relabel_skipped + ps.causal.relabel_skipped;
 	st.write_errors = d->write_errors;
 	st.sampling = d->running;
 	st.interval = d->o.interval;
