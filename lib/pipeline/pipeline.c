@@ -67,7 +67,6 @@
 #define PL_COMM_CACHE		4096	/* process names kept */
 #define PL_TOP_MAX		16384	/* distinct leaf functions counted */
 #define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
-#define PL_RELABEL_SCRATCH	4096	/* values the relabel rules make, per sample */
 #define PL_STATIC_MAX		16	/* static labels of the options */
 
 /* ------------------------------------------------- symbolized pc cache */
@@ -232,9 +231,8 @@ struct taproot_pipeline {
 	uint64_t top_other;
 
 	/* scratch, per sample */
-	char relabel_scratch[PL_RELABEL_SCRATCH];
+	struct taproot_labeling labeling;	/* statics, the rules */
 	struct taproot_profile_label statics[2 + PL_STATIC_MAX];	/* every sample's */
-	size_t nr_statics;
 	bool relabel_early;		/* the rules read only labels an interval
 					 * has before its stack is resolved */
 	uint64_t *pcs;
@@ -287,9 +285,7 @@ static int pl_new_causal(struct taproot_pipeline *p)
 		.label_tid = p->opts.label_tid,
 		.resolve = pl_resolve_snap,
 		.arg = p,
-		.relabel = p->opts.relabel,
-		.static_labels = p->statics,
-		.nr_static_labels = p->nr_statics,
+		.labeling = &p->labeling,
 	};
 	/* What an interval is labeled with when its stack is resolved. */
 	const char *early[PL_LABELS_MAX] = {
@@ -299,7 +295,7 @@ static int pl_new_causal(struct taproot_pipeline *p)
 	size_t nearly = 9;
 	int err;
 
-	for (size_t i = 0; i < p->nr_statics && nearly < PL_LABELS_MAX; i++)
+	for (size_t i = 0; i < p->labeling.nr_statics && nearly < PL_LABELS_MAX; i++)
 		early[nearly++] = p->statics[i].key;
 	p->relabel_early = p->opts.relabel &&
 			   taproot_relabel_reads_only(p->opts.relabel, early, nearly);
@@ -322,20 +318,24 @@ static int pl_new_causal(struct taproot_pipeline *p)
 	return tp_causal_new(&co, &p->causal);
 }
 
-/* p->statics: the host's labels, then the options' static ones. */
-static int pl_set_statics(struct taproot_pipeline *p)
+/* How every sample's labels end: the host's, the options' static ones, the rules. */
+static int pl_set_labeling(struct taproot_pipeline *p)
 {
 	const char *host[2] = { p->opts.hostname, p->opts.kernel_release };
 	const char *const names[2] = { "hostname", "kernel_release" };
+	size_t n = 0;
 
 	if (p->opts.nr_static_labels > PL_STATIC_MAX)
 		return tp_err(-EINVAL, "pipeline: %zu static labels, at most %d",
 			      p->opts.nr_static_labels, PL_STATIC_MAX);
 	for (int i = 0; i < 2; i++)
 		if (host[i] && host[i][0])
-			p->statics[p->nr_statics++] = TAPROOT_LABEL_STR(names[i], host[i]);
+			p->statics[n++] = TAPROOT_LABEL_STR(names[i], host[i]);
 	for (size_t i = 0; i < p->opts.nr_static_labels; i++)
-		p->statics[p->nr_statics++] = p->opts.static_labels[i];
+		p->statics[n++] = p->opts.static_labels[i];
+	p->labeling.statics = p->statics;
+	p->labeling.nr_statics = n;
+	p->labeling.rules = p->opts.relabel;
 	return 0;
 }
 
@@ -362,7 +362,7 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 		return tp_err(-EINVAL, "pipeline: frequency %" PRIu32 " Hz, need 1..%d",
 			      hz, TAPROOT_FREQ_MAX);
 	}
-	err = pl_set_statics(p);
+	err = pl_set_labeling(p);
 	if (err < 0) {
 		free(p);
 		return err;
@@ -969,25 +969,6 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 }
 
 /*
- * Append the labels of process @proc (NULL: none) to @l, which holds *@n
- * of at most @max.
- */
-static void pl_proc_labels(const struct tp_labels *pl, struct taproot_profile_label *l,
-			   size_t *n, size_t max)
-{
-	for (unsigned int i = 0; pl && i < pl->nr && *n < max; i++)
-		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
-}
-
-/* Append the labels of every sample (p->statics) to @l, which holds *@n. */
-static void pl_static_labels(const struct taproot_pipeline *p, struct taproot_profile_label *l,
-			     size_t *n)
-{
-	for (size_t i = 0; i < p->nr_statics && *n < PL_LABELS_MAX; i++)
-		l[(*n)++] = p->statics[i];
-}
-
-/*
  * The labels of CPU sample @s into @l (room for PL_LABELS_MAX), in a fixed
  * order: pid, comm, thread_comm, [tid], [cpu], then those of its process
  * (@proc, NULL: unknown), the static ones, then what the relabel rules
@@ -1000,7 +981,6 @@ static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_re
 {
 	const char *comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
 						  (int)s->tid, thread_comm) : thread_comm;
-	int kept;
 
 	*n = 0;
 	l[(*n)++] = TAPROOT_LABEL_NUM("pid", s->pid);
@@ -1010,17 +990,9 @@ static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_re
 		l[(*n)++] = TAPROOT_LABEL_NUM("tid", s->tid);
 	if (p->opts.label_cpu)
 		l[(*n)++] = TAPROOT_LABEL_NUM("cpu", cpu);
-	pl_proc_labels(proc ? taproot_proc_labels(proc) : NULL, l, n, PL_LABELS_MAX);
-	pl_static_labels(p, l, n);
-	if (!p->opts.relabel)
-		return true;
-	kept = taproot_relabel_apply(p->opts.relabel, l, n, PL_LABELS_MAX, p->relabel_scratch,
-				     sizeof(p->relabel_scratch));
-	if (kept < 0)
-		p->st.relabel_skipped++;
-	if (!kept)
-		p->st.relabel_dropped++;
-	return kept != 0;
+	return taproot_labeling_finish(&p->labeling, proc ? taproot_proc_labels(proc) : NULL,
+				       l, n, PL_LABELS_MAX, &p->st.relabel_dropped,
+				       &p->st.relabel_skipped);
 }
 
 /* The process of a sample with a user part to unwind, NULL for any other. */
@@ -1106,6 +1078,7 @@ static bool pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32
 				struct taproot_proc *proc)
 {
 	struct taproot_profile_label l[PL_LABELS_MAX];
+	uint64_t dropped = 0, skipped = 0;	/* counted as the interval is written */
 	size_t n = 0;
 
 	if (!p->relabel_early)
@@ -1115,10 +1088,8 @@ static bool pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32
 	l[n++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
 	if (p->opts.label_tid)
 		l[n++] = TAPROOT_LABEL_NUM("tid", tid);
-	pl_proc_labels(proc ? taproot_proc_labels(proc) : NULL, l, &n, PL_LABELS_MAX);
-	pl_static_labels(p, l, &n);
-	return !taproot_relabel_apply(p->opts.relabel, l, &n, PL_LABELS_MAX, p->relabel_scratch,
-				      sizeof(p->relabel_scratch));
+	return !taproot_labeling_finish(&p->labeling, proc ? taproot_proc_labels(proc) : NULL,
+					l, &n, PL_LABELS_MAX, &dropped, &skipped);
 }
 
 static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,

@@ -39,7 +39,6 @@
 #define CZ_MAX_BYTES		(64u << 20)	/* stacks held */
 #define CZ_MAX_FRAMES		4096		/* blocked + "--" + waker */
 #define CZ_LABELS_MAX		32		/* an interval's, its process's, the rules' */
-#define CZ_RELABEL_SCRATCH	4096		/* values the relabel rules make */
 
 /* What an interval has seen. */
 #define CZ_OUT		(1U << 0)
@@ -80,7 +79,6 @@ struct tp_causal {
 	uint64_t round;
 	uint64_t last_time;		/* latest record time seen */
 	struct taproot_profile_frame *scratch;	/* CZ_MAX_FRAMES */
-	char relabel_scratch[CZ_RELABEL_SCRATCH];
 	struct taproot_causal_stats st;
 };
 
@@ -460,9 +458,6 @@ static const struct taproot_profile_frame cz_newtask = { .function = "[new task]
 static bool cz_labels(struct tp_causal *c, const struct cz_ival *v, bool waker,
 		      struct taproot_profile_label *l, size_t *n)
 {
-	const struct tp_labels *pl = v->labels;
-	int kept;
-
 	*n = 0;
 	l[(*n)++] = TAPROOT_LABEL_NUM("pid", v->pid);
 	l[(*n)++] = TAPROOT_LABEL_STR("comm", v->comm[0] ? v->comm : v->thread_comm);
@@ -472,19 +467,10 @@ static bool cz_labels(struct tp_causal *c, const struct cz_ival *v, bool waker,
 	l[(*n)++] = TAPROOT_LABEL_STR("state", v->state);
 	if (waker)
 		l[(*n)++] = TAPROOT_LABEL_STR("waker", v->waker);
-	for (unsigned int i = 0; pl && i < pl->nr && *n < CZ_LABELS_MAX; i++)
-		l[(*n)++] = TAPROOT_LABEL_STR(pl->key[i], pl->value[i]);
-	for (size_t i = 0; i < c->o.nr_static_labels && *n < CZ_LABELS_MAX; i++)
-		l[(*n)++] = c->o.static_labels[i];
-	if (!c->o.relabel)
+	if (!c->o.labeling)
 		return true;
-	kept = taproot_relabel_apply(c->o.relabel, l, n, CZ_LABELS_MAX, c->relabel_scratch,
-				     sizeof(c->relabel_scratch));
-	if (kept < 0)
-		c->st.relabel_skipped++;
-	if (!kept)
-		c->st.relabel_dropped++;
-	return kept != 0;
+	return taproot_labeling_finish(c->o.labeling, v->labels, l, n, CZ_LABELS_MAX,
+				       &c->st.relabel_dropped, &c->st.relabel_skipped);
 }
 
 static void cz_add_sample(struct taproot_profile *p, const struct taproot_profile_frame *f,

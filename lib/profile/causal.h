@@ -9,7 +9,6 @@
 #include <linux/taproot.h>
 
 #include "profile/profile.h"
-#include "util/labels.h"
 
 struct tp_causal;
 
@@ -52,11 +51,8 @@ struct tp_causal_opts {
 	void *arg;
 	/* Borrowed; the samples go there. */
 	struct taproot_profile *offcpu, *offwake, *schedlat;
-	/* Applied to every sample's labels (NULL: none); borrowed. */
-	const struct taproot_relabel *relabel;
-	/* Added to every sample's labels before the rules; borrowed. */
-	const struct taproot_profile_label *static_labels;
-	size_t nr_static_labels;
+	/* How every sample's labels end (NULL: with its own); borrowed. */
+	struct taproot_labeling *labeling;
 };
 
 int tp_causal_new(const struct tp_causal_opts *opts, struct tp_causal **cp);

@@ -14,6 +14,8 @@
 
 #include "util/error.h"
 
+#include "util/labels.h"
+
 /* ------------------------------------- profiles: builder, pprof writer */
 /*
  * (lib/profile/profile.c, lib/profile/pprof.c.) A profile is an in-memory aggregate of
@@ -294,5 +296,28 @@ bool taproot_relabel_reads_only(const struct taproot_relabel *rules, const char 
  */
 int taproot_relabel_apply(const struct taproot_relabel *rules, struct taproot_profile_label *l,
 			  size_t *n, size_t max, char *scratch, size_t scratch_len);
+
+/*
+ * What every sample's labels end with, the same for CPU samples and
+ * off-CPU intervals: its process's labels, the static ones, then the
+ * rules. Borrowed, all of it, but the scratch for the rules' values.
+ */
+#define TAPROOT_LABELING_SCRATCH	4096
+struct taproot_labeling {
+	const struct taproot_relabel *rules;		/* NULL: none */
+	const struct taproot_profile_label *statics;
+	size_t nr_statics;
+	char scratch[TAPROOT_LABELING_SCRATCH];
+};
+
+/*
+ * Append the labels of @proc (NULL: none) and @lb's static ones to the *@n
+ * labels at @l (room for @max), then apply @lb's rules; a result is
+ * counted in *@dropped (0) or *@skipped (-ENOSPC). False: the rules drop
+ * the sample. Values the rules make are valid until the next call.
+ */
+bool taproot_labeling_finish(struct taproot_labeling *lb, const struct tp_labels *proc,
+			     struct taproot_profile_label *l, size_t *n, size_t max,
+			     uint64_t *dropped, uint64_t *skipped);
 
 #endif /* TAPROOT_PROFILE_H */

@@ -361,3 +361,23 @@ int taproot_relabel_apply(const struct taproot_relabel *rules, struct taproot_pr
 	}
 	return ret;
 }
+
+bool taproot_labeling_finish(struct taproot_labeling *lb, const struct tp_labels *proc,
+			     struct taproot_profile_label *l, size_t *n, size_t max,
+			     uint64_t *dropped, uint64_t *skipped)
+{
+	int kept;
+
+	for (unsigned int i = 0; proc && i < proc->nr && *n < max; i++)
+		l[(*n)++] = TAPROOT_LABEL_STR(proc->key[i], proc->value[i]);
+	for (size_t i = 0; i < lb->nr_statics && *n < max; i++)
+		l[(*n)++] = lb->statics[i];
+	if (!lb->rules)
+		return true;
+	kept = taproot_relabel_apply(lb->rules, l, n, max, lb->scratch, sizeof(lb->scratch));
+	if (kept < 0)
+		(*skipped)++;
+	if (!kept)
+		(*dropped)++;
+	return kept != 0;
+}
