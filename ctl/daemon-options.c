@@ -75,6 +75,10 @@ const struct daemon_option daemon_options[] = {
 	  "'keep|drop LABEL[,LABEL...] REGEX',\n"
 	  "'replace LABEL[,...] REGEX TARGET [REPLACEMENT]',\n"
 	  "'labeldrop REGEX' (README: Labels)" },
+	{ "metrics", 'm', DV_ADDR, DOPT_METRICS, FIELD(metrics), 0, 0, "ADDR:PORT",
+	  "serve taprootd's counters in the Prometheus text\n"
+	  "format at http://ADDR:PORT/metrics (none by\n"
+	  "default; :PORT for every address)" },
 	{ "syslog", 0, DV_ACTION, 0, 0, 0, 0, NULL,
 	  "log to syslog (daemon facility) instead of stderr" },
 	{ "foreground", 'f', DV_ACTION, 0, 0, 0, 0, NULL,
@@ -137,6 +141,8 @@ void daemon_opts_free(struct daemon_opts *o)
 {
 	free(o->output);
 	o->output = NULL;
+	free(o->metrics);
+	o->metrics = NULL;
 	list_free(&o->labels);
 	list_free(&o->relabel);
 }
@@ -144,9 +150,10 @@ void daemon_opts_free(struct daemon_opts *o)
 int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src)
 {
 	*dst = *src;
-	dst->output = NULL;
+	dst->output = dst->metrics = NULL;
 	dst->labels = dst->relabel = (struct daemon_list){ 0 };
 	if ((src->output && !(dst->output = strdup(src->output))) ||
+	    (src->metrics && !(dst->metrics = strdup(src->metrics))) ||
 	    list_copy(&dst->labels, &src->labels) < 0 ||
 	    list_copy(&dst->relabel, &src->relabel) < 0) {
 		daemon_opts_free(dst);
@@ -310,6 +317,20 @@ static int add_to_list(const struct daemon_option *opt, const char *where, const
 	return ret;
 }
 
+/* A copy of @v in the string *@field. */
+static int set_string(const char *where, const char *shown, const char *v, char **field)
+{
+	char *copy = strdup(v);
+
+	if (!copy) {
+		log_msg(LOG_ERR, "%s%s: out of memory", where, shown);
+		return -1;
+	}
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
 /*
  * Set @opt (a setting) in @o from @val; NULL for a switch given on the
  * command line. @where prefixes messages: "" for the command line, where
@@ -320,20 +341,10 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 		      struct daemon_opts *o)
 {
 	void *field = (char *)o + opt->field;
-	char shown[40];
-	char *copy;
+	char shown[40], host[256], port[8];
 
 	snprintf(shown, sizeof(shown), "%s%s", *where ? "" : "--", opt->name);
 	switch (opt->value) {
-	case DV_PATH:
-		copy = strdup(val);
-		if (!copy) {
-			log_msg(LOG_ERR, "%s%s: out of memory", where, shown);
-			return -1;
-		}
-		free(*(char **)field);
-		*(char **)field = copy;
-		return 0;
 	case DV_COUNT:
 		return parse_count(where, shown, val, opt->min, opt->max, field);
 	case DV_SWITCH:
@@ -347,6 +358,15 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 	case DV_LABEL:
 	case DV_RELABEL:
 		return add_to_list(opt, where, shown, val, field);
+	case DV_ADDR:
+		if (daemon_metrics_parse_addr(val, host, sizeof(host), port, sizeof(port)) < 0) {
+			log_msg(LOG_ERR, "%s'%s' needs ADDR:PORT (127.0.0.1:9464, [::1]:9464, "
+				":9464), not '%s'", where, shown, val);
+			return -1;
+		}
+		return set_string(where, shown, val, field);
+	case DV_PATH:
+		return set_string(where, shown, val, field);
 	case DV_ACTION:
 		break;
 	}
@@ -468,6 +488,9 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 	case DV_RELABEL:
 		printf("drop service_name cron|sshd");
 		break;
+	case DV_ADDR:
+		printf("127.0.0.1:9464");
+		break;
 	case DV_ACTION:
 		break;
 	}
@@ -494,7 +517,7 @@ void daemon_print_config(void)
 			printf("# %.*s\n", n, h);
 			h += n + (h[n] == '\n');
 		}
-		if (opt->value == DV_LABEL || opt->value == DV_RELABEL)
+		if (opt->value == DV_LABEL || opt->value == DV_RELABEL || opt->value == DV_ADDR)
 			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);

@@ -37,6 +37,7 @@ struct daemon_opts {
 	unsigned long sched_budget;	/* intervals/s with stacks at most, raising
 					 * one-in-N; 0: fixed at sched_one_in */
 	unsigned long min_block_us;	/* shorter blocked intervals left out */
+	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
 	struct daemon_list labels;	/* "KEY=VALUE" on every sample */
 	struct daemon_list relabel;	/* rules (taproot_relabel_add()) */
 };
@@ -55,6 +56,7 @@ enum {
 	DOPT_SCHED_BUDGET = 1 << 9,
 	DOPT_LABEL = 1 << 10,
 	DOPT_RELABEL = 1 << 11,
+	DOPT_METRICS = 1 << 12,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -68,6 +70,8 @@ enum daemon_value {
 	DV_LABEL,			/* KEY=VALUE (KEY VALUE in the file), added
 					 * to a struct daemon_list each time */
 	DV_RELABEL,			/* a relabel rule, likewise */
+	DV_ADDR,			/* ADDR:PORT, malloc'ed in the field; none
+					 * by default */
 };
 
 /*
@@ -86,7 +90,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	21
+#define DAEMON_NR_OPTIONS	22
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -217,5 +221,34 @@ int daemon_state_write(const char *path, const struct daemon_state *st);
 
 /* Parse the file @path written by daemon_state_write(). 0 or -errno. */
 int daemon_state_read(const char *path, struct daemon_state *st);
+
+/*
+ * --metrics ADDR:PORT (ctl/daemon-metrics.c): the counters of @st in the
+ * Prometheus text format, served over HTTP by a thread of its own.
+ */
+struct daemon_metrics;
+
+/* @st as Prometheus text into @buf (cut at @len); its length. */
+size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len);
+
+/*
+ * Split ADDR:PORT (":PORT" for every address, "[IPV6]:PORT") into @host
+ * ("" for every address) and @port. 0, or -1 when it is not of the form.
+ */
+int daemon_metrics_parse_addr(const char *s, char *host, size_t hlen, char *port, size_t plen);
+
+/*
+ * Listen on @addr (before detaching: a bind error is the caller's exit),
+ * then serve from a thread (after: a fork keeps no thread). 0, or -1 after
+ * logging why not.
+ */
+int daemon_metrics_listen(const char *addr, struct daemon_metrics **mp);
+int daemon_metrics_run(struct daemon_metrics *m);
+
+/* Serve @st from now on (a copy). NULL @m: nothing. */
+void daemon_metrics_publish(struct daemon_metrics *m, const struct daemon_state *st);
+
+/* Stop serving, close, free (NULL allowed). */
+void daemon_metrics_stop(struct daemon_metrics *m);
 
 #endif /* TAPROOTD_H */

@@ -69,6 +69,8 @@ struct daemon {
 	struct taproot_ksyms *ksyms;
 	struct taproot_pipeline *pl;
 	uint32_t pl_freq;
+	struct daemon_metrics *metrics;	/* --metrics, NULL: none */
+	double next_publish;		/* monotonic s: metrics published next */
 	/* The pipeline's labels and rules, made with it from d->o. */
 	struct taproot_relabel *relabel;
 	struct taproot_profile_label static_labels[DAEMON_LABELS_MAX];
@@ -330,14 +332,14 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	return 0;
 }
 
-static void write_state(struct daemon *d)
+/* What the state file and the metrics say of @d now. */
+static void fill_state(struct daemon *d, struct daemon_state *out)
 {
 	struct taproot_pipeline_stats ps = { 0 };
 	struct daemon_state st = { 0 };
 	struct rusage ru;
 	long pages = 0, rss = 0;
 	FILE *f;
-	int err;
 
 	if (d->pl)
 		taproot_pipeline_stats(d->pl, &ps);
@@ -376,6 +378,16 @@ static void write_state(struct daemon *d)
 	st.interval = d->o.interval;
 	snprintf(st.output, sizeof(st.output), "%s", d->o.output);
 	snprintf(st.last_profile, sizeof(st.last_profile), "%s", d->last_profile);
+	*out = st;
+}
+
+static void write_state(struct daemon *d)
+{
+	struct daemon_state st;
+	int err;
+
+	fill_state(d, &st);
+	daemon_metrics_publish(d->metrics, &st);
 	err = daemon_state_write(d->state_path, &st);
 	if (err < 0) {
 		static bool warned;
@@ -749,6 +761,17 @@ static void reload(struct daemon *d)
 			d->config);
 		return;
 	}
+	if (!d->o.metrics != !o.metrics ||
+	    (o.metrics && strcmp(o.metrics, d->o.metrics))) {
+		daemon_metrics_stop(d->metrics);
+		d->metrics = NULL;
+		if (o.metrics && (daemon_metrics_listen(o.metrics, &d->metrics) < 0 ||
+				  daemon_metrics_run(d->metrics) < 0)) {
+			daemon_metrics_stop(d->metrics);
+			d->metrics = NULL;
+			log_msg(LOG_ERR, "SIGHUP: no metrics served");
+		}
+	}
 	daemon_opts_free(&d->o);
 	d->o = o;
 	if (d->o.offcpu && !(d->info.features & TAPROOT_FEAT_SCHED_EVENTS)) {
@@ -846,6 +869,13 @@ static void tick(struct daemon *d, double now)
 		while (d->next_write <= now)
 			d->next_write += (double)d->o.interval;
 	}
+	if (d->metrics && now >= d->next_publish) {
+		struct daemon_state st;
+
+		fill_state(d, &st);
+		daemon_metrics_publish(d->metrics, &st);
+		d->next_publish = now + 1;
+	}
 }
 
 /*
@@ -905,6 +935,7 @@ static void finish(struct daemon *d)
 
 static void release(struct daemon *d)
 {
+	daemon_metrics_stop(d->metrics);
 	taproot_pipeline_free(d->pl);
 	free_labels(d);
 	taproot_ksyms_free(d->ksyms);
@@ -928,10 +959,16 @@ int main(int argc, char **argv)
 		ret = 1;
 	if (ret < 0 && ((sfd = signal_fd()) < 0 || open_module(&d) < 0))
 		ret = 1;
+	/* Bound before detaching, so that a taken port is the exit status... */
+	if (ret < 0 && d.o.metrics && daemon_metrics_listen(d.o.metrics, &d.metrics) < 0)
+		ret = 1;
 	if (ret < 0 && !foreground && daemon(1, 1) < 0) {
 		log_msg(LOG_ERR, "detaching: %s", strerror(errno));
 		ret = 1;
 	}
+	/* ... served after it: a fork keeps no thread. */
+	if (ret < 0 && d.metrics && daemon_metrics_run(d.metrics) < 0)
+		ret = 1;
 	if (ret >= 0) {
 		release(&d);
 		return ret;

@@ -103,6 +103,9 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --relabel 'keep service_name'", 2,
 	       "'--relabel': relabel: 'keep' needs a regular expression");
 	expect(DAEMON " --relabel 'replace exe (a) t $2'", 2, "uses group 2");
+	expect(DAEMON " --metrics 9464", 2, "'--metrics' needs ADDR:PORT");
+	expect(DAEMON " -m 127.0.0.1:99999", 2, "'--metrics' needs ADDR:PORT");
+	expect(DAEMON " -m '[::1:9464'", 2, "'--metrics' needs ADDR:PORT");
 }
 
 /* Every setting is a key of the file, and --help says which. */
@@ -111,6 +114,7 @@ static void daemon_help_lists_every_key(void **state)
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
+		"metrics",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -198,6 +202,7 @@ static void daemon_print_config_reads_back(void **state)
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
+		"metrics",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
