@@ -104,6 +104,7 @@ struct record {
 	bool config_changed;
 	bool started;
 	char hostname[65];		/* a label of every sample */
+	struct taproot_debuginfod *debuginfod;	/* with $DEBUGINFOD_URLS */
 
 	pid_t child;			/* 0: no command */
 	int child_status;		/* waitpid()'s, when child_done */
@@ -915,6 +916,13 @@ static int record_pipeline(struct record *r)
 	po.min_block_ns = r->o.min_block_ns;
 	po.hostname = r->hostname;
 	po.kernel_release = r->info.kernel_release;
+	/* Debug files of stripped binaries, when there are servers to ask. */
+	if (getenv("DEBUGINFOD_URLS") && getenv("DEBUGINFOD_URLS")[0]) {
+		err = taproot_debuginfod_new(NULL, &r->debuginfod);
+		if (err < 0)
+			fprintf(stderr, "taprootctl: record: %s\n", taproot_errmsg(err));
+	}
+	po.debuginfod = r->debuginfod;
 	if (r->raw)
 		po.procs = &r->procs_opts;
 	snprintf(r->comment, sizeof(r->comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
@@ -1141,6 +1149,7 @@ int do_record(int argc, char **argv)
 	}
 	release_signals(&r);
 	taproot_pipeline_free(r.pl);
+	taproot_debuginfod_free(r.debuginfod);
 	taproot_ksyms_free(r.ksyms);
 	taproot_nl_close(r.nl);
 	free(path);

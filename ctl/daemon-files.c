@@ -267,6 +267,9 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 			st->unwind[e]);
 	fprintf(f, "\"frames\": %" PRIu64 ",\n", st->frames);
 	fprintf(f, "\"frames_unsymbolized\": %" PRIu64 ",\n", st->frames_unsymbolized);
+	fprintf(f, "\"debuginfod_found\": %" PRIu64 ",\n", st->debuginfod_found);
+	fprintf(f, "\"debuginfod_absent\": %" PRIu64 ",\n", st->debuginfod_absent);
+	fprintf(f, "\"debuginfod_pending\": %" PRIu64 ",\n", st->debuginfod_pending);
 	fprintf(f, "\"relabel_dropped\": %" PRIu64 ",\n", st->relabel_dropped);
 	fprintf(f, "\"relabel_skipped\": %" PRIu64 ",\n", st->relabel_skipped);
 	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);

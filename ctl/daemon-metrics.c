@@ -107,6 +107,12 @@ size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len)
 	       "relabel rules dropped.", (double)st->relabel_dropped);
 	metric(&t, "relabel_skipped_total", "counter", "Samples kept with a relabel "
 	       "replacement skipped for want of room.", (double)st->relabel_skipped);
+	metric(&t, "debuginfod_found_total", "counter", "Debug files fetched from debuginfod.",
+	       (double)st->debuginfod_found);
+	metric(&t, "debuginfod_absent_total", "counter", "Debug files debuginfod did not "
+	       "have, or that could not be fetched.", (double)st->debuginfod_absent);
+	metric(&t, "debuginfod_pending", "gauge", "Debug files waiting to be fetched.",
+	       (double)st->debuginfod_pending);
 	metric(&t, "user_stacks_total", "counter", "User stacks unwound.",
 	       (double)st->user_stacks);
 	mprintf(&t, "# HELP taprootd_unwinds_total User stacks unwound, by how the unwinding "

@@ -79,6 +79,11 @@ const struct daemon_option daemon_options[] = {
 	  "serve taprootd's counters in the Prometheus text\n"
 	  "format at http://ADDR:PORT/metrics (none by\n"
 	  "default; :PORT for every address)" },
+	{ "debuginfod", 0, DV_URLS, DOPT_DEBUGINFOD, FIELD(debuginfod), 0, 0, "URLS",
+	  "fetch the debug files of binaries that have no\n"
+	  "symbols or line info here, by build ID, from\n"
+	  "these debuginfod servers (default:\n"
+	  "$DEBUGINFOD_URLS; read at start only)" },
 	{ "syslog", 0, DV_ACTION, 0, 0, 0, 0, NULL,
 	  "log to syslog (daemon facility) instead of stderr" },
 	{ "foreground", 'f', DV_ACTION, 0, 0, 0, 0, NULL,
@@ -143,6 +148,8 @@ void daemon_opts_free(struct daemon_opts *o)
 	o->output = NULL;
 	free(o->metrics);
 	o->metrics = NULL;
+	free(o->debuginfod);
+	o->debuginfod = NULL;
 	list_free(&o->labels);
 	list_free(&o->relabel);
 }
@@ -150,10 +157,11 @@ void daemon_opts_free(struct daemon_opts *o)
 int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src)
 {
 	*dst = *src;
-	dst->output = dst->metrics = NULL;
+	dst->output = dst->metrics = dst->debuginfod = NULL;
 	dst->labels = dst->relabel = (struct daemon_list){ 0 };
 	if ((src->output && !(dst->output = strdup(src->output))) ||
 	    (src->metrics && !(dst->metrics = strdup(src->metrics))) ||
+	    (src->debuginfod && !(dst->debuginfod = strdup(src->debuginfod))) ||
 	    list_copy(&dst->labels, &src->labels) < 0 ||
 	    list_copy(&dst->relabel, &src->relabel) < 0) {
 		daemon_opts_free(dst);
@@ -317,6 +325,21 @@ static int add_to_list(const struct daemon_option *opt, const char *where, const
 	return ret;
 }
 
+/* Whether @v is blank-separated http:// or https:// URLs, one at least. */
+static bool urls_ok(const char *v)
+{
+	size_t n = 0;
+
+	for (v += strspn(v, " \t"); *v; v += strspn(v, " \t"), n++) {
+		size_t len = strcspn(v, " \t");
+
+		if ((strncmp(v, "http://", 7) || len <= 7) && (strncmp(v, "https://", 8) || len <= 8))
+			return false;
+		v += len;
+	}
+	return n > 0;
+}
+
 /* A copy of @v in the string *@field. */
 static int set_string(const char *where, const char *shown, const char *v, char **field)
 {
@@ -362,6 +385,13 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 		if (daemon_metrics_parse_addr(val, host, sizeof(host), port, sizeof(port)) < 0) {
 			log_msg(LOG_ERR, "%s'%s' needs ADDR:PORT (127.0.0.1:9464, [::1]:9464, "
 				":9464), not '%s'", where, shown, val);
+			return -1;
+		}
+		return set_string(where, shown, val, field);
+	case DV_URLS:
+		if (!urls_ok(val)) {
+			log_msg(LOG_ERR, "%s'%s' needs http:// or https:// URLs separated by "
+				"blanks, not '%s'", where, shown, val);
 			return -1;
 		}
 		return set_string(where, shown, val, field);
@@ -491,6 +521,9 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 	case DV_ADDR:
 		printf("127.0.0.1:9464");
 		break;
+	case DV_URLS:
+		printf("https://debuginfod.debian.net");
+		break;
 	case DV_ACTION:
 		break;
 	}
@@ -517,7 +550,8 @@ void daemon_print_config(void)
 			printf("# %.*s\n", n, h);
 			h += n + (h[n] == '\n');
 		}
-		if (opt->value == DV_LABEL || opt->value == DV_RELABEL || opt->value == DV_ADDR)
+		if (opt->value == DV_LABEL || opt->value == DV_RELABEL || opt->value == DV_ADDR ||
+		    opt->value == DV_URLS)
 			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);

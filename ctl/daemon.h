@@ -38,6 +38,7 @@ struct daemon_opts {
 					 * one-in-N; 0: fixed at sched_one_in */
 	unsigned long min_block_us;	/* shorter blocked intervals left out */
 	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
+	char *debuginfod;		/* server URLs, NULL: $DEBUGINFOD_URLS */
 	struct daemon_list labels;	/* "KEY=VALUE" on every sample */
 	struct daemon_list relabel;	/* rules (taproot_relabel_add()) */
 };
@@ -57,6 +58,7 @@ enum {
 	DOPT_LABEL = 1 << 10,
 	DOPT_RELABEL = 1 << 11,
 	DOPT_METRICS = 1 << 12,
+	DOPT_DEBUGINFOD = 1 << 13,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -72,6 +74,7 @@ enum daemon_value {
 	DV_RELABEL,			/* a relabel rule, likewise */
 	DV_ADDR,			/* ADDR:PORT, malloc'ed in the field; none
 					 * by default */
+	DV_URLS,			/* http(s) URLs, blank-separated, likewise */
 };
 
 /*
@@ -90,7 +93,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	22
+#define DAEMON_NR_OPTIONS	23
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -203,6 +206,8 @@ struct daemon_state {
 	 */
 	uint64_t dropped, proc_unknown, user_stale, elf_errors;
 	uint64_t relabel_dropped, relabel_skipped;
+	/* debuginfod: debug files fetched, absent from the servers, queued now. */
+	uint64_t debuginfod_found, debuginfod_absent, debuginfod_pending;
 	uint64_t user_stacks, unwind[TAPROOT_UNWIND_NR_ENDS];
 	uint64_t frames, frames_unsymbolized;
 	uint64_t write_errors;

@@ -70,6 +70,7 @@ struct daemon {
 	struct taproot_pipeline *pl;
 	uint32_t pl_freq;
 	struct daemon_metrics *metrics;	/* --metrics, NULL: none */
+	struct taproot_debuginfod *debuginfod;	/* NULL: none */
 	double next_publish;		/* monotonic s: metrics published next */
 	/* The pipeline's labels and rules, made with it from d->o. */
 	struct taproot_relabel *relabel;
@@ -303,6 +304,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 		return -1;
 	taproot_pipeline_opts_default(&po);
 	po.relabel = d->relabel;
+	po.debuginfod = d->debuginfod;
 	po.hostname = d->hostname;
 	po.kernel_release = d->info.kernel_release;
 	po.static_labels = d->static_labels;
@@ -336,6 +338,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 static void fill_state(struct daemon *d, struct daemon_state *out)
 {
 	struct taproot_pipeline_stats ps = { 0 };
+	struct taproot_debuginfod_stats ds;
 	struct daemon_state st = { 0 };
 	struct rusage ru;
 	long pages = 0, rss = 0;
@@ -371,6 +374,10 @@ static void fill_state(struct daemon *d, struct daemon_state *out)
 	memcpy(st.unwind, ps.unwind, sizeof(st.unwind));
 	st.frames = ps.frames;
 	st.frames_unsymbolized = ps.frames_unsymbolized;
+	taproot_debuginfod_get_stats(d->debuginfod, &ds);
+	st.debuginfod_found = ds.found;
+	st.debuginfod_absent = ds.absent;
+	st.debuginfod_pending = ds.pending;
 	st.relabel_dropped = ps.relabel_dropped + ps.causal.relabel_dropped;
 	st.relabel_skipped = ps.relabel_skipped + ps.causal.relabel_skipped;
 	st.write_errors = d->write_errors;
@@ -790,6 +797,30 @@ static void reload(struct daemon *d)
 
 /* ------------------------------------------------------------ main */
 
+/*
+ * Fetch debug files when there are servers to ask (--debuginfod, else
+ * $DEBUGINFOD_URLS). Without libdebuginfod, frames go unnamed as before.
+ * Its thread starts here, after detaching and before any other thread.
+ */
+static void start_debuginfod(struct daemon *d)
+{
+	struct taproot_debuginfod_opts o;
+	const char *env = getenv("DEBUGINFOD_URLS");
+	int err;
+
+	if (!d->o.debuginfod && (!env || !env[0]))
+		return;
+	taproot_debuginfod_opts_default(&o);
+	o.urls = d->o.debuginfod;
+	err = taproot_debuginfod_new(&o, &d->debuginfod);
+	if (err < 0)
+		log_msg(LOG_WARNING, "%s: binaries without symbols here stay unnamed",
+			taproot_errmsg(err));
+	else
+		log_msg(LOG_INFO, "debuginfod: fetching debug files from %s",
+			o.urls ? o.urls : env);
+}
+
 /* Signals through a signalfd, blocked from the start: none is lost. */
 static int signal_fd(void)
 {
@@ -937,6 +968,7 @@ static void release(struct daemon *d)
 {
 	daemon_metrics_stop(d->metrics);
 	taproot_pipeline_free(d->pl);
+	taproot_debuginfod_free(d->debuginfod);
 	free_labels(d);
 	taproot_ksyms_free(d->ksyms);
 	taproot_nl_sub_close(d->sub);
@@ -967,6 +999,8 @@ int main(int argc, char **argv)
 		ret = 1;
 	}
 	/* ... served after it: a fork keeps no thread. */
+	if (ret < 0)
+		start_debuginfod(&d);
 	if (ret < 0 && d.metrics && daemon_metrics_run(d.metrics) < 0)
 		ret = 1;
 	if (ret >= 0) {

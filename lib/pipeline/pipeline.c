@@ -221,6 +221,7 @@ struct taproot_pipeline {
 
 	struct pl_symcache symcache;
 	uint64_t procs_refreshes;	/* procs stats seen: a change flushes symcache */
+	uint64_t debuginfod_generation;	/* seen: a change flushes symcache */
 	uint64_t procs_read;
 
 	struct pl_comm *comms;		/* PL_COMM_CACHE, open addressing */
@@ -378,6 +379,7 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 	err = taproot_sym_new(p->procs, p->opts.ksyms, &p->sym);
 	if (err < 0)
 		goto fail;
+	taproot_sym_set_debuginfod(p->sym, p->opts.debuginfod);
 	err = taproot_unwinder_new(&uops, p->opts.unwind_cache_bytes, &p->unwinder);
 	if (err < 0)
 		goto fail;
@@ -740,13 +742,19 @@ static void pl_symcache_flush(struct taproot_pipeline *p)
 			taproot_profile_forget_keys(p->kinds[k]);
 }
 
+/*
+ * A pc symbolized before may now have other frames: after maps were read
+ * again, or a debug file arrived from debuginfod.
+ */
 static void pl_check_refresh(struct taproot_pipeline *p)
 {
+	uint64_t gen = taproot_debuginfod_generation(p->opts.debuginfod);
 	struct taproot_procs_stats ps;
 
 	taproot_procs_get_stats(p->procs, &ps);
-	if (ps.refreshes != p->procs_refreshes) {
+	if (ps.refreshes != p->procs_refreshes || gen != p->debuginfod_generation) {
 		p->procs_refreshes = ps.refreshes;
+		p->debuginfod_generation = gen;
 		pl_symcache_flush(p);
 		p->st.sym_cache_flushes++;
 	}

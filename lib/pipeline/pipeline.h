@@ -80,6 +80,12 @@ struct taproot_pipeline_opts {
 	 * strings too: they must outlive the pipeline.
 	 */
 	const char *hostname, *kernel_release;
+	/*
+	 * Debug files fetched by build ID for binaries without symbols or
+	 * line info here (NULL: none). Borrowed: it must outlive the
+	 * pipeline. Frames whose file arrives later are named from then on.
+	 */
+	struct taproot_debuginfod *debuginfod;
 	const struct taproot_profile_label *static_labels;
 	size_t nr_static_labels;
 };

@@ -354,4 +354,66 @@ int taproot_cgroup_parse(const char *text, size_t len, struct taproot_cgroup *cg
 size_t taproot_service_name(const struct taproot_cgroup *cg, const char *exe,
 			    char *buf, size_t len);
 
+/* ------------------------------------------------- debuginfod */
+
+/*
+ * Separate debug files fetched by build ID from debuginfod servers
+ * (lib/process/debuginfod.c): libdebuginfod, loaded at run time, in a
+ * thread of its own. The symbolizer asks; nobody waits on the network.
+ */
+struct taproot_debuginfod;
+
+struct taproot_debuginfod_opts {
+	const char *urls;		/* NULL: $DEBUGINFOD_URLS */
+	unsigned int timeout_s;		/* a fetch ends after this long */
+	unsigned int retry_s;		/* an absent build ID is asked again after */
+};
+
+struct taproot_debuginfod_stats {
+	uint64_t asked;			/* fetches queued */
+	uint64_t found, absent;		/* fetches done */
+	uint64_t full;			/* not queued: table or queue full */
+	uint64_t pending;		/* now */
+	int last_error;			/* of the last failed fetch, -errno */
+};
+
+/* Fill @o with the defaults: $DEBUGINFOD_URLS, 10 s, 600 s. */
+void taproot_debuginfod_opts_default(struct taproot_debuginfod_opts *o);
+
+/*
+ * Start fetching (sets $DEBUGINFOD_URLS from @opts->urls, and
+ * $DEBUGINFOD_TIMEOUT and $DEBUGINFOD_MAXTIME when unset: call it before
+ * other threads run). Errors: -EINVAL without URLs, -ENOSYS without
+ * libdebuginfod, -ENOMEM, -EAGAIN (no thread).
+ */
+int taproot_debuginfod_new(const struct taproot_debuginfod_opts *opts,
+			   struct taproot_debuginfod **dp);
+
+/* Stop (a fetch under way is cancelled) and free; NULL allowed. */
+void taproot_debuginfod_free(struct taproot_debuginfod *d);
+
+/*
+ * The debug file of build ID @id (@len bytes): 0 with its path in @path
+ * (@plen bytes), -EAGAIN while it is fetched (asking queues it), -ENOENT
+ * when the servers have none (asked again after retry_s) or no room was
+ * left to ask. Never blocks on the network.
+ */
+int taproot_debuginfod_find(struct taproot_debuginfod *d, const uint8_t *id, size_t len,
+			    char *path, size_t plen);
+
+/* A number that changes whenever a debug file arrives; 0 for NULL @d. */
+uint64_t taproot_debuginfod_generation(const struct taproot_debuginfod *d);
+
+void taproot_debuginfod_get_stats(struct taproot_debuginfod *d,
+				  struct taproot_debuginfod_stats *st);
+
+/*
+ * Have @s ask @d (borrowed; NULL: none) for the debug files of the ELF
+ * files with a build ID that have neither symbols nor DWARF here and no
+ * local debug file. A file whose fetch is under way is symbolized without
+ * it, and again with it once taproot_debuginfod_generation() changes (a
+ * cache of symbolized pcs must then be flushed to see it).
+ */
+void taproot_sym_set_debuginfod(struct taproot_sym *s, struct taproot_debuginfod *d);
+
 #endif /* TAPROOT_PROCESS_H */

@@ -98,6 +98,9 @@ struct tp_elfsym {
 	size_t nr_fns, alloc_fns;	/* sorted by lo */
 	uint64_t *cus;			/* offsets of the CUs indexed, sorted */
 	size_t nr_cus, alloc_cus;
+	/* A debuginfod fetch of the debug file was under way at generation: */
+	bool debug_pending;
+	uint64_t debug_generation;
 };
 
 struct tp_dwfn {
@@ -438,8 +441,50 @@ static void tp_find_debug(struct taproot_elf *e, struct tp_elfsym *s)
 		s->debug_path = strdup(s->debug->path);
 }
 
-/* Build what symbolization of @e needs, once. */
-static int tp_elfsym_get(struct taproot_elf *e, struct tp_elfsym **sp)
+/*
+ * The debug file of @e from the debuginfod servers of @dbg, when @e has a
+ * build ID and none was found here: s->debug, or a fetch under way noted.
+ */
+static void tp_find_debug_remote(struct taproot_elf *e, struct taproot_debuginfod *dbg,
+				 struct tp_elfsym *s)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (s->debug || !dbg || !e->build_id_len)
+		return;
+	s->debug_generation = taproot_debuginfod_generation(dbg);
+	rc = taproot_debuginfod_find(dbg, e->build_id, e->build_id_len, path, sizeof(path));
+	s->debug_pending = rc == -EAGAIN;
+	if (rc == 0)
+		s->debug = tp_try_debug(e, path, false, 0);
+}
+
+/*
+ * Whether the debuginfod fetch @s waits for has ended since it was noted:
+ * then what @s holds is rebuilt, with the file if it came.
+ */
+static bool tp_debug_arrived(struct taproot_elf *e, struct taproot_debuginfod *dbg,
+			     struct tp_elfsym *s)
+{
+	char path[PATH_MAX];
+	uint64_t gen;
+
+	if (!s->debug_pending || !dbg)
+		return false;
+	gen = taproot_debuginfod_generation(dbg);
+	if (gen == s->debug_generation)
+		return false;
+	s->debug_generation = gen;
+	if (taproot_debuginfod_find(dbg, e->build_id, e->build_id_len, path,
+				    sizeof(path)) == -EAGAIN)
+		return false;
+	return true;
+}
+
+/* Build what symbolization of @e needs, once (again when debug info arrives). */
+static int tp_elfsym_get(struct taproot_elf *e, struct taproot_debuginfod *dbg,
+			 struct tp_elfsym **sp)
 {
 	struct tp_elfsym *s;
 	GElf_Shdr sh;
@@ -447,6 +492,10 @@ static int tp_elfsym_get(struct taproot_elf *e, struct tp_elfsym **sp)
 	size_t alloc = 0;
 	int err = 0;
 
+	if (e->sym && tp_debug_arrived(e, dbg, e->sym)) {
+		tp_elfsym_free(e->sym);
+		e->sym = NULL;
+	}
 	if (e->sym) {
 		*sp = e->sym;
 		return 0;
@@ -455,8 +504,10 @@ static int tp_elfsym_get(struct taproot_elf *e, struct tp_elfsym **sp)
 	if (!s)
 		return tp_err(-ENOMEM, NULL);
 	s->source = "none";
-	if (!tp_find_section_type(e->elf, SHT_SYMTAB, &sh) || !tp_has_debug_info(e->elf))
+	if (!tp_find_section_type(e->elf, SHT_SYMTAB, &sh) || !tp_has_debug_info(e->elf)) {
 		tp_find_debug(e, s);
+		tp_find_debug_remote(e, dbg, s);
+	}
 
 	if ((scn = tp_find_section_type(e->elf, SHT_SYMTAB, &sh))) {
 		err = tp_symtab_add(s, &alloc, e->elf, scn, &sh);
@@ -522,7 +573,7 @@ const char *tp_elf_symbol(struct taproot_elf *e, uint64_t vaddr, uint64_t *off,
 	const struct tp_symbol *sym;
 	struct tp_elfsym *s;
 
-	if (tp_elfsym_get(e, &s))
+	if (tp_elfsym_get(e, NULL, &s))
 		return NULL;
 	if (which)
 		*which = s->source;
@@ -538,7 +589,7 @@ const char *tp_elf_debug_path(struct taproot_elf *e)
 {
 	struct tp_elfsym *s;
 
-	return tp_elfsym_get(e, &s) ? "" : s->debug_path;
+	return tp_elfsym_get(e, NULL, &s) ? "" : s->debug_path;
 }
 
 static Dwarf *tp_elf_dwarf(struct taproot_elf *e, struct tp_elfsym *s)
@@ -757,6 +808,7 @@ static int tp_dwfn_chain(struct tp_elfsym *s, Dwarf_Die *cu, uint64_t vaddr,
 struct taproot_sym {
 	struct taproot_procs *procs;
 	const struct taproot_ksyms *ksyms;
+	struct taproot_debuginfod *debuginfod;	/* NULL: none; borrowed */
 	uint8_t kernel_build_id[TP_BUILD_ID_MAX];	/* from /sys/kernel/notes */
 	size_t kernel_build_id_len;
 	struct taproot_frame frames[TP_INLINE_MAX];
@@ -821,6 +873,11 @@ int taproot_sym_new(struct taproot_procs *procs, const struct taproot_ksyms *ksy
 							    sizeof(s->kernel_build_id));
 	*sp = s;
 	return 0;
+}
+
+void taproot_sym_set_debuginfod(struct taproot_sym *s, struct taproot_debuginfod *d)
+{
+	s->debuginfod = d;
 }
 
 static void tp_sym_reset(struct taproot_sym *s)
@@ -949,7 +1006,7 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 	int i, nr;
 
 	f[0] = base;
-	if (tp_elfsym_get(e, &es))
+	if (tp_elfsym_get(e, s->debuginfod, &es))
 		return 1;
 	sym = tp_symtab_lookup(es, vaddr);
 	if (sym) {

@@ -106,6 +106,8 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --metrics 9464", 2, "'--metrics' needs ADDR:PORT");
 	expect(DAEMON " -m 127.0.0.1:99999", 2, "'--metrics' needs ADDR:PORT");
 	expect(DAEMON " -m '[::1:9464'", 2, "'--metrics' needs ADDR:PORT");
+	expect(DAEMON " --debuginfod ftp://x", 2, "'--debuginfod' needs http:// or https:// URLs");
+	expect(DAEMON " --debuginfod 'https://a http://'", 2, "'--debuginfod' needs http://");
 }
 
 /* Every setting is a key of the file, and --help says which. */
@@ -114,7 +116,7 @@ static void daemon_help_lists_every_key(void **state)
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
-		"metrics",
+		"metrics", "debuginfod",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -202,7 +204,7 @@ static void daemon_print_config_reads_back(void **state)
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
-		"metrics",
+		"metrics", "debuginfod",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
