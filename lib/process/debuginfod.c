@@ -238,7 +238,11 @@ void taproot_debuginfod_opts_default(struct taproot_debuginfod_opts *o)
 
 static int di_load(struct di_lib *lib)
 {
-	lib->handle = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	/*
+	 * Never unloaded: libcurl's global state, made once a process, would
+	 * be lost with it (and a later load would make it again).
+	 */
+	lib->handle = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!lib->handle)
 		return tp_err(-ENOSYS, "debuginfod: %s", dlerror());
 	*(void **)&lib->begin = dlsym(lib->handle, "debuginfod_begin");
