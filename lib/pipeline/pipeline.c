@@ -340,6 +340,26 @@ static int pl_set_labeling(struct taproot_pipeline *p)
 	return 0;
 }
 
+/* The caches and the per-sample scratch, sized by the options. 0 or -ENOMEM. */
+static int pl_alloc_caches(struct taproot_pipeline *p)
+{
+	p->symcache.nbuckets = 1;
+	while (p->symcache.nbuckets < p->opts.sym_cache_entries)
+		p->symcache.nbuckets <<= 1;
+	p->symcache.max = p->opts.sym_cache_entries;
+	p->symcache.buckets = calloc(p->symcache.nbuckets, sizeof(p->symcache.buckets[0]));
+	p->comms = calloc(PL_COMM_CACHE, sizeof(p->comms[0]));
+	p->top = calloc(PL_TOP_MAX * 2, sizeof(p->top[0]));
+	p->max_frames = TAPROOT_KSTACK_MAX + (size_t)p->opts.max_user_frames * PL_MAX_INLINE + 2;
+	p->frames = calloc(p->max_frames, sizeof(p->frames[0]));
+	p->pcs = calloc(p->opts.max_user_frames, sizeof(p->pcs[0]));
+	p->pcflags = calloc(p->opts.max_user_frames, sizeof(p->pcflags[0]));
+	if (!p->symcache.buckets || !p->comms || !p->top || !p->frames || !p->pcs ||
+	    !p->pcflags)
+		return tp_err(-ENOMEM, NULL);
+	return 0;
+}
+
 int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 			 struct taproot_pipeline **pp)
 {
@@ -401,22 +421,9 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 			goto fail;
 	}
 
-	p->symcache.nbuckets = 1;
-	while (p->symcache.nbuckets < p->opts.sym_cache_entries)
-		p->symcache.nbuckets <<= 1;
-	p->symcache.max = p->opts.sym_cache_entries;
-	p->symcache.buckets = calloc(p->symcache.nbuckets, sizeof(p->symcache.buckets[0]));
-	p->comms = calloc(PL_COMM_CACHE, sizeof(p->comms[0]));
-	p->top = calloc(PL_TOP_MAX * 2, sizeof(p->top[0]));
-	p->max_frames = TAPROOT_KSTACK_MAX + (size_t)p->opts.max_user_frames * PL_MAX_INLINE + 2;
-	p->frames = calloc(p->max_frames, sizeof(p->frames[0]));
-	p->pcs = calloc(p->opts.max_user_frames, sizeof(p->pcs[0]));
-	p->pcflags = calloc(p->opts.max_user_frames, sizeof(p->pcflags[0]));
-	if (!p->symcache.buckets || !p->comms || !p->top || !p->frames || !p->pcs ||
-	    !p->pcflags) {
-		err = tp_err(-ENOMEM, NULL);
+	err = pl_alloc_caches(p);
+	if (err < 0)
 		goto fail;
-	}
 	*pp = p;
 	return 0;
 fail:
