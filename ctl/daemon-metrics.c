@@ -63,66 +63,75 @@ static void mprintf(struct mtext *t, const char *fmt, ...)
 	t->off += n > 0 ? (size_t)n : 0;
 }
 
-/* A metric of one value: its HELP, TYPE and sample. */
-static void metric(struct mtext *t, const char *name, const char *type, const char *help,
-		   double v)
-{
-	mprintf(t, "# HELP taprootd_%s %s\n# TYPE taprootd_%s %s\ntaprootd_%s %.17g\n", name,
-		help, name, type, name, v);
-}
-
 size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len)
 {
+	const struct {
+		const char *name, *type, *help;
+		double value;
+	} m[] = {
+		{ "start_time_seconds", "gauge",
+		  "When taprootd started, in seconds since the epoch.", (double)st->started },
+		{ "cpu_seconds_total", "counter",
+		  "User and system CPU time taprootd used.", st->cpu_seconds },
+		{ "resident_memory_bytes", "gauge",
+		  "taprootd's resident memory.", (double)st->rss_bytes },
+		{ "sampling", "gauge",
+		  "1 while the module's sampling runs.", (double)st->sampling },
+		{ "interval_seconds", "gauge",
+		  "Seconds per profile.", (double)st->interval },
+		{ "samples_total", "counter",
+		  "CPU samples added to profiles.", (double)st->samples },
+		{ "lost_records_total", "counter",
+		  "Records the module's rings lost.", (double)st->lost },
+		{ "profiles_written_total", "counter",
+		  "Profiles written.", (double)st->profiles },
+		{ "profile_write_errors_total", "counter",
+		  "Profiles that could not be written (their samples dropped).",
+		  (double)st->write_errors },
+		{ "offcpu_intervals_total", "counter",
+		  "Off-CPU intervals joined.", (double)st->intervals },
+		{ "offcpu_unpaired_total", "counter",
+		  "Off-CPU intervals with an end missing.", (double)st->unpaired },
+		{ "invalid_records_total", "counter",
+		  "Invalid records, samples not added.", (double)st->dropped },
+		{ "unknown_process_samples_total", "counter",
+		  "Samples of processes gone before their maps were read.",
+		  (double)st->proc_unknown },
+		{ "stale_user_samples_total", "counter",
+		  "Samples whose user part was left out across an execve.",
+		  (double)st->user_stale },
+		{ "elf_errors_total", "counter",
+		  "Mappings whose ELF file could not be used.", (double)st->elf_errors },
+		{ "relabel_dropped_total", "counter",
+		  "Samples and off-CPU intervals the relabel rules dropped.",
+		  (double)st->relabel_dropped },
+		{ "relabel_skipped_total", "counter",
+		  "Samples kept with a relabel replacement skipped for want of room.",
+		  (double)st->relabel_skipped },
+		{ "debuginfod_found_total", "counter",
+		  "Debug files fetched from debuginfod.", (double)st->debuginfod_found },
+		{ "debuginfod_absent_total", "counter",
+		  "Debug files debuginfod did not have, or that could not be fetched.",
+		  (double)st->debuginfod_absent },
+		{ "debuginfod_pending", "gauge",
+		  "Debug files waiting to be fetched.", (double)st->debuginfod_pending },
+		{ "user_stacks_total", "counter",
+		  "User stacks unwound.", (double)st->user_stacks },
+		{ "frames_total", "counter",
+		  "Frames symbolized.", (double)st->frames },
+		{ "frames_unsymbolized_total", "counter",
+		  "Frames without a function name.", (double)st->frames_unsymbolized },
+	};
 	struct mtext t = { .buf = buf, .len = len };
 
-	metric(&t, "start_time_seconds", "gauge", "When taprootd started, in seconds since "
-	       "the epoch.", (double)st->started);
-	metric(&t, "cpu_seconds_total", "counter", "User and system CPU time taprootd used.",
-	       st->cpu_seconds);
-	metric(&t, "resident_memory_bytes", "gauge", "taprootd's resident memory.",
-	       (double)st->rss_bytes);
-	metric(&t, "sampling", "gauge", "1 while the module's sampling runs.", st->sampling);
-	metric(&t, "interval_seconds", "gauge", "Seconds per profile.", (double)st->interval);
-	metric(&t, "samples_total", "counter", "CPU samples added to profiles.",
-	       (double)st->samples);
-	metric(&t, "lost_records_total", "counter", "Records the module's rings lost.",
-	       (double)st->lost);
-	metric(&t, "profiles_written_total", "counter", "Profiles written.",
-	       (double)st->profiles);
-	metric(&t, "profile_write_errors_total", "counter", "Profiles that could not be "
-	       "written (their samples dropped).", (double)st->write_errors);
-	metric(&t, "offcpu_intervals_total", "counter", "Off-CPU intervals joined.",
-	       (double)st->intervals);
-	metric(&t, "offcpu_unpaired_total", "counter", "Off-CPU intervals with an end "
-	       "missing.", (double)st->unpaired);
-	metric(&t, "invalid_records_total", "counter", "Invalid records, samples not added.",
-	       (double)st->dropped);
-	metric(&t, "unknown_process_samples_total", "counter", "Samples of processes gone "
-	       "before their maps were read.", (double)st->proc_unknown);
-	metric(&t, "stale_user_samples_total", "counter", "Samples whose user part was left "
-	       "out across an execve.", (double)st->user_stale);
-	metric(&t, "elf_errors_total", "counter", "Mappings whose ELF file could not be used.",
-	       (double)st->elf_errors);
-	metric(&t, "relabel_dropped_total", "counter", "Samples and off-CPU intervals the "
-	       "relabel rules dropped.", (double)st->relabel_dropped);
-	metric(&t, "relabel_skipped_total", "counter", "Samples kept with a relabel "
-	       "replacement skipped for want of room.", (double)st->relabel_skipped);
-	metric(&t, "debuginfod_found_total", "counter", "Debug files fetched from debuginfod.",
-	       (double)st->debuginfod_found);
-	metric(&t, "debuginfod_absent_total", "counter", "Debug files debuginfod did not "
-	       "have, or that could not be fetched.", (double)st->debuginfod_absent);
-	metric(&t, "debuginfod_pending", "gauge", "Debug files waiting to be fetched.",
-	       (double)st->debuginfod_pending);
-	metric(&t, "user_stacks_total", "counter", "User stacks unwound.",
-	       (double)st->user_stacks);
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		mprintf(&t, "# HELP taprootd_%s %s\n# TYPE taprootd_%s %s\ntaprootd_%s %.17g\n",
+			m[i].name, m[i].help, m[i].name, m[i].type, m[i].name, m[i].value);
 	mprintf(&t, "# HELP taprootd_unwinds_total User stacks unwound, by how the unwinding "
 		"ended.\n# TYPE taprootd_unwinds_total counter\n");
 	for (unsigned int e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++)
 		mprintf(&t, "taprootd_unwinds_total{result=\"%s\"} %" PRIu64 "\n",
 			taproot_unwind_end_name(e), st->unwind[e]);
-	metric(&t, "frames_total", "counter", "Frames symbolized.", (double)st->frames);
-	metric(&t, "frames_unsymbolized_total", "counter", "Frames without a function name.",
-	       (double)st->frames_unsymbolized);
 	return t.off;
 }
 
