@@ -40,9 +40,8 @@
 
 require_module
 require_prog replwork libtapwork libtapdf tapexec-b
-PPROF=$REPO/build/pprof
+require_pprof
 require_taprootd
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
 LIBZ=$(readlink -f /lib/x86_64-linux-gnu/libz.so.1) || die "no libz to put in place"
 
 rounds=$(quick_long 1 10)

@@ -21,9 +21,8 @@
 
 require_module
 require_prog tapwork
-PPROF=$REPO/build/pprof
+require_pprof
 require_taprootd
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
 
 cycles=$(quick_long 1 20)
 [ "$LONG" != 1 ] || [ "${TAPROOT_TEST_TIMEOUT:-0}" -ge 900 ] ||

@@ -22,9 +22,8 @@
 
 require_module
 require_prog exec-storm tapexec-a tapexec-b
-PPROF=$REPO/build/pprof
+require_pprof
 require_taprootd
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
 
 secs=$(quick_long 8 300)
 [ "$LONG" != 1 ] || [ "${TAPROOT_TEST_TIMEOUT:-0}" -ge $((secs + 200)) ] ||

@@ -21,9 +21,8 @@
 . "${0%/*}/lib-sampling.sh"
 
 require_module
-PPROF=$REPO/build/pprof
+require_pprof
 require_taprootd
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
 [ -x "$PROGS/tapwork" ] || die "no $PROGS/tapwork: run tests/vm/build-progs"
 
 out=$TEST_TMP/profiles

@@ -20,9 +20,8 @@
 
 require_module
 require_taprootd
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
-[ -x "$PROGS/tapwork" ] || die "no $PROGS/tapwork: run tests/vm/build-progs"
+require_pprof
+require_prog tapwork
 
 CG=/sys/fs/cgroup
 ID=3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081

@@ -17,7 +17,7 @@ require_module
 require_taprootd
 PROMTOOL=$REPO/build/tools/promtool
 [ -x "$PROMTOOL" ] || die "no ${PROMTOOL#"$REPO"/}: run scripts/deps"
-[ -x "$PROGS/tapwork" ] || die "no $PROGS/tapwork: run tests/vm/build-progs"
+require_prog tapwork
 
 out=$TEST_TMP/profiles state=$TEST_TMP/taprootd.json
 mkdir -p "$out"

@@ -25,8 +25,7 @@
 require_module
 require_prog pingpong
 require_taprootd
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make vm-check' (it builds pprof)"
+require_pprof
 
 out=$TEST_TMP/out
 mkdir "$out"

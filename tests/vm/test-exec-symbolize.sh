@@ -19,8 +19,7 @@
 
 require_module
 require_prog tapexec-a tapexec-b
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+require_pprof
 load_module
 
 pid= rec=	# set by spawn

@@ -30,8 +30,7 @@
 . "${0%/*}/lib.sh"
 
 require_module
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+require_pprof
 [ -x "$PROGS/tapblock" ] || die "no $PROGS/tapblock: run tests/vm/build-progs"
 secs=${TAPROOT_TAPBLOCK_SECONDS:-6}
 load_module

@@ -12,8 +12,7 @@
 . "${0%/*}/lib.sh"
 
 require_module
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+require_pprof
 [ -x "$PROGS/tapwork" ] || die "no $PROGS/tapwork: run tests/vm/build-progs"
 
 load_module

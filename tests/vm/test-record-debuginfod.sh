@@ -22,11 +22,8 @@
 
 require_module
 require_taprootd
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
-for p in tapwork libtapwork libcwork; do
-	[ -x "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs"
-done
+require_pprof
+require_prog tapwork libtapwork libcwork
 command -v debuginfod >/dev/null || die "no debuginfod (scripts/deps installs it)"
 libc=$(ldd "$PROGS/libcwork" | awk '/libc.so.6/ { print $3 }')
 libc_id=$(readelf -n "$libc" | awk '/Build ID/ { print $3 }')

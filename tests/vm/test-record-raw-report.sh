@@ -19,8 +19,7 @@
 . "${0%/*}/lib.sh"
 
 require_module
-PPROF=$REPO/build/pprof
-[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+require_pprof
 for p in tapwork libtapwork tapblock; do
 	[ -e "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs"
 done
