@@ -87,7 +87,9 @@ static int tp_ksyms_line(char *line, uint64_t *addr, char **name, size_t *name_l
 	*addr = strtoull(p, &end, 16);
 	p += n + 1;
 	type = *p;
-	if (!((type >= 'a' && type <= 'z') || (type >= 'A' && type <= 'Z')) || p[1] != ' ')
+	/* A letter; '?' for a module's symbol of no known section (7.x: .modinfo). */
+	if (!((type >= 'a' && type <= 'z') || (type >= 'A' && type <= 'Z') || type == '?') ||
+	    p[1] != ' ')
 		return -1;
 	p += 2;
 	n = strcspn(p, "\t");

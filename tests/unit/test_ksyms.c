@@ -28,6 +28,8 @@ static const char sample[] =
 	"0000000000000000 A fixed_percpu_data\n"
 	"ffffffffc0100000 t ext4_readdir\t[ext4]\n"
 	"ffffffffc0100200 t ext4_lookup\t[ext4]\n"
+	/* 7.2 lists a module's .modinfo symbols with type '?': not text. */
+	"ffffc90000c9351e ? __UNIQUE_ID_modinfo_569\t[lpc_ich]\n"
 	"ffffffffc0200000 t taproot_sample\t[taproot]\n";
 
 static struct taproot_ksyms *load(const char *text, int *errp)
@@ -164,6 +166,7 @@ static void ksyms_malformed_lines_refused(void **state)
 	assert_malformed("ffffffff81000000 T a\t[]\n", "line 1");
 	assert_malformed("ffffffff81000000 T a\t\n", "line 1");
 	assert_malformed("ffffffff81000000 1 a\n", "line 1");
+	assert_malformed("ffffffff81000000 ! a\n", "line 1");
 }
 
 static void ksyms_long_name_bounded(void **state)
