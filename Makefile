@@ -324,7 +324,7 @@ deb:
 # 6.1 with the running kernel's headers only (what make check runs), then
 # on 7.2 in sid's root with the headers of its three kernels.
 .PHONY: pkg-check
-pkg-check: vm-progs | $(PPROF)
+pkg-check: vm-progs kmods | $(PPROF)
 	tests/pkg/run 6.1
 	tests/pkg/run --all-kernels 7.2
 
