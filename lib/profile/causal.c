@@ -254,6 +254,7 @@ static struct cz_stack *cz_snap(struct tp_causal *c, const struct taproot_rec_he
 		len = rec->size - fixed;
 	}
 	if (c->o.resolve(c->o.arg, pid, tid, thread_comm, owner, snap, len, &rs) < 0) {
+		tp_labels_put(rs.labels);
 		c->st.bad_records++;
 		return NULL;
 	}

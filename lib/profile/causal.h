@@ -35,7 +35,7 @@ struct tp_causal_stack {
  * bytes readable from @snap, the snapshot and what follows it in its
  * record; NULL @snap: no stacks were captured); @owner: the task is the
  * interval's own, not its waker. 0, or a negative errno when the snapshot
- * does not add up (counted as a bad record).
+ * does not add up (counted as a bad record; @out's labels are dropped).
  */
 typedef int (*tp_causal_resolve_fn)(void *arg, uint32_t pid, uint32_t tid,
 				    const char *thread_comm, bool owner,
