@@ -188,23 +188,30 @@ static bool read_request(int fd, char *buf, size_t len)
 	return false;
 }
 
+/* A short plain-text answer that is not the metrics. */
+static void respond_text(int fd, const char *status, const char *text)
+{
+	respond(fd, status, "text/plain", text, strlen(text));
+}
+
 static void serve(struct daemon_metrics *m, int fd)
 {
 	static const char text[] = "text/plain; version=0.0.4; charset=utf-8";
 	char req[METRICS_REQUEST_MAX], body[METRICS_BODY_MAX];
 	struct daemon_state st;
+	const char *path;
 	bool have;
 	size_t n;
 
 	if (!read_request(fd, req, sizeof(req)))
 		return;
 	if (strncmp(req, "GET ", 4) && strncmp(req, "HEAD ", 5)) {
-		respond(fd, "405 Method Not Allowed", "text/plain", "GET /metrics\n", 13);
+		respond_text(fd, "405 Method Not Allowed", "GET /metrics\n");
 		return;
 	}
-	if (strncmp(strchr(req, ' ') + 1, "/metrics ", 9) &&
-	    strncmp(strchr(req, ' ') + 1, "/metrics?", 9)) {
-		respond(fd, "404 Not Found", "text/plain", "GET /metrics\n", 13);
+	path = strchr(req, ' ') + 1;
+	if (strncmp(path, "/metrics ", 9) && strncmp(path, "/metrics?", 9)) {
+		respond_text(fd, "404 Not Found", "GET /metrics\n");
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
@@ -212,7 +219,7 @@ static void serve(struct daemon_metrics *m, int fd)
 	have = m->have;
 	pthread_mutex_unlock(&m->lock);
 	if (!have) {
-		respond(fd, "503 Service Unavailable", "text/plain", "starting\n", 9);
+		respond_text(fd, "503 Service Unavailable", "starting\n");
 		return;
 	}
 	n = daemon_metrics_text(&st, body, sizeof(body));

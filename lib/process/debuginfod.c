@@ -33,6 +33,7 @@
 
 #define DI_ENTRIES_MAX		4096
 #define DI_QUEUE_MAX		256
+#define DI_BUCKETS		1024
 
 enum di_state { DI_PENDING, DI_FOUND, DI_ABSENT };
 
@@ -66,7 +67,7 @@ struct taproot_debuginfod {
 	pthread_cond_t wake;
 	atomic_bool stop;
 	atomic_uint_fast64_t generation;
-	struct di_entry *buckets[1024];
+	struct di_entry *buckets[DI_BUCKETS];
 	size_t nr;
 	struct di_entry *qhead, *qtail;	/* pending, oldest first */
 	size_t queued;
@@ -77,7 +78,7 @@ struct taproot_debuginfod {
 
 static size_t di_bucket(const uint8_t *id, size_t len)
 {
-	return tp_hash_bytes(id, len) % 1024;
+	return tp_hash_bytes(id, len) % DI_BUCKETS;
 }
 
 static struct di_entry *di_lookup(struct taproot_debuginfod *d, const uint8_t *id, size_t len)
@@ -323,7 +324,7 @@ void taproot_debuginfod_free(struct taproot_debuginfod *d)
 		pthread_mutex_unlock(&d->lock);
 		pthread_join(d->thread, NULL);
 	}
-	for (size_t i = 0; i < 1024; i++) {
+	for (size_t i = 0; i < DI_BUCKETS; i++) {
 		struct di_entry *e = d->buckets[i], *next;
 
 		for (; e; e = next) {
