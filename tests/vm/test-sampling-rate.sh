@@ -22,8 +22,20 @@
 # x CPU time less the periods its stalls longer than a period skipped,
 # sum (stall - period) / period. When that exceeds a quarter of the
 # samples, the host starved the guest and the measurement is taken again
-# (three attempts in all, then the test fails saying so). User
-# stacks are off so that the records are small and a reader slowed down by
+# (three attempts in all, then the test fails saying so).
+#
+# Other tasks on the target's CPU: when they run, the CPU time is theirs,
+# but under TCG an expiry is delivered when the vCPU next takes interrupts,
+# often across a switch, so how the periods fall between the target and
+# them need not follow how their CPU time does. On PREEMPT_RT the per-CPU
+# kthreads (softirqs, RCU) take about a tenth of the target's CPU and the
+# target's share of the samples was seen 8 % off its share of the time
+# either way, run to run, while on other kernels, where nothing else runs
+# there, it is exact. The tolerance is therefore 10 % plus frequency x the
+# time others held the CPU (wall less target CPU time: the stalls are
+# charged to the target), as periods: nothing on most kernels.
+#
+# User stacks are off so that the records are small and a reader slowed down by
 # TCG keeps up; losses would still be accounted for.
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
@@ -130,7 +142,10 @@ while read -r k v; do
 done <<<"$OUT"
 
 expected=$(((NAIVE10 - SKIPPED10) / 10))
-say "samples: ${got[stats_samples]} counted by the module, ${got[samples]} read, ${got[stats_lost]} lost; expected $freq Hz x $used_us us = $((NAIVE10 / 10)), less $((SKIPPED10 / 10)).$((SKIPPED10 % 10)) periods skipped by vCPU stalls = $expected"
+wall_us=$(kv "$report" wall_us)
+others=$((freq * (wall_us > used_us ? wall_us - used_us : 0) / 1000000))
+slack=$(((expected + 9) / 10 + others))
+say "samples: ${got[stats_samples]} counted by the module, ${got[samples]} read, ${got[stats_lost]} lost; expected $freq Hz x $used_us us = $((NAIVE10 / 10)), less $((SKIPPED10 / 10)).$((SKIPPED10 % 10)) periods skipped by vCPU stalls = $expected, +- $slack (10 %, and $others periods others held the CPU)"
 assert_gt "the reader got samples of the target" "${got[samples]}" 0
 assert_eq "samples of other processes printed by dump --pid $target" 0 "${got[other_pid]}"
 assert_eq "samples of other threads (single-threaded target)" 0 "${got[other_tid]}"
@@ -139,5 +154,6 @@ assert_eq "period_us of every sample: 1e9/$freq ns in us" "$period_us" "${got[pe
 assert_eq "module's count (the decoy filtered out) = samples read + samples lost" \
 	"${got[stats_samples]}" $((got[samples] + got[stats_lost]))
 assert_le "losses announced in band <= losses counted" "${got[lost_in_band]}" "${got[stats_lost]}"
-assert_within "samples vs $freq Hz x target CPU time less skipped periods ($report)" \
-	"$expected" "${got[stats_samples]}" 10
+diff=$((got[stats_samples] - expected))
+[ "${diff#-}" -le "$slack" ] ||
+	die "samples vs $freq Hz x target CPU time less skipped periods ($report): ${got[stats_samples]} is not within $slack of $expected (10 %, and $others periods that other tasks held the target's CPU)"
