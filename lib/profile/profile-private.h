@@ -128,6 +128,9 @@ static inline const char *tp_profile_str(const struct taproot_profile *p,
 	return p->chars + p->strs[idx];
 }
 
+/* The index of the string @s in @p, or 0 ("") when @p has none. */
+uint32_t tp_profile_str_find(const struct taproot_profile *p, const char *s);
+
 #define TP_TRUNCATED_FRAME	"[truncated: stack table full]"
 
 #endif /* TAPROOT_PROFILE_PRIVATE_H */

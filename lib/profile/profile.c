@@ -770,6 +770,44 @@ void taproot_profile_reset(struct taproot_profile *p, int64_t time_nanos)
 	}
 }
 
+uint32_t tp_profile_str_find(const struct taproot_profile *p, const char *s)
+{
+	uint32_t id;
+
+	/* Without create, str_lookup() only reads. */
+	if (str_lookup((struct taproot_profile *)p, s, false, &id))
+		return 0;
+	return id;
+}
+
+size_t taproot_profile_label_values(const struct taproot_profile *p, const char *key,
+				    const char **values, size_t max)
+{
+	uint32_t k = tp_profile_str_find(p, key);
+	size_t n = 0;
+
+	for (size_t i = 0; k && i < p->nr_samples; i++) {
+		const struct tp_sample *s = &p->samples[i];
+
+		for (uint32_t j = 0; j < s->nlabels; j++) {
+			const struct tp_label *l = &p->labels[s->label_off + j];
+			const char *v = tp_profile_str(p, l->str);
+			size_t seen = 0;
+
+			if (l->key != k || !l->str)
+				continue;
+			while (seen < n && seen < max && values[seen] != v)
+				seen++;
+			if (seen < n)
+				continue;
+			if (n < max)
+				values[n] = v;
+			n++;
+		}
+	}
+	return n;
+}
+
 void taproot_profile_stats(const struct taproot_profile *p,
 			   struct taproot_profile_stats *st)
 {

@@ -202,6 +202,26 @@ void taproot_profile_stats(const struct taproot_profile *p,
 int taproot_pprof_encode(const struct taproot_profile *p, bool gzip,
 			 void **buf, size_t *len);
 
+/*
+ * Serialize, as taproot_pprof_encode() does, the part of @p whose samples
+ * have the string label @key = @value: those samples only, and only the
+ * locations, functions, mappings and strings they use, renumbered (a
+ * valid profile on its own; the truncated sample, which has no labels, is
+ * in no part). Returns the samples written, 0 (and *@buf NULL) for none,
+ * or an error as taproot_pprof_encode().
+ */
+long taproot_pprof_encode_part(const struct taproot_profile *p, const char *key,
+			       const char *value, bool gzip, void **buf, size_t *len);
+
+/*
+ * The distinct values of the string label @key over the samples of @p,
+ * in the order first seen, into @values (at most @max; the strings are
+ * the profile's, valid until it is reset or freed). Returns how many
+ * there are (more than @max: only @max were stored).
+ */
+size_t taproot_profile_label_values(const struct taproot_profile *p, const char *key,
+				    const char **values, size_t max);
+
 /* Write @p, gzipped, to @fd. Errors: as encode, and write(2)'s -errno. */
 int taproot_pprof_write_fd(const struct taproot_profile *p, int fd);
 

@@ -729,6 +729,10 @@ static char *pprof(const char *args, const char *path)
 	if (!strstr((hay), (needle)))					\
 		fail_msg("expected\n%s\nin\n%s", (needle), (hay));	\
 } while (0)
+#define assert_not_contains(hay, needle) do {				\
+	if (strstr((hay), (needle)))					\
+		fail_msg("did not expect\n%s\nin\n%s", (needle), (hay)); \
+} while (0)
 
 static void pprof_tool_reads(void **state)
 {
@@ -853,6 +857,89 @@ static void pprof_tool_reads(void **state)
 }
 
 /* ------------------------------------------------------- atomic writes */
+
+/* Write @len bytes of @buf to DIR/NAME; the path, malloc'ed. */
+static char *write_buf(const char *dir, const char *name, const void *buf, size_t len)
+{
+	char *path;
+	FILE *f;
+
+	assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/*
+ * A part (taproot_pprof_encode_part()): the samples of one label value,
+ * with only the table entries they use, renumbered so that every ID is
+ * its index + 1 (dent() checks), and read by protoc and by pprof.
+ */
+static void parts_by_label(void **state)
+{
+	struct taproot_profile *p = fixture();
+	const char *values[4];
+	char *dir = tmpdir(), *path, *out, *t;
+	struct decoded d;
+	void *buf;
+	size_t len;
+
+	assert_int_equal(taproot_profile_label_values(p, "comm", values, 4), 2);
+	assert_string_equal(values[0], "app");
+	assert_string_equal(values[1], "ghost");
+	assert_int_equal(taproot_profile_label_values(p, "comm", values, 1), 2);
+	assert_int_equal(taproot_profile_label_values(p, "nope", values, 4), 0);
+	assert_int_equal(taproot_pprof_encode_part(p, "comm", "nope", true, &buf, &len), 0);
+	assert_null(buf);
+
+	/* comm=app: S1 twice (two tids) and S3; not ghost's, S5 or the folded. */
+	assert_int_equal(taproot_pprof_encode_part(p, "comm", "app", true, &buf, &len), 3);
+	path = write_buf(dir, "app.pb.gz", buf, len);
+	free(buf);
+	decode(&d, path);
+	assert_int_equal(tn_count(&d.root, "sample"), 3);
+	for (size_t i = 0; i < 3; i++) {
+		t = sample_text(&d, i);
+		assert_string_equal(t, expected_samples[i]);
+		free(t);
+	}
+	/* The app mapping and [kernel.kallsyms]: not libfoo's. */
+	assert_int_equal(tn_count(&d.root, "mapping"), 2);
+	mapping_named(&d, "/usr/bin/app");
+	assert_int_equal(tn_count(&d.root, "location"), 4 + 5);
+	for (size_t i = 0; i < d.nstr; i++) {
+		assert_string_not_equal(d.str[i], "ghost");
+		assert_string_not_equal(d.str[i], "[unknown]");
+		assert_string_not_equal(d.str[i], "/usr/lib/libfoo.so.1");
+	}
+	assert_int_equal(tn_u64(&d.root, "time_nanos", 0), TIME_NS);
+	decoded_free(&d);
+	out = pprof("-raw -symbolize=none", path);
+	assert_contains(out, "PeriodType: cpu nanoseconds\n");
+	assert_contains(out, "Comment: taproot test fixture\n");
+	assert_not_contains(out, "truncated");
+	free(out);
+	free(path);
+
+	/* comm=ghost: one sample, one location, no mapping. */
+	assert_int_equal(taproot_pprof_encode_part(p, "comm", "ghost", true, &buf, &len), 1);
+	path = write_buf(dir, "ghost.pb.gz", buf, len);
+	free(buf);
+	decode(&d, path);
+	t = sample_text(&d, 0);
+	assert_string_equal(t, expected_samples[3]);
+	free(t);
+	assert_int_equal(tn_count(&d.root, "location"), 1);
+	assert_int_equal(tn_count(&d.root, "mapping"), 0);
+	decoded_free(&d);
+	free(path);
+
+	rm_tree(dir);
+	free(dir);
+	taproot_profile_free(p);
+}
 
 static void write_errors_leave_nothing(void **state)
 {
@@ -1004,6 +1091,7 @@ int main(void)
 		cmocka_unit_test(protoc_round_trip),
 		cmocka_unit_test(protoc_empty_and_reset),
 		cmocka_unit_test(pprof_tool_reads),
+		cmocka_unit_test(parts_by_label),
 		cmocka_unit_test(write_errors_leave_nothing),
 		cmocka_unit_test_teardown(full_filesystem_keeps_old_file,
 					  unmount_teardown),
