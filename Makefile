@@ -92,8 +92,10 @@ $(B)/plain/tests/unit/%.o $(B)/san/tests/unit/%.o: BASE_CFLAGS += -I$(TOP)/ctl
 ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
+# taprootd alone uploads (--push): only it links libcurl.
+D_PKG_LIBS = $(shell pkg-config --libs libcurl 2>/dev/null)
 ctl/taprootd: $(call objs,plain,$(D_SRCS)) $(B)/plain/libtaproot.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(D_PKG_LIBS) -lpthread -lm
 
 $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm

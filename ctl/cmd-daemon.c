@@ -83,6 +83,22 @@ int daemon_state_read(const char *path, struct daemon_state *st)
 			st->intervals = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "unpaired"))
 			st->unpaired = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push"))
+			st->push = !strncmp(v, "true", 4);
+		else if (!strcmp(key, "push_uploaded"))
+			st->push_uploaded = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push_failures"))
+			st->push_failures = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push_rejected"))
+			st->push_rejected = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push_dropped"))
+			st->push_dropped = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push_queued"))
+			st->push_queued = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push_queued_bytes"))
+			st->push_queued_bytes = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "push_last_success"))
+			st->push_last_success = strtoll(v, NULL, 10);
 		else if (!strcmp(key, "output") && *v == '"')
 			read_str(v + 1, st->output, sizeof(st->output));
 		else if (!strcmp(key, "last_profile") && *v == '"')
@@ -156,6 +172,14 @@ void daemon_status_plain(void)
 		       st.intervals, st.unpaired);
 	printf("%-16s%" PRIu64 " written every %lu s to %s%s%s\n", "  profiles:", st.profiles,
 	       st.interval, st.output, st.last_profile[0] ? ", last " : "", st.last_profile);
+	if (!st.push)
+		return;
+	printf("%-16s%" PRIu64 " uploaded", "  push:", st.push_uploaded);
+	if (st.push_last_success)
+		printf(" (last %" PRId64 " s ago)", now - st.push_last_success);
+	printf(", %" PRIu64 " waiting (%" PRIu64 " bytes), %" PRIu64 " failed attempts, %"
+	       PRIu64 " refused, %" PRIu64 " dropped by the spool's bound\n", st.push_queued,
+	       st.push_queued_bytes, st.push_failures, st.push_rejected, st.push_dropped);
 }
 
 void daemon_status_json(struct taproot_json *j)
@@ -189,5 +213,20 @@ void daemon_status_json(struct taproot_json *j)
 	taproot_json_key_u64(j, "unpaired", st.unpaired);
 	taproot_json_key_string(j, "output", st.output);
 	taproot_json_key_string(j, "last_profile", st.last_profile);
+	taproot_json_key(j, "push");
+	if (st.push) {
+		taproot_json_object_begin(j);
+		taproot_json_key_u64(j, "uploaded", st.push_uploaded);
+		taproot_json_key_u64(j, "failures", st.push_failures);
+		taproot_json_key_u64(j, "rejected", st.push_rejected);
+		taproot_json_key_u64(j, "dropped", st.push_dropped);
+		taproot_json_key_u64(j, "queued", st.push_queued);
+		taproot_json_key_u64(j, "queued_bytes", st.push_queued_bytes);
+		taproot_json_key(j, "last_success");
+		taproot_json_i64(j, st.push_last_success);
+		taproot_json_object_end(j);
+	} else {
+		taproot_json_null(j);
+	}
 	taproot_json_object_end(j);
 }

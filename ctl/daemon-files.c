@@ -126,8 +126,24 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps)
+/* The start of the interval of profile @name (KIND-STAMP.pb.gz), s since the epoch. */
+static int64_t profile_time(const char *name)
 {
+	struct tm tm = { 0 };
+	const char *stamp = strchr(name, '-') + 1;
+
+	sscanf(stamp, "%4d%2d%2dT%2d%2d%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+	       &tm.tm_min, &tm.tm_sec);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm);
+}
+
+unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps, bool spooled)
+{
+	struct spool_entry *held = NULL;
+	long nr_held = 0;
+	uint64_t bytes;
 	char **names = NULL, **grown;
 	size_t n = 0, alloc = 0, i, kept[NR_KINDS] = { 0 };
 	unsigned int deleted = 0;
@@ -164,10 +180,15 @@ unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps)
 	}
 	/* Names sort by kind, then time: the newest of each kind last. */
 	qsort(names, n, sizeof(*names), name_cmp);
+	if (spooled && n && (nr_held = spool_list(dir, &held, &bytes, false)) < 0)
+		nr_held = 0;
 	for (i = n; i-- > 0;) {
 		int k = profile_kind(names[i]);
 
 		if (k < 0 || ++kept[k] <= retain)
+			continue;
+		/* Not while its interval waits to be uploaded. */
+		if (spool_holds(held, (size_t)nr_held, profile_time(names[i]), kinds[k]))
 			continue;
 		if (unlinkat(dfd, names[i], 0) == 0)
 			deleted++;
@@ -177,6 +198,7 @@ unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps)
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(held);
 	closedir(d);
 	return deleted;
 }
@@ -273,6 +295,14 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 	fprintf(f, "\"relabel_dropped\": %" PRIu64 ",\n", st->relabel_dropped);
 	fprintf(f, "\"relabel_skipped\": %" PRIu64 ",\n", st->relabel_skipped);
 	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);
+	fprintf(f, "\"push\": %s,\n", st->push ? "true" : "false");
+	fprintf(f, "\"push_uploaded\": %" PRIu64 ",\n", st->push_uploaded);
+	fprintf(f, "\"push_failures\": %" PRIu64 ",\n", st->push_failures);
+	fprintf(f, "\"push_rejected\": %" PRIu64 ",\n", st->push_rejected);
+	fprintf(f, "\"push_dropped\": %" PRIu64 ",\n", st->push_dropped);
+	fprintf(f, "\"push_queued\": %" PRIu64 ",\n", st->push_queued);
+	fprintf(f, "\"push_queued_bytes\": %" PRIu64 ",\n", st->push_queued_bytes);
+	fprintf(f, "\"push_last_success\": %" PRId64 ",\n", st->push_last_success);
 	fprintf(f, "\"output\": ");
 	json_str(f, st->output);
 	fprintf(f, ",\n\"last_profile\": ");

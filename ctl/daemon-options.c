@@ -84,6 +84,28 @@ const struct daemon_option daemon_options[] = {
 	  "symbols or line info here, by build ID, from\n"
 	  "these debuginfod servers (default:\n"
 	  "$DEBUGINFOD_URLS; read at start only)" },
+	{ "push", 0, DV_URL, DOPT_PUSH, FIELD(push), 0, 0, "URL",
+	  "upload each interval's profiles, one series per\n"
+	  "service_name, to the Pyroscope-compatible store at\n"
+	  "URL (POST URL/ingest); OUTPUT/push is the spool\n"
+	  "(README: Push). The push settings are read at\n"
+	  "start only" },
+	{ "push-bearer-file", 0, DV_FILE, DOPT_PUSH_BEARER, FIELD(push_bearer_file), 0, 0, "FILE",
+	  "send 'Authorization: Bearer TOKEN', TOKEN the\n"
+	  "first line of FILE" },
+	{ "push-basic-file", 0, DV_FILE, DOPT_PUSH_BASIC, FIELD(push_basic_file), 0, 0, "FILE",
+	  "send basic authentication, USER:PASSWORD the first\n"
+	  "line of FILE" },
+	{ "push-tenant", 0, DV_WORD, DOPT_PUSH_TENANT, FIELD(push_tenant), 0, 0, "ID",
+	  "send 'X-Scope-OrgID: ID' (multi-tenant stores)" },
+	{ "push-timeout", 0, DV_COUNT, DOPT_PUSH_TIMEOUT, FIELD(push_timeout), 1, PUSH_TIMEOUT_MAX,
+	  "S", "give up an upload after S seconds and retry it\n"
+	  "later (default " STR(PUSH_TIMEOUT_DEFAULT) ")" },
+	{ "push-spool-mb", 0, DV_COUNT, DOPT_PUSH_SPOOL, FIELD(push_spool_mb), 1,
+	  PUSH_SPOOL_MB_MAX, "MB",
+	  "bound of the spool: beyond MB MiB waiting, the\n"
+	  "oldest uploads are dropped, and counted (default\n"
+	  STR(PUSH_SPOOL_MB_DEFAULT) ")" },
 	{ "syslog", 0, DV_ACTION, 0, 0, 0, 0, NULL,
 	  "log to syslog (daemon facility) instead of stderr" },
 	{ "foreground", 'f', DV_ACTION, 0, 0, 0, 0, NULL,
@@ -105,6 +127,8 @@ void daemon_opts_init(struct daemon_opts *o)
 		.max_stacks = TAPROOT_PROFILE_MAX_STACKS,
 		.sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT,
 		.sched_budget = SCHED_BUDGET_DEFAULT,
+		.push_timeout = PUSH_TIMEOUT_DEFAULT,
+		.push_spool_mb = PUSH_SPOOL_MB_DEFAULT,
 	};
 }
 
@@ -142,27 +166,41 @@ static int list_add(struct daemon_list *l, const char *s)
 	return 0;
 }
 
+/* The string settings: daemon_opts owns each (malloc'ed or NULL). */
+static const size_t string_fields[] = {
+	FIELD(output), FIELD(metrics), FIELD(debuginfod), FIELD(push),
+	FIELD(push_bearer_file), FIELD(push_basic_file), FIELD(push_tenant),
+};
+#define NR_STRING_FIELDS	(sizeof(string_fields) / sizeof(string_fields[0]))
+
+static char **string_field(struct daemon_opts *o, size_t i)
+{
+	return (char **)((char *)o + string_fields[i]);
+}
+
 void daemon_opts_free(struct daemon_opts *o)
 {
-	free(o->output);
-	o->output = NULL;
-	free(o->metrics);
-	o->metrics = NULL;
-	free(o->debuginfod);
-	o->debuginfod = NULL;
+	for (size_t i = 0; i < NR_STRING_FIELDS; i++) {
+		free(*string_field(o, i));
+		*string_field(o, i) = NULL;
+	}
 	list_free(&o->labels);
 	list_free(&o->relabel);
 }
 
 int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src)
 {
+	struct daemon_opts *s = (struct daemon_opts *)src;	/* read only */
+	bool ok = true;
+
 	*dst = *src;
-	dst->output = dst->metrics = dst->debuginfod = NULL;
+	for (size_t i = 0; i < NR_STRING_FIELDS; i++)
+		*string_field(dst, i) = NULL;
 	dst->labels = dst->relabel = (struct daemon_list){ 0 };
-	if ((src->output && !(dst->output = strdup(src->output))) ||
-	    (src->metrics && !(dst->metrics = strdup(src->metrics))) ||
-	    (src->debuginfod && !(dst->debuginfod = strdup(src->debuginfod))) ||
-	    list_copy(&dst->labels, &src->labels) < 0 ||
+	for (size_t i = 0; i < NR_STRING_FIELDS && ok; i++)
+		if (*string_field(s, i))
+			ok = (*string_field(dst, i) = strdup(*string_field(s, i))) != NULL;
+	if (!ok || list_copy(&dst->labels, &src->labels) < 0 ||
 	    list_copy(&dst->relabel, &src->relabel) < 0) {
 		daemon_opts_free(dst);
 		log_msg(LOG_ERR, "out of memory");
@@ -340,6 +378,33 @@ static bool urls_ok(const char *v)
 	return n > 0;
 }
 
+/* Whether @v is one http:// or https:// URL with a host and no userinfo. */
+static bool url_ok(const char *v)
+{
+	size_t scheme = !strncmp(v, "http://", 7) ? 7 : !strncmp(v, "https://", 8) ? 8 : 0;
+	size_t host = scheme ? strcspn(v + scheme, "/?#") : 0;
+
+	if (!scheme || !host || memchr(v + scheme, '@', host) || strlen(v) > 2048)
+		return false;
+	for (const char *c = v; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			return false;
+	return true;
+}
+
+/* Whether @v is 1..128 printable ASCII characters, no blanks (a header value). */
+static bool word_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n > 128)
+		return false;
+	for (; *v; v++)
+		if ((unsigned char)*v <= ' ' || (unsigned char)*v >= 0x7f)
+			return false;
+	return true;
+}
+
 /* A copy of @v in the string *@field. */
 static int set_string(const char *where, const char *shown, const char *v, char **field)
 {
@@ -395,7 +460,23 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 			return -1;
 		}
 		return set_string(where, shown, val, field);
+	case DV_URL:
+		if (!url_ok(val)) {
+			log_msg(LOG_ERR, "%s'%s' needs one http:// or https:// URL without "
+				"user:password@ (credentials go in --push-basic-file), not '%s'",
+				where, shown, val);
+			return -1;
+		}
+		return set_string(where, shown, val, field);
+	case DV_WORD:
+		if (!word_ok(val)) {
+			log_msg(LOG_ERR, "%s'%s' needs 1 to 128 printable ASCII characters "
+				"without blanks", where, shown);
+			return -1;
+		}
+		return set_string(where, shown, val, field);
 	case DV_PATH:
+	case DV_FILE:
 		return set_string(where, shown, val, field);
 	case DV_ACTION:
 		break;
@@ -524,6 +605,15 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 	case DV_URLS:
 		printf("https://debuginfod.debian.net");
 		break;
+	case DV_URL:
+		printf("https://profiles.example.net");
+		break;
+	case DV_FILE:
+		printf("/etc/taproot/%s", opt->bit == DOPT_PUSH_BEARER ? "push-token" : "push-basic");
+		break;
+	case DV_WORD:
+		printf("team-a");
+		break;
 	case DV_ACTION:
 		break;
 	}
@@ -550,8 +640,8 @@ void daemon_print_config(void)
 			printf("# %.*s\n", n, h);
 			h += n + (h[n] == '\n');
 		}
-		if (opt->value == DV_LABEL || opt->value == DV_RELABEL || opt->value == DV_ADDR ||
-		    opt->value == DV_URLS)
+		if (opt->value != DV_PATH && opt->value != DV_COUNT && opt->value != DV_SWITCH &&
+		    opt->value != DV_EVENTS)
 			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);

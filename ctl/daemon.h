@@ -39,6 +39,12 @@ struct daemon_opts {
 	unsigned long min_block_us;	/* shorter blocked intervals left out */
 	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
 	char *debuginfod;		/* server URLs, NULL: $DEBUGINFOD_URLS */
+	/* --push: the store's URL, NULL: none; the rest as push_* below. */
+	char *push;
+	char *push_bearer_file, *push_basic_file;	/* secrets: read at start */
+	char *push_tenant;		/* X-Scope-OrgID, NULL: none */
+	unsigned long push_timeout;	/* s per request */
+	unsigned long push_spool_mb;	/* bound of DIR/push */
 	struct daemon_list labels;	/* "KEY=VALUE" on every sample */
 	struct daemon_list relabel;	/* rules (taproot_relabel_add()) */
 };
@@ -59,6 +65,12 @@ enum {
 	DOPT_RELABEL = 1 << 11,
 	DOPT_METRICS = 1 << 12,
 	DOPT_DEBUGINFOD = 1 << 13,
+	DOPT_PUSH = 1 << 14,
+	DOPT_PUSH_BEARER = 1 << 15,
+	DOPT_PUSH_BASIC = 1 << 16,
+	DOPT_PUSH_TENANT = 1 << 17,
+	DOPT_PUSH_TIMEOUT = 1 << 18,
+	DOPT_PUSH_SPOOL = 1 << 19,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -75,6 +87,10 @@ enum daemon_value {
 	DV_ADDR,			/* ADDR:PORT, malloc'ed in the field; none
 					 * by default */
 	DV_URLS,			/* http(s) URLs, blank-separated, likewise */
+	DV_URL,				/* one http(s) URL without user:password@,
+					 * likewise */
+	DV_FILE,			/* a path, likewise */
+	DV_WORD,			/* printable ASCII, no blanks, likewise */
 };
 
 /*
@@ -93,7 +109,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	23
+#define DAEMON_NR_OPTIONS	29
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -138,6 +154,10 @@ void daemon_print_config(void);
 #define INTERVAL_MAX		86400
 #define RETAIN_MAX		1000000
 #define MAX_STACKS_MAX		(1UL << 24)
+#define PUSH_TIMEOUT_DEFAULT	30
+#define PUSH_TIMEOUT_MAX	3600
+#define PUSH_SPOOL_MB_DEFAULT	256
+#define PUSH_SPOOL_MB_MAX	(1UL << 20)
 
 /* Log @fmt at syslog priority @prio: on stderr, or to syslog after log_to_syslog(). */
 void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -172,11 +192,12 @@ char *daemon_profile_path(const char *dir, const char *kind, time_t t);
 
 /*
  * Delete the oldest profiles of taprootd's own pattern in @dir beyond
- * @retain of each kind (0: keep all); also the temporary files of that
- * pattern that a killed writer left ("KIND-*.pb.gz.tmp.*") when @temps.
- * Returns the number deleted.
+ * @retain of each kind (0: keep all), except, when @spooled, those whose
+ * interval still waits in the spool (--push); also the temporary files of
+ * that pattern that a killed writer left ("KIND-*.pb.gz.tmp.*") when
+ * @temps. Returns the number deleted.
  */
-unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps);
+unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps, bool spooled);
 
 /* Whether @name is one of taprootd's profiles: KIND-YYYYmmddTHHMMSSZ.pb.gz. */
 bool daemon_is_profile_name(const char *name);
@@ -211,6 +232,15 @@ struct daemon_state {
 	uint64_t user_stacks, unwind[TAPROOT_UNWIND_NR_ENDS];
 	uint64_t frames, frames_unsymbolized;
 	uint64_t write_errors;
+	/*
+	 * --push: uploads that succeeded, attempts that failed (and will be
+	 * retried), uploads the store refused (4xx: dropped), uploads the
+	 * spool's bound dropped unsent, and what waits in the spool now.
+	 */
+	bool push;
+	uint64_t push_uploaded, push_failures, push_rejected, push_dropped;
+	uint64_t push_queued, push_queued_bytes;
+	int64_t push_last_success;	/* wall clock s, 0: none yet */
 	bool sampling;			/* the module's sampling runs */
 	char output[4096];
 	char last_profile[4096];
@@ -255,5 +285,78 @@ void daemon_metrics_publish(struct daemon_metrics *m, const struct daemon_state 
 
 /* Stop serving, close, free (NULL allowed). */
 void daemon_metrics_stop(struct daemon_metrics *m);
+
+/*
+ * --push (ctl/daemon-spool.c, ctl/daemon-push.c). Each interval's
+ * profiles are split by service_name into the spool, OUTPUT/push, as
+ * FROM-UNTIL.KIND.SERVICE.pb.gz (FROM, UNTIL: the interval in s since the
+ * epoch, 10 digits; SERVICE percent-encoded); a thread uploads them,
+ * oldest first, and deletes each once the store accepted it.
+ */
+#define DAEMON_SPOOL_DIR	"push"
+
+/* A spool file's name, parsed. */
+struct spool_entry {
+	int64_t from, until;
+	char kind[16];
+	char service[256];		/* decoded */
+	char name[512];			/* the file's name */
+	uint64_t bytes;
+};
+
+/*
+ * Split @prof (a profile of @kind, written for the interval [@from,
+ * @until)) by service_name into OUTPUT/push. Returns the files written,
+ * or -1 after logging (what was written stays).
+ */
+int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
+		int64_t from, int64_t until);
+
+/* Parse the spool file name @name; false when it is not one. */
+bool spool_parse_name(const char *name, struct spool_entry *e);
+
+/*
+ * The spool's files, oldest first (malloc'ed array in *@v, caller frees),
+ * and their total size in *@bytes; also removes the temporary files a
+ * killed writer left when @temps. Returns the count, or -1.
+ */
+long spool_list(const char *output, struct spool_entry **v, uint64_t *bytes, bool temps);
+
+/*
+ * Whether the spool holds files of the interval that starts at @from, of
+ * @kind: the local profile of that interval is then kept by --retain.
+ */
+bool spool_holds(const struct spool_entry *v, size_t n, int64_t from, const char *kind);
+
+struct daemon_push;
+
+struct daemon_push_config {
+	const char *url;		/* the store's base URL */
+	const char *bearer_file, *basic_file, *tenant;
+	unsigned long timeout_s;
+	uint64_t spool_bytes;		/* the spool's bound */
+	const char *output;		/* the spool is OUTPUT/push */
+	const char *hostname, *kernel_release;
+	const struct daemon_list *labels;	/* "KEY=VALUE": in the series' name */
+};
+
+/*
+ * Check @c, read the secrets, make the spool directory. 0, or -1 after
+ * logging why not (taprootd then exits: an agent that would not push
+ * must not look as if it did).
+ */
+int daemon_push_new(const struct daemon_push_config *c, struct daemon_push **pp);
+
+/* Start the uploading thread (after the fork). 0 or -1 (logged). */
+int daemon_push_start(struct daemon_push *p);
+
+/* New files are in the spool: enforce its bound and wake the uploader. */
+void daemon_push_kick(struct daemon_push *p);
+
+/* The counters, into the push_* fields of @st. NULL @p: push false. */
+void daemon_push_stats(struct daemon_push *p, struct daemon_state *st);
+
+/* Stop the thread (an upload in flight is abandoned), free. NULL allowed. */
+void daemon_push_stop(struct daemon_push *p);
 
 #endif /* TAPROOTD_H */

@@ -44,6 +44,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ struct daemon {
 	uint32_t pl_freq;
 	struct daemon_metrics *metrics;	/* --metrics, NULL: none */
 	struct taproot_debuginfod *debuginfod;	/* NULL: none */
+	struct daemon_push *push;	/* --push, NULL: none */
 	double next_publish;		/* monotonic s: metrics published next */
 	/* The pipeline's labels and rules, made with it from d->o. */
 	struct taproot_relabel *relabel;
@@ -381,6 +383,7 @@ static void fill_state(struct daemon *d, struct daemon_state *out)
 	st.relabel_dropped = ps.relabel_dropped + ps.causal.relabel_dropped;
 	st.relabel_skipped = ps.relabel_skipped + ps.causal.relabel_skipped;
 	st.write_errors = d->write_errors;
+	daemon_push_stats(d->push, &st);
 	st.sampling = d->running;
 	st.interval = d->o.interval;
 	snprintf(st.output, sizeof(st.output), "%s", d->o.output);
@@ -405,12 +408,27 @@ static void write_state(struct daemon *d)
 	}
 }
 
+/*
+ * --push: the profile @kind just written, split by service into the
+ * spool. Its interval is [@stamp, now]: @stamp names the local profile
+ * too, which --retain keeps while the spool holds the interval.
+ */
+static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind, time_t stamp)
+{
+	int64_t until = wall_s();
+
+	if (until <= (int64_t)stamp)
+		until = (int64_t)stamp + 1;
+	return spool_write(d->o.output, taproot_pipeline_profile_of(d->pl, kind),
+			   taproot_profile_kind_name(kind), (int64_t)stamp, until) > 0;
+}
+
 /* End the current interval: write each profile that has samples. */
 static void flush_interval(struct daemon *d, const char *why)
 {
 	struct taproot_pipeline_stats st;
 	time_t stamp = 0;
-	bool wrote = false;
+	bool wrote = false, spooled = false;
 
 	if (!d->pl)
 		return;
@@ -439,11 +457,15 @@ static void flush_interval(struct daemon *d, const char *why)
 			if (kind == TAPROOT_PROFILE_CPU || !d->o.cpu)
 				snprintf(d->last_profile, sizeof(d->last_profile), "%s", path);
 			log_msg(LOG_DEBUG, "%s: %s: %" PRIu64 " samples", why, path, n);
+			if (d->push)
+				spooled |= spool_kind(d, kind, stamp);
 		}
 		free(path);
 	}
+	if (spooled)
+		daemon_push_kick(d->push);
 	if (wrote)
-		daemon_retain(d->o.output, d->o.retain, false);
+		daemon_retain(d->o.output, d->o.retain, false, d->push != NULL);
 	taproot_pipeline_reset(d->pl);
 	d->interval_samples = st.samples;
 	d->interval_start = wall_s();
@@ -750,6 +772,37 @@ static void read_notifications(struct daemon *d)
 
 /* ------------------------------------------------------------ SIGHUP */
 
+/* A string setting as it was at start, for keep_push_settings(). */
+static int keep_string(const char *key, char *const *was, char **now)
+{
+	if (!*was == !*now && (!*was || !strcmp(*was, *now)))
+		return 0;
+	log_msg(LOG_WARNING, "SIGHUP: %s is read at start only: unchanged", key);
+	free(*now);
+	*now = *was ? strdup(*was) : NULL;
+	return *was && !*now ? -1 : 0;
+}
+
+/*
+ * The push settings, and the output directory while pushing (it holds
+ * the spool), stay as they were at start in the re-read @o.
+ */
+static int keep_push_settings(struct daemon *d, struct daemon_opts *o)
+{
+	o->push_timeout = d->o.push_timeout;
+	o->push_spool_mb = d->o.push_spool_mb;
+	if (keep_string("push", &d->o.push, &o->push) < 0 ||
+	    keep_string("push-bearer-file", &d->o.push_bearer_file, &o->push_bearer_file) < 0 ||
+	    keep_string("push-basic-file", &d->o.push_basic_file, &o->push_basic_file) < 0 ||
+	    keep_string("push-tenant", &d->o.push_tenant, &o->push_tenant) < 0 ||
+	    (d->push && keep_string("output (while pushing: the spool's)", &d->o.output,
+				    &o->output) < 0)) {
+		log_msg(LOG_ERR, "SIGHUP: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static void reload(struct daemon *d)
 {
 	struct daemon_opts o;
@@ -762,7 +815,7 @@ static void reload(struct daemon *d)
 	if (daemon_opts_copy(&o, &d->o) < 0)
 		return;
 	if (daemon_read_config(d->config, d->cmdline, &o) < 0 ||
-	    daemon_check_output(o.output) < 0) {
+	    daemon_check_output(o.output) < 0 || keep_push_settings(d, &o) < 0) {
 		daemon_opts_free(&o);
 		log_msg(LOG_ERR, "SIGHUP: %s not applied; the configuration stays as it was",
 			d->config);
@@ -819,6 +872,35 @@ static void start_debuginfod(struct daemon *d)
 	else
 		log_msg(LOG_INFO, "debuginfod: fetching debug files from %s",
 			o.urls ? o.urls : env);
+}
+
+/*
+ * --push: check its settings and read its secrets before detaching (an
+ * error is the exit status); the thread starts after.
+ */
+static int new_push(struct daemon *d)
+{
+	struct utsname uts;
+	struct daemon_push_config c = {
+		.url = d->o.push,
+		.bearer_file = d->o.push_bearer_file,
+		.basic_file = d->o.push_basic_file,
+		.tenant = d->o.push_tenant,
+		.timeout_s = d->o.push_timeout,
+		.spool_bytes = (uint64_t)d->o.push_spool_mb << 20,
+		.output = d->o.output,
+		.hostname = d->hostname,
+		.kernel_release = uts.release,
+		.labels = &d->o.labels,
+	};
+
+	if (!d->o.push)
+		return 0;
+	if (uname(&uts) < 0)
+		uts.release[0] = '\0';
+	if (gethostname(d->hostname, sizeof(d->hostname) - 1) < 0)
+		d->hostname[0] = '\0';
+	return daemon_push_new(&c, &d->push);
 }
 
 /* Signals through a signalfd, blocked from the start: none is lost. */
@@ -966,6 +1048,7 @@ static void finish(struct daemon *d)
 
 static void release(struct daemon *d)
 {
+	daemon_push_stop(d->push);
 	daemon_metrics_stop(d->metrics);
 	taproot_pipeline_free(d->pl);
 	taproot_debuginfod_free(d->debuginfod);
@@ -989,6 +1072,8 @@ int main(int argc, char **argv)
 		ret = 2;
 	if (ret < 0 && (!d.o.output || daemon_check_output(d.o.output) < 0))
 		ret = 1;
+	if (ret < 0 && new_push(&d) < 0)
+		ret = 1;
 	if (ret < 0 && ((sfd = signal_fd()) < 0 || open_module(&d) < 0))
 		ret = 1;
 	/* Bound before detaching, so that a taken port is the exit status... */
@@ -1003,6 +1088,8 @@ int main(int argc, char **argv)
 		start_debuginfod(&d);
 	if (ret < 0 && d.metrics && daemon_metrics_run(d.metrics) < 0)
 		ret = 1;
+	if (ret < 0 && d.push && daemon_push_start(d.push) < 0)
+		ret = 1;
 	if (ret >= 0) {
 		release(&d);
 		return ret;
@@ -1010,7 +1097,7 @@ int main(int argc, char **argv)
 
 	d.started = wall_s();
 	/* Temporary files a killed taprootd left behind, then the retention. */
-	daemon_retain(d.o.output, d.o.retain, true);
+	daemon_retain(d.o.output, d.o.retain, true, d.push != NULL);
 	configure_events(&d);
 	start_if_asked(&d);
 	resync(&d);

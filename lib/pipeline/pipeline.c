@@ -1350,6 +1350,12 @@ const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipe
 	return p->profile;
 }
 
+const struct taproot_profile *taproot_pipeline_profile_of(const struct taproot_pipeline *p,
+							  enum taproot_profile_kind kind)
+{
+	return taproot_pipeline_has(p, kind) ? p->kinds[kind] : NULL;
+}
+
 int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)
 {
 	int64_t now = (int64_t)tp_clock_ns(CLOCK_REALTIME);

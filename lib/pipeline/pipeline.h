@@ -207,6 +207,10 @@ size_t taproot_pipeline_top(const struct taproot_pipeline *p,
 /* The profile being built (to encode it elsewhere, or read its stats). */
 const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p);
 
+/* The profile @kind being built, NULL when @p does not build it. */
+const struct taproot_profile *taproot_pipeline_profile_of(const struct taproot_pipeline *p,
+							  enum taproot_profile_kind kind);
+
 /*
  * Write the profile of the current interval (time: when it started,
  * duration: until now) to @path, atomically, mode 0600, as

@@ -108,6 +108,48 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " -m '[::1:9464'", 2, "'--metrics' needs ADDR:PORT");
 	expect(DAEMON " --debuginfod ftp://x", 2, "'--debuginfod' needs http:// or https:// URLs");
 	expect(DAEMON " --debuginfod 'https://a http://'", 2, "'--debuginfod' needs http://");
+	expect(DAEMON " --push ftp://store", 2, "'--push' needs one http:// or https:// URL");
+	expect(DAEMON " --push 'http://a http://b'", 2, "'--push' needs one http://");
+	expect(DAEMON " --push http://", 2, "'--push' needs one http://");
+	/* Credentials never on the command line, where ps shows them. */
+	expect(DAEMON " --push https://user:secret@store", 2, "without user:password@");
+	expect(DAEMON " --push-tenant 'a b'", 2, "'--push-tenant' needs 1 to 128 printable");
+	expect(DAEMON " --push-timeout 0", 2, "'--push-timeout' needs a number in 1..3600");
+	expect(DAEMON " --push-spool-mb 0", 2, "'--push-spool-mb' needs a number in 1..");
+}
+
+/*
+ * --push's secrets are read, and checked, before anything else happens
+ * (the module is not needed to find a missing token); what is wrong is
+ * said without the secret.
+ */
+static void daemon_push_secrets(void **state)
+{
+	char dir[] = "/tmp/taproot-test-push-XXXXXX", cmd[512], *out;
+	int status;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -o %s --push http://127.0.0.1:9 "
+		 "--push-bearer-file %s/none", dir, dir);
+	expect(cmd, 1, "--push-bearer-file /tmp/taproot-test-push-");
+	snprintf(cmd, sizeof(cmd), "%s/token", dir);
+	f = fopen(cmd, "w");
+	assert_non_null(f);
+	fputs("\nsecret-token-on-line-2\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -o %s --push http://127.0.0.1:9 "
+		 "--push-bearer-file %s/token", dir, dir);
+	expect(cmd, 1, "the first line must hold 1 to 4096 printable bytes");
+	out = run_cli(cmd, &status);
+	assert_null(strstr(out, "secret-token"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -o %s --push http://127.0.0.1:9 "
+		 "--push-bearer-file %s/token --push-basic-file %s/token", dir, dir, dir);
+	expect(cmd, 1, "--push-bearer-file and --push-basic-file: one or the other");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	out = run_cli(cmd, &status);
+	free(out);
 }
 
 /* Every setting is a key of the file, and --help says which. */
@@ -116,7 +158,8 @@ static void daemon_help_lists_every_key(void **state)
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
-		"metrics", "debuginfod",
+		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
+		"push-tenant", "push-timeout", "push-spool-mb",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -204,7 +247,8 @@ static void daemon_print_config_reads_back(void **state)
 	static const char *const keys[] = {
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
-		"metrics", "debuginfod",
+		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
+		"push-tenant", "push-timeout", "push-spool-mb",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
@@ -321,6 +365,7 @@ int main(void)
 		cmocka_unit_test(record_refuses_bad_values),
 		cmocka_unit_test(record_refuses_bad_combinations),
 		cmocka_unit_test(daemon_refuses_bad_options),
+		cmocka_unit_test(daemon_push_secrets),
 		cmocka_unit_test(daemon_help_lists_every_key),
 		cmocka_unit_test(daemon_config_names_the_bad_line),
 		cmocka_unit_test(daemon_config_loses_to_the_command_line),

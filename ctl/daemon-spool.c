@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taprootd --push: the spool, OUTPUT/push. Each interval's profiles are
+ * split by service_name (taproot_pprof_encode_part()) into files named
+ * FROM-UNTIL.KIND.SERVICE.pb.gz, written as the profiles are (temporary
+ * name, fsync, rename, fsync of the directory), so that a file in the
+ * spool is always complete, survives a crash, and names everything its
+ * upload needs. ctl/daemon-push.c uploads them and deletes each once the
+ * store accepted it: what is in the spool is what has not been accepted.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "taproot.h"
+
+#define SUFFIX		".pb.gz"
+#define MAX_SERVICES	4096	/* per profile: more are rare enough to log */
+
+/* Bytes of a service name kept as they are in a file name; '.' too: the
+ * name is parsed from both ends. */
+static bool plain_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.' || c == '@' || c == '+' || c == ':';
+}
+
+/* @s percent-encoded into @out (@len bytes). False when it does not fit. */
+static bool encode_service(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n + 4 > len)
+			return false;
+		if (plain_byte(c))
+			out[n++] = (char)c;
+		else
+			n += (size_t)snprintf(out + n, len - n, "%%%02X", c);
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The inverse of encode_service(), of @n bytes of @s. */
+static bool decode_service(const char *s, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+
+		if (o + 1 >= len)
+			return false;
+		if (plain_byte((unsigned char)s[i])) {
+			out[o++] = s[i];
+			continue;
+		}
+		if (s[i] != '%' || i + 2 >= n || (hi = hex_digit(s[i + 1])) < 0 ||
+		    (lo = hex_digit(s[i + 2])) < 0 || (!hi && !lo))
+			return false;
+		out[o++] = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	out[o] = '\0';
+	return o > 0;
+}
+
+static bool kind_known(const char *kind)
+{
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
+		if (!strcmp(kind, taproot_profile_kind_name((enum taproot_profile_kind)k)))
+			return true;
+	return false;
+}
+
+/* 10 decimal digits at @s into *@t. */
+static bool parse_time(const char *s, int64_t *t)
+{
+	*t = 0;
+	for (int i = 0; i < 10; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		*t = *t * 10 + (s[i] - '0');
+	}
+	return true;
+}
+
+bool spool_parse_name(const char *name, struct spool_entry *e)
+{
+	size_t len = strlen(name), kind_len;
+	const char *kind, *svc;
+
+	memset(e, 0, sizeof(*e));
+	if (len >= sizeof(e->name) || len < 23 + strlen(SUFFIX) ||
+	    strcmp(name + len - strlen(SUFFIX), SUFFIX) || name[10] != '-' || name[21] != '.' ||
+	    !parse_time(name, &e->from) || !parse_time(name + 11, &e->until) ||
+	    e->until < e->from)
+		return false;
+	kind = name + 22;
+	kind_len = strcspn(kind, ".");
+	svc = kind + kind_len + 1;
+	if (!kind_len || kind_len >= sizeof(e->kind) || !kind[kind_len] ||
+	    svc >= name + len - strlen(SUFFIX))
+		return false;
+	memcpy(e->kind, kind, kind_len);
+	if (!kind_known(e->kind))
+		return false;
+	if (!decode_service(svc, (size_t)(name + len - strlen(SUFFIX) - svc), e->service,
+			    sizeof(e->service)))
+		return false;
+	memcpy(e->name, name, len + 1);
+	return true;
+}
+
+/* Write @len bytes of @buf to DIR/NAME as taproot_pprof_write_file() does. */
+static int write_atomic(int dirfd, const char *dir, const char *name, const void *buf,
+			size_t len)
+{
+	char tmp[600];
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_msg(LOG_ERR, "spool %s/%s: %s", dir, tmp, strerror(errno));
+		return -1;
+	}
+	for (const char *p = buf; len && !err;) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = errno;
+		else
+			p += n, len -= (size_t)n;
+	}
+	if (!err && fsync(fd) < 0)
+		err = errno;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
+		err = errno;
+	if (err) {
+		log_msg(LOG_ERR, "spool %s/%s: %s", dir, name, strerror(err));
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_spool(const char *output, char *dir, size_t len)
+{
+	int fd;
+
+	snprintf(dir, len, "%s/" DAEMON_SPOOL_DIR, output);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, "spool %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		log_msg(LOG_ERR, "spool %s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* One part: the samples of @service into the spool. 1 written, 0 none, -1. */
+static int write_part(int dirfd, const char *dir, const struct taproot_profile *prof,
+		      const char *kind, int64_t from, int64_t until, const char *service)
+{
+	char enc[256], name[512];
+	void *buf;
+	size_t len;
+	long n;
+	int ret;
+
+	if (!encode_service(service, enc, sizeof(enc))) {
+		log_msg(LOG_WARNING, "spool: service name too long, its samples not pushed: "
+			"%.64s...", service);
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%010" PRId64 "-%010" PRId64 ".%s.%s" SUFFIX, from, until,
+		 kind, enc);
+	n = taproot_pprof_encode_part(prof, "service_name", service, true, &buf, &len);
+	if (n < 0) {
+		log_msg(LOG_ERR, "spool %s/%s: %s", dir, name, taproot_errmsg((int)n));
+		return -1;
+	}
+	if (!n)
+		return 0;
+	ret = write_atomic(dirfd, dir, name, buf, len);
+	free(buf);
+	return ret < 0 ? -1 : 1;
+}
+
+int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
+		int64_t from, int64_t until)
+{
+	const char **services = calloc(MAX_SERVICES, sizeof(*services));
+	char dir[4200];
+	size_t n;
+	int fd, written = 0, ret = 0;
+
+	if (!services) {
+		log_msg(LOG_ERR, "spool: out of memory");
+		return -1;
+	}
+	fd = open_spool(output, dir, sizeof(dir));
+	if (fd < 0) {
+		free(services);
+		return -1;
+	}
+	n = taproot_profile_label_values(prof, "service_name", services, MAX_SERVICES);
+	if (n > MAX_SERVICES) {
+		log_msg(LOG_WARNING, "spool: %zu services in one %s profile: the first %d pushed",
+			n, kind, MAX_SERVICES);
+		n = MAX_SERVICES;
+	}
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		ret = write_part(fd, dir, prof, kind, from, until, services[i]);
+		written += ret > 0;
+	}
+	if (written && fsync(fd) < 0) {
+		log_msg(LOG_ERR, "spool %s: fsync: %s", dir, strerror(errno));
+		ret = -1;
+	}
+	close(fd);
+	free(services);
+	return ret < 0 ? -1 : written;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct spool_entry *)a)->name, ((const struct spool_entry *)b)->name);
+}
+
+/* Whether @name is a temporary file of write_atomic(). */
+static bool is_temp(const char *name)
+{
+	const char *t = strstr(name, SUFFIX ".tmp.");
+
+	return t && t[strlen(SUFFIX) + 5];
+}
+
+long spool_list(const char *output, struct spool_entry **vp, uint64_t *bytes, bool temps)
+{
+	struct spool_entry *v = NULL, e;
+	size_t n = 0, alloc = 0;
+	char dir[4200];
+	struct dirent *de;
+	DIR *d;
+	int fd = open_spool(output, dir, sizeof(dir));
+
+	*vp = NULL;
+	*bytes = 0;
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (temps && is_temp(de->d_name)) {
+			unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
+		if (!spool_parse_name(de->d_name, &e) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		e.bytes = (uint64_t)st.st_size;
+		if (n == alloc) {
+			struct spool_entry *nv = realloc(v, (alloc = alloc ? 2 * alloc : 64) * sizeof(*v));
+
+			if (!nv) {
+				log_msg(LOG_ERR, "spool: out of memory");
+				free(v);
+				closedir(d);
+				return -1;
+			}
+			v = nv;
+		}
+		v[n++] = e;
+		*bytes += e.bytes;
+	}
+	closedir(d);
+	/* The names start with FROM, 10 digits: by name is oldest first. */
+	if (n)
+		qsort(v, n, sizeof(*v), by_name);
+	*vp = v;
+	return (long)n;
+}
+
+bool spool_holds(const struct spool_entry *v, size_t n, int64_t from, const char *kind)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].from == from && !strcmp(v[i].kind, kind))
+			return true;
+	return false;
+}
