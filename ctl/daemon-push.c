@@ -61,6 +61,7 @@ struct daemon_push {
 
 	pthread_t thread;
 	bool started;
+	CURL *curl;			/* the thread's, reused: connections are kept */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	atomic_bool stop;
@@ -525,13 +526,14 @@ static enum upload_result upload(struct daemon_push *p, const struct spool_entry
 	char *url = NULL;
 	size_t len = 0;
 	void *buf = read_spooled(p, e, &len);
-	CURL *c = buf ? curl_easy_init() : NULL;
+	CURL *c = p->curl;
 	long status = 0;
 	CURLcode rc;
 
 	if (!buf)
 		return UPLOAD_GONE;
-	if (!c || !(url = request_url(p, c, e)) || !(headers = request_headers(p, e)) ||
+	curl_easy_reset(c);
+	if (!(url = request_url(p, c, e)) || !(headers = request_headers(p, e)) ||
 	    !(body = request_body(c, e, buf, len))) {
 		log_failure(p, e, "out of memory");
 		goto out;
@@ -568,8 +570,6 @@ out:
 	curl_mime_free(body);
 	curl_slist_free_all(headers);
 	free(url);
-	if (c)
-		curl_easy_cleanup(c);
 	free(buf);
 	return res;
 }
@@ -654,6 +654,11 @@ int daemon_push_start(struct daemon_push *p)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	p->curl = curl_easy_init();
+	if (!p->curl) {
+		log_msg(LOG_ERR, "push: libcurl: cannot make a handle");
+		return -1;
+	}
 	err = pthread_create(&p->thread, NULL, push_thread, p);
 	if (err) {
 		log_msg(LOG_ERR, "push: cannot start its thread: %s", strerror(err));
@@ -675,6 +680,8 @@ void daemon_push_stop(struct daemon_push *p)
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
 	}
+	if (p->curl)
+		curl_easy_cleanup(p->curl);
 	curl_global_cleanup();
 	push_free(p);
 }
