@@ -389,30 +389,40 @@ static const char *sample_type_config(const char *kind)
 	return NULL;
 }
 
-/* The file @e of the spool, read whole (malloc'ed). NULL: gone or unreadable. */
-static void *read_spooled(struct daemon_push *p, const struct spool_entry *e, size_t *len)
+/*
+ * The file @e of the spool, read whole into a malloc'ed *@buf. 0, or
+ * -ENOENT when it is gone (the bound dropped it), another -errno when it
+ * cannot be read (tried again later).
+ */
+static int read_spooled(struct daemon_push *p, const struct spool_entry *e, void **buf,
+			size_t *len)
 {
 	char path[4800];
-	void *buf = NULL;
 	struct stat st;
-	int fd;
+	ssize_t n = -1;
+	int fd, err = 0;
 
+	*buf = NULL;
 	snprintf(path, sizeof(path), "%s/" DAEMON_SPOOL_DIR "/%s", p->output, e->name);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= p->spool_bytes &&
-	    (buf = malloc((size_t)st.st_size + 1))) {
-		ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
-
-		if (n != st.st_size) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)st.st_size;
-	}
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > p->spool_bytes)
+		err = -EFBIG;
+	else if (!(*buf = malloc((size_t)st.st_size + 1)))
+		err = -ENOMEM;
+	else if ((n = pread(fd, *buf, (size_t)st.st_size, 0)) != st.st_size)
+		err = n < 0 ? -errno : -EIO;
 	close(fd);
-	return buf;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+		return err;
+	}
+	*len = (size_t)st.st_size;
+	return 0;
 }
 
 /* The request's URL for @e: URL/ingest?name=...&from=...&until=... */
@@ -525,17 +535,22 @@ static enum upload_result upload(struct daemon_push *p, const struct spool_entry
 	curl_mime *body = NULL;
 	char *url = NULL;
 	size_t len = 0;
-	void *buf = read_spooled(p, e, &len);
+	void *buf;
 	CURL *c = p->curl;
 	long status = 0;
 	CURLcode rc;
+	int err = read_spooled(p, e, &buf, &len);
 
-	if (!buf)
+	if (err == -ENOENT)
 		return UPLOAD_GONE;
 	curl_easy_reset(c);
-	if (!(url = request_url(p, c, e)) || !(headers = request_headers(p, e)) ||
-	    !(body = request_body(c, e, buf, len))) {
-		log_failure(p, e, "out of memory");
+	if (!err && (!(url = request_url(p, c, e)) || !(headers = request_headers(p, e)) ||
+		     !(body = request_body(c, e, buf, len))))
+		err = -ENOMEM;
+	if (err) {
+		pthread_mutex_lock(&p->lock);
+		log_failure(p, e, strerror(-err));
+		pthread_mutex_unlock(&p->lock);
 		goto out;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
