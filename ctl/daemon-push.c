@@ -281,39 +281,38 @@ static void unlink_spooled(struct daemon_push *p, const char *name)
 }
 
 /*
- * List the spool (under lock): the counters, the bound enforced (oldest
- * first, never the file in flight), and the oldest file into @next.
- * Returns whether there is one.
+ * List the spool (under lock): the counters, and the bound enforced
+ * (oldest first, never the file in flight). Returns how many files are
+ * left, oldest first in *@vp (malloc'ed; NULL @vp: not wanted), or -1.
  */
-static bool survey(struct daemon_push *p, struct spool_entry *next)
+static long survey(struct daemon_push *p, struct spool_entry **vp)
 {
 	struct spool_entry *v;
 	uint64_t bytes;
-	long n = spool_list(p->output, &v, &bytes, false);
-	long first = 0;
+	long n = spool_list(p->output, &v, &bytes, false), kept = 0;
 
+	if (vp)
+		*vp = NULL;
 	if (n < 0)
-		return false;
-	for (long i = 0; i < n && bytes > p->spool_bytes; i++) {
-		if (!strcmp(v[i].name, p->inflight))
+		return -1;
+	for (long i = 0; i < n; i++) {
+		if (bytes > p->spool_bytes && strcmp(v[i].name, p->inflight)) {
+			unlink_spooled(p, v[i].name);
+			bytes -= v[i].bytes;
+			p->dropped++;
+			log_msg(LOG_WARNING, "push: the spool is over %" PRIu64 " MiB: %s dropped "
+				"unsent", p->spool_bytes >> 20, v[i].name);
 			continue;
-		unlink_spooled(p, v[i].name);
-		bytes -= v[i].bytes;
-		p->dropped++;
-		if (first == i)
-			first++;
-		log_msg(LOG_WARNING, "push: the spool is over %" PRIu64 " MiB: %s dropped unsent",
-			p->spool_bytes >> 20, v[i].name);
-		v[i].name[0] = '\0';
+		}
+		v[kept++] = v[i];
 	}
-	p->queued = 0;
-	for (long i = 0; i < n; i++)
-		p->queued += v[i].name[0] != '\0';
+	p->queued = (uint64_t)kept;
 	p->queued_bytes = bytes;
-	if (first < n && next)
-		*next = v[first];
-	free(v);
-	return first < n;
+	if (vp)
+		*vp = v;
+	else
+		free(v);
+	return kept;
 }
 
 void daemon_push_kick(struct daemon_push *p)
@@ -603,18 +602,22 @@ static void backoff_wait(struct daemon_push *p, unsigned int s)
 		;
 }
 
+/* Account for the upload of @e (under lock); after a failure, wait. */
 static void settle(struct daemon_push *p, const struct spool_entry *e, enum upload_result res,
 		   unsigned int *backoff)
 {
+	if (res == UPLOAD_OK || res == UPLOAD_REJECTED) {
+		unlink_spooled(p, e->name);
+		p->queued -= p->queued > 0;
+		p->queued_bytes -= p->queued_bytes >= e->bytes ? e->bytes : p->queued_bytes;
+	}
 	switch (res) {
 	case UPLOAD_OK:
-		unlink_spooled(p, e->name);
 		p->uploaded++;
 		p->last_success = (int64_t)time(NULL);
 		*backoff = 0;
 		break;
 	case UPLOAD_REJECTED:
-		unlink_spooled(p, e->name);
 		p->rejected++;
 		break;
 	case UPLOAD_RETRY:
@@ -631,28 +634,42 @@ static void settle(struct daemon_push *p, const struct spool_entry *e, enum uplo
 	}
 }
 
+/*
+ * The spool is listed once per round, then uploaded in order: a backlog
+ * of N files costs N uploads, not N listings. A failure ends the round
+ * (after the backoff the spool is listed again, what the bound dropped
+ * meanwhile gone).
+ */
 static void *push_thread(void *arg)
 {
 	struct daemon_push *p = arg;
 	unsigned int backoff = 0;
-	struct spool_entry e;
 
 	pthread_mutex_lock(&p->lock);
 	while (!atomic_load(&p->stop)) {
-		enum upload_result res;
+		struct spool_entry *v;
+		long n = survey(p, &v);
 
-		if (!survey(p, &e)) {
+		if (n <= 0) {
+			free(v);
 			while (!p->kicked && !atomic_load(&p->stop))
 				pthread_cond_wait(&p->cond, &p->lock);
 			p->kicked = false;
 			continue;
 		}
-		snprintf(p->inflight, sizeof(p->inflight), "%s", e.name);
-		pthread_mutex_unlock(&p->lock);
-		res = upload(p, &e);
-		pthread_mutex_lock(&p->lock);
-		p->inflight[0] = '\0';
-		settle(p, &e, res, &backoff);
+		for (long i = 0; i < n && !atomic_load(&p->stop); i++) {
+			enum upload_result res;
+
+			snprintf(p->inflight, sizeof(p->inflight), "%s", v[i].name);
+			pthread_mutex_unlock(&p->lock);
+			res = upload(p, &v[i]);
+			pthread_mutex_lock(&p->lock);
+			p->inflight[0] = '\0';
+			settle(p, &v[i], res, &backoff);
+			if (res == UPLOAD_RETRY)
+				break;
+		}
+		free(v);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;

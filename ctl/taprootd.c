@@ -330,6 +330,8 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	err = taproot_pipeline_prewarm(d->pl);
 	if (err < 0)
 		log_msg(LOG_WARNING, "%s", taproot_errmsg(err));
+	/* The interval starts now, after the warm-up, as interval_start says. */
+	taproot_pipeline_reset(d->pl);
 	d->pl_freq = freq;
 	d->interval_samples = 0;
 	d->interval_start = wall_s();
@@ -409,14 +411,20 @@ static void write_state(struct daemon *d)
 }
 
 /*
- * --push: the profile @kind just written, split by service into the
- * spool. Its interval is [@stamp, now]: @stamp names the local profile
- * too, which --retain keeps while the spool holds the interval.
+ * --push: the profile @kind, split by service into the spool, before the
+ * local profile is written: a crash in between may leave an interval
+ * pushed and not on disk, never on disk and not pushed. Its interval is
+ * [@stamp, now]: @stamp names the local profile too, which --retain keeps
+ * while the spool holds the interval.
  */
 static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind, time_t stamp)
 {
-	int64_t until = wall_s();
+	struct timespec now;
+	int64_t until;
 
+	/* [FROM, UNTIL] holds the profile's time: FROM rounded down, UNTIL up. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	until = (int64_t)now.tv_sec + (now.tv_nsec > 0);
 	if (until <= (int64_t)stamp)
 		until = (int64_t)stamp + 1;
 	return spool_write(d->o.output, taproot_pipeline_profile_of(d->pl, kind),
@@ -445,6 +453,8 @@ static void flush_interval(struct daemon *d, const char *why)
 			continue;
 		if (!stamp)
 			stamp = daemon_next_stamp((time_t)d->interval_start, &d->last_stamp);
+		if (d->push)
+			spooled |= spool_kind(d, kind, stamp);
 		path = daemon_profile_path(d->o.output, taproot_profile_kind_name(kind), stamp);
 		if (!path) {
 			log_msg(LOG_ERR, "out of memory");
@@ -457,8 +467,6 @@ static void flush_interval(struct daemon *d, const char *why)
 			if (kind == TAPROOT_PROFILE_CPU || !d->o.cpu)
 				snprintf(d->last_profile, sizeof(d->last_profile), "%s", path);
 			log_msg(LOG_DEBUG, "%s: %s: %" PRIu64 " samples", why, path, n);
-			if (d->push)
-				spooled |= spool_kind(d, kind, stamp);
 		}
 		free(path);
 	}

@@ -1350,10 +1350,15 @@ const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipe
 	return p->profile;
 }
 
-const struct taproot_profile *taproot_pipeline_profile_of(const struct taproot_pipeline *p,
+const struct taproot_profile *taproot_pipeline_profile_of(struct taproot_pipeline *p,
 							  enum taproot_profile_kind kind)
 {
-	return taproot_pipeline_has(p, kind) ? p->kinds[kind] : NULL;
+	int64_t now = (int64_t)tp_clock_ns(CLOCK_REALTIME);
+
+	if (!taproot_pipeline_has(p, kind))
+		return NULL;
+	taproot_profile_set_time(p->kinds[kind], p->start_ns, now - p->start_ns);
+	return p->kinds[kind];
 }
 
 int taproot_pipeline_write(struct taproot_pipeline *p, const char *path)

@@ -207,8 +207,12 @@ size_t taproot_pipeline_top(const struct taproot_pipeline *p,
 /* The profile being built (to encode it elsewhere, or read its stats). */
 const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p);
 
-/* The profile @kind being built, NULL when @p does not build it. */
-const struct taproot_profile *taproot_pipeline_profile_of(const struct taproot_pipeline *p,
+/*
+ * The profile @kind being built, its time and duration set to the
+ * interval so far, as taproot_pipeline_write_kind() sets them (to encode
+ * it elsewhere); NULL when @p does not build it.
+ */
+const struct taproot_profile *taproot_pipeline_profile_of(struct taproot_pipeline *p,
 							  enum taproot_profile_kind kind);
 
 /*
