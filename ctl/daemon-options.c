@@ -378,13 +378,17 @@ static bool urls_ok(const char *v)
 	return n > 0;
 }
 
-/* Whether @v is one http:// or https:// URL with a host and no userinfo. */
+/*
+ * Whether @v is one http:// or https:// URL with a host, no userinfo and
+ * no query or fragment (paths are appended to it).
+ */
 static bool url_ok(const char *v)
 {
 	size_t scheme = !strncmp(v, "http://", 7) ? 7 : !strncmp(v, "https://", 8) ? 8 : 0;
 	size_t host = scheme ? strcspn(v + scheme, "/?#") : 0;
 
-	if (!scheme || !host || memchr(v + scheme, '@', host) || strlen(v) > 2048)
+	if (!scheme || !host || memchr(v + scheme, '@', host) || strpbrk(v, "?#") ||
+	    strlen(v) > 2048)
 		return false;
 	for (const char *c = v; *c; c++)
 		if ((unsigned char)*c <= ' ' || *c == 0x7f)
@@ -463,8 +467,8 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 	case DV_URL:
 		if (!url_ok(val)) {
 			log_msg(LOG_ERR, "%s'%s' needs one http:// or https:// URL without "
-				"user:password@ (credentials go in --push-basic-file), not '%s'",
-				where, shown, val);
+				"user:password@ (credentials go in --push-basic-file) or ?query, "
+				"not '%s'", where, shown, val);
 			return -1;
 		}
 		return set_string(where, shown, val, field);

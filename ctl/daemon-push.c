@@ -44,7 +44,9 @@
 #define PUSH_CONNECT_MAX_S	10
 #define SECRET_MAX		4096	/* bytes of a token or USER:PASSWORD */
 #define REPLY_KEPT		200	/* bytes of a reply quoted in the log */
-#define NAME_MAX_LEN		2048	/* the series name, before URL-encoding */
+/* The series' labels, before URL-encoding: hostname, kernel release and
+ * DAEMON_LABELS_MAX labels of 64 + 256 bytes fit. */
+#define NAME_MAX_LEN		4096
 
 enum upload_result { UPLOAD_OK, UPLOAD_RETRY, UPLOAD_REJECTED, UPLOAD_GONE };
 
@@ -76,6 +78,14 @@ struct daemon_push {
 
 /* --------------------------------------------------------- settings */
 
+/* Free a secret, its bytes overwritten first. */
+static void secret_free(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
 /*
  * The first line of @path into a malloc'ed *@out: a secret, so nothing
  * of its content is ever logged.
@@ -96,12 +106,14 @@ static int read_secret(const char *path, const char *what, char **out)
 		return -1;
 	}
 	if (!fstat(fileno(f), &st) && (st.st_mode & 0077))
-		log_msg(LOG_WARNING, "%s %s: readable by others than its owner (mode %03o)",
+		log_msg(LOG_WARNING, "%s %s: open to others than its owner (mode %03o)",
 			what, path, (unsigned int)(st.st_mode & 0777));
-	n = fread(buf, 1, SECRET_MAX + 1, f);
+	if (!fread(buf, 1, SECRET_MAX + 1, f))
+		buf[0] = '\0';
 	fclose(f);
-	buf[strcspn(buf, "\r\n")] = '\0';
-	n = strlen(buf);
+	n = strcspn(buf, "\r\n");
+	/* Only the first line is kept: the rest of the file is not the secret's. */
+	explicit_bzero(buf + n, SECRET_MAX + 2 - n);
 	for (size_t i = 0; i < n; i++) {
 		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
 			n = 0;
@@ -109,6 +121,7 @@ static int read_secret(const char *path, const char *what, char **out)
 	if (!n || n > SECRET_MAX) {
 		log_msg(LOG_ERR, "%s %s: the first line must hold 1 to %d printable bytes",
 			what, path, SECRET_MAX);
+		explicit_bzero(buf, SECRET_MAX + 2);
 		free(buf);
 		return -1;
 	}
@@ -139,10 +152,11 @@ static void name_safe(char *s)
 /* ",KEY=VALUE" appended to @buf (@len), VALUE made name_safe(). */
 static void add_name_label(char *buf, size_t len, const char *key, const char *value)
 {
-	size_t off = strlen(buf);
+	size_t off = strlen(buf), value_off = off + 1 + strlen(key) + 1;
 
 	snprintf(buf + off, len - off, ",%s=%s", key, value);
-	name_safe(buf + off + 1 + strlen(key) + 1);
+	if (value_off < len)
+		name_safe(buf + value_off);
 }
 
 static int make_names(struct daemon_push *p, const struct daemon_push_config *c)
@@ -182,10 +196,11 @@ static int read_auth(struct daemon_push *p, const struct daemon_push_config *c)
 			return -1;
 		if (asprintf(&p->auth_header, "Authorization: Bearer %s", token) < 0)
 			p->auth_header = NULL;
-		explicit_bzero(token, strlen(token));
-		free(token);
-		if (!p->auth_header)
+		secret_free(token);
+		if (!p->auth_header) {
+			log_msg(LOG_ERR, "out of memory");
 			return -1;
+		}
 	}
 	if (c->basic_file) {
 		if (read_secret(c->basic_file, "--push-basic-file", &p->userpwd) < 0)
@@ -198,16 +213,10 @@ static int read_auth(struct daemon_push *p, const struct daemon_push_config *c)
 	}
 	if (c->tenant && asprintf(&p->tenant_header, "X-Scope-OrgID: %s", c->tenant) < 0) {
 		p->tenant_header = NULL;
+		log_msg(LOG_ERR, "out of memory");
 		return -1;
 	}
 	return 0;
-}
-
-static void secret_free(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-	free(s);
 }
 
 static void push_free(struct daemon_push *p)
@@ -229,6 +238,7 @@ int daemon_push_new(const struct daemon_push_config *c, struct daemon_push **pp)
 	struct daemon_push *p = calloc(1, sizeof(*p));
 	struct spool_entry *v;
 	uint64_t bytes;
+	bool named;
 	long n;
 
 	*pp = NULL;
@@ -241,9 +251,10 @@ int daemon_push_new(const struct daemon_push_config *c, struct daemon_push **pp)
 	p->timeout_s = (long)c->timeout_s;
 	p->spool_bytes = c->spool_bytes;
 	p->output = strdup(c->output);
-	if (!p->output || make_names(p, c) < 0 || read_auth(p, c) < 0) {
-		if (errno == ENOMEM)
-			log_msg(LOG_ERR, "out of memory");
+	named = p->output && make_names(p, c) == 0;
+	if (!named)
+		log_msg(LOG_ERR, "out of memory");
+	if (!named || read_auth(p, c) < 0) {
 		push_free(p);
 		return -1;
 	}
@@ -452,6 +463,7 @@ static struct curl_slist *request_headers(struct daemon_push *p, const struct sp
 	const char *lines[] = { id, "Expect:", p->auth_header, p->tenant_header };
 
 	snprintf(id, sizeof(id), "X-Taproot-Upload-Id: %s/%.*s", p->hostname, (int)n, e->name);
+	printable(id);		/* a host name may hold any byte but '\0' */
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		if (!lines[i])
 			continue;

@@ -113,6 +113,7 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --push http://", 2, "'--push' needs one http://");
 	/* Credentials never on the command line, where ps shows them. */
 	expect(DAEMON " --push https://user:secret@store", 2, "without user:password@");
+	expect(DAEMON " --push 'https://store/p?x=1'", 2, "or ?query");
 	expect(DAEMON " --push-tenant 'a b'", 2, "'--push-tenant' needs 1 to 128 printable");
 	expect(DAEMON " --push-timeout 0", 2, "'--push-timeout' needs a number in 1..3600");
 	expect(DAEMON " --push-spool-mb 0", 2, "'--push-spool-mb' needs a number in 1..");
