@@ -33,21 +33,40 @@ static bool plain_byte(unsigned char c)
 	       c == '_' || c == '-' || c == '.' || c == '@' || c == '+' || c == ':';
 }
 
-/* @s percent-encoded into @out (@len bytes). False when it does not fit. */
-static bool encode_service(const char *s, char *out, size_t len)
+/*
+ * @s percent-encoded into @out, a file name's part: ENCODED_MAX bytes at
+ * most, so that the whole name stays within NAME_MAX. A longer name is
+ * cut, "~" and a hash of the whole added: two long names that begin
+ * alike still make two files (the series' name is then the cut one, the
+ * samples keep their service_name as it is). False for "".
+ */
+#define ENCODED_MAX	200
+#define HASH_LEN	(3 + 8)		/* "%7E" and 8 hex digits */
+
+static bool encode_service(const char *s, char out[ENCODED_MAX + 1])
 {
+	uint32_t hash = 2166136261u;	/* FNV-1a */
 	size_t n = 0;
+	bool cut = false;
 
-	for (; *s; s++) {
+	for (const char *c = s; *c; c++)
+		hash = (hash ^ (unsigned char)*c) * 16777619u;
+	for (; *s && !cut; s++) {
 		unsigned char c = (unsigned char)*s;
+		size_t w = plain_byte(c) ? 1 : 3;
 
-		if (n + 4 > len)
-			return false;
-		if (plain_byte(c))
+		/* Room for this byte, and for the hash unless it is the last. */
+		if (n + w + (s[1] ? HASH_LEN : 0) > ENCODED_MAX) {
+			cut = true;
+			break;
+		}
+		if (w == 1)
 			out[n++] = (char)c;
 		else
-			n += (size_t)snprintf(out + n, len - n, "%%%02X", c);
+			n += (size_t)snprintf(out + n, ENCODED_MAX + 1 - n, "%%%02X", c);
 	}
+	if (cut)
+		n += (size_t)snprintf(out + n, ENCODED_MAX + 1 - n, "%%7E%08x", hash);
 	out[n] = '\0';
 	return n > 0;
 }
@@ -184,17 +203,14 @@ static int open_spool(const char *output, char *dir, size_t len)
 static int write_part(int dirfd, const char *dir, const struct taproot_profile *prof,
 		      const char *kind, int64_t from, int64_t until, const char *service)
 {
-	char enc[256], name[512];
+	char enc[ENCODED_MAX + 1], name[512];
 	void *buf;
 	size_t len;
 	long n;
 	int ret;
 
-	if (!encode_service(service, enc, sizeof(enc))) {
-		log_msg(LOG_WARNING, "spool: service name too long, its samples not pushed: "
-			"%.64s...", service);
+	if (!encode_service(service, enc))
 		return 0;
-	}
 	snprintf(name, sizeof(name), "%010" PRId64 "-%010" PRId64 ".%s.%s" SUFFIX, from, until,
 		 kind, enc);
 	n = taproot_pprof_encode_part(prof, "service_name", service, true, &buf, &len);
