@@ -326,3 +326,23 @@ daemon_begin() {
 		nap 0.1
 	done
 }
+
+# in_cgroup DIR CMD [ARGS...]: CMD in the background in the cgroup
+# (v2) DIR, moved there before it execs so that all of it is that
+# cgroup's, its stdout dropped; its pid in PID, returned once
+# /proc/PID/cgroup names DIR.
+in_cgroup() {
+	local dir=$1 rel line i
+	shift
+	rel=${dir#/sys/fs/cgroup}
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$dir" "$@" >/dev/null &
+	PID=$!
+	for ((i = 0; i < 100; i++)); do
+		while IFS= read -r line; do
+			[[ $line != "0::$rel" ]] || return 0
+		done <"/proc/$PID/cgroup"
+		# the shell moves itself at once: nothing to block on.
+		nap 0.05
+	done
+	die "$1 ($PID) did not reach $dir: $(cat "/proc/$PID/cgroup")"
+}

@@ -45,17 +45,8 @@ trap cleanup EXIT
 
 # work CGROUP: tapwork in CGROUP (moved there before it execs).
 work() {
-	local pid i
-	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" 60' sh "$CG/system.slice/$1" \
-		"$PROGS/tapwork" >/dev/null &
-	pid=$!
-	pids+=("$pid")
-	for ((i = 0; i < 100; i++)); do
-		grep -q "/$1\$" "/proc/$pid/cgroup" && return 0
-		# the shell moves itself at once: nothing to block on.
-		nap 0.05
-	done
-	die "tapwork $pid did not reach $1: $(cat "/proc/$pid/cgroup")"
+	in_cgroup "$CG/system.slice/$1" "$PROGS/tapwork" 60
+	pids+=("$PID")
 }
 load_module
 expect_ok "config set freq" "$CTL" config set freq 199

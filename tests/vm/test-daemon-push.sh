@@ -86,18 +86,10 @@ trap cleanup EXIT
 # sampled all the same, it leaves the CPU to taprootd and the store, which
 # must keep up with an upload per kind and service every second under TCG.
 work() {
-	local unit=$1 pid i
+	local unit=$1
 	shift
-	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec nice -n 19 "$@"' sh \
-		"$CG/system.slice/$unit" "$@" >/dev/null &
-	pid=$!
-	work_pids+=("$pid")
-	for ((i = 0; i < 100; i++)); do
-		grep -qF "/$unit" "/proc/$pid/cgroup" && return 0
-		# the shell moves itself at once: nothing to block on.
-		nap 0.05
-	done
-	die "$1 ($pid) did not reach $unit: $(cat "/proc/$pid/cgroup")"
+	in_cgroup "$CG/system.slice/$unit" nice -n 19 "$@"
+	work_pids+=("$PID")
 }
 
 # work_stop: the workload killed, its CPU free for pprof.
