@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * taprootd --push: the spool, OUTPUT/push. Each interval's profiles are
- * split by service_name (taproot_pprof_encode_part()) into files named
- * FROM-UNTIL.KIND.SERVICE.pb.gz, written as the profiles are (temporary
+ * split by service_name into files named FROM-UNTIL.KIND.SERVICE.pb.gz,
+ * written as the profiles are (taproot_pprof_write_part_file(): temporary
  * name, fsync, rename, fsync of the directory), so that a file in the
  * spool is always complete, survives a crash, and names everything its
  * upload needs. ctl/daemon-push.c uploads them and deletes each once the
@@ -147,38 +147,12 @@ bool spool_parse_name(const char *name, struct spool_entry *e)
 	return true;
 }
 
-/* Write @len bytes of @buf to DIR/NAME as taproot_pprof_write_file() does. */
-static int write_atomic(int dirfd, const char *dir, const char *name, const void *buf,
-			size_t len)
+/* OUTPUT/push into @dir, made (0700: profiles name code paths) if missing. */
+static int make_spool(const char *output, char *dir, size_t len)
 {
-	char tmp[600];
-	int fd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		log_msg(LOG_ERR, "spool %s/%s: %s", dir, tmp, strerror(errno));
-		return -1;
-	}
-	for (const char *p = buf; len && !err;) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = errno;
-		else
-			p += n, len -= (size_t)n;
-	}
-	if (!err && fsync(fd) < 0)
-		err = errno;
-	if (close(fd) < 0 && !err)
-		err = errno;
-	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
-		err = errno;
-	if (err) {
-		log_msg(LOG_ERR, "spool %s/%s: %s", dir, name, strerror(err));
-		unlinkat(dirfd, tmp, 0);
+	snprintf(dir, len, "%s/" DAEMON_SPOOL_DIR, output);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, "spool %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -188,11 +162,8 @@ static int open_spool(const char *output, char *dir, size_t len)
 {
 	int fd;
 
-	snprintf(dir, len, "%s/" DAEMON_SPOOL_DIR, output);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_msg(LOG_ERR, "spool %s: %s", dir, strerror(errno));
+	if (make_spool(output, dir, len) < 0)
 		return -1;
-	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		log_msg(LOG_ERR, "spool %s: %s", dir, strerror(errno));
@@ -200,29 +171,22 @@ static int open_spool(const char *output, char *dir, size_t len)
 }
 
 /* One part: the samples of @service into the spool. 1 written, 0 none, -1. */
-static int write_part(int dirfd, const char *dir, const struct taproot_profile *prof,
-		      const char *kind, int64_t from, int64_t until, const char *service)
+static int write_part(const char *dir, const struct taproot_profile *prof, const char *kind,
+		      int64_t from, int64_t until, const char *service)
 {
-	char enc[ENCODED_MAX + 1], name[512];
-	void *buf;
-	size_t len;
+	char enc[ENCODED_MAX + 1], path[4800];
 	long n;
-	int ret;
 
 	if (!encode_service(service, enc))
 		return 0;
-	snprintf(name, sizeof(name), "%010" PRId64 "-%010" PRId64 ".%s.%s" SUFFIX, from, until,
-		 kind, enc);
-	n = taproot_pprof_encode_part(prof, "service_name", service, true, &buf, &len);
+	snprintf(path, sizeof(path), "%s/%010" PRId64 "-%010" PRId64 ".%s.%s" SUFFIX, dir, from,
+		 until, kind, enc);
+	n = taproot_pprof_write_part_file(prof, "service_name", service, path);
 	if (n < 0) {
-		log_msg(LOG_ERR, "spool %s/%s: %s", dir, name, taproot_errmsg((int)n));
+		log_msg(LOG_ERR, "spool: %s", taproot_errmsg((int)n));
 		return -1;
 	}
-	if (!n)
-		return 0;
-	ret = write_atomic(dirfd, dir, name, buf, len);
-	free(buf);
-	return ret < 0 ? -1 : 1;
+	return n > 0;
 }
 
 int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
@@ -231,14 +195,13 @@ int spool_write(const char *output, const struct taproot_profile *prof, const ch
 	const char **services = calloc(MAX_SERVICES, sizeof(*services));
 	char dir[4200];
 	size_t n;
-	int fd, written = 0, ret = 0;
+	int written = 0, ret = 0;
 
 	if (!services) {
 		log_msg(LOG_ERR, "spool: out of memory");
 		return -1;
 	}
-	fd = open_spool(output, dir, sizeof(dir));
-	if (fd < 0) {
+	if (make_spool(output, dir, sizeof(dir)) < 0) {
 		free(services);
 		return -1;
 	}
@@ -249,14 +212,9 @@ int spool_write(const char *output, const struct taproot_profile *prof, const ch
 		n = MAX_SERVICES;
 	}
 	for (size_t i = 0; i < n && ret >= 0; i++) {
-		ret = write_part(fd, dir, prof, kind, from, until, services[i]);
+		ret = write_part(dir, prof, kind, from, until, services[i]);
 		written += ret > 0;
 	}
-	if (written && fsync(fd) < 0) {
-		log_msg(LOG_ERR, "spool %s: fsync: %s", dir, strerror(errno));
-		ret = -1;
-	}
-	close(fd);
 	free(services);
 	return ret < 0 ? -1 : written;
 }

@@ -629,15 +629,12 @@ static int sync_dir(const char *path)
 	return err;
 }
 
-int taproot_pprof_write_file(const struct taproot_profile *p, const char *path)
+/* @len bytes of @buf into @path, as taproot_pprof_write_file() says. */
+static int write_buf_file(const void *buf, size_t len, const char *path)
 {
 	char *tmp = NULL;
-	void *buf = NULL;
-	size_t len;
 	int fd = -1, err;
 
-	if ((err = taproot_pprof_encode(p, true, &buf, &len)))
-		return err;
 	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
 		tmp = NULL;
 		err = tp_err(-ENOMEM, "pprof: out of memory");
@@ -683,6 +680,33 @@ out:
 		unlink(tmp);
 		free(tmp);
 	}
+	return err;
+}
+
+int taproot_pprof_write_file(const struct taproot_profile *p, const char *path)
+{
+	void *buf;
+	size_t len;
+	int err = taproot_pprof_encode(p, true, &buf, &len);
+
+	if (err)
+		return err;
+	err = write_buf_file(buf, len, path);
 	free(buf);
 	return err;
+}
+
+long taproot_pprof_write_part_file(const struct taproot_profile *p, const char *key,
+				   const char *value, const char *path)
+{
+	void *buf;
+	size_t len;
+	long n = taproot_pprof_encode_part(p, key, value, true, &buf, &len);
+	int err;
+
+	if (n <= 0)
+		return n;
+	err = write_buf_file(buf, len, path);
+	free(buf);
+	return err ? err : n;
 }

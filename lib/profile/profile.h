@@ -236,6 +236,15 @@ int taproot_pprof_write_fd(const struct taproot_profile *p, int fd);
  */
 int taproot_pprof_write_file(const struct taproot_profile *p, const char *path);
 
+/*
+ * Write the part of @p whose samples have the string label @key = @value
+ * (taproot_pprof_encode_part()) to @path as taproot_pprof_write_file()
+ * does. Returns the samples written, 0 for none (nothing written), or an
+ * error as taproot_pprof_write_file().
+ */
+long taproot_pprof_write_part_file(const struct taproot_profile *p, const char *key,
+				   const char *value, const char *path);
+
 /* ------------------------------------------------- the off-CPU join */
 
 /*

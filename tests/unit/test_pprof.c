@@ -923,6 +923,35 @@ static void parts_by_label(void **state)
 	free(out);
 	free(path);
 
+	/* Written to a file: the same bytes, mode 0600; nothing for no samples. */
+	{
+		struct stat sb;
+		char *fpath, *names;
+		size_t flen;
+		void *fbuf, *gz;
+
+		assert_true(asprintf(&fpath, "%s/app-file.pb.gz", dir) > 0);
+		assert_int_equal(taproot_pprof_write_part_file(p, "comm", "app", fpath), 3);
+		assert_int_equal(stat(fpath, &sb), 0);
+		assert_int_equal(sb.st_mode & 07777, 0600);
+		assert_int_equal(taproot_pprof_encode_part(p, "comm", "app", false, &buf, &len), 3);
+		gz = read_file(fpath, &flen);
+		fbuf = gunzip(gz, flen, &flen);
+		free(gz);
+		assert_int_equal(flen, len);
+		assert_memory_equal(fbuf, buf, len);
+		free(fbuf);
+		free(buf);
+		unlink(fpath);
+		free(fpath);
+		assert_true(asprintf(&fpath, "%s/none.pb.gz", dir) > 0);
+		assert_int_equal(taproot_pprof_write_part_file(p, "comm", "nope", fpath), 0);
+		free(fpath);
+		names = dir_names(dir);
+		assert_string_equal(names, "app.pb.gz ");
+		free(names);
+	}
+
 	/* comm=ghost: one sample, one location, no mapping. */
 	assert_int_equal(taproot_pprof_encode_part(p, "comm", "ghost", true, &buf, &len), 1);
 	path = write_buf(dir, "ghost.pb.gz", buf, len);
