@@ -41,7 +41,7 @@
 # Two starts of taprootd (kallsyms, netlink), three of the python store and
 # twenty runs of pprof take seconds each under TCG:
 # vm-scope: userspace
-# vm-timeout: 300
+# vm-timeout: 480
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 
