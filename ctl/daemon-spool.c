@@ -194,7 +194,7 @@ int spool_write(const char *output, const struct taproot_profile *prof, const ch
 {
 	const char **services = calloc(MAX_SERVICES, sizeof(*services));
 	char dir[4200];
-	size_t n;
+	long n;
 	int written = 0, ret = 0;
 
 	if (!services) {
@@ -206,12 +206,17 @@ int spool_write(const char *output, const struct taproot_profile *prof, const ch
 		return -1;
 	}
 	n = taproot_profile_label_values(prof, "service_name", services, MAX_SERVICES);
+	if (n < 0) {
+		log_msg(LOG_ERR, "spool: %s", taproot_errmsg((int)n));
+		free(services);
+		return -1;
+	}
 	if (n > MAX_SERVICES) {
-		log_msg(LOG_WARNING, "spool: %zu services in one %s profile: the first %d pushed",
+		log_msg(LOG_WARNING, "spool: %ld services in one %s profile: the first %d pushed",
 			n, kind, MAX_SERVICES);
 		n = MAX_SERVICES;
 	}
-	for (size_t i = 0; i < n && ret >= 0; i++) {
+	for (long i = 0; i < n && ret >= 0; i++) {
 		ret = write_part(dir, prof, kind, from, until, services[i]);
 		written += ret > 0;
 	}

@@ -780,31 +780,34 @@ uint32_t tp_profile_str_find(const struct taproot_profile *p, const char *s)
 	return id;
 }
 
-size_t taproot_profile_label_values(const struct taproot_profile *p, const char *key,
-				    const char **values, size_t max)
+long taproot_profile_label_values(const struct taproot_profile *p, const char *key,
+				  const char **values, size_t max)
 {
 	uint32_t k = tp_profile_str_find(p, key);
-	size_t n = 0;
+	bool *seen;
+	long n = 0;
 
-	for (size_t i = 0; k && i < p->nr_samples; i++) {
+	if (!k)
+		return 0;
+	/* By string index: a pass over the samples, whatever the count of values. */
+	seen = calloc(p->nr_strs, sizeof(*seen));
+	if (!seen)
+		return tp_err(-ENOMEM, "profile: out of memory");
+	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct tp_sample *s = &p->samples[i];
 
 		for (uint32_t j = 0; j < s->nlabels; j++) {
 			const struct tp_label *l = &p->labels[s->label_off + j];
-			const char *v = tp_profile_str(p, l->str);
-			size_t seen = 0;
 
-			if (l->key != k || !l->str)
+			if (l->key != k || !l->str || seen[l->str])
 				continue;
-			while (seen < n && seen < max && values[seen] != v)
-				seen++;
-			if (seen < n)
-				continue;
-			if (n < max)
-				values[n] = v;
+			seen[l->str] = true;
+			if ((size_t)n < max)
+				values[n] = tp_profile_str(p, l->str);
 			n++;
 		}
 	}
+	free(seen);
 	return n;
 }
 

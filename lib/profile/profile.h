@@ -217,10 +217,10 @@ long taproot_pprof_encode_part(const struct taproot_profile *p, const char *key,
  * The distinct values of the string label @key over the samples of @p,
  * in the order first seen, into @values (at most @max; the strings are
  * the profile's, valid until it is reset or freed). Returns how many
- * there are (more than @max: only @max were stored).
+ * there are (more than @max: only @max were stored), or -ENOMEM.
  */
-size_t taproot_profile_label_values(const struct taproot_profile *p, const char *key,
-				    const char **values, size_t max);
+long taproot_profile_label_values(const struct taproot_profile *p, const char *key,
+				  const char **values, size_t max);
 
 /* Write @p, gzipped, to @fd. Errors: as encode, and write(2)'s -errno. */
 int taproot_pprof_write_fd(const struct taproot_profile *p, int fd);
