@@ -43,8 +43,8 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <sys/utsname.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -413,7 +413,7 @@ static void write_state(struct daemon *d)
 /*
  * --push: the profile @kind, split by service into the spool, before the
  * local profile is written: a crash in between may leave an interval
- * pushed and not on disk, never on disk and not pushed. Its interval is
+ * pushed and not on disk, but never one on disk and not pushed. Its interval is
  * [@stamp, now]: @stamp names the local profile too, which --retain keeps
  * while the spool holds the interval.
  */
