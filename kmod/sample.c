@@ -144,7 +144,8 @@ static void tap_sample_fill_task(struct taproot_rec_sample *rec,
 	rec->pid = task->tgid;
 	rec->tid = task->pid;
 	rec->cpu = smp_processor_id();
-	rec->reserved = 0;
+	rec->upc_nr = 0;
+	rec->unwind = TAPROOT_KUNWIND_NONE;
 	rec->period_us = tap_sample_period_us;
 	BUILD_BUG_ON(sizeof(rec->comm) != TASK_COMM_LEN);
 	memcpy(rec->comm, task->comm, sizeof(rec->comm));

@@ -328,9 +328,16 @@ static const char *const tp_attr_names[TAPROOT_A_MAX + 1] = {
 	[TAPROOT_A_NOTIFY]		= "NOTIFY",
 	[TAPROOT_A_PAD]			= "PAD",
 	[TAPROOT_A_CFG_SCHED_ONE_IN]	= "CFG_SCHED_ONE_IN",
+	[TAPROOT_A_CFG_UNWIND_FRAMES]	= "CFG_UNWIND_FRAMES",
+	[TAPROOT_A_CFG_UNWIND_MEM]	= "CFG_UNWIND_MEM",
+	[TAPROOT_A_FOLLOWED]		= "FOLLOWED",
+	[TAPROOT_A_FOLLOW_FULL]		= "FOLLOW_FULL",
+	[TAPROOT_A_UNWIND_MEM_USED]	= "UNWIND_MEM_USED",
+	[TAPROOT_A_UNWIND_TABLES]	= "UNWIND_TABLES",
+	[TAPROOT_A_UNWIND_PROCS]	= "UNWIND_PROCS",
 };
 
-_Static_assert(TAPROOT_A_MAX == TAPROOT_A_CFG_SCHED_ONE_IN,
+_Static_assert(TAPROOT_A_MAX == TAPROOT_A_UNWIND_PROCS,
 	       "a taproot attribute was added: name it in tp_attr_names");
 
 const char *tp_nl_attr_name(int type, char *buf, size_t len)
@@ -353,9 +360,12 @@ static const char *const tp_stat_attr_names[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_SWITCHES]	= "STAT_SWITCHES",
 	[TAPROOT_A_STAT_SWITCHES_SELECTED] = "STAT_SWITCHES_SELECTED",
 	[TAPROOT_A_STAT_WAKINGS]	= "STAT_WAKINGS",
+	[TAPROOT_A_STAT_UNWIND]		= "STAT_UNWIND",
+	[TAPROOT_A_STAT_STACKS]		= "STAT_STACKS",
+	[TAPROOT_A_STAT_STACK_REFS]	= "STAT_STACK_REFS",
 };
 
-_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_WAKINGS,
+_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_STACK_REFS,
 	       "a taproot stat attribute was added: name it in tp_stat_attr_names");
 
 const char *tp_nl_stat_attr_name(int type, char *buf, size_t len)

@@ -45,6 +45,13 @@
  *     TAPROOT_A_CFG_SCHED_ONE_IN u32  1..TAPROOT_SCHED_ONE_IN_MAX: one
  *                                     off-CPU interval in N is selected for
  *                                     capture (see "Causal events" below)
+ *     TAPROOT_A_CFG_UNWIND_FRAMES u32 1..TAPROOT_UNWIND_FRAMES_MAX: user
+ *                                     frames the module unwinds at most
+ *                                     (see "Unwinding in the module")
+ *     TAPROOT_A_CFG_UNWIND_MEM   u32  1..TAPROOT_UNWIND_MEM_MAX MiB of
+ *                                     tables and mappings the open
+ *                                     /dev/taproot may hold; lowering it
+ *                                     frees nothing, it refuses uploads
  *   While running, FREQ_HZ and RING_PAGES are refused (-EBUSY), and so is
  *   an EVENTS mask that turns on a causal event kind (SWITCH..EXIT) that was
  *   off at START (its tracepoint is not attached); the other attributes,
@@ -76,6 +83,19 @@
  *                                        left the CPU (blocked or preempted)
  *       TAPROOT_A_STAT_SWITCHES_SELECTED u64 of those, selected for capture
  *       TAPROOT_A_STAT_WAKINGS      u64  WAKING records written
+ *       TAPROOT_A_STAT_UNWIND       nest of u64, one per enum
+ *                                        taproot_kunwind (attribute type =
+ *                                        the value + 1): samples whose user
+ *                                        stack the module's walk ended so
+ *                                        (TAPROOT_KUNWIND_NONE: not tried)
+ *       TAPROOT_A_STAT_STACKS       u64  STACK records written
+ *       TAPROOT_A_STAT_STACK_REFS   u64  SAMPLE_REF records written
+ *     TAPROOT_A_FOLLOWED         u32  processes followed now (see
+ *                                     TAPROOT_CFG_F_FOLLOW)
+ *     TAPROOT_A_FOLLOW_FULL      u64  forks not followed: the set was full
+ *     TAPROOT_A_UNWIND_MEM_USED  u64  bytes of uploaded tables and mappings
+ *     TAPROOT_A_UNWIND_TABLES    u32  tables uploaded now
+ *     TAPROOT_A_UNWIND_PROCS     u32  processes with mappings now
  *
  * Multicast group "session" (TAPROOT_MCGRP_SESSION): TAPROOT_CMD_NOTIFY with
  *     TAPROOT_A_NOTIFY           u32  TAPROOT_NOTIFY_*
@@ -176,10 +196,77 @@
  * holds at least the watermark of unread bytes (default: half the data
  * area), or holds bytes that were already unread at the last tick of a
  * 100 ms timer, so a trickle of records arrives within about one tick.
+ *
+ * ------------------------------------------------------------------------
+ * Unwinding in the module (TAPROOT_FEAT_UNWIND)
+ * ------------------------------------------------------------------------
+ *
+ * The consumer uploads, through ioctl()s on its open /dev/taproot, the
+ * compiled unwind table of each ELF file (TAPROOT_IOC_TABLE_ADD, once per
+ * build ID) and the executable mappings of each process it profiles
+ * (TAPROOT_IOC_MAPS_SET). Everything uploaded belongs to the open file:
+ * it is freed when the file is released, and held within the budget
+ * TAPROOT_A_CFG_UNWIND_MEM (beyond it an upload fails with ENOSPC). Every
+ * upload is validated whole before it is used (EINVAL for any field out of
+ * range: rows not ascending, a rule index past nr_rules, an unknown kind,
+ * mappings that overlap or are not sorted); the module still checks every
+ * index when it uses a table, and reads user memory only through the
+ * sampled task's own mm, so a table that lies makes wrong pcs, nothing
+ * worse.
+ *
+ * Mappings are bound to the process's address space as it was when the
+ * consumer asked for a token (TAPROOT_IOC_PROC_TOKEN), before it read
+ * /proc/PID/maps: TAPROOT_IOC_MAPS_SET fails with ESTALE when the process
+ * has exec'd, or may have unmapped something, since. After the set, a
+ * sample whose process exec'd or may have changed its mappings falls back
+ * (TAPROOT_KUNWIND_STALE) until the consumer sets them again.
+ *
+ * With TAPROOT_CFG_F_UNWIND, a sample of a task with user registers is
+ * unwound from them: each frame's rule comes from the table of the mapping
+ * holding its pc (the pc minus 1 for a return address), the caller's
+ * return address and rbp are read from the stack with small reads that
+ * never fault pages in. Frames of mappings without a table
+ * (TAPROOT_MAP_F_FP: JIT code, the vDSO) or of pcs no row covers follow
+ * the rbp chain; a lazy-binding PLT entry and a signal frame (registers
+ * from the rt_sigframe) are rules of the table; at most
+ * TAPROOT_A_CFG_UNWIND_FRAMES frames. A walk that ends well
+ * (TAPROOT_KUNWIND_COMPLETE or _MAX_FRAMES) makes an interned stack; one
+ * that cannot go on falls back to a TAPROOT_REC_SAMPLE with the pcs found
+ * (TAPROOT_SAMPLE_F_UPCS) and the snapshot taken from the last frame the
+ * walk reached (TAPROOT_SAMPLE_F_UREGS_CALLER when not the leaf), or,
+ * with TAPROOT_CFG_F_USTACK_PRIVATE, with no stack bytes at all. Causal
+ * events' stacks are snapshots as before.
+ *
+ * Interned stacks. The first time a stack is seen on a CPU in an epoch, a
+ * TAPROOT_REC_STACK record carries its pcs and its id (a 64-bit hash of
+ * the process, the kernel and the user pcs); then, and every time it is
+ * seen again, a TAPROOT_REC_SAMPLE_REF names it by id. Each CPU keeps
+ * TAPROOT_STACK_SLOTS ids, stack id i in slot i & (TAPROOT_STACK_SLOTS -
+ * 1), a newer stack replacing an older one in its slot; a reference is
+ * written only for the id its slot holds, after the STACK record that put
+ * it there. A reader that keeps the same slots per CPU (the last STACK
+ * record of each slot) therefore finds every reference's stack, in any
+ * case where it read every record of that CPU since. The epoch changes
+ * when /dev/taproot is opened (a new reader has not seen the STACK records
+ * of the last): a reference of another epoch than its STACK cannot be
+ * resolved, and is counted by the reader.
+ *
+ * ------------------------------------------------------------------------
+ * Following children (TAPROOT_FEAT_FOLLOW)
+ * ------------------------------------------------------------------------
+ *
+ * With TAPROOT_CFG_F_FOLLOW and a TGID filter, a process forked by a
+ * process that passes the filter passes it too, from the fork on (its
+ * first sample, FORK and EXEC records included), until it exits; its
+ * children follow in turn. At most TAPROOT_FOLLOW_MAX processes are
+ * followed at once; forks beyond are not followed and are counted
+ * (TAPROOT_A_FOLLOW_FULL). Setting a new TGID filter, or clearing the
+ * flag, forgets the processes followed so far.
  */
 #ifndef _UAPI_LINUX_TAPROOT_H
 #define _UAPI_LINUX_TAPROOT_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define TAPROOT_GENL_NAME	"taproot"
@@ -214,6 +301,11 @@
 #define TAPROOT_SCHED_ONE_IN_MAX	65536
 #define TAPROOT_SCHED_ONE_IN_DEFAULT	1	/* every off-CPU interval */
 #define TAPROOT_EXEC_FILENAME_MAX	256	/* bytes kept, NUL included */
+#define TAPROOT_UNWIND_FRAMES_MAX	127	/* as PERF_MAX_STACK_DEPTH */
+#define TAPROOT_UNWIND_FRAMES_DEFAULT	64
+#define TAPROOT_UNWIND_MEM_MAX		4096	/* MiB */
+#define TAPROOT_UNWIND_MEM_DEFAULT	256	/* MiB */
+#define TAPROOT_FOLLOW_MAX		4096	/* processes followed at once */
 
 enum taproot_cmd {
 	TAPROOT_CMD_UNSPEC,
@@ -249,6 +341,13 @@ enum taproot_attr {
 	TAPROOT_A_NOTIFY,		/* u32, TAPROOT_NOTIFY_* */
 	TAPROOT_A_PAD,
 	TAPROOT_A_CFG_SCHED_ONE_IN,	/* u32 */
+	TAPROOT_A_CFG_UNWIND_FRAMES,	/* u32 */
+	TAPROOT_A_CFG_UNWIND_MEM,	/* u32, MiB */
+	TAPROOT_A_FOLLOWED,		/* u32 */
+	TAPROOT_A_FOLLOW_FULL,		/* u64 */
+	TAPROOT_A_UNWIND_MEM_USED,	/* u64 */
+	TAPROOT_A_UNWIND_TABLES,	/* u32 */
+	TAPROOT_A_UNWIND_PROCS,		/* u32 */
 	__TAPROOT_A_MAX
 };
 #define TAPROOT_A_MAX (__TAPROOT_A_MAX - 1)
@@ -266,6 +365,9 @@ enum taproot_stat_attr {
 	TAPROOT_A_STAT_SWITCHES,	/* u64 */
 	TAPROOT_A_STAT_SWITCHES_SELECTED, /* u64 */
 	TAPROOT_A_STAT_WAKINGS,		/* u64 */
+	TAPROOT_A_STAT_UNWIND,		/* nest of u64 by taproot_kunwind + 1 */
+	TAPROOT_A_STAT_STACKS,		/* u64 */
+	TAPROOT_A_STAT_STACK_REFS,	/* u64 */
 	__TAPROOT_A_STAT_MAX
 };
 #define TAPROOT_A_STAT_MAX (__TAPROOT_A_STAT_MAX - 1)
@@ -283,6 +385,8 @@ enum taproot_notify {
 #define TAPROOT_FEAT_SCHED_EVENTS	(1ULL << 3)	/* switch, waking */
 #define TAPROOT_FEAT_PROC_EVENTS	(1ULL << 4)	/* fork, exec, exit */
 #define TAPROOT_FEAT_PREEMPT_RT		(1ULL << 5)	/* kernel is PREEMPT_RT */
+#define TAPROOT_FEAT_UNWIND		(1ULL << 6)	/* unwinding, interned stacks */
+#define TAPROOT_FEAT_FOLLOW		(1ULL << 7)	/* TAPROOT_CFG_F_FOLLOW */
 
 /* TAPROOT_A_CFG_EVENTS: which record kinds are produced. */
 #define TAPROOT_EV_SAMPLE	(1U << 0)
@@ -295,7 +399,22 @@ enum taproot_notify {
 
 /* TAPROOT_A_CFG_FLAGS */
 #define TAPROOT_CFG_F_SAMPLE_IDLE	(1U << 0)	/* sample the idle task too */
-#define TAPROOT_CFG_F_ALL		((1U << 1) - 1)
+/*
+ * Unwind user stacks in the module from the uploaded tables (default on;
+ * without tables every sample falls back to the snapshot).
+ */
+#define TAPROOT_CFG_F_UNWIND		(1U << 1)
+/* A sample the module cannot unwind carries no user stack bytes. */
+#define TAPROOT_CFG_F_USTACK_PRIVATE	(1U << 2)
+/* Every unwound sample also carries the leaf's snapshot, to compare. */
+#define TAPROOT_CFG_F_UNWIND_VERIFY	(1U << 3)
+/*
+ * The TGID filter takes in the processes its processes fork from now on,
+ * and theirs, from their first instruction (see TAPROOT_FOLLOW_MAX).
+ */
+#define TAPROOT_CFG_F_FOLLOW		(1U << 4)
+#define TAPROOT_CFG_F_ALL		((1U << 5) - 1)
+#define TAPROOT_CFG_F_DEFAULT		TAPROOT_CFG_F_UNWIND
 
 /* ---------------------------------------------------------------- rings */
 
@@ -352,6 +471,8 @@ enum taproot_rec_type {
 	TAPROOT_REC_FORK,
 	TAPROOT_REC_EXEC,
 	TAPROOT_REC_EXIT,
+	TAPROOT_REC_STACK,
+	TAPROOT_REC_SAMPLE_REF,
 };
 
 /*
@@ -411,14 +532,28 @@ struct taproot_user_regs {
 #define TAPROOT_SAMPLE_F_KTHREAD	(1U << 5) /* a kernel thread: no user part */
 #define TAPROOT_SAMPLE_F_USTACK_TOP	(1U << 6) /* copy ends at the stack's top */
 #define TAPROOT_SAMPLE_F_USTACK_TRUNC	(1U << 7) /* copy shortened to fit the ring */
+#define TAPROOT_SAMPLE_F_UPCS		(1U << 8) /* upc_nr user pcs follow the kernel's */
+#define TAPROOT_SAMPLE_F_UREGS_CALLER	(1U << 9) /* user_regs are a caller frame's */
+#define TAPROOT_SAMPLE_F_VERIFY		(1U << 10) /* upcs are a whole walk; regs,
+						    * copy: the leaf's */
 
 /*
  * A timer sample. Followed by kstack_nr u64 kernel return addresses (the
- * interrupted ip first), then ustack_len bytes copied from the user stack
- * starting at user_regs.sp, then padding to 8 bytes. The stack flags are
- * those of "Stacks" above. (USTACK_TRUNC is newer than the first modules
- * of this ABI version, which flagged a sample's copy shortened to fit the
- * ring USTACK_FAULT.)
+ * interrupted ip first), then, with TAPROOT_SAMPLE_F_UPCS, upc_nr u64 user
+ * pcs (leaf first, return addresses as found), then ustack_len bytes
+ * copied from the user stack starting at user_regs.sp, then padding to 8
+ * bytes. The stack flags are those of "Stacks" above. (USTACK_TRUNC is
+ * newer than the first modules of this ABI version, which flagged a
+ * sample's copy shortened to fit the ring USTACK_FAULT.)
+ *
+ * UPCS: the module unwound the first upc_nr frames, and unwind says why
+ * it stopped (a fallback reason; or any reason with VERIFY). Without
+ * VERIFY, the user stack goes on from the last of them: user_regs and the
+ * copy are those of frame upc_nr - 1, whose pc is upcs[upc_nr - 1] and
+ * user_regs.ip. With UREGS_CALLER that frame is not the leaf: its pc is a
+ * return address, and only ip, sp and bp are known (bp is 0 when it was
+ * lost); the other registers are 0. With VERIFY, the walk was whole, and
+ * user_regs and the copy are the leaf's, as without unwinding.
  */
 struct taproot_rec_sample {
 	struct taproot_rec_header hdr;
@@ -426,7 +561,8 @@ struct taproot_rec_sample {
 	__u32 tid;
 	__u32 cpu;
 	__u16 kstack_nr;
-	__u16 reserved;
+	__u8 upc_nr;		/* user pcs that follow, with SAMPLE_F_UPCS */
+	__u8 unwind;		/* enum taproot_kunwind: how the walk ended */
 	__u32 ustack_len;	/* bytes of user stack that follow */
 	__u32 period_us;	/* sampling period this sample stands for */
 	char comm[16];		/* task comm, NUL padded */
@@ -585,6 +721,170 @@ struct taproot_rec_exit {
 };
 
 /*
+ * A stack, the first time it is seen on this CPU in this epoch (see
+ * "Interned stacks"). Followed by kstack_nr u64 kernel pcs (the
+ * interrupted ip first), then upc_nr u64 user pcs (leaf first). hdr.flags
+ * are those of a sample that tell how to read the pcs: IN_KERNEL (kernel
+ * pcs[0] is exact), KSTACK_TRUNC, USER_REGS (there is a user part).
+ */
+struct taproot_rec_stack {
+	struct taproot_rec_header hdr;
+	__u64 id;		/* never 0 */
+	__u32 epoch;
+	__u32 pid;		/* thread group id: user pcs are its addresses */
+	__u16 kstack_nr;
+	__u8 upc_nr;
+	__u8 unwind;		/* TAPROOT_KUNWIND_COMPLETE or _MAX_FRAMES */
+	__u32 reserved;
+	/* __u64 kstack[kstack_nr]; __u64 upcs[upc_nr]; */
+};
+
+/* The number of stack ids a CPU and its reader keep: a power of two. */
+#define TAPROOT_STACK_SLOTS	4096
+
+/*
+ * A timer sample whose stack is STACK record @stack_id of this CPU and
+ * @epoch. hdr.flags are the sample's (IDLE, KTHREAD, IN_KERNEL, ...).
+ */
+struct taproot_rec_sample_ref {
+	struct taproot_rec_header hdr;
+	__u32 pid;		/* thread group id */
+	__u32 tid;
+	__u32 cpu;
+	__u32 period_us;
+	char comm[16];
+	__u64 stack_id;
+	__u32 epoch;
+	__u32 reserved;
+};
+
+/* How the module's walk of a user stack ended: taproot_rec_sample.unwind */
+enum taproot_kunwind {
+	TAPROOT_KUNWIND_NONE,		/* not tried: unwinding off, no user part */
+	TAPROOT_KUNWIND_COMPLETE,	/* the outermost frame was reached */
+	TAPROOT_KUNWIND_MAX_FRAMES,	/* TAPROOT_A_CFG_UNWIND_FRAMES reached */
+	/* The fallbacks: */
+	TAPROOT_KUNWIND_NO_PROC,	/* no mappings uploaded for the process */
+	TAPROOT_KUNWIND_STALE,		/* it exec'd or changed its mappings since */
+	TAPROOT_KUNWIND_NO_MAPPING,	/* a pc in no uploaded mapping */
+	TAPROOT_KUNWIND_NO_CFI,		/* no row for a pc, and no rbp chain */
+	TAPROOT_KUNWIND_SLOW_RULE,	/* a rule the module does not evaluate */
+	TAPROOT_KUNWIND_FAULT,		/* user memory could not be read */
+	TAPROOT_KUNWIND_BAD_FRAME,	/* the stack went backwards */
+	TAPROOT_KUNWIND_NR
+};
+
+/* ---------------------------------------------------------------- ioctls */
+
+#define TAPROOT_IOC_MAGIC	0xB7
+
+/*
+ * One rule of an unwind table: how a pc's caller is found. The kinds and
+ * their fields are those of taproot's CFI compiler; the fields a kind does
+ * not use must be 0.
+ */
+enum taproot_rule_kind {
+	TAPROOT_RULE_NONE,	/* no CFI: the rbp chain */
+	TAPROOT_RULE_SP,	/* CFA = rsp + cfa_off */
+	TAPROOT_RULE_FP,	/* CFA = rbp + cfa_off */
+	TAPROOT_RULE_PLT,	/* CFA = rsp + cfa_off (+ 8 if (rip & 15) >= plt_thr) */
+	TAPROOT_RULE_SIGNAL,	/* registers from the rt_sigframe at rsp */
+	TAPROOT_RULE_END,	/* the outermost frame */
+	TAPROOT_RULE_SLOW,	/* an expression: the module falls back */
+	TAPROOT_RULE_NR
+};
+
+enum taproot_rule_rbp {
+	TAPROOT_RBP_SAME,	/* the caller's rbp is this frame's */
+	TAPROOT_RBP_UNDEF,	/* lost */
+	TAPROOT_RBP_CFA,	/* saved at CFA + rbp_off */
+	TAPROOT_RBP_NR
+};
+
+struct taproot_unwind_rule {
+	__u8 kind;		/* enum taproot_rule_kind */
+	__u8 rbp;		/* enum taproot_rule_rbp */
+	__u8 plt_thr;		/* TAPROOT_RULE_PLT: 0..15 */
+	__u8 reserved;		/* 0 */
+	__s32 cfa_off;		/* |cfa_off| <= TAPROOT_RULE_OFF_MAX */
+	__s32 ra_off;		/* return address at CFA + ra_off */
+	__s32 rbp_off;		/* TAPROOT_RBP_CFA */
+};
+
+#define TAPROOT_RULE_OFF_MAX	(1 << 20)
+#define TAPROOT_TABLE_ROWS_MAX	(1U << 24)
+#define TAPROOT_TABLE_RULES_MAX	65535
+#define TAPROOT_BUILD_ID_MAX	20
+
+/*
+ * TAPROOT_IOC_TABLE_ADD: upload the table of one ELF file. Row i covers
+ * ELF addresses [base + pcs[i], base + pcs[i + 1]) (the last row: up to
+ * the end of the text, where its rule is usually NONE) with rule
+ * rules[row_rules[i]]. pcs strictly ascending. On success table_id is set
+ * (> 0). EEXIST: a table of this build ID is uploaded (its id is set);
+ * ENOSPC: beyond the budget; EINVAL: anything malformed.
+ */
+struct taproot_table_add {
+	__u64 pcs;		/* user pointer to __u32[nr_rows] */
+	__u64 row_rules;	/* user pointer to __u16[nr_rows] */
+	__u64 rules;		/* user pointer to taproot_unwind_rule[nr_rules] */
+	__u64 base;		/* ELF address pcs are offsets from */
+	__u32 nr_rows;		/* 1..TAPROOT_TABLE_ROWS_MAX */
+	__u32 nr_rules;		/* 1..TAPROOT_TABLE_RULES_MAX */
+	__u8 build_id[TAPROOT_BUILD_ID_MAX];
+	__u32 build_id_len;	/* 1..TAPROOT_BUILD_ID_MAX */
+	__u32 table_id;		/* out */
+	__u32 reserved;		/* 0 */
+};
+
+/* TAPROOT_MAP_F_* of a mapping */
+#define TAPROOT_MAP_F_FP	(1U << 0)	/* no table: follow the rbp chain */
+
+/*
+ * One executable mapping: pc in [start, end) is ELF address pc - bias of
+ * table table_id (0, with TAPROOT_MAP_F_FP: none).
+ */
+struct taproot_proc_map {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 table_id;
+	__u32 flags;		/* TAPROOT_MAP_F_* */
+};
+
+#define TAPROOT_MAPS_MAX	4096	/* mappings of one process */
+#define TAPROOT_PROCS_MAX	16384	/* processes with mappings */
+
+/*
+ * TAPROOT_IOC_PROC_TOKEN: a token naming process @pid's address space as
+ * it is now, for TAPROOT_IOC_MAPS_SET. ESRCH: no such process; EINVAL: a
+ * kernel thread.
+ */
+struct taproot_proc_token {
+	__u32 pid;		/* thread group id */
+	__u32 reserved;		/* 0 */
+	__u64 token;		/* out */
+};
+
+/*
+ * TAPROOT_IOC_MAPS_SET: replace process @pid's mappings with @nr
+ * taproot_proc_map sorted by start and disjoint (nr 0: forget the
+ * process). ESTALE: the address space is no longer the token's; ENOENT:
+ * a table_id that is not uploaded; ENOSPC; EINVAL.
+ */
+struct taproot_maps_set {
+	__u32 pid;
+	__u32 nr;		/* 0..TAPROOT_MAPS_MAX */
+	__u64 maps;		/* user pointer to taproot_proc_map[nr] */
+	__u64 token;		/* from TAPROOT_IOC_PROC_TOKEN */
+};
+
+#define TAPROOT_IOC_TABLE_ADD	_IOWR(TAPROOT_IOC_MAGIC, 1, struct taproot_table_add)
+#define TAPROOT_IOC_TABLE_DEL	_IOW(TAPROOT_IOC_MAGIC, 2, __u32)
+#define TAPROOT_IOC_PROC_TOKEN	_IOWR(TAPROOT_IOC_MAGIC, 3, struct taproot_proc_token)
+#define TAPROOT_IOC_MAPS_SET	_IOW(TAPROOT_IOC_MAGIC, 4, struct taproot_maps_set)
+
+/*
  * Compile-time checks of the layout, evaluated by the kernel module and by
  * userspace alike. Any change that moves a field fails both builds.
  */
@@ -605,6 +905,15 @@ __TAPROOT_CHECK(sizeof(struct taproot_rec_waking) == 64, "waking record");
 __TAPROOT_CHECK(sizeof(struct taproot_rec_fork) == 56, "fork record");
 __TAPROOT_CHECK(sizeof(struct taproot_rec_exec) == 56, "exec record");
 __TAPROOT_CHECK(sizeof(struct taproot_rec_exit) == 48, "exit record");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_stack) == 40, "stack record");
+__TAPROOT_CHECK(sizeof(struct taproot_rec_sample_ref) == 64, "sample ref record");
+__TAPROOT_CHECK(sizeof(struct taproot_unwind_rule) == 16, "unwind rule");
+__TAPROOT_CHECK(sizeof(struct taproot_table_add) == 72, "table upload");
+__TAPROOT_CHECK(sizeof(struct taproot_proc_map) == 32, "unwind mapping");
+__TAPROOT_CHECK(sizeof(struct taproot_proc_token) == 16, "proc token");
+__TAPROOT_CHECK(sizeof(struct taproot_maps_set) == 24, "maps upload");
+__TAPROOT_CHECK((TAPROOT_STACK_SLOTS & (TAPROOT_STACK_SLOTS - 1)) == 0,
+		"stack slots: a power of two");
 #undef __TAPROOT_CHECK
 
 #endif /* _UAPI_LINUX_TAPROOT_H */
