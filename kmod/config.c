@@ -92,7 +92,9 @@ int __init tap_config_init(void)
 	cfg->kstack_depth = TAPROOT_KSTACK_DEFAULT;
 	cfg->ustack_bytes = TAPROOT_USTACK_DEFAULT;
 	cfg->events = TAPROOT_EV_SAMPLE;
-	cfg->flags = 0;
+	cfg->flags = TAPROOT_CFG_F_DEFAULT;
+	cfg->unwind_frames = TAPROOT_UNWIND_FRAMES_DEFAULT;
+	cfg->unwind_mem_mib = TAPROOT_UNWIND_MEM_DEFAULT;
 	cfg->ring_pages = tap_ring_pages;
 	cfg->watermark = tap_config_auto_watermark(tap_ring_pages);
 	cfg->watermark_auto = true;

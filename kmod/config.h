@@ -30,6 +30,8 @@ struct tap_config {
 	u32 ring_pages;		/* TAPROOT_A_CFG_RING_PAGES */
 	u32 watermark;		/* TAPROOT_A_CFG_WATERMARK */
 	u32 sched_one_in;	/* TAPROOT_A_CFG_SCHED_ONE_IN */
+	u32 unwind_frames;	/* TAPROOT_A_CFG_UNWIND_FRAMES */
+	u32 unwind_mem_mib;	/* TAPROOT_A_CFG_UNWIND_MEM */
 	/*
 	 * The selection as the probes test it: an interval is selected when
 	 * its hash is at most U64_MAX / sched_one_in (tap_config_set_one_in()),

@@ -251,7 +251,12 @@ static struct netlink_range_validation tap_one_in_range __ro_after_init = {
 	.max = TAPROOT_SCHED_ONE_IN_MAX,
 };
 
-static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_SCHED_ONE_IN + 1] = {
+static struct netlink_range_validation tap_unwind_mem_range __ro_after_init = {
+	.min = 1,
+	.max = TAPROOT_UNWIND_MEM_MAX,
+};
+
+static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_UNWIND_MEM + 1] = {
 	[TAPROOT_A_CFG_FREQ_HZ] = NLA_POLICY_RANGE(NLA_U32, 1,
 						   TAPROOT_FREQ_MAX),
 	[TAPROOT_A_CFG_KSTACK_DEPTH] = NLA_POLICY_RANGE(NLA_U32, 0,
@@ -267,6 +272,10 @@ static const struct nla_policy tap_set_config_policy[TAPROOT_A_CFG_SCHED_ONE_IN 
 	[TAPROOT_A_CFG_TGIDS] = NLA_POLICY_NESTED(tap_tgids_policy),
 	[TAPROOT_A_CFG_SCHED_ONE_IN] = NLA_POLICY_FULL_RANGE(NLA_U32,
 							     &tap_one_in_range),
+	[TAPROOT_A_CFG_UNWIND_FRAMES] = NLA_POLICY_RANGE(NLA_U32, 1,
+							 TAPROOT_UNWIND_FRAMES_MAX),
+	[TAPROOT_A_CFG_UNWIND_MEM] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							   &tap_unwind_mem_range),
 };
 
 /*
@@ -336,6 +345,12 @@ static int tap_parse_sampling(struct tap_config *cfg, struct nlattr **tb, bool r
 	a = tb[TAPROOT_A_CFG_FLAGS];
 	if (a)
 		cfg->flags = nla_get_u32(a);
+	a = tb[TAPROOT_A_CFG_UNWIND_FRAMES];
+	if (a)
+		cfg->unwind_frames = nla_get_u32(a);
+	a = tb[TAPROOT_A_CFG_UNWIND_MEM];
+	if (a)
+		cfg->unwind_mem_mib = nla_get_u32(a);
 	return 0;
 }
 
@@ -457,7 +472,7 @@ out_unlock:
 
 static size_t tap_config_size(void)
 {
-	return 8 * nla_total_size(sizeof(u32)) +	/* FREQ_HZ..WATERMARK, SCHED_ONE_IN */
+	return 10 * nla_total_size(sizeof(u32)) +	/* FREQ_HZ..WATERMARK, SCHED_ONE_IN, UNWIND_* */
 	       nla_total_size(0) +			/* TGIDS */
 	       TAPROOT_MAX_TGIDS * nla_total_size(sizeof(u32));
 }
@@ -474,7 +489,9 @@ static int tap_put_config(struct sk_buff *msg, const struct tap_config *cfg)
 	    nla_put_u32(msg, TAPROOT_A_CFG_FLAGS, cfg->flags) ||
 	    nla_put_u32(msg, TAPROOT_A_CFG_RING_PAGES, cfg->ring_pages) ||
 	    nla_put_u32(msg, TAPROOT_A_CFG_WATERMARK, cfg->watermark) ||
-	    nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, cfg->sched_one_in))
+	    nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, cfg->sched_one_in) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_UNWIND_FRAMES, cfg->unwind_frames) ||
+	    nla_put_u32(msg, TAPROOT_A_CFG_UNWIND_MEM, cfg->unwind_mem_mib))
 		return -EMSGSIZE;
 
 	nest = nla_nest_start(msg, TAPROOT_A_CFG_TGIDS);
