@@ -336,7 +336,14 @@ uint64_t taproot_ring_lost(const struct taproot_ring *r);
  * follows the fixed part whole, with its kstack_nr and ustack_len limited
  * as a sample's and its arrays inside size; an EXEC's filename_len is
  * 1..TAPROOT_EXEC_FILENAME_MAX, inside size, and its last byte the only
- * NUL. Other types are only checked as headers.
+ * NUL. A SAMPLE's unwind is a TAPROOT_KUNWIND_*; upc_nr is 0 without
+ * UPCS, <= TAPROOT_UNWIND_FRAMES_MAX with it, its pcs in size too; UPCS
+ * needs USER_REGS (not KTHREAD) and unwind not NONE; UREGS_CALLER and
+ * VERIFY need UPCS and exclude each other. A STACK holds its fixed part,
+ * id != 0, its counts limited as a sample's and its pcs in size; with
+ * USER_REGS, upc_nr >= 1 and unwind COMPLETE or MAX_FRAMES; without, no
+ * user pcs. A SAMPLE_REF holds its fixed part (more is padding), and
+ * stack_id != 0. Other types are only checked as headers.
  * Returns 0, or -TAPROOT_ECORRUPT with *@why (static text) saying why.
  */
 int taproot_rec_check(const void *rec, size_t avail, const char **why);
@@ -351,6 +358,12 @@ const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_heade
 
 /* "sample", "lost", "switch", ... or NULL for a type this library does not know. */
 const char *taproot_rec_type_name(unsigned int type);
+
+/*
+ * "none", "complete", "max-frames", "no-proc", ...: enum taproot_kunwind
+ * @end, how the module's walk of a user stack ended; NULL past the last.
+ */
+const char *taproot_kunwind_name(unsigned int end);
 
 /* --------------------------------------------- kernel symbols */
 

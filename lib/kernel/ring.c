@@ -41,12 +41,32 @@ static const char *const tp_rec_names[] = {
 	[TAPROOT_REC_FORK]	= "fork",
 	[TAPROOT_REC_EXEC]	= "exec",
 	[TAPROOT_REC_EXIT]	= "exit",
+	[TAPROOT_REC_STACK]	= "stack",
+	[TAPROOT_REC_SAMPLE_REF] = "sample_ref",
 };
 
 const char *taproot_rec_type_name(unsigned int type)
 {
 	return type < sizeof(tp_rec_names) / sizeof(tp_rec_names[0]) ?
 	       tp_rec_names[type] : NULL;
+}
+
+static const char *const tp_kunwind_names[TAPROOT_KUNWIND_NR] = {
+	[TAPROOT_KUNWIND_NONE]		= "none",
+	[TAPROOT_KUNWIND_COMPLETE]	= "complete",
+	[TAPROOT_KUNWIND_MAX_FRAMES]	= "max-frames",
+	[TAPROOT_KUNWIND_NO_PROC]	= "no-proc",
+	[TAPROOT_KUNWIND_STALE]		= "stale",
+	[TAPROOT_KUNWIND_NO_MAPPING]	= "no-mapping",
+	[TAPROOT_KUNWIND_NO_CFI]	= "no-cfi",
+	[TAPROOT_KUNWIND_SLOW_RULE]	= "slow-rule",
+	[TAPROOT_KUNWIND_FAULT]		= "fault",
+	[TAPROOT_KUNWIND_BAD_FRAME]	= "bad-frame",
+};
+
+const char *taproot_kunwind_name(unsigned int end)
+{
+	return end < TAPROOT_KUNWIND_NR ? tp_kunwind_names[end] : NULL;
 }
 
 /*
@@ -98,6 +118,87 @@ static const char *tp_exec_check(const struct taproot_rec_exec *e)
 	return NULL;
 }
 
+/*
+ * The flags of the module's walk in a SAMPLE: pcs only with UPCS, which
+ * needs a user part and a walk; a caller frame's registers and the
+ * verification copy only with pcs, and not both (VERIFY's are the leaf's).
+ */
+static const char *tp_sample_upcs_check(const struct taproot_rec_sample *s)
+{
+	unsigned int f = s->hdr.flags;
+
+	if (s->unwind >= TAPROOT_KUNWIND_NR)
+		return "sample unwind not a TAPROOT_KUNWIND_*";
+	if (!(f & TAPROOT_SAMPLE_F_UPCS)) {
+		if (s->upc_nr)
+			return "sample upc_nr without UPCS";
+		if (f & (TAPROOT_SAMPLE_F_UREGS_CALLER | TAPROOT_SAMPLE_F_VERIFY))
+			return "sample UREGS_CALLER or VERIFY without UPCS";
+		return NULL;
+	}
+	if (!(f & TAPROOT_SAMPLE_F_USER_REGS) || (f & TAPROOT_SAMPLE_F_KTHREAD))
+		return "sample UPCS without a user part";
+	if (s->unwind == TAPROOT_KUNWIND_NONE)
+		return "sample UPCS with unwind NONE";
+	if (s->upc_nr > TAPROOT_UNWIND_FRAMES_MAX)
+		return "sample upc_nr above TAPROOT_UNWIND_FRAMES_MAX";
+	if ((f & TAPROOT_SAMPLE_F_UREGS_CALLER) && (f & TAPROOT_SAMPLE_F_VERIFY))
+		return "sample UREGS_CALLER with VERIFY";
+	return NULL;
+}
+
+static const char *tp_sample_check(const struct taproot_rec_sample *s)
+{
+	const char *why;
+
+	if (s->hdr.size < sizeof(*s))
+		return "sample smaller than its fixed part";
+	if (s->kstack_nr > TAPROOT_KSTACK_MAX)
+		return "sample kstack_nr above TAPROOT_KSTACK_MAX";
+	if (s->ustack_len > TAPROOT_USTACK_MAX)
+		return "sample ustack_len above TAPROOT_USTACK_MAX";
+	why = tp_sample_upcs_check(s);
+	if (why)
+		return why;
+	/* Each term is bounded above: no arithmetic wraps. */
+	if (sizeof(*s) + ((size_t)s->kstack_nr + s->upc_nr) * sizeof(uint64_t) +
+	    s->ustack_len > s->hdr.size)
+		return "sample kstack, upcs and ustack overflow the record";
+	return NULL;
+}
+
+/*
+ * A STACK: a nonzero id, counts within the ABI's limits and its pcs inside
+ * the record; user pcs only with a user part, whose walk ended well (the
+ * other ends fall back to a SAMPLE).
+ */
+static const char *tp_stack_check(const struct taproot_rec_stack *st)
+{
+	if (st->hdr.size < sizeof(*st))
+		return "stack smaller than its fixed part";
+	if (!st->id)
+		return "stack id 0";
+	if (st->kstack_nr > TAPROOT_KSTACK_MAX)
+		return "stack kstack_nr above TAPROOT_KSTACK_MAX";
+	if (st->upc_nr > TAPROOT_UNWIND_FRAMES_MAX)
+		return "stack upc_nr above TAPROOT_UNWIND_FRAMES_MAX";
+	if (st->unwind >= TAPROOT_KUNWIND_NR)
+		return "stack unwind not a TAPROOT_KUNWIND_*";
+	if (!(st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS)) {
+		if (st->upc_nr)
+			return "stack user pcs without USER_REGS";
+	} else if (st->unwind != TAPROOT_KUNWIND_COMPLETE &&
+		   st->unwind != TAPROOT_KUNWIND_MAX_FRAMES) {
+		return "stack unwind neither COMPLETE nor MAX_FRAMES";
+	} else if (!st->upc_nr) {
+		return "stack with USER_REGS but no user pcs";
+	}
+	if (sizeof(*st) + ((size_t)st->kstack_nr + st->upc_nr) * sizeof(uint64_t) >
+	    st->hdr.size)
+		return "stack pcs overflow the record";
+	return NULL;
+}
+
 /* Checks of the record's own type, once its header passed. */
 static const char *tp_rec_body_check(const struct taproot_rec_header *h)
 {
@@ -105,16 +206,7 @@ static const char *tp_rec_body_check(const struct taproot_rec_header *h)
 
 	switch (h->type) {
 	case TAPROOT_REC_SAMPLE:
-		if (h->size < sizeof(*s))
-			return "sample smaller than its fixed part";
-		if (s->kstack_nr > TAPROOT_KSTACK_MAX)
-			return "sample kstack_nr above TAPROOT_KSTACK_MAX";
-		if (s->ustack_len > TAPROOT_USTACK_MAX)
-			return "sample ustack_len above TAPROOT_USTACK_MAX";
-		if (sizeof(*s) + (size_t)s->kstack_nr * sizeof(uint64_t) +
-		    s->ustack_len > h->size)
-			return "sample kstack and ustack overflow the record";
-		return NULL;
+		return tp_sample_check(s);
 	case TAPROOT_REC_LOST:
 		return h->size == sizeof(struct taproot_rec_lost) ? NULL :
 		       "lost record of the wrong size";
@@ -132,6 +224,14 @@ static const char *tp_rec_body_check(const struct taproot_rec_header *h)
 	case TAPROOT_REC_EXIT:
 		return h->size == sizeof(struct taproot_rec_exit) ? NULL :
 		       "exit record of the wrong size";
+	case TAPROOT_REC_STACK:
+		return tp_stack_check((const void *)h);
+	case TAPROOT_REC_SAMPLE_REF:
+		if (h->size < sizeof(struct taproot_rec_sample_ref))
+			return "sample_ref smaller than its fixed part";
+		if (!((const struct taproot_rec_sample_ref *)h)->stack_id)
+			return "sample_ref stack_id 0";
+		return NULL;
 	default:
 		return NULL;	/* opaque: skipped by its size */
 	}

@@ -570,17 +570,17 @@ static void rec_check_sample_lengths_refused(void **state)
 
 	size = sample_build(buf, 1, 2, 16);
 	s->kstack_nr = 3;	/* one frame more than the size holds */
-	assert_rec_corrupt(buf, size, "sample kstack and ustack overflow the record");
+	assert_rec_corrupt(buf, size, "sample kstack, upcs and ustack overflow the record");
 
 	size = sample_build(buf, 1, 2, 16);
 	s->ustack_len = 17;
-	assert_rec_corrupt(buf, size, "sample kstack and ustack overflow the record");
+	assert_rec_corrupt(buf, size, "sample kstack, upcs and ustack overflow the record");
 
 	/* Both at their maxima in a record too small: no arithmetic wraps. */
 	size = sample_build(buf, 1, 0, 0);
 	s->kstack_nr = TAPROOT_KSTACK_MAX;
 	s->ustack_len = TAPROOT_USTACK_MAX;
-	assert_rec_corrupt(buf, size, "sample kstack and ustack overflow the record");
+	assert_rec_corrupt(buf, size, "sample kstack, upcs and ustack overflow the record");
 }
 
 static void rec_check_lost_size_fixed(void **state)
@@ -606,6 +606,175 @@ static void rec_check_unknown_type_checked_as_header(void **state)
 	assert_int_equal(check(buf, 16, &why), 0);
 	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_SAMPLE), "sample");
 	assert_null(taproot_rec_type_name(TAPROOT_REC_EXIT + 100));
+}
+
+/* ------------------------------------------- unwinding, interned stacks */
+
+/*
+ * A fallback SAMPLE in @buf: USER_REGS | UPCS | @flags, @kn kernel pcs,
+ * @un user pcs, @ulen stack bytes, walk end @end. Returns its size.
+ */
+static size_t upcs_build(void *buf, unsigned int flags, uint16_t kn, uint8_t un,
+			 uint32_t ulen, uint8_t end)
+{
+	struct taproot_rec_sample *s = buf;
+	size_t size = (sizeof(*s) + (kn + un) * 8u + ulen + 7) & ~(size_t)7;
+
+	memset(buf, 0, size);
+	s->hdr.size = (uint32_t)size;
+	s->hdr.type = TAPROOT_REC_SAMPLE;
+	s->hdr.flags = (uint16_t)(TAPROOT_SAMPLE_F_USER_REGS | TAPROOT_SAMPLE_F_UPCS | flags);
+	s->pid = 42;
+	s->tid = 42;
+	s->kstack_nr = kn;
+	s->upc_nr = un;
+	s->unwind = end;
+	s->ustack_len = ulen;
+	return size;
+}
+
+static size_t stack_build(void *buf, uint64_t id, uint16_t kn, uint8_t un, bool user)
+{
+	struct taproot_rec_stack *st = buf;
+	size_t size = sizeof(*st) + (kn + un) * 8u;
+
+	memset(buf, 0, size);
+	st->hdr.size = (uint32_t)size;
+	st->hdr.type = TAPROOT_REC_STACK;
+	st->hdr.flags = user ? TAPROOT_SAMPLE_F_USER_REGS : TAPROOT_SAMPLE_F_KTHREAD;
+	st->id = id;
+	st->epoch = 3;
+	st->pid = 42;
+	st->kstack_nr = kn;
+	st->upc_nr = un;
+	st->unwind = user ? TAPROOT_KUNWIND_COMPLETE : TAPROOT_KUNWIND_NONE;
+	return size;
+}
+
+static void rec_check_sample_upcs(void **state)
+{
+	uint64_t buf[512];
+	struct taproot_rec_sample *s = (void *)buf;
+	const char *why;
+	size_t size;
+
+	size = upcs_build(buf, TAPROOT_SAMPLE_F_UREGS_CALLER, 2, 3, 64, TAPROOT_KUNWIND_NO_CFI);
+	assert_int_equal(size, 200 + 5 * 8 + 64);
+	assert_int_equal(check(buf, size, &why), 0);
+	size = upcs_build(buf, TAPROOT_SAMPLE_F_VERIFY, 0, TAPROOT_UNWIND_FRAMES_MAX, 8,
+			  TAPROOT_KUNWIND_MAX_FRAMES);
+	assert_int_equal(check(buf, size, &why), 0);
+
+	/* One pc more than the size holds; the stack one byte too long. */
+	size = upcs_build(buf, 0, 2, 3, 64, TAPROOT_KUNWIND_FAULT);
+	s->upc_nr = 4;
+	assert_rec_corrupt(buf, size, "sample kstack, upcs and ustack overflow the record");
+	size = upcs_build(buf, 0, 2, 3, 64, TAPROOT_KUNWIND_FAULT);
+	s->ustack_len = 65;
+	assert_rec_corrupt(buf, size, "sample kstack, upcs and ustack overflow the record");
+
+	size = upcs_build(buf, 0, 0, 1, 0, TAPROOT_KUNWIND_NR);
+	assert_rec_corrupt(buf, size, "sample unwind not a TAPROOT_KUNWIND_*");
+	size = upcs_build(buf, 0, 0, 1, 0, TAPROOT_KUNWIND_NONE);
+	assert_rec_corrupt(buf, size, "sample UPCS with unwind NONE");
+	size = upcs_build(buf, 0, 0, 200, 0, TAPROOT_KUNWIND_FAULT);
+	assert_rec_corrupt(buf, size, "sample upc_nr above TAPROOT_UNWIND_FRAMES_MAX");
+	size = upcs_build(buf, TAPROOT_SAMPLE_F_UREGS_CALLER | TAPROOT_SAMPLE_F_VERIFY, 0, 2, 0,
+			  TAPROOT_KUNWIND_COMPLETE);
+	assert_rec_corrupt(buf, size, "sample UREGS_CALLER with VERIFY");
+	size = upcs_build(buf, 0, 0, 2, 0, TAPROOT_KUNWIND_FAULT);
+	s->hdr.flags &= (uint16_t)~TAPROOT_SAMPLE_F_USER_REGS;
+	assert_rec_corrupt(buf, size, "sample UPCS without a user part");
+	size = upcs_build(buf, TAPROOT_SAMPLE_F_KTHREAD, 0, 2, 0, TAPROOT_KUNWIND_FAULT);
+	assert_rec_corrupt(buf, size, "sample UPCS without a user part");
+
+	/* Without UPCS: no pcs, no flag that needs them. */
+	size = upcs_build(buf, 0, 0, 2, 0, TAPROOT_KUNWIND_FAULT);
+	s->hdr.flags &= (uint16_t)~TAPROOT_SAMPLE_F_UPCS;
+	assert_rec_corrupt(buf, size, "sample upc_nr without UPCS");
+	size = sample_build(buf, 1, 0, 0);
+	s->hdr.flags |= TAPROOT_SAMPLE_F_VERIFY;
+	assert_rec_corrupt(buf, size, "sample UREGS_CALLER or VERIFY without UPCS");
+	size = sample_build(buf, 1, 0, 0);
+	s->hdr.flags |= TAPROOT_SAMPLE_F_UREGS_CALLER;
+	assert_rec_corrupt(buf, size, "sample UREGS_CALLER or VERIFY without UPCS");
+	/* A reason without pcs (the walk was not reported) is still a sample. */
+	size = sample_build(buf, 1, 0, 0);
+	s->unwind = TAPROOT_KUNWIND_NO_PROC;
+	assert_int_equal(check(buf, size, &why), 0);
+	s->unwind = 200;
+	assert_rec_corrupt(buf, size, "sample unwind not a TAPROOT_KUNWIND_*");
+}
+
+static void rec_check_stack(void **state)
+{
+	uint64_t buf[512];
+	struct taproot_rec_stack *st = (void *)buf;
+	const char *why;
+	size_t size;
+
+	size = stack_build(buf, 7, 3, 5, true);
+	assert_int_equal(size, 40 + 8 * 8);
+	assert_int_equal(check(buf, size, &why), 0);
+	size = stack_build(buf, 7, TAPROOT_KSTACK_MAX, 0, false);
+	assert_int_equal(check(buf, size, &why), 0);
+	size = stack_build(buf, 7, 3, TAPROOT_UNWIND_FRAMES_MAX, true);
+	st->unwind = TAPROOT_KUNWIND_MAX_FRAMES;
+	st->hdr.size += 16;	/* padding is allowed */
+	assert_int_equal(check(buf, size + 16, &why), 0);
+
+	size = stack_build(buf, 7, 3, 5, true);
+	st->hdr.size = 32;
+	assert_rec_corrupt(buf, size, "stack smaller than its fixed part");
+	size = stack_build(buf, 0, 3, 5, true);
+	assert_rec_corrupt(buf, size, "stack id 0");
+	size = stack_build(buf, 7, 3, 5, true);
+	st->upc_nr = 6;
+	assert_rec_corrupt(buf, size, "stack pcs overflow the record");
+	size = stack_build(buf, 7, 3, 5, true);
+	st->kstack_nr = TAPROOT_KSTACK_MAX + 1;
+	assert_rec_corrupt(buf, size, "stack kstack_nr above TAPROOT_KSTACK_MAX");
+	size = stack_build(buf, 7, 3, 5, true);
+	st->upc_nr = TAPROOT_UNWIND_FRAMES_MAX + 1;
+	assert_rec_corrupt(buf, size, "stack upc_nr above TAPROOT_UNWIND_FRAMES_MAX");
+	size = stack_build(buf, 7, 3, 5, true);
+	st->unwind = TAPROOT_KUNWIND_FAULT;
+	assert_rec_corrupt(buf, size, "stack unwind neither COMPLETE nor MAX_FRAMES");
+	st->unwind = TAPROOT_KUNWIND_NR;
+	assert_rec_corrupt(buf, size, "stack unwind not a TAPROOT_KUNWIND_*");
+	size = stack_build(buf, 7, 3, 0, true);
+	assert_rec_corrupt(buf, size, "stack with USER_REGS but no user pcs");
+	size = stack_build(buf, 7, 3, 2, false);
+	assert_rec_corrupt(buf, size, "stack user pcs without USER_REGS");
+	/* Both counts at their maxima in a record too small: no arithmetic wraps. */
+	size = stack_build(buf, 7, 0, 1, true);
+	st->kstack_nr = TAPROOT_KSTACK_MAX;
+	st->upc_nr = TAPROOT_UNWIND_FRAMES_MAX;
+	assert_rec_corrupt(buf, size, "stack pcs overflow the record");
+}
+
+static void rec_check_sample_ref(void **state)
+{
+	struct {
+		struct taproot_rec_sample_ref r;
+		uint64_t pad;
+	} b = { .r = { .hdr = { .size = sizeof(b.r), .type = TAPROOT_REC_SAMPLE_REF },
+		       .stack_id = 9 } };
+	const char *why;
+
+	assert_int_equal(check(&b, sizeof(b.r), &why), 0);
+	b.r.hdr.size = sizeof(b);
+	assert_int_equal(check(&b, sizeof(b), &why), 0);
+	b.r.hdr.size = sizeof(b.r) - 8;
+	assert_rec_corrupt(&b, sizeof(b), "sample_ref smaller than its fixed part");
+	b.r.hdr.size = sizeof(b.r);
+	b.r.stack_id = 0;
+	assert_rec_corrupt(&b, sizeof(b), "sample_ref stack_id 0");
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_STACK), "stack");
+	assert_string_equal(taproot_rec_type_name(TAPROOT_REC_SAMPLE_REF), "sample_ref");
+	assert_string_equal(taproot_kunwind_name(TAPROOT_KUNWIND_MAX_FRAMES), "max-frames");
+	assert_string_equal(taproot_kunwind_name(TAPROOT_KUNWIND_BAD_FRAME), "bad-frame");
+	assert_null(taproot_kunwind_name(TAPROOT_KUNWIND_NR));
 }
 
 /* ------------------------------------------------------------ cpu lists */
@@ -652,6 +821,9 @@ int main(void)
 		cmocka_unit_test(rec_check_sample_lengths_refused),
 		cmocka_unit_test(rec_check_lost_size_fixed),
 		cmocka_unit_test(rec_check_unknown_type_checked_as_header),
+		cmocka_unit_test(rec_check_sample_upcs),
+		cmocka_unit_test(rec_check_stack),
+		cmocka_unit_test(rec_check_sample_ref),
 		cmocka_unit_test(cpulist_ranges_parsed),
 		cmocka_unit_test(cpulist_malformed_refused),
 	};
