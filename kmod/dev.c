@@ -38,6 +38,7 @@
 #include <linux/poll.h>
 #include <linux/sched.h>
 
+#include "intern.h"
 #include "taproot.h"
 #include "ring.h"
 
@@ -55,6 +56,8 @@ static int tap_dev_open(struct inode *inode, struct file *file)
 		return -EBUSY;
 
 	WRITE_ONCE(tap_dev_tgid, task_tgid_nr(current));
+	/* This reader has seen none of the STACK records written so far. */
+	tap_intern_new_epoch();
 	file->private_data = NULL;
 	/* Offsets select rings (TAPROOT_MMAP_OFFSET); there is no stream. */
 	return nonseekable_open(inode, file);

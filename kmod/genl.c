@@ -137,7 +137,7 @@ static int tap_genl_pre_doit(const struct tap_genl_hook_op *op,
 static u64 tap_features(void)
 {
 	u64 features = TAPROOT_FEAT_SAMPLING | TAPROOT_FEAT_KSTACK |
-		       TAPROOT_FEAT_USTACK;
+		       TAPROOT_FEAT_USTACK | TAPROOT_FEAT_UNWIND;
 
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		features |= TAPROOT_FEAT_PREEMPT_RT;
@@ -596,7 +596,26 @@ static size_t tap_stats_cpu_size(void)
 {
 	return nla_total_size(0) +			/* STATS_CPU */
 	       nla_total_size(sizeof(u32)) +		/* STAT_CPU */
-	       9 * nla_total_size_64bit(sizeof(u64));	/* the counters */
+	       11 * nla_total_size_64bit(sizeof(u64)) +	/* the counters */
+	       nla_total_size(0) +			/* STAT_UNWIND */
+	       TAPROOT_KUNWIND_NR * nla_total_size_64bit(sizeof(u64));
+}
+
+/* TAPROOT_A_STAT_UNWIND: samples by how their walk ended. */
+static int tap_put_stats_unwind(struct sk_buff *msg,
+				const struct tap_sample_stats *ss)
+{
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start(msg, TAPROOT_A_STAT_UNWIND);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < TAPROOT_KUNWIND_NR; i++)
+		if (nla_put_u64_64bit(msg, i + 1, ss->unwind[i], 0))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
 }
 
 static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
@@ -632,7 +651,12 @@ static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
 	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_SWITCHES_SELECTED,
 			      es.switches_selected, TAPROOT_A_STAT_PAD) ||
 	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_WAKINGS, es.wakings,
-			      TAPROOT_A_STAT_PAD))
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_STACKS, ss.stacks,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_STACK_REFS, ss.stack_refs,
+			      TAPROOT_A_STAT_PAD) ||
+	    tap_put_stats_unwind(msg, &ss))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;

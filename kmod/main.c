@@ -17,6 +17,7 @@
 #include <linux/stringify.h>
 
 #include "events.h"
+#include "intern.h"
 #include "taproot.h"
 #include "ring.h"
 #include "version.h"	/* TAP_MODULE_VERSION, written by scripts/kbuild */
@@ -64,11 +65,19 @@ static int __init tap_init(void)
 	if (err)
 		goto err_rings;
 
+	err = tap_intern_init();
+	if (err)
+		goto err_config;
+
+	err = tap_sample_init();
+	if (err)
+		goto err_intern;
+
 	tap_events_init();
 
 	err = tap_dev_init();
 	if (err)
-		goto err_config;
+		goto err_sample;
 
 	err = tap_genl_init();
 	if (err)
@@ -80,6 +89,10 @@ static int __init tap_init(void)
 
 err_dev:
 	tap_dev_exit();
+err_sample:
+	tap_sample_exit();
+err_intern:
+	tap_intern_exit();
 err_config:
 	tap_config_exit();
 err_rings:
@@ -93,6 +106,7 @@ static void __exit tap_exit(void)
 	tap_events_exit();	/* nor a probe after this */
 	tap_genl_exit();
 	tap_dev_exit();
+	tap_intern_exit();
 	tap_config_exit();
 	tap_rings_exit();	/* last: every producer and reader is gone */
 }

@@ -81,6 +81,7 @@
 #include <linux/wait.h>
 #include <asm/local.h>
 
+#include "intern.h"
 #include "taproot.h"
 #include "ring.h"
 
@@ -893,6 +894,8 @@ int tap_rings_resize(unsigned int data_pages)
 			tap_ring_take_over(set->ring[cpu], old->ring[cpu]);
 
 	tap_rings_publish(set);
+	/* STACK records unread in the old rings are gone with them. */
+	tap_intern_new_epoch();
 	/* Every writer that may have seen the old set has committed. */
 	synchronize_rcu();
 	tap_ring_set_free(old);

@@ -43,13 +43,40 @@
 #include <linux/string.h>
 
 #include "config.h"
+#include "intern.h"
 #include "ring.h"
 #include "sample.h"
 #include "stack.h"
 #include "taproot.h"
+#include "uwalk.h"
+/*
+ * TEMPORARY, until utab.c and uwalk.c land (helpers are writing them):
+ * keeps the tree building. Every walk falls back as for an unknown
+ * process.
+ */
+static const struct tap_umaps *tap_utab_lookup(struct task_struct *t, u8 *why)
+{
+	*why = TAPROOT_KUNWIND_NO_PROC;
+	return NULL;
+}
+
+#define tap_uwalk(w, start, pcs) ((w)->end = TAPROOT_KUNWIND_NO_PROC)
 
 static DEFINE_PER_CPU(struct perf_event *, tap_sample_event);
 static DEFINE_PER_CPU(struct tap_sample_stats, tap_sample_stats);
+
+/*
+ * The pcs of the sample being taken on a CPU, before they are written to
+ * the ring: the sample handler does not nest with itself on a CPU, so one
+ * buffer per CPU serves it. Allocated at load: too large for the static
+ * per-CPU area of a module.
+ */
+struct tap_sample_pcs {
+	u64 kstack[TAPROOT_KSTACK_MAX];
+	u64 upcs[TAPROOT_UNWIND_FRAMES_MAX];
+};
+
+static struct tap_sample_pcs __percpu *tap_sample_pcs;
 
 /* The dynamic hotplug state while started, 0 while stopped. */
 static int tap_sample_hp_state;
@@ -94,29 +121,99 @@ static bool tap_sample_who(const struct tap_config *cfg,
 }
 
 /*
- * Plan the snapshot of a sample interrupted at @regs (setting IN_KERNEL in
- * *@flags when in kernel mode); returns the size to reserve, 0 when none
+ * The user registers of a sample interrupted at @regs: those interrupted
+ * in user mode, else those the task saved when it entered the kernel
+ * (none for a kernel thread, nor for a task whose mm is gone: exiting).
+ */
+static struct pt_regs *tap_sample_uregs(struct pt_regs *regs)
+{
+	return user_mode(regs) ? regs : tap_current_user_regs();
+}
+
+/*
+ * Walk the user stack from @uregs into @upcs when the configuration asks
+ * for it (w->end TAPROOT_KUNWIND_NONE when it does not, w->nr 0 when the
+ * process has no mappings to walk by).
+ */
+static void tap_sample_walk(const struct tap_config *cfg,
+			    struct pt_regs *uregs, struct tap_uwalk *w,
+			    u64 *upcs)
+{
+	struct taproot_user_regs start;
+	u8 why;
+
+	w->nr = 0;
+	w->end = TAPROOT_KUNWIND_NONE;
+	if (!(cfg->flags & TAPROOT_CFG_F_UNWIND) || !uregs)
+		return;
+	w->maps = tap_utab_lookup(current, &why);
+	if (!w->maps) {
+		w->end = why;
+		return;
+	}
+	w->max_frames = cfg->unwind_frames;
+	tap_fill_user_regs(&start, uregs);
+	tap_uwalk(w, &start, upcs);
+}
+
+/* Whether walk @w ended where the user stack ends, or at the frame cap. */
+static bool tap_sample_walk_whole(const struct tap_uwalk *w)
+{
+	return w->end == TAPROOT_KUNWIND_COMPLETE ||
+	       w->end == TAPROOT_KUNWIND_MAX_FRAMES;
+}
+
+/*
+ * Plan the snapshot of a sample interrupted at @regs, whose user registers
+ * are @uregs and whose user stack walk was @w (setting IN_KERNEL and the
+ * flags of the walk in *@flags); returns the size to reserve, 0 when none
  * fits.
+ *
+ * The snapshot goes on from where the walk stopped, with the pcs found
+ * before it. With VERIFY a whole walk keeps the leaf's snapshot, for
+ * the reader to compare; with USTACK_PRIVATE no stack byte is copied.
  */
 static u32 tap_sample_plan(struct tap_snap *snap, const struct tap_config *cfg,
-			   struct pt_regs *regs, u16 *flags)
+			   struct pt_regs *regs, struct pt_regs *uregs,
+			   const struct tap_uwalk *w, u64 *upcs, u16 *flags)
 {
-	if (user_mode(regs)) {
-		*snap = (struct tap_snap){ .kfrom = TAP_KSTACK_NONE,
-					   .uregs = regs };
-	} else {
+	u32 ubytes = cfg->ustack_bytes;
+
+	*snap = (struct tap_snap){ .kfrom = TAP_KSTACK_NONE, .uregs = uregs };
+	if (!user_mode(regs)) {
 		*flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
-		/*
-		 * The user registers the task saved when it entered the
-		 * kernel: none for a kernel thread, nor for a task whose mm
-		 * is gone (exiting).
-		 */
-		*snap = (struct tap_snap){ .kfrom = TAP_KSTACK_REGS,
-					   .kregs = regs,
-					   .uregs = tap_current_user_regs() };
+		snap->kfrom = TAP_KSTACK_REGS;
+		snap->kregs = regs;
 	}
+	if (w->nr) {
+		*flags |= TAPROOT_SAMPLE_F_UPCS;
+		snap->upcs = upcs;
+		snap->upc_nr = w->nr;
+		if (tap_sample_walk_whole(w)) {
+			*flags |= TAPROOT_SAMPLE_F_VERIFY;
+		} else {
+			snap->uframe = &w->regs;
+			if (w->partial)
+				*flags |= TAPROOT_SAMPLE_F_UREGS_CALLER;
+		}
+	}
+	if (w->end != TAPROOT_KUNWIND_NONE &&
+	    (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE))
+		ubytes = 0;
 	return tap_snap_plan(snap, sizeof(struct taproot_rec_sample),
-			     cfg->kstack_depth, cfg->ustack_bytes);
+			     cfg->kstack_depth, ubytes);
+}
+
+/*
+ * With USTACK_PRIVATE, registers may hold what the stack would have: of
+ * the user registers only those that locate the frame stay.
+ */
+static void tap_sample_private_regs(struct taproot_user_regs *r)
+{
+	struct taproot_user_regs keep = { .ip = r->ip, .sp = r->sp,
+					  .bp = r->bp };
+
+	*r = keep;
 }
 
 /* A snapshot's TAPROOT_SNAP_F_* as the sample's flags of the same names. */
@@ -144,32 +241,27 @@ static void tap_sample_fill_task(struct taproot_rec_sample *rec,
 	rec->pid = task->tgid;
 	rec->tid = task->pid;
 	rec->cpu = smp_processor_id();
-	rec->upc_nr = 0;
-	rec->unwind = TAPROOT_KUNWIND_NONE;
 	rec->period_us = tap_sample_period_us;
 	BUILD_BUG_ON(sizeof(rec->comm) != TASK_COMM_LEN);
 	memcpy(rec->comm, task->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 }
 
-static void tap_sample_handler(struct perf_event *event,
-			       struct perf_sample_data *data,
-			       struct pt_regs *regs)
+/*
+ * The sample as a TAPROOT_REC_SAMPLE: the snapshot, and the pcs of walk
+ * @w when there are any (a fallback, or VERIFY).
+ */
+static void tap_sample_write_snap(const struct tap_config *cfg,
+				  struct pt_regs *regs, struct pt_regs *uregs,
+				  const struct tap_uwalk *w, u64 *upcs,
+				  u16 flags)
 {
-	const struct tap_config *cfg = tap_config_sched();
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_sample *rec;
 	struct tap_snap snap;
 	u32 size, used;
-	u16 flags;
 
-	if (unlikely(!cfg || !regs) || !(cfg->events & TAPROOT_EV_SAMPLE))
-		return;
-	if (!tap_sample_who(cfg, current, &flags))
-		return;
-	this_cpu_inc(tap_sample_stats.samples);
-
-	size = tap_sample_plan(&snap, cfg, regs, &flags);
+	size = tap_sample_plan(&snap, cfg, regs, uregs, w, upcs, &flags);
 	if (unlikely(!size))
 		return;		/* not even the fixed part fits */
 	hdr = tap_ring_reserve(size, TAPROOT_REC_SAMPLE);
@@ -180,13 +272,132 @@ static void tap_sample_handler(struct perf_event *event,
 	tap_sample_fill_task(rec, current);
 	used = sizeof(*rec) + tap_snap_fill(&snap, &rec->user_regs,
 					    (u64 *)(rec + 1));
+	if (w->end != TAPROOT_KUNWIND_NONE &&
+	    (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE))
+		tap_sample_private_regs(&rec->user_regs);
 	rec->kstack_nr = snap.kstack_nr;
+	rec->upc_nr = snap.upc_nr;
+	rec->unwind = w->end;
 	rec->ustack_len = snap.ustack_len;
 	if (snap.flags & TAPROOT_SNAP_F_USTACK_FAULT)
 		this_cpu_inc(tap_sample_stats.ustack_faults);
 	hdr->flags = flags | tap_sample_snap_flags(snap.flags);
 	/* Give back what the stacks did not take. */
 	tap_ring_commit_pad(hdr, used);
+}
+
+/*
+ * The STACK record of a stack of @knr kernel and @unr user pcs, unless
+ * the CPU wrote it already in this epoch; false when it could not be
+ * written (the ring counted the loss).
+ */
+static bool tap_sample_write_stack(u64 id, u32 epoch, u16 flags,
+				   const u64 *kpcs, u32 knr,
+				   const u64 *upcs, u32 unr, u8 end)
+{
+	struct taproot_rec_header *hdr;
+	struct taproot_rec_stack *rec;
+	u32 size = sizeof(*rec) + (knr + unr) * sizeof(u64);
+	u64 *pcs;
+
+	if (tap_intern_seen(id))
+		return true;
+	hdr = tap_ring_reserve(size, TAPROOT_REC_STACK);
+	if (!hdr)
+		return false;
+	rec = container_of(hdr, struct taproot_rec_stack, hdr);
+	rec->id = id;
+	rec->epoch = epoch;
+	rec->pid = current->tgid;
+	rec->kstack_nr = knr;
+	rec->upc_nr = unr;
+	rec->unwind = end;
+	rec->reserved = 0;
+	pcs = (u64 *)(rec + 1);
+	memcpy(pcs, kpcs, knr * sizeof(u64));
+	memcpy(pcs + knr, upcs, unr * sizeof(u64));
+	hdr->flags = flags;
+	tap_ring_commit(hdr, size);
+	tap_intern_set(id);
+	this_cpu_inc(tap_sample_stats.stacks);
+	return true;
+}
+
+/*
+ * The sample as a reference to its interned stack: the user pcs of whole
+ * walk @w in @pcs->upcs, the kernel frames taken here. A kernel part too
+ * long for the largest record is cut (KSTACK_TRUNC).
+ */
+static void tap_sample_write_ref(const struct tap_config *cfg,
+				 struct pt_regs *regs,
+				 const struct tap_uwalk *w,
+				 struct tap_sample_pcs *pcs, u16 flags)
+{
+	u32 max = tap_ring_max_record(), knr = 0, kdepth, epoch;
+	struct taproot_rec_sample_ref *rec;
+	struct taproot_rec_header *hdr;
+	bool ktrunc = false;
+	u64 id;
+
+	flags |= TAPROOT_SAMPLE_F_USER_REGS;
+	if (!user_mode(regs)) {
+		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
+		kdepth = (max - sizeof(struct taproot_rec_stack)) / sizeof(u64);
+		kdepth = min(cfg->kstack_depth, kdepth - min(kdepth, w->nr));
+		knr = tap_kstack_regs(pcs->kstack, kdepth, regs, &ktrunc);
+		if (ktrunc)
+			flags |= TAPROOT_SAMPLE_F_KSTACK_TRUNC;
+	}
+	epoch = tap_intern_epoch();
+	id = tap_intern_id(epoch, current->tgid, flags & TAP_STACK_FLAGS,
+			   pcs->kstack, knr, pcs->upcs, w->nr);
+	if (!tap_sample_write_stack(id, epoch, flags & TAP_STACK_FLAGS,
+				    pcs->kstack, knr, pcs->upcs, w->nr, w->end))
+		return;
+
+	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_SAMPLE_REF);
+	if (!hdr)
+		return;
+	rec = container_of(hdr, struct taproot_rec_sample_ref, hdr);
+	rec->pid = current->tgid;
+	rec->tid = current->pid;
+	rec->cpu = smp_processor_id();
+	rec->period_us = tap_sample_period_us;
+	memcpy(rec->comm, current->comm, sizeof(rec->comm));
+	rec->comm[sizeof(rec->comm) - 1] = '\0';
+	rec->stack_id = id;
+	rec->epoch = epoch;
+	rec->reserved = 0;
+	hdr->flags = flags;
+	tap_ring_commit(hdr, sizeof(*rec));
+	this_cpu_inc(tap_sample_stats.stack_refs);
+}
+
+static void tap_sample_handler(struct perf_event *event,
+			       struct perf_sample_data *data,
+			       struct pt_regs *regs)
+{
+	const struct tap_config *cfg = tap_config_sched();
+	struct tap_sample_pcs *pcs;
+	struct pt_regs *uregs;
+	struct tap_uwalk w;
+	u16 flags;
+
+	if (unlikely(!cfg || !regs) || !(cfg->events & TAPROOT_EV_SAMPLE))
+		return;
+	if (!tap_sample_who(cfg, current, &flags))
+		return;
+	this_cpu_inc(tap_sample_stats.samples);
+
+	uregs = flags & TAPROOT_SAMPLE_F_KTHREAD ? NULL : tap_sample_uregs(regs);
+	pcs = this_cpu_ptr(tap_sample_pcs);
+	tap_sample_walk(cfg, uregs, &w, pcs->upcs);
+	this_cpu_inc(tap_sample_stats.unwind[w.end]);
+	if (tap_sample_walk_whole(&w) &&
+	    !(cfg->flags & TAPROOT_CFG_F_UNWIND_VERIFY))
+		tap_sample_write_ref(cfg, regs, &w, pcs, flags);
+	else
+		tap_sample_write_snap(cfg, regs, uregs, &w, pcs->upcs, flags);
 }
 
 static int tap_sample_cpu_online(unsigned int cpu)
@@ -286,8 +497,20 @@ void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st)
 	const struct tap_sample_stats *s = per_cpu_ptr(&tap_sample_stats, cpu);
 
 	/* Single aligned 64-bit loads: never torn on x86-64. */
+	unsigned int i;
+
 	st->samples = READ_ONCE(s->samples);
 	st->ustack_faults = READ_ONCE(s->ustack_faults);
+	st->stacks = READ_ONCE(s->stacks);
+	st->stack_refs = READ_ONCE(s->stack_refs);
+	for (i = 0; i < TAPROOT_KUNWIND_NR; i++)
+		st->unwind[i] = READ_ONCE(s->unwind[i]);
+}
+
+int __init tap_sample_init(void)
+{
+	tap_sample_pcs = alloc_percpu(struct tap_sample_pcs);
+	return tap_sample_pcs ? 0 : -ENOMEM;
 }
 
 /*
@@ -301,4 +524,5 @@ void tap_sample_exit(void)
 	if (tap_sample_running())
 		tap_sample_stop();
 	mutex_unlock(&tap_ctl_lock);
+	free_percpu(tap_sample_pcs);
 }

@@ -7,6 +7,12 @@
 #define _TAPROOT_SAMPLE_H
 
 #include <linux/types.h>
+#include <linux/taproot.h>
+
+/* The sample flags a STACK record carries: how to read its pcs. */
+#define TAP_STACK_FLAGS	(TAPROOT_SAMPLE_F_IN_KERNEL | \
+			 TAPROOT_SAMPLE_F_KSTACK_TRUNC | \
+			 TAPROOT_SAMPLE_F_USER_REGS)
 
 /*
  * Start: one CPU-clock perf event per online CPU, at the configured
@@ -27,6 +33,9 @@ bool tap_sample_running(void);
 struct tap_sample_stats {
 	u64 samples;		/* ticks that passed the filters */
 	u64 ustack_faults;	/* samples with TAPROOT_SAMPLE_F_USTACK_FAULT */
+	u64 stacks;		/* TAPROOT_REC_STACK records written */
+	u64 stack_refs;		/* TAPROOT_REC_SAMPLE_REF records written */
+	u64 unwind[TAPROOT_KUNWIND_NR];	/* samples by how their walk ended */
 };
 
 void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st);

@@ -23,9 +23,7 @@
 #include "ring.h"
 #include "stack.h"
 
-/* Copy @r into the ABI's register set. */
-static void tap_fill_user_regs(struct taproot_user_regs *u,
-			       const struct pt_regs *r)
+void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r)
 {
 	u->ax = r->ax;
 	u->bx = r->bx;
@@ -109,13 +107,7 @@ static u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
 	return len - copy_from_user_nmi(dst, (const void __user *)sp, len);
 }
 
-/*
- * The kernel stack of interrupted kernel-mode @regs: regs->ip, then the
- * return addresses the unwinder finds, at most @max in all. Sets *@trunc
- * when frames were left out (always when @max is 0).
- */
-static u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs,
-			   bool *trunc)
+u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc)
 {
 	struct unwind_state state;
 	unsigned long addr;
@@ -180,10 +172,19 @@ static noinline u32 tap_kstack_here(u64 *out, u32 max, bool irq_only,
 	return nr;
 }
 
+/* The sp the user stack copy of @s starts at; 0 without a user part. */
+static unsigned long tap_snap_usp(const struct tap_snap *s)
+{
+	if (s->uframe)
+		return s->uframe->sp;
+	return s->uregs ? s->uregs->sp : 0;
+}
+
 /*
- * The kernel frames first, then the user stack gets what room is left:
- * the kernel part is short and says where the task is blocked or what
- * the interrupt hit, the user part is long and the unwinder can use a
+ * The kernel frames first, then the user pcs, then the user stack gets
+ * what room is left: the kernel part is short and says where the task is
+ * blocked or what the interrupt hit, the pcs are the part of the user
+ * stack already unwound, the copy is long and the unwinder can use a
  * prefix of it. A copy shortened here is truncated on purpose
  * (USTACK_TRUNC), never a fault: USTACK_FAULT is for the copy itself.
  */
@@ -191,21 +192,22 @@ u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
 		  u32 ustack_bytes)
 {
 	u32 max = round_down(tap_ring_max_record(), 8);
-	u32 room, span = 0;
+	bool user = s->uregs || s->uframe;
+	u32 room, span = 0, pcs = s->upc_nr * sizeof(u64);
 
 	s->kdepth = s->kfrom == TAP_KSTACK_NONE ? 0 : kstack_depth;
 	s->flags = 0;
 	s->kstack_nr = 0;
 	s->ustack_len = 0;
-	if (s->uregs) {
-		span = tap_ustack_span(s->uregs->sp, ustack_bytes);
+	if (user && ustack_bytes) {
+		span = tap_ustack_span(tap_snap_usp(s), ustack_bytes);
 		if (span < ustack_bytes)
 			s->flags |= TAPROOT_SNAP_F_USTACK_TOP;
 	}
 	s->ubytes = span;
-	if (max < fixed)
+	if (max < fixed || max - fixed < pcs)
 		return 0;
-	room = max - fixed;
+	room = max - fixed - pcs;
 	if (s->kdepth * sizeof(u64) + s->ubytes > room) {
 		s->kdepth = min_t(u32, s->kdepth, room / sizeof(u64));
 		s->ubytes = round_down(min_t(u32, s->ubytes,
@@ -214,14 +216,14 @@ u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
 			s->flags |= TAPROOT_SNAP_F_USTACK_TRUNC;
 	}
 	/* A span cut at the stack's top need not be a multiple of 8. */
-	return round_up(fixed + s->kdepth * sizeof(u64) + s->ubytes, 8);
+	return round_up(fixed + s->kdepth * sizeof(u64) + pcs + s->ubytes, 8);
 }
 
-u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
-		  u64 *kstack)
+/* The kernel frames @s planned, into @kstack; returns how many. */
+static u32 tap_snap_kstack(struct tap_snap *s, u64 *kstack)
 {
 	bool ktrunc = false;
-	u32 nr = 0, ulen = 0;
+	u32 nr = 0;
 
 	switch (s->kfrom) {
 	case TAP_KSTACK_NONE:
@@ -237,13 +239,29 @@ u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
 	}
 	if (ktrunc)
 		s->flags |= TAPROOT_SNAP_F_KSTACK_TRUNC;
+	return nr;
+}
 
-	if (s->uregs) {
+u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
+		  u64 *kstack)
+{
+	u32 nr, ulen = 0;
+	u8 *ustack;
+
+	nr = tap_snap_kstack(s, kstack);
+	if (s->upc_nr)
+		memcpy(kstack + nr, s->upcs, s->upc_nr * sizeof(u64));
+	ustack = (u8 *)(kstack + nr + s->upc_nr);
+
+	if (s->uregs || s->uframe) {
 		s->flags |= TAPROOT_SNAP_F_USER_REGS;
-		tap_fill_user_regs(uregs, s->uregs);
+		if (s->uframe)
+			*uregs = *s->uframe;
+		else
+			tap_fill_user_regs(uregs, s->uregs);
 		if (s->ubytes) {
-			ulen = tap_copy_ustack((u8 *)(kstack + nr),
-					       s->uregs->sp, s->ubytes);
+			ulen = tap_copy_ustack(ustack, tap_snap_usp(s),
+					       s->ubytes);
 			/* Short of the plan: the copy could not read on. */
 			if (ulen < s->ubytes)
 				s->flags |= TAPROOT_SNAP_F_USTACK_FAULT;
@@ -253,7 +271,7 @@ u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
 	}
 	s->kstack_nr = nr;
 	s->ustack_len = ulen;
-	return nr * sizeof(u64) + ulen;
+	return (nr + s->upc_nr) * sizeof(u64) + ulen;
 }
 
 u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn)

@@ -39,6 +39,14 @@ struct tap_snap {
 	enum tap_kstack_from kfrom;
 	struct pt_regs *kregs;	/* TAP_KSTACK_REGS: the interrupted registers */
 	struct pt_regs *uregs;	/* the user registers; NULL: no user part */
+	/*
+	 * Instead of uregs: the registers of a user frame the walker reached
+	 * (uwalk.h), from whose sp the user stack is copied.
+	 */
+	const struct taproot_user_regs *uframe;
+	/* User pcs the walker found, written after the kernel frames. */
+	const u64 *upcs;
+	u32 upc_nr;
 
 	/* The plan. */
 	u32 kdepth;		/* room for kernel frames */
@@ -54,10 +62,10 @@ struct tap_snap {
 
 /*
  * Plan @s for a record whose fixed part, everything before the kernel
- * frames, takes @fixed bytes: at most @kstack_depth frames and
- * @ustack_bytes of user stack, the frames first, within the largest record
- * a ring takes. Returns the size to reserve (a multiple of 8), or 0 when
- * not even the fixed part fits.
+ * frames, takes @fixed bytes: at most @kstack_depth frames, s->upc_nr user
+ * pcs and @ustack_bytes of user stack, in that order of priority, within
+ * the largest record a ring takes. Returns the size to reserve (a multiple
+ * of 8), or 0 when not even the fixed part and the user pcs fit.
  */
 u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
 		  u32 ustack_bytes);
@@ -65,8 +73,9 @@ u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
 /*
  * Capture the snapshot planned in @s: the user registers into @uregs
  * (zeroed without a user part), the kernel frames at @kstack, the user
- * stack bytes right after them. Sets s->kstack_nr, s->ustack_len and the
- * capture's flags; returns the bytes written at @kstack.
+ * pcs right after them, then the user stack bytes. Sets s->kstack_nr,
+ * s->ustack_len and the capture's flags; returns the bytes written at
+ * @kstack.
  */
 u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
 		  u64 *kstack);
@@ -79,5 +88,15 @@ u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn);
  * for a kernel thread and for a task whose mm is gone (exiting).
  */
 struct pt_regs *tap_current_user_regs(void);
+
+/* Copy @r into the ABI's register set. */
+void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r);
+
+/*
+ * The kernel stack of interrupted kernel-mode @regs: regs->ip, then the
+ * return addresses the unwinder finds, at most @max in all. Sets *@trunc
+ * when frames were left out (always when @max is 0).
+ */
+u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc);
 
 #endif /* _TAPROOT_STACK_H */

@@ -8,7 +8,9 @@
  *   dev.c    /dev/taproot: the file the per-CPU rings are mapped from
  *   ring.c   the per-CPU rings (ring.h): producer, wakeups, mmap, resize
  *   config.c the configuration (config.h) and the control lock
- *   sample.c timer sampling: per-CPU perf events, TAPROOT_REC_SAMPLE
+ *   sample.c timer sampling: per-CPU perf events, TAPROOT_REC_SAMPLE,
+ *            _STACK and _SAMPLE_REF
+ *   intern.c interned stacks: per-CPU slots of stack ids, the epoch
  *   events.c tracepoint probes: SWITCH, WAKING, FORK, EXEC, EXIT records
  *   stack.c  stacks of the current task, for samples and events
  *
@@ -57,6 +59,7 @@ void tap_genl_exit(void);
 
 int tap_config_init(void);
 void tap_config_exit(void);
-void tap_sample_exit(void);	/* stops sampling; no init */
+int tap_sample_init(void);
+void tap_sample_exit(void);	/* stops sampling for good, frees */
 
 #endif /* _TAPROOT_KMOD_H */

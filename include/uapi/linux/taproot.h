@@ -85,8 +85,9 @@
  *       TAPROOT_A_STAT_WAKINGS      u64  WAKING records written
  *       TAPROOT_A_STAT_UNWIND       nest of u64, one per enum
  *                                        taproot_kunwind (attribute type =
- *                                        the value + 1): samples whose user
- *                                        stack the module's walk ended so
+ *                                        the value + 1; padding, if any, is
+ *                                        type 0): samples whose user stack
+ *                                        the module's walk ended so
  *                                        (TAPROOT_KUNWIND_NONE: not tried)
  *       TAPROOT_A_STAT_STACKS       u64  STACK records written
  *       TAPROOT_A_STAT_STACK_REFS   u64  SAMPLE_REF records written
