@@ -13,6 +13,9 @@
  *   intern.c interned stacks: per-CPU slots of stack ids, the epoch
  *   events.c tracepoint probes: SWITCH, WAKING, FORK, EXEC, EXIT records
  *   stack.c  stacks of the current task, for samples and events
+ *   uwalk.c  the user stack walker on uploaded tables (uwalk.h; plain C,
+ *            also built in userspace by its fuzz target and test)
+ *   uwalk-user.c  its reads of user memory: copy_from_user_nmi()
  *
  * The ABI is <linux/taproot.h> (include/uapi/linux/taproot.h), the only
  * definition of everything userspace sees. features.h is generated per

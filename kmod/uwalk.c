@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The user stack walker (uwalk.h): the steps of lib/unwind/unwind.c's fast
+ * path, on uploaded tables (utable.h) and small reads of user memory.
+ *
+ * Per frame: the mapping holding the pc (minus 1 for a return address),
+ * by binary search over the process's mappings; its table's row, by binary
+ * search over the row pcs; the row's rule gives the caller's sp (the CFA),
+ * return address and rbp. A mapping without a table, and a pc no row
+ * covers, follow the rbp chain, unless the code at the pc is the sigreturn
+ * trampoline (then its registers come from the signal frame).
+ *
+ * What lib/unwind reads from its stack copy this walker reads with
+ * tap_uwalk_read(), and the ends map one to one: a word the copy lacks
+ * (TRUNCATED there) is a read that failed here (TAPROOT_KUNWIND_FAULT); a
+ * word below the leaf's sp is BAD_FRAME in both, whether or not it could
+ * be read, so that both walks see the same memory. The agreement test
+ * (tests/unit/test_uwalk.c) checks that they give the same pcs.
+ *
+ * Nothing here trusts the tables or mappings beyond their array lengths:
+ * every index is checked at use, every search is capped at 32 halvings,
+ * the walk at TAPROOT_UNWIND_FRAMES_MAX frames, and each frame makes at
+ * most TAP_UWALK_READS_PER_FRAME reads of at most 136 bytes, into buffers
+ * on this stack.
+ */
+#ifdef __KERNEL__
+#include <linux/stddef.h>	/* NULL, which <linux/types.h> does not define */
+#else
+#include <stddef.h>
+#endif
+
+#include "uwalk.h"
+
+/* Every frame's step reads user memory at most this many times. */
+#define TAP_UWALK_READS_PER_FRAME	2
+
+/* A step that found the caller; otherwise an enum taproot_kunwind. */
+#define TAP_UWALK_STEP_OK	TAPROOT_KUNWIND_NONE
+
+/*
+ * The x86-64 rt_sigframe a signal handler returns through: at the sp of
+ * the sigreturn trampoline (pretcode already popped) is the ucontext, its
+ * gregs after uc_flags, uc_link and uc_stack, in REG_R8..REG_RIP order.
+ */
+#define TAP_UC_GREGS_OFF	40
+#define TAP_UC_NR_GREGS		17
+
+/* mov $0xf,%rax; syscall: rt_sigreturn, as glibc's and musl's __restore_rt */
+static const __u8 tap_sigreturn_code[9] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
+};
+
+/* What a pc no row covers follows, as lib's rules[0]. */
+static const struct taproot_unwind_rule tap_rule_none = {
+	.kind = TAPROOT_RULE_NONE,
+};
+
+/* The caller's frame, as one step found it. */
+struct tap_uwalk_next {
+	struct taproot_user_regs regs;	/* ip, sp, bp; all after a signal */
+	int bp_known;
+	int signal;		/* restored by a signal frame: exact, all known */
+};
+
+static int tap_uwalk_rd(struct tap_uwalk *w, void *dst, __u64 addr, __u32 len)
+{
+	w->reads++;
+	return tap_uwalk_read(dst, addr, len);
+}
+
+/*
+ * The mapping holding @pc, or NULL. Sorted disjoint mappings make it the
+ * last one starting at or below @pc; with any others the search still
+ * ends (a u32 range halves at most 32 times) and the answer is checked.
+ */
+static const struct tap_umap *tap_uwalk_map(const struct tap_umaps *maps,
+					    __u64 pc)
+{
+	const struct tap_umap *m;
+	__u32 lo = 0, hi, steps;
+
+	if (!maps || !maps->map || !maps->nr)
+		return NULL;
+	hi = maps->nr;
+	for (steps = 0; hi - lo > 1 && steps < 32; steps++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (maps->map[mid].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	m = &maps->map[lo];
+	return pc >= m->start && pc < m->end ? m : NULL;
+}
+
+/*
+ * The rule of ELF address @vaddr in @t, as tp_cfi_lookup(): the last row
+ * whose pc is at or below it; &tap_rule_none when no row covers it. NULL
+ * when the row names a rule past nr_rules (a table the upload should have
+ * refused).
+ */
+static const struct taproot_unwind_rule *
+tap_uwalk_rule(const struct tap_utable *t, __u64 vaddr)
+{
+	__u64 off = vaddr - t->base;
+	__u32 lo = 0, hi = t->nr_rows, steps;
+	__u16 rule;
+
+	if (vaddr < t->base || off > 0xffffffffULL || !t->nr_rows ||
+	    !t->pcs || !t->row_rules || off < t->pcs[0])
+		return &tap_rule_none;
+	for (steps = 0; hi - lo > 1 && steps < 32; steps++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (t->pcs[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	rule = t->row_rules[lo];
+	if (rule >= t->nr_rules || !t->rules)
+		return NULL;
+	return &t->rules[rule];
+}
+
+/*
+ * The rbp chain: rbp points at {saved rbp, return address}. Accepted when
+ * rbp is known, 8-aligned, at or above sp (and the leaf's sp), and the
+ * saved rbp is 0 or above it: lib/unwind's step_fp().
+ */
+static int tap_uwalk_fp(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
+			struct tap_uwalk_next *n)
+{
+	__u64 bp = w->regs.bp, words[2];
+
+	if (!bp_known || (bp & 7) || bp < w->regs.sp || bp < stack_lo)
+		return TAPROOT_KUNWIND_NO_CFI;
+	if (tap_uwalk_rd(w, words, bp, sizeof(words)))
+		return TAPROOT_KUNWIND_FAULT;
+	if (words[0] && words[0] <= bp)
+		return TAPROOT_KUNWIND_NO_CFI;
+	n->regs.sp = bp + 16;
+	n->regs.bp = words[0];
+	n->regs.ip = words[1];
+	n->bp_known = 1;
+	return TAP_UWALK_STEP_OK;
+}
+
+/* Every register from the ucontext of the signal frame at sp. */
+static int tap_uwalk_signal(struct tap_uwalk *w, __u64 stack_lo,
+			    struct tap_uwalk_next *n)
+{
+	__u64 at = w->regs.sp + TAP_UC_GREGS_OFF, g[TAP_UC_NR_GREGS];
+	struct taproot_user_regs *r = &n->regs;
+
+	if (at < stack_lo)
+		return TAPROOT_KUNWIND_BAD_FRAME;
+	if (tap_uwalk_rd(w, g, at, sizeof(g)))
+		return TAPROOT_KUNWIND_FAULT;
+	r->r8 = g[0];
+	r->r9 = g[1];
+	r->r10 = g[2];
+	r->r11 = g[3];
+	r->r12 = g[4];
+	r->r13 = g[5];
+	r->r14 = g[6];
+	r->r15 = g[7];
+	r->di = g[8];
+	r->si = g[9];
+	r->bp = g[10];
+	r->bx = g[11];
+	r->dx = g[12];
+	r->ax = g[13];
+	r->cx = g[14];
+	r->sp = g[15];
+	r->ip = g[16];
+	r->flags = 0;		/* REG_EFL, not read: no rule uses it */
+	n->bp_known = 1;
+	n->signal = 1;
+	return TAP_UWALK_STEP_OK;
+}
+
+/*
+ * A rule of kind SP, FP or PLT: the CFA from sp or rbp, the return address
+ * at CFA + ra_off, the caller's rbp kept, lost, or at CFA + rbp_off: lib's
+ * tp_step_fast(). A saved rbp that cannot be read (below the leaf's sp, as
+ * an epilogue's stale CFA-16 past "pop %rbp" is, or unreadable) is lost,
+ * and the walk goes on. The two words are read at once when adjacent.
+ */
+static int tap_uwalk_fast(struct tap_uwalk *w,
+			  const struct taproot_unwind_rule *r, int bp_known,
+			  __u64 stack_lo, struct tap_uwalk_next *n)
+{
+	const struct taproot_user_regs *in = &w->regs;
+	__u64 cfa, ra_at, bp_at, lo, words[2];
+	int bp_tried = 0;
+
+	switch (r->kind) {
+	case TAPROOT_RULE_SP:
+		cfa = in->sp + (__u64)(__s64)r->cfa_off;
+		break;
+	case TAPROOT_RULE_FP:
+		if (!bp_known)
+			return TAPROOT_KUNWIND_BAD_FRAME;
+		cfa = in->bp + (__u64)(__s64)r->cfa_off;
+		break;
+	case TAPROOT_RULE_PLT:
+		/* + 8 once the PLT entry pushed its index */
+		cfa = in->sp + (__u64)(__s64)r->cfa_off;
+		if ((in->ip & 15) >= r->plt_thr)
+			cfa += 8;
+		break;
+	default:
+		return TAPROOT_KUNWIND_BAD_FRAME;
+	}
+	ra_at = cfa + (__u64)(__s64)r->ra_off;
+	bp_at = cfa + (__u64)(__s64)r->rbp_off;
+	if (ra_at < stack_lo)
+		return TAPROOT_KUNWIND_BAD_FRAME;
+
+	if (r->rbp == TAPROOT_RBP_CFA && bp_at >= stack_lo &&
+	    (bp_at + 8 == ra_at || ra_at + 8 == bp_at)) {
+		lo = bp_at + 8 == ra_at ? bp_at : ra_at;
+		/* lo + 16 must not wrap: then words[1] is at lo + 8 */
+		if (lo <= ~0ULL - 15) {
+			if (!tap_uwalk_rd(w, words, lo, 16)) {
+				n->regs.ip = words[lo != ra_at];
+				n->regs.bp = words[lo != bp_at];
+				n->bp_known = 1;
+				goto found;
+			}
+			/* one word or both unreadable: the RA's read decides */
+			bp_tried = 1;
+		}
+	}
+	if (tap_uwalk_rd(w, &words[0], ra_at, 8))
+		return TAPROOT_KUNWIND_FAULT;
+	n->regs.ip = words[0];
+	switch (r->rbp) {
+	case TAPROOT_RBP_SAME:
+		n->regs.bp = bp_known ? in->bp : 0;
+		n->bp_known = bp_known;
+		break;
+	case TAPROOT_RBP_CFA:
+		/* the pair failed and the RA did not: the rbp slot is unreadable */
+		if (!bp_tried && bp_at >= stack_lo &&
+		    !tap_uwalk_rd(w, &words[1], bp_at, 8)) {
+			n->regs.bp = words[1];
+			n->bp_known = 1;
+		}
+		break;
+	default:		/* TAPROOT_RBP_UNDEF, or unknown: lost */
+		break;
+	}
+found:
+	n->regs.sp = cfa;
+	return TAP_UWALK_STEP_OK;
+}
+
+/* Whether the code at @pc is the sigreturn trampoline; unreadable: no. */
+static int tap_uwalk_is_sigreturn(struct tap_uwalk *w, __u64 pc)
+{
+	__u8 code[sizeof(tap_sigreturn_code)];
+	unsigned int i;
+
+	if (tap_uwalk_rd(w, code, pc, sizeof(code)))
+		return 0;
+	for (i = 0; i < sizeof(code); i++)
+		if (code[i] != tap_sigreturn_code[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * One step up from the frame in w->regs, whose pc is exact (the leaf's, or
+ * one a signal frame restored: w->exact) or a return address: the
+ * caller's registers into @n. Returns TAP_UWALK_STEP_OK or the walk's end:
+ * lib/unwind's unwind_frame().
+ */
+static int tap_uwalk_step(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
+			  struct tap_uwalk_next *n)
+{
+	__u64 pc = w->regs.ip, lookup = w->exact ? pc : pc - 1;
+	const struct taproot_unwind_rule *r;
+	const struct tap_umap *m;
+
+	m = tap_uwalk_map(w->maps, lookup);
+	if (!m)
+		return TAPROOT_KUNWIND_NO_MAPPING;
+	if (!m->table)
+		return tap_uwalk_fp(w, bp_known, stack_lo, n);
+	r = tap_uwalk_rule(m->table, lookup - m->bias);
+	if (!r)
+		return TAPROOT_KUNWIND_NO_CFI;
+	switch (r->kind) {
+	case TAPROOT_RULE_NONE:
+		/* musl's __restore_rt has no CFI; lib reads its code from the ELF */
+		if (tap_uwalk_is_sigreturn(w, pc))
+			return tap_uwalk_signal(w, stack_lo, n);
+		return tap_uwalk_fp(w, bp_known, stack_lo, n);
+	case TAPROOT_RULE_SIGNAL:
+		return tap_uwalk_signal(w, stack_lo, n);
+	case TAPROOT_RULE_END:
+		return TAPROOT_KUNWIND_COMPLETE;
+	case TAPROOT_RULE_SLOW:
+		return TAPROOT_KUNWIND_SLOW_RULE;
+	default:
+		return tap_uwalk_fast(w, r, bp_known, stack_lo, n);
+	}
+}
+
+void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
+	       __u64 *pcs)
+{
+	/* lib's stack copy starts at the leaf's sp: nothing below is read */
+	__u64 stack_lo = start->sp;
+	__u32 max = w->max_frames;
+	int bp_known = 1, end = TAPROOT_KUNWIND_MAX_FRAMES;
+
+	w->nr = 0;
+	w->reads = 0;
+	w->regs = *start;
+	w->exact = 1;
+	w->partial = 0;
+	if (max > TAPROOT_UNWIND_FRAMES_MAX)
+		max = TAPROOT_UNWIND_FRAMES_MAX;
+
+	while (w->nr < max) {
+		struct tap_uwalk_next n = { .bp_known = 0 };
+
+		pcs[w->nr++] = w->regs.ip;
+		end = tap_uwalk_step(w, bp_known, stack_lo, &n);
+		if (end != TAP_UWALK_STEP_OK)
+			break;
+		/*
+		 * A caller's frame is above its callee's, but for a signal's.
+		 * In the leaf only it may be the same frame: a leaf that keeps
+		 * its return address in a register (glibc's __vfork) has
+		 * CFA == rsp.
+		 */
+		if (!n.signal && (n.regs.sp < w->regs.sp ||
+				  (n.regs.sp == w->regs.sp && w->nr > 1))) {
+			end = TAPROOT_KUNWIND_BAD_FRAME;
+			break;
+		}
+		if (!n.regs.ip) {
+			end = TAPROOT_KUNWIND_COMPLETE;
+			break;
+		}
+		/*
+		 * The last pc is stepped from too, as lib does: a stack of
+		 * exactly max frames is COMPLETE. w->regs stays the frame of
+		 * the last pc.
+		 */
+		if (w->nr == max) {
+			end = TAPROOT_KUNWIND_MAX_FRAMES;
+			break;
+		}
+		w->regs = n.regs;
+		bp_known = n.bp_known;
+		w->exact = n.signal;
+		w->partial = !n.signal;
+	}
+	w->end = (__u8)end;
+}
