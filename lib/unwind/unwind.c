@@ -435,6 +435,9 @@ struct taproot_unwinder {
 	struct slow_cfi slow[SLOW_CFIS];
 	unsigned int nr_slow;
 	struct taproot_unwind_stats st;
+	/* taproot_unwind_table_export()'s rules, valid until the next call */
+	struct taproot_unwind_rule *xrules;
+	size_t xrules_alloc;
 	struct rule_slot rules[RULE_CACHE_SIZE];
 };
 
@@ -486,6 +489,7 @@ void taproot_unwinder_free(struct taproot_unwinder *u)
 	while (u->lru.head)
 		evict(u, tp_lru_entry(u->lru.head, struct tp_table_ent, lru));
 	free(u->buckets);
+	free(u->xrules);
 	free(u);
 }
 
@@ -516,6 +520,22 @@ static int grow_buckets(struct taproot_unwinder *u)
 	return 0;
 }
 
+/* The cached table of key @key (@h its hash), made the most recent; NULL if none. */
+static struct tp_table_ent *find_table(struct taproot_unwinder *u, const uint8_t *key,
+				       size_t key_len, uint64_t h)
+{
+	struct tp_table_ent *e;
+
+	for (e = u->buckets[h & (u->nr_buckets - 1)]; e; e = e->hnext) {
+		if (e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len)) {
+			tp_lru_touch(&u->lru, &e->lru);
+			u->last = e;
+			return e;
+		}
+	}
+	return NULL;
+}
+
 /* The table of the ELF @m names, compiled now when not cached. */
 static int get_table(struct taproot_unwinder *u, const struct taproot_unwind_map *m,
 		     struct tp_table_ent **ep)
@@ -531,14 +551,10 @@ static int get_table(struct taproot_unwinder *u, const struct taproot_unwind_map
 		return 0;
 	}
 	h = key_hash(key, m->key_len);
-	for (e = u->buckets[h & (u->nr_buckets - 1)]; e; e = e->hnext) {
-		if (e->hash == h && e->key_len == m->key_len &&
-		    !memcmp(e->key, key, m->key_len)) {
-			tp_lru_touch(&u->lru, &e->lru);
-			u->last = e;
-			*ep = e;
-			return 0;
-		}
+	e = find_table(u, key, m->key_len, h);
+	if (e) {
+		*ep = e;
+		return 0;
 	}
 
 	err = m->elf ? tp_cfi_compile(m->elf, &t) : -EINVAL;
@@ -774,19 +790,50 @@ static int unwind_frame(struct taproot_unwinder *u, void *arg, const struct tp_r
 	}
 }
 
+/*
+ * The registers a walk starts from: all of them at the leaf; of a caller
+ * frame another walker reached, ip and sp, and bp unless 0 (lost).
+ */
+static void regs_start(struct tp_regs *r, const struct taproot_user_regs *u,
+		       unsigned int start)
+{
+	if (!(start & TAPROOT_UNWIND_START_CALLER)) {
+		regs_from_user(r, u);
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->r[TP_REG_RIP] = u->ip;
+	r->r[TP_REG_RSP] = u->sp;
+	r->valid = BIT(TP_REG_RIP) | BIT(TP_REG_RSP);
+	if (u->bp) {
+		r->r[TP_REG_RBP] = u->bp;
+		r->valid |= BIT(TP_REG_RBP);
+	}
+}
+
 int taproot_unwind(struct taproot_unwinder *u, void *arg,
 		   const struct taproot_user_regs *uregs,
 		   const void *stack, size_t stack_len,
 		   uint64_t *pcs, uint8_t *flags, unsigned int max,
 		   struct taproot_unwind_result *res)
 {
+	return taproot_unwind_from(u, arg, uregs, 0, stack, stack_len, pcs, flags, max, res);
+}
+
+int taproot_unwind_from(struct taproot_unwinder *u, void *arg,
+			const struct taproot_user_regs *uregs, unsigned int start,
+			const void *stack, size_t stack_len,
+			uint64_t *pcs, uint8_t *flags, unsigned int max,
+			struct taproot_unwind_result *res)
+{
 	struct tp_mem mem = { stack, uregs->sp, stack ? stack_len : 0 };
 	struct tp_regs regs, next;
-	bool exact = true;
+	/* Only a leaf may share its caller's CFA (see below). */
+	bool exact = !(start & TAPROOT_UNWIND_START_CALLER), leaf = exact;
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
-	regs_from_user(&regs, uregs);
+	regs_start(&regs, uregs, start);
 	res->end = TAPROOT_UNWIND_MAX_DEPTH;
 
 	while (res->nr < max) {
@@ -814,7 +861,8 @@ int taproot_unwind(struct taproot_unwinder *u, void *arg,
 		 * only there are the registers the rule names known for sure.
 		 */
 		if (!sig && (next.r[TP_REG_RSP] < regs.r[TP_REG_RSP] ||
-			     (next.r[TP_REG_RSP] == regs.r[TP_REG_RSP] && res->nr > 1))) {
+			     (next.r[TP_REG_RSP] == regs.r[TP_REG_RSP] &&
+			      (res->nr > 1 || !leaf)))) {
 			res->end = TAPROOT_UNWIND_BAD_FRAME;
 			break;
 		}
@@ -848,4 +896,109 @@ void taproot_unwinder_stats(const struct taproot_unwinder *u,
 	*st = u->st;
 	st->tables = u->nr_tables;
 	st->table_bytes = u->bytes;
+}
+
+/* ------------------------------------------------- the module's form */
+
+/* The compiler's kinds and rbp rules are numbered as the ABI's (compared as ints). */
+#define SAME_NR(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME_NR(TP_CFI_NONE, TAPROOT_RULE_NONE) && SAME_NR(TP_CFI_SP, TAPROOT_RULE_SP) &&
+	       SAME_NR(TP_CFI_FP, TAPROOT_RULE_FP) && SAME_NR(TP_CFI_PLT, TAPROOT_RULE_PLT) &&
+	       SAME_NR(TP_CFI_SIGNAL, TAPROOT_RULE_SIGNAL) &&
+	       SAME_NR(TP_CFI_END, TAPROOT_RULE_END) && SAME_NR(TP_CFI_SLOW, TAPROOT_RULE_SLOW),
+	       "rule kinds are numbered as the ABI's");
+_Static_assert(SAME_NR(TP_RBP_SAME, TAPROOT_RBP_SAME) && SAME_NR(TP_RBP_UNDEF, TAPROOT_RBP_UNDEF) &&
+	       SAME_NR(TP_RBP_CFA, TAPROOT_RBP_CFA), "rbp rules are numbered as the ABI's");
+#undef SAME_NR
+
+static bool off_fits(int32_t off)
+{
+	return off >= -TAPROOT_RULE_OFF_MAX && off <= TAPROOT_RULE_OFF_MAX;
+}
+
+/*
+ * Rule @r as the module takes it: the fields its kind uses, the others 0
+ * (the ABI wants them so; src is the slow path's business, not the
+ * module's). What the ABI cannot hold becomes SLOW: the module falls back.
+ */
+static void export_rule(const struct tp_cfi_rule *r, struct taproot_unwind_rule *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->kind = r->kind;
+	switch (r->kind) {
+	case TP_CFI_SP:
+	case TP_CFI_FP:
+	case TP_CFI_PLT:
+		if (!off_fits(r->cfa_off) || !off_fits(r->ra_off) ||
+		    (r->rbp == TP_RBP_CFA && !off_fits(r->rbp_off)) ||
+		    r->rbp >= TAPROOT_RBP_NR || r->plt_thr > 15) {
+			x->kind = TAPROOT_RULE_SLOW;
+			return;
+		}
+		x->cfa_off = r->cfa_off;
+		x->ra_off = r->ra_off;
+		x->rbp = r->rbp;
+		if (r->rbp == TP_RBP_CFA)
+			x->rbp_off = r->rbp_off;
+		if (r->kind == TP_CFI_PLT)
+			x->plt_thr = r->plt_thr;
+		return;
+	case TP_CFI_NONE:
+	case TP_CFI_SIGNAL:
+	case TP_CFI_END:
+	case TP_CFI_SLOW:
+		return;
+	default:
+		x->kind = TAPROOT_RULE_SLOW;	/* never made by the compiler */
+		return;
+	}
+}
+
+/* Whether @t's rows are what TAPROOT_IOC_TABLE_ADD takes, bounds aside. */
+static bool export_rows_ok(const struct tp_cfi_table *t)
+{
+	for (uint32_t i = 0; i < t->nr; i++)
+		if (t->row_rule[i] >= t->nr_rules || (i && t->pcs[i] <= t->pcs[i - 1]))
+			return false;
+	return true;
+}
+
+int taproot_unwind_table_export(struct taproot_unwinder *u, const struct taproot_unwind_map *m,
+				unsigned int flags, struct taproot_table_add *t)
+{
+	const struct tp_cfi_table *ct;
+	struct tp_table_ent *e;
+	int err;
+
+	if (!m->key || !m->key_len)
+		return tp_err(-EINVAL, "unwind: exporting a table without a key");
+	if (flags & TAPROOT_EXPORT_CACHED) {
+		e = find_table(u, m->key, m->key_len, key_hash(m->key, m->key_len));
+		if (!e)
+			return -EAGAIN;
+	} else {
+		err = get_table(u, m, &e);
+		if (err)
+			return err;
+	}
+	ct = e->t;
+	/* An empty table (no CFI, or CFI that did not compile) or one of NONE rows only. */
+	if (!ct->nr || !ct->covered)
+		return -ENODATA;
+	if (ct->nr > TAPROOT_TABLE_ROWS_MAX || ct->nr_rules > TAPROOT_TABLE_RULES_MAX)
+		return tp_err(-E2BIG, "unwind: a table of %u rows, %u rules: more than the "
+			      "module takes", ct->nr, ct->nr_rules);
+	if (!export_rows_ok(ct))
+		return tp_err(-EINVAL, "unwind: a table whose rows are out of order");
+	if (tp_grow((void **)&u->xrules, &u->xrules_alloc, ct->nr_rules, sizeof(*u->xrules)))
+		return tp_err(-ENOMEM, NULL);
+	for (uint32_t i = 0; i < ct->nr_rules; i++)
+		export_rule(&ct->rules[i], &u->xrules[i]);
+	t->pcs = (uint64_t)(uintptr_t)ct->pcs;
+	t->row_rules = (uint64_t)(uintptr_t)ct->row_rule;
+	t->rules = (uint64_t)(uintptr_t)u->xrules;
+	t->base = ct->base;
+	t->nr_rows = ct->nr;
+	t->nr_rules = ct->nr_rules;
+	return 0;
 }

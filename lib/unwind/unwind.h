@@ -113,6 +113,28 @@ int taproot_unwind(struct taproot_unwinder *u, void *arg,
 		   uint64_t *pcs, uint8_t *flags, unsigned int max,
 		   struct taproot_unwind_result *res);
 
+/* taproot_unwind_from()'s @start */
+/*
+ * @regs are those of a caller frame another walker reached (the module's,
+ * which stopped there): regs->ip is a return address, looked up at ip - 1
+ * and not flagged TAPROOT_FRAME_EXACT; only ip, sp and bp are known, and
+ * bp 0 means unknown too. Rules that need another register end the walk
+ * (TAPROOT_UNWIND_BAD_FRAME), and the frame may not share its caller's
+ * CFA (a leaf's exception).
+ */
+#define TAPROOT_UNWIND_START_CALLER	(1U << 0)
+
+/*
+ * taproot_unwind() from the frame @regs describe as @start says (0: the
+ * leaf, every register valid, which is taproot_unwind()). The stack copy
+ * starts at regs->sp as there.
+ */
+int taproot_unwind_from(struct taproot_unwinder *u, void *arg,
+			const struct taproot_user_regs *regs, unsigned int start,
+			const void *stack, size_t stack_len,
+			uint64_t *pcs, uint8_t *flags, unsigned int max,
+			struct taproot_unwind_result *res);
+
 /* Cumulative counters of an unwinder. */
 struct taproot_unwind_stats {
 	uint64_t unwinds;
@@ -129,5 +151,33 @@ struct taproot_unwind_stats {
 
 void taproot_unwinder_stats(const struct taproot_unwinder *u,
 			    struct taproot_unwind_stats *st);
+
+/* ------------------------------------- tables for the module's unwinder */
+
+struct taproot_table_add;	/* <linux/taproot.h> */
+
+/* taproot_unwind_table_export()'s flags */
+#define TAPROOT_EXPORT_CACHED	(1U << 0)	/* a table cached now, or -EAGAIN */
+
+/*
+ * The compiled table of the ELF @m names (its key and elf; bias and range
+ * unused), in the form the module takes it (TAPROOT_IOC_TABLE_ADD, see
+ * "Unwinding in the module" in <linux/taproot.h>), without compiling it
+ * twice: from the cache taproot_unwind() uses (a use, for the LRU), else
+ * compiled now and cached, as an unwind would, unless @flags has
+ * TAPROOT_EXPORT_CACHED. Fills @t's pcs, row_rules and rules with the
+ * addresses of memory @u holds, valid until the next call on @u, and its
+ * base, nr_rows and nr_rules; leaves build_id, table_id and reserved
+ * alone. Each rule keeps its kind and the fields the kind uses (the
+ * others are 0); a rule the ABI cannot hold (an offset beyond
+ * TAPROOT_RULE_OFF_MAX) is TAPROOT_RULE_SLOW, as is every rule only libdw
+ * evaluates: the module falls back where the unwinder goes to libdw.
+ * Returns 0; -ENODATA when the ELF has no CFI a table could give (its
+ * frames follow the rbp chain: TAPROOT_MAP_F_FP); -EAGAIN (not cached, with
+ * TAPROOT_EXPORT_CACHED); -E2BIG (more rows or rules than the ABI takes);
+ * -EINVAL (no key); -ENOMEM. A compile takes as long as in taproot_unwind().
+ */
+int taproot_unwind_table_export(struct taproot_unwinder *u, const struct taproot_unwind_map *m,
+				unsigned int flags, struct taproot_table_add *t);
 
 #endif /* TAPROOT_UNWIND_H */

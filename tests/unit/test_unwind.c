@@ -895,6 +895,114 @@ static void test_self(void **state)
 	free(c.stack);
 }
 
+/*
+ * A walk started mid-stack, as the pipeline continues the module's: the
+ * caller frame's ip (a return address), sp and bp of the leaf captured
+ * here, read through the frame pointer that __builtin_frame_address()
+ * makes this function keep.
+ */
+__attribute__((noinline))
+static void capture_with_caller(struct capture *c, struct taproot_user_regs *caller)
+{
+	const uint64_t *fp = __builtin_frame_address(0);
+	uint64_t sp, ip;
+
+	__asm__ volatile("lea 0f(%%rip), %0\n"
+			 "0:\n\t"
+			 "mov %%rsp, %1\n"
+			 : "=&r"(ip), "=&r"(sp));
+	memset(&c->regs, 0, sizeof(c->regs));
+	c->regs.ip = ip;
+	c->regs.sp = sp;
+	c->regs.bp = (uint64_t)(uintptr_t)fp;
+	c->len = stack_top - sp;
+	if (c->len > 64 * 1024)
+		c->len = 64 * 1024;
+	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
+	memset(caller, 0, sizeof(*caller));
+	caller->ip = fp[1];
+	caller->sp = (uint64_t)(uintptr_t)(fp + 2);
+	caller->bp = fp[0];
+}
+
+__attribute__((noinline)) static int from_level2(struct capture *c,
+						 struct taproot_user_regs *caller, int x)
+{
+	capture_with_caller(c, caller);
+	sink = x;
+	return x + 2;
+}
+
+__attribute__((noinline)) static int from_level1(struct capture *c,
+						 struct taproot_user_regs *caller, int x)
+{
+	int r = from_level2(c, caller, x + 1);
+
+	sink = r;
+	return r + 1;
+}
+
+/*
+ * taproot_unwind_from(START_CALLER) from frame 1 of a real stack gives the
+ * leaf walk's pcs from 1 on, none of them exact; with bp unknown it goes
+ * as far as the rules need no rbp, never elsewhere.
+ */
+static void test_from_caller(void **state)
+{
+	static const struct taproot_unwind_ops ops = { .map = map_cb };
+	struct capture c = { .stack = malloc(64 * 1024) };
+	struct taproot_user_regs caller;
+	struct taproot_unwinder *u = NULL;
+	struct taproot_unwind_result res, res2;
+	struct tmaps *ms = calloc(1, sizeof(*ms));
+	uint64_t pcs[128], pcs2[128];
+	uint8_t flags[128], flags2[128];
+	size_t off;
+
+	assert_non_null(c.stack);
+	assert_non_null(ms);
+	find_stack_top();
+	assert_int_equal(from_level1(&c, &caller, 1), 5);
+	tmaps_self(ms);
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
+
+	assert_true(taproot_unwind(u, ms, &c.regs, c.stack, c.len, pcs, flags, 128, &res) > 3);
+	assert_int_equal(res.end, TAPROOT_UNWIND_COMPLETE);
+	assert_true(flags[0] & TAPROOT_FRAME_EXACT);
+	assert_true(pcs[1] == caller.ip);
+	off = caller.sp - c.regs.sp;
+	assert_true(off < c.len);
+
+	assert_int_equal(taproot_unwind_from(u, ms, &caller, TAPROOT_UNWIND_START_CALLER,
+					     c.stack + off, c.len - off, pcs2, flags2, 128,
+					     &res2), (int)res.nr - 1);
+	assert_int_equal(res2.end, res.end);
+	assert_memory_equal(pcs2, pcs + 1, res2.nr * sizeof(pcs[0]));
+	assert_false(flags2[0] & TAPROOT_FRAME_EXACT);
+	for (unsigned int i = 1; i < res2.nr; i++)
+		assert_int_equal(flags2[i] & TAPROOT_FRAME_EXACT, flags[i + 1] & TAPROOT_FRAME_EXACT);
+
+	/* rbp lost: a prefix of the same walk, whatever ended it. */
+	caller.bp = 0;
+	assert_true(taproot_unwind_from(u, ms, &caller, TAPROOT_UNWIND_START_CALLER,
+					c.stack + off, c.len - off, pcs2, NULL, 128, &res2) >= 1);
+	assert_true(res2.nr <= res.nr - 1);
+	assert_memory_equal(pcs2, pcs + 1, res2.nr * sizeof(pcs[0]));
+	print_message("  from the caller, rbp unknown: %u of %u frames, %s\n", res2.nr,
+		      res.nr - 1, taproot_unwind_end_name(res2.end));
+
+	/* start 0 is taproot_unwind(). */
+	assert_int_equal(taproot_unwind_from(u, ms, &c.regs, 0, c.stack, c.len, pcs2, flags2, 128,
+					     &res2), (int)res.nr);
+	assert_memory_equal(pcs2, pcs, res.nr * sizeof(pcs[0]));
+	assert_true(flags2[0] & TAPROOT_FRAME_EXACT);
+
+	taproot_unwinder_free(u);
+	tmaps_free(ms);
+	free(ms);
+	free(c.stack);
+}
+
 /* A real signal frame: captured in a handler, through __restore_rt. */
 static struct capture *sig_capture;
 
@@ -1091,6 +1199,7 @@ int main(void)
 		cmocka_unit_test(test_cache_lru),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_self_signal),
+		cmocka_unit_test(test_from_caller),
 		cmocka_unit_test(test_slow_path),
 		cmocka_unit_test(test_speed_synthetic),
 	};
