@@ -151,6 +151,17 @@ void taproot_proc_forget(struct taproot_procs *procs, int pid);
  */
 void taproot_proc_exec(struct taproot_procs *procs, int pid);
 
+/*
+ * Read the live @proc's maps again now, whatever the refresh interval, for
+ * a caller that needs them read after a moment of its own (after taking
+ * the token of an upload to the module, TAPROOT_IOC_PROC_TOKEN), and that
+ * limits how often itself. Counted as a refresh (stats.refreshes, which
+ * tells users of symbolized pcs to start over) only when the mappings
+ * differ from those held. Returns 0, or -ESRCH when @proc is gone or
+ * exited (taproot_proc_gone() says why when gone).
+ */
+int taproot_proc_reread(struct taproot_proc *proc);
+
 /* Execs seen of @proc: part of its identity with pid and start time. */
 uint32_t taproot_proc_execs(const struct taproot_proc *proc);
 

@@ -643,6 +643,35 @@ static bool tp_proc_refresh(struct taproot_proc *proc)
 	return true;
 }
 
+/* A digest of @p's mappings as maps showed them, to tell a re-read that changed them. */
+static uint64_t tp_maps_digest(const struct taproot_proc *p)
+{
+	uint64_t h = tp_hash_mix(p->start_time, p->nr_maps);
+
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct taproot_map *m = &p->maps[i].pub;
+
+		h = tp_hash_mix(tp_hash_mix(tp_hash_mix(h, m->start), m->end), m->pgoff);
+		h = tp_hash_mix(tp_hash_mix(tp_hash_mix(h, m->dev), m->ino), m->flags);
+	}
+	return tp_hash_fin(h);
+}
+
+int taproot_proc_reread(struct taproot_proc *proc)
+{
+	uint64_t before;
+
+	if (proc->state == TP_PROC_NEW) {
+		tp_proc_read(proc, 0);
+	} else if (proc->state == TP_PROC_LIVE) {
+		before = tp_maps_digest(proc);
+		tp_proc_read(proc, 0);
+		if (tp_maps_digest(proc) != before)
+			proc->procs->stats.refreshes++;
+	}
+	return proc->state == TP_PROC_LIVE ? 0 : -ESRCH;
+}
+
 bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm)
 {
 	return !proc->comm[0] || !strcmp(proc->comm, comm);
