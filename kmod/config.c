@@ -11,6 +11,7 @@
 #include <linux/sort.h>
 
 #include "config.h"
+#include "follow.h"
 #include "taproot.h"
 
 /* Serialises control: see config.h. */
@@ -80,6 +81,13 @@ bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid)
 	return false;
 }
 
+bool tap_config_tgid_filtered(const struct tap_config *cfg, u32 tgid)
+{
+	return tap_config_tgid_in(cfg, tgid) ||
+	       ((cfg->flags & TAPROOT_CFG_F_FOLLOW) &&
+		tap_follow_has(cfg->follow_gen, tgid));
+}
+
 int __init tap_config_init(void)
 {
 	struct tap_config *cfg;
@@ -98,6 +106,7 @@ int __init tap_config_init(void)
 	cfg->ring_pages = tap_ring_pages;
 	cfg->watermark = tap_config_auto_watermark(tap_ring_pages);
 	cfg->watermark_auto = true;
+	cfg->follow_gen = TAP_FOLLOW_GEN_FIRST;
 	tap_config_set_one_in(cfg, TAPROOT_SCHED_ONE_IN_DEFAULT);
 
 	mutex_lock(&tap_ctl_lock);

@@ -43,6 +43,11 @@ struct tap_config {
 	 * of the data area, as perf); once set, it stays as given.
 	 */
 	bool watermark_auto;
+	/*
+	 * The generation of the followed set (follow.h) this filter takes
+	 * in, with TAPROOT_CFG_F_FOLLOW: a new one forgets them all.
+	 */
+	u64 follow_gen;
 	u32 nr_tgids;		/* 0: the whole system */
 	u32 tgids[TAPROOT_MAX_TGIDS];	/* sorted ascending, unique, > 0 */
 	struct rcu_head rcu;
@@ -93,15 +98,21 @@ u32 tap_config_auto_watermark(u32 pages);
 bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid);
 
 /*
+ * Whether a non-empty filter lets @tgid through: it is in the filter or,
+ * with TAPROOT_CFG_F_FOLLOW, followed (follow.h). Any context, NMI too.
+ */
+bool tap_config_tgid_filtered(const struct tap_config *cfg, u32 tgid);
+
+/*
  * Whether the TGID filter lets @tgid through: always with an empty set,
- * else when @tgid is in it. The search is out of line so that the hot
- * paths (the sample handler here; the switch and waking probes test for a
- * filter once and take a path without it, events.c) carry no loop and
- * need few registers when there is no filter, the common case.
+ * else when @tgid is in it or followed. The search is out of line so that
+ * the hot paths (the sample handler here; the switch and waking probes
+ * test for a filter once and take a path without it, events.c) carry no
+ * loop and need few registers when there is no filter, the common case.
  */
 static inline bool tap_config_tgid_ok(const struct tap_config *cfg, u32 tgid)
 {
-	return likely(!cfg->nr_tgids) || tap_config_tgid_in(cfg, tgid);
+	return likely(!cfg->nr_tgids) || tap_config_tgid_filtered(cfg, tgid);
 }
 
 #endif /* _TAPROOT_CONFIG_H */

@@ -9,7 +9,11 @@
  * with tracepoint_probe_register() at START for the kinds then enabled,
  * and detached at STOP and unload, followed by
  * tracepoint_synchronize_unregister(): after it no probe runs, so nothing
- * the probes use (configuration, rings, the module) may go before.
+ * the probes use (configuration, rings, the module) may go before. The
+ * fork and exit probes are also attached for following children
+ * (TAPROOT_CFG_F_FOLLOW, follow.c), whatever records are on: a fork of a
+ * filtered process joins the filter before the child first runs (the
+ * tracepoint comes before wake_up_new_task()), and leaves it at its exit.
  *
  * Probe prototypes must match the tracepoints' exactly (kCFI kernels trap
  * on a mismatch): the kmod/probes/ build tests say which one this kernel
@@ -49,6 +53,7 @@
 
 #include "config.h"
 #include "events.h"
+#include "follow.h"
 #include "ring.h"
 #include "stack.h"
 #include "taproot.h"
@@ -101,7 +106,7 @@ static __always_inline bool tap_task_passes(const struct tap_config *cfg,
 					    pid_t consumer, bool filtered)
 {
 	return t->tgid != consumer &&
-	       (!filtered || tap_config_tgid_in(cfg, t->tgid));
+	       (!filtered || tap_config_tgid_filtered(cfg, t->tgid));
 }
 
 static inline void tap_copy_comm(char *dst, const struct task_struct *t)
@@ -436,24 +441,32 @@ static void tap_probe_wakeup_new(void *data, struct task_struct *p)
 
 /* ------------------------------------------------------------ processes */
 
-static const struct tap_config *tap_proc_cfg(u32 kind,
-					     const struct task_struct *t)
+/* Whether @cfg has records of @kind on, and @t passes its filters. */
+static bool tap_proc_wanted(const struct tap_config *cfg, u32 kind,
+			    const struct task_struct *t)
 {
-	const struct tap_config *cfg = tap_config_sched();
+	return (cfg->events & kind) &&
+	       tap_task_passes(cfg, t, tap_dev_consumer_tgid(), cfg->nr_tgids);
+}
 
-	if (unlikely(!cfg) || !(cfg->events & kind) ||
-	    !tap_task_passes(cfg, t, tap_dev_consumer_tgid(), cfg->nr_tgids))
-		return NULL;
-	return cfg;
+static inline bool tap_follows(const struct tap_config *cfg)
+{
+	return unlikely(cfg->flags & TAPROOT_CFG_F_FOLLOW) && cfg->nr_tgids;
 }
 
 static void tap_probe_fork(void *data, struct task_struct *parent,
 			   struct task_struct *child)
 {
+	const struct tap_config *cfg = tap_config_sched();
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_fork *rec;
 
-	if (!tap_proc_cfg(TAPROOT_EV_FORK, parent))
+	if (unlikely(!cfg))
+		return;
+	/* Before the child can run anywhere: its first sample passes. */
+	if (tap_follows(cfg))
+		tap_follow_fork(cfg, parent, child);
+	if (!tap_proc_wanted(cfg, TAPROOT_EV_FORK, parent))
 		return;
 	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_FORK);
 	if (!hdr)
@@ -476,10 +489,11 @@ static void tap_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			   struct linux_binprm *bprm)
 {
 	struct taproot_rec_header *hdr;
+	const struct tap_config *cfg = tap_config_sched();
 	struct taproot_rec_exec *rec;
 	ssize_t len;
 
-	if (!tap_proc_cfg(TAPROOT_EV_EXEC, p))
+	if (unlikely(!cfg) || !tap_proc_wanted(cfg, TAPROOT_EV_EXEC, p))
 		return;
 	hdr = tap_ring_reserve(sizeof(*rec) + TAPROOT_EXEC_FILENAME_MAX,
 			       TAPROOT_REC_EXEC);
@@ -502,12 +516,13 @@ static void tap_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 	tap_ring_commit_pad(hdr, sizeof(*rec) + len + 1);
 }
 
-static void tap_exit(struct task_struct *p, bool group_dead)
+static void tap_exit_record(const struct tap_config *cfg,
+			    struct task_struct *p, bool group_dead)
 {
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_exit *rec;
 
-	if (!tap_proc_cfg(TAPROOT_EV_EXIT, p))
+	if (!tap_proc_wanted(cfg, TAPROOT_EV_EXIT, p))
 		return;
 	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_EXIT);
 	if (!hdr)
@@ -521,6 +536,18 @@ static void tap_exit(struct task_struct *p, bool group_dead)
 	rec->reserved = 0;
 	tap_copy_comm(rec->comm, p);
 	tap_ring_commit(hdr, sizeof(*rec));
+}
+
+static void tap_exit(struct task_struct *p, bool group_dead)
+{
+	const struct tap_config *cfg = tap_config_sched();
+
+	if (unlikely(!cfg))
+		return;
+	/* The last thread's EXIT passes the filter; then the process leaves. */
+	tap_exit_record(cfg, p, group_dead);
+	if (group_dead && tap_follows(cfg))
+		tap_follow_exit(cfg, p->tgid);
 }
 
 #ifdef HAS_SCHED_PROCESS_EXIT_GROUP_DEAD
@@ -545,7 +572,7 @@ static void tap_probe_exit(void *data, struct task_struct *p)
 struct tap_tp {
 	const char *name;
 	void *probe;
-	u32 kind;		/* the TAPROOT_EV_* that needs it */
+	u32 kinds;		/* the TAPROOT_EV_*, TAP_EV_FOLLOW that need it */
 	struct tracepoint *tp;	/* NULL: not in this kernel */
 };
 
@@ -553,12 +580,12 @@ static struct tap_tp tap_tps[] = {
 	{ "sched_switch", tap_probe_switch, TAPROOT_EV_SWITCH },
 	{ "sched_waking", tap_probe_waking, TAPROOT_EV_WAKING },
 	{ "sched_wakeup_new", tap_probe_wakeup_new, TAPROOT_EV_WAKING },
-	{ "sched_process_fork", tap_probe_fork, TAPROOT_EV_FORK },
+	{ "sched_process_fork", tap_probe_fork, TAPROOT_EV_FORK | TAP_EV_FOLLOW },
 	{ "sched_process_exec", tap_probe_exec, TAPROOT_EV_EXEC },
-	{ "sched_process_exit", tap_probe_exit, TAPROOT_EV_EXIT },
+	{ "sched_process_exit", tap_probe_exit, TAPROOT_EV_EXIT | TAP_EV_FOLLOW },
 };
 
-/* Kinds whose probes are attached; under tap_ctl_lock. */
+/* Kinds (and TAP_EV_FOLLOW) whose probes are attached; under tap_ctl_lock. */
 static u32 tap_events_on;
 static bool tap_events_closed;
 
@@ -574,12 +601,24 @@ static void tap_find_tp(struct tracepoint *tp, void *priv)
 /* The kinds all of whose tracepoints were found. */
 static u32 tap_events_provided(void)
 {
-	u32 kinds = TAP_EV_CAUSAL;
+	u32 kinds = TAP_EV_CAUSAL | TAP_EV_FOLLOW;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
 		if (!tap_tps[i].tp)
-			kinds &= ~tap_tps[i].kind;
+			kinds &= ~tap_tps[i].kinds;
+	return kinds;
+}
+
+/* The kinds all of whose probes are attached once those @want needs are. */
+static u32 tap_events_covered(u32 want)
+{
+	u32 kinds = TAP_EV_CAUSAL | TAP_EV_FOLLOW;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
+		if (!(tap_tps[i].kinds & want))
+			kinds &= ~tap_tps[i].kinds;
 	return kinds;
 }
 
@@ -605,6 +644,8 @@ u64 tap_events_features(void)
 	if ((kinds & (TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT)) ==
 	    (TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT))
 		features |= TAPROOT_FEAT_PROC_EVENTS;
+	if (kinds & TAP_EV_FOLLOW)
+		features |= TAPROOT_FEAT_FOLLOW;
 	return features;
 }
 
@@ -622,14 +663,14 @@ static void tap_events_detach(u32 kinds)
 	if (!kinds)
 		return;
 	for (i = 0; i < ARRAY_SIZE(tap_tps); i++)
-		if (tap_tps[i].kind & kinds)
+		if (tap_tps[i].kinds & kinds)
 			WARN_ON_ONCE(tracepoint_probe_unregister(tap_tps[i].tp,
 								 tap_tps[i].probe,
 								 NULL));
 	tracepoint_synchronize_unregister();
 }
 
-int tap_events_start(u32 events)
+int tap_events_start(u32 events, u32 flags)
 {
 	u32 want = events & TAP_EV_CAUSAL, done = 0;
 	unsigned int i;
@@ -640,11 +681,13 @@ int tap_events_start(u32 events)
 		return -ESHUTDOWN;
 	if (WARN_ON_ONCE(tap_events_on))
 		return -EALREADY;
+	if (flags & TAPROOT_CFG_F_FOLLOW)
+		want |= TAP_EV_FOLLOW;
 	if (want & ~tap_events_provided())
 		return -EOPNOTSUPP;
 
 	for (i = 0; i < ARRAY_SIZE(tap_tps); i++) {
-		if (!(tap_tps[i].kind & want))
+		if (!(tap_tps[i].kinds & want))
 			continue;
 		err = tracepoint_probe_register(tap_tps[i].tp, tap_tps[i].probe,
 						NULL);
@@ -653,20 +696,21 @@ int tap_events_start(u32 events)
 			       tap_tps[i].name, err);
 			goto err_detach;
 		}
-		done |= tap_tps[i].kind;	/* something to wait for */
+		done |= tap_tps[i].kinds;	/* something to wait for */
 	}
-	tap_events_on = want;
+	tap_events_on = tap_events_covered(want);
 	return 0;
 
 err_detach:
 	/* Only the probes before i were attached. */
 	while (i--)
-		if (tap_tps[i].kind & want)
+		if (tap_tps[i].kinds & want)
 			WARN_ON_ONCE(tracepoint_probe_unregister(tap_tps[i].tp,
 								 tap_tps[i].probe,
 								 NULL));
 	if (done)
 		tracepoint_synchronize_unregister();
+	tap_follow_clear();	/* a fork may have come through meanwhile */
 	return err;
 }
 
@@ -675,6 +719,8 @@ void tap_events_stop(void)
 	lockdep_assert_held(&tap_ctl_lock);
 	tap_events_detach(tap_events_on);
 	tap_events_on = 0;
+	/* No exit is seen from now on: a process followed would stay. */
+	tap_follow_clear();
 }
 
 void tap_events_get_stats(unsigned int cpu, struct tap_events_stats *st)

@@ -15,29 +15,40 @@
 #define TAP_EV_CAUSAL	(TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING | \
 			 TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT)
 
+/*
+ * Not a record kind: following children (TAPROOT_CFG_F_FOLLOW) needs the
+ * fork and exit probes, whatever records are on.
+ */
+#define TAP_EV_FOLLOW	(1U << 31)
+
 /* Load: find the tracepoints. Never fails; what is missing is not offered. */
 void tap_events_init(void);
 
 /* Unload, after sampling stopped: detach for good (start is refused). */
 void tap_events_exit(void);
 
-/* TAPROOT_FEAT_SCHED_EVENTS / _PROC_EVENTS this kernel allows. */
+/* TAPROOT_FEAT_SCHED_EVENTS / _PROC_EVENTS / _FOLLOW this kernel allows. */
 u64 tap_events_features(void);
 
 /*
- * Attach the probes of the causal kinds in @events. Returns 0, or -errno
- * with nothing attached: -EOPNOTSUPP when a kind's tracepoint is missing,
- * -ESHUTDOWN while unloading.
+ * Attach the probes of the causal kinds in @events, and those following
+ * children needs when @flags has TAPROOT_CFG_F_FOLLOW. Returns 0, or
+ * -errno with nothing attached: -EOPNOTSUPP when a kind's tracepoint is
+ * missing, -ESHUTDOWN while unloading.
  */
-int tap_events_start(u32 events);
+int tap_events_start(u32 events, u32 flags);
 
 /*
- * Detach every probe; when this returns no probe of the module runs or
- * will run.
+ * Detach every probe and forget the processes followed (follow.h); when
+ * this returns no probe of the module runs or will run. Sampling must be
+ * stopped first.
  */
 void tap_events_stop(void);
 
-/* The TAPROOT_EV_* kinds whose probes are attached (under tap_ctl_lock). */
+/*
+ * The TAPROOT_EV_* kinds, and TAP_EV_FOLLOW, all of whose probes are
+ * attached (under tap_ctl_lock).
+ */
 u32 tap_events_attached(void);
 
 /* Cumulative counters of @cpu since load, for TAPROOT_CMD_GET_STATS. */

@@ -52,6 +52,7 @@
 
 #include "config.h"
 #include "events.h"
+#include "follow.h"
 #include "ring.h"
 #include "sample.h"
 #include "taproot.h"
@@ -343,8 +344,16 @@ static int tap_parse_sampling(struct tap_config *cfg, struct nlattr **tb, bool r
 	if (a)
 		tap_config_set_one_in(cfg, nla_get_u32(a));
 	a = tb[TAPROOT_A_CFG_FLAGS];
-	if (a)
+	if (a) {
+		/* Following needs the fork and exit probes, attached at START. */
+		if (running && (nla_get_u32(a) & TAPROOT_CFG_F_FOLLOW) &&
+		    !(tap_events_attached() & TAP_EV_FOLLOW)) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "cannot turn on follow while sampling: not attached at start");
+			return -EBUSY;
+		}
 		cfg->flags = nla_get_u32(a);
+	}
 	a = tb[TAPROOT_A_CFG_UNWIND_FRAMES];
 	if (a)
 		cfg->unwind_frames = nla_get_u32(a);
@@ -426,6 +435,7 @@ static int tap_genl_set_config(struct sk_buff *skb, struct genl_info *info)
 {
 	const struct tap_config *cur;
 	struct tap_config *cfg;
+	bool forget;
 	int err;
 
 	mutex_lock(&tap_ctl_lock);
@@ -456,7 +466,10 @@ static int tap_genl_set_config(struct sk_buff *skb, struct genl_info *info)
 	    cfg->ring_pages != cur->ring_pages)
 		tap_rings_set_watermark(cfg->watermark);
 
+	forget = tap_follow_renew(cur, cfg, info->attrs[TAPROOT_A_CFG_TGIDS]);
 	tap_config_publish(cfg);
+	if (forget)
+		tap_follow_forgotten();
 	tap_genl_notify(TAPROOT_NOTIFY_CONFIG);
 	mutex_unlock(&tap_ctl_lock);
 	return 0;
@@ -549,7 +562,8 @@ static int tap_genl_start(struct sk_buff *skb, struct genl_info *info)
 	/* The rings' watermark is the configuration's, whatever they began with. */
 	tap_rings_set_watermark(tap_config_locked()->watermark);
 	/* The probes of the causal kinds enabled now; later ones need a restart. */
-	err = tap_events_start(tap_config_locked()->events);
+	err = tap_events_start(tap_config_locked()->events,
+			       tap_config_locked()->flags);
 	if (err == -ESHUTDOWN)
 		GENL_SET_ERR_MSG(info, "the module is unloading");
 	else if (err == -EOPNOTSUPP)
@@ -671,9 +685,12 @@ static int tap_genl_get_stats(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	unsigned int cpu;
 	void *hdr;
+	int err;
 
 	msg = genlmsg_new(nla_total_size(sizeof(u8)) +
-			  num_possible_cpus() * tap_stats_cpu_size(),
+			  num_possible_cpus() * tap_stats_cpu_size() +
+			  nla_total_size(sizeof(u32)) +		/* FOLLOWED */
+			  nla_total_size_64bit(sizeof(u64)),	/* FOLLOW_FULL */
 			  GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -683,6 +700,13 @@ static int tap_genl_get_stats(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr)
 		goto err_free;
 	if (nla_put_u8(msg, TAPROOT_A_RUNNING, tap_sample_running()))
+		goto err_free;
+	mutex_lock(&tap_ctl_lock);
+	err = nla_put_u32(msg, TAPROOT_A_FOLLOWED,
+			  tap_follow_count(tap_config_locked()));
+	mutex_unlock(&tap_ctl_lock);
+	if (err || nla_put_u64_64bit(msg, TAPROOT_A_FOLLOW_FULL,
+				     tap_follow_full(), TAPROOT_A_PAD))
 		goto err_free;
 	for_each_possible_cpu(cpu)
 		if (tap_put_stats_cpu(msg, cpu))

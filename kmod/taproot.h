@@ -12,6 +12,7 @@
  *            _STACK and _SAMPLE_REF
  *   intern.c interned stacks: per-CPU slots of stack ids, the epoch
  *   events.c tracepoint probes: SWITCH, WAKING, FORK, EXEC, EXIT records
+ *   follow.c the processes a TGID filter follows into (follow.h)
  *   stack.c  stacks of the current task, for samples and events
  *   uwalk.c  the user stack walker on uploaded tables (uwalk.h; plain C,
  *            also built in userspace by its fuzz target and test)

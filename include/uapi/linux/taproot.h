@@ -262,7 +262,11 @@
  * children follow in turn. At most TAPROOT_FOLLOW_MAX processes are
  * followed at once; forks beyond are not followed and are counted
  * (TAPROOT_A_FOLLOW_FULL). Setting a new TGID filter, or clearing the
- * flag, forgets the processes followed so far.
+ * flag, forgets the processes followed so far, and so does STOP (exits are
+ * not seen while stopped, and a tgid may be reused). Following needs the
+ * fork and exit tracepoints, attached at START: while running, turning
+ * TAPROOT_CFG_F_FOLLOW on is refused (-EBUSY) unless it, or both FORK and
+ * EXIT records, were on at START. Without a TGID filter it does nothing.
  */
 #ifndef _UAPI_LINUX_TAPROOT_H
 #define _UAPI_LINUX_TAPROOT_H
