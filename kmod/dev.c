@@ -24,6 +24,10 @@
  *
  * Lifetime: .owner pins the module while a file is open, and a mapping
  * holds its file, so the module never unloads under a mapped ring.
+ *
+ * Uploads: the ioctls upload unwind tables and process mappings
+ * (utab.c). They belong to the file: its release frees them, before the
+ * device is free for another opener.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,6 +45,7 @@
 #include "intern.h"
 #include "taproot.h"
 #include "ring.h"
+#include "utab.h"
 
 static atomic_t tap_dev_open_count = ATOMIC_INIT(0);
 
@@ -65,6 +70,8 @@ static int tap_dev_open(struct inode *inode, struct file *file)
 
 static int tap_dev_release(struct inode *inode, struct file *file)
 {
+	/* Before the next opener may come: its store is a new one. */
+	tap_utab_release(file);
 	WRITE_ONCE(tap_dev_tgid, 0);
 	atomic_set_release(&tap_dev_open_count, 0);
 	return 0;
@@ -112,6 +119,17 @@ static __poll_t tap_dev_poll(struct file *file, struct poll_table_struct *wait)
 	return tap_rings_poll(file, wait);
 }
 
+/*
+ * The uploads of unwind tables and process mappings (utab.c). Their
+ * structures have the same layout for 32-bit callers (user pointers are
+ * __u64), so a compat caller's argument only needs compat_ptr().
+ */
+static long tap_dev_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	return tap_utab_ioctl(file, cmd, arg);
+}
+
 static const struct file_operations tap_dev_fops = {
 	.owner = THIS_MODULE,
 	.open = tap_dev_open,
@@ -119,6 +137,8 @@ static const struct file_operations tap_dev_fops = {
 	.release = tap_dev_release,
 	.mmap = tap_dev_mmap,
 	.poll = tap_dev_poll,
+	.unlocked_ioctl = tap_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 };
 
 static struct miscdevice tap_misc = {

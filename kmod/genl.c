@@ -56,6 +56,7 @@
 #include "ring.h"
 #include "sample.h"
 #include "taproot.h"
+#include "utab.h"
 
 /*
  * State. Commands that read or change the configuration or the sampling
@@ -682,6 +683,7 @@ static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
  */
 static int tap_genl_get_stats(struct sk_buff *skb, struct genl_info *info)
 {
+	struct tap_utab_stats us;
 	struct sk_buff *msg;
 	unsigned int cpu;
 	void *hdr;
@@ -690,7 +692,9 @@ static int tap_genl_get_stats(struct sk_buff *skb, struct genl_info *info)
 	msg = genlmsg_new(nla_total_size(sizeof(u8)) +
 			  num_possible_cpus() * tap_stats_cpu_size() +
 			  nla_total_size(sizeof(u32)) +		/* FOLLOWED */
-			  nla_total_size_64bit(sizeof(u64)),	/* FOLLOW_FULL */
+			  nla_total_size_64bit(sizeof(u64)) +	/* FOLLOW_FULL */
+			  nla_total_size_64bit(sizeof(u64)) +	/* UNWIND_MEM_USED */
+			  2 * nla_total_size(sizeof(u32)),	/* UNWIND_TABLES, _PROCS */
 			  GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -707,6 +711,12 @@ static int tap_genl_get_stats(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&tap_ctl_lock);
 	if (err || nla_put_u64_64bit(msg, TAPROOT_A_FOLLOW_FULL,
 				     tap_follow_full(), TAPROOT_A_PAD))
+		goto err_free;
+	tap_utab_get_stats(&us);
+	if (nla_put_u64_64bit(msg, TAPROOT_A_UNWIND_MEM_USED, us.mem_used,
+			      TAPROOT_A_PAD) ||
+	    nla_put_u32(msg, TAPROOT_A_UNWIND_TABLES, us.tables) ||
+	    nla_put_u32(msg, TAPROOT_A_UNWIND_PROCS, us.procs))
 		goto err_free;
 	for_each_possible_cpu(cpu)
 		if (tap_put_stats_cpu(msg, cpu))

@@ -17,6 +17,8 @@
  *   uwalk.c  the user stack walker on uploaded tables (uwalk.h; plain C,
  *            also built in userspace by its fuzz target and test)
  *   uwalk-user.c  its reads of user memory: copy_from_user_nmi()
+ *   utab.c   uploaded unwind tables and process mappings (utab.h): the
+ *            ioctls of /dev/taproot, and their lookup by the sampler
  *
  * The ABI is <linux/taproot.h> (include/uapi/linux/taproot.h), the only
  * definition of everything userspace sees. features.h is generated per
