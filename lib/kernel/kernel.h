@@ -359,6 +359,47 @@ const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_heade
 /* "sample", "lost", "switch", ... or NULL for a type this library does not know. */
 const char *taproot_rec_type_name(unsigned int type);
 
+/* ------------------------------------- the rings: unwind uploads */
+
+/*
+ * Uploads to the module's unwinder through the open /dev/taproot of @r
+ * (lib/kernel/utab.c; <linux/taproot.h>, "Unwinding in the module"). What
+ * is uploaded belongs to @r's file: taproot_ring_close() frees it all.
+ * Common errors: -ENOSPC beyond the module's unwind memory, -EFAULT (a
+ * pointer of the upload the module could not read), -ENOTTY (a module
+ * without uploads), -EINTR, -ENOMEM; each with a message.
+ */
+struct taproot_table_add;	/* <linux/taproot.h> */
+struct taproot_proc_map;
+
+/*
+ * Upload the table @t describes (its table_id is not read). 0 (a new
+ * table, *@table_id set), 1 (a table of this build ID was there: its id in
+ * *@table_id), or -errno with a message: -EINVAL for a malformed table.
+ */
+int taproot_ring_table_add(struct taproot_ring *r, const struct taproot_table_add *t,
+			   uint32_t *table_id);
+
+/* Delete table @table_id (mappings that use it keep it). -ENOENT: no such table. */
+int taproot_ring_table_del(struct taproot_ring *r, uint32_t table_id);
+
+/*
+ * The token of process @pid's address space now, to get before reading
+ * its /proc/PID/maps for taproot_ring_maps_set(). -ESRCH: no such process;
+ * -EINVAL: a kernel thread; -EOPNOTSUPP: a kernel where the module cannot
+ * tell when mappings change.
+ */
+int taproot_ring_proc_token(struct taproot_ring *r, uint32_t pid, uint64_t *token);
+
+/*
+ * Set process @pid's @nr mappings (sorted by start, disjoint; nr 0 forgets
+ * the process, whatever @token). -ESTALE when the address space changed
+ * since the token: get a new token and read the maps again. -ENOENT: a
+ * table_id that is not uploaded; -EINVAL: malformed; -ESRCH.
+ */
+int taproot_ring_maps_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
+			  const struct taproot_proc_map *maps, uint32_t nr);
+
 /*
  * "none", "complete", "max-frames", "no-proc", ...: enum taproot_kunwind
  * @end, how the module's walk of a user stack ended; NULL past the last.
