@@ -103,6 +103,10 @@ $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/lib
 $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libctl.a $(B)/san/libtaproot.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
+# test_uwalk builds the module's user stack walker, plain C, in userspace.
+$(B)/plain/tests/test_uwalk: $(B)/plain/kmod/uwalk.o
+$(B)/san/tests/test_uwalk: $(B)/san/kmod/uwalk.o
+
 .PHONY: userspace unit vm-progs layering
 userspace: ctl/taprootctl ctl/taprootd
 
@@ -356,6 +360,8 @@ $(B)/fuzz/libtaproot.a: $(call objs,fuzz/obj,$(LIB_SRCS))
 
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(B)/fuzz/libtaproot.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
+# fuzz_uwalk drives the module's user stack walker, built here in userspace.
+$(B)/fuzz/fuzz_uwalk: $(B)/fuzz/obj/kmod/uwalk.o
 
 # The seed writer: a plain program on the plain library.
 $(B)/fuzz/seedgen: $(B)/plain/tests/fuzz/seedgen.o $(B)/plain/libtaproot.a
