@@ -21,6 +21,14 @@
  *        a sample they drop costs no unwinding)
  *     -> pprof writer (taproot_pipeline_write(): atomic, 0600).
  *
+ * Stacks the module unwound (TAPROOT_FEAT_UNWIND) skip the unwinder: a
+ * STACK record goes into the mirror of its CPU's stack slots, and each
+ * SAMPLE_REF naming it is a sample whose user pcs are known (symbolized
+ * as the unwinder's would be: the leaf exact, the others return
+ * addresses). A SAMPLE whose walk fell back has the module's first pcs;
+ * the unwinder goes on from the frame the walk stopped at. A SAMPLE with
+ * VERIFY is unwound here as any other, and the module's pcs compared.
+ *
  * SWITCH and WAKING records (with opts.offcpu) go to the off-CPU join
  * (lib/profile/causal.c), whose stack snapshots take the same path as a sample's
  * stack (pl_stack()) into the offcpu, offwake and schedlat profiles.
@@ -40,7 +48,10 @@
  * unwinder by its table cache, the process model by its LRU, the
  * symbolized-pc cache and the process-name cache by their entry counts
  * (both are emptied when full), the self-time table by its entry count
- * (later names go to "[other]").
+ * (later names go to "[other]"), the mirror of the stack slots by the
+ * module's own bound: TAPROOT_STACK_SLOTS copies of STACK records per CPU
+ * (up to 40 + 8 * (127 + 127) bytes each, 2 KiB; a few hundred bytes for
+ * most), of CPUs below PL_STACK_CPUS_MAX.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +79,11 @@
 #define PL_TOP_MAX		16384	/* distinct leaf functions counted */
 #define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
 #define PL_STATIC_MAX		16	/* static labels of the options */
+#define PL_STACK_CPUS_MAX	8192	/* CPUs whose stack slots are mirrored:
+					 * x86-64's largest NR_CPUS */
+
+_Static_assert(TAPROOT_PIPELINE_KUNWIND_NR == TAPROOT_KUNWIND_NR,
+	       "taproot_pipeline_stats.kunwind has a counter per taproot_kunwind");
 
 /* ------------------------------------------------- symbolized pc cache */
 
@@ -204,6 +220,24 @@ struct pl_top {
 	uint64_t samples;
 };
 
+/* ------------------------------------------- the module's stack slots */
+
+/*
+ * One CPU's mirror of the module's stack slots: in slot id & (SLOTS - 1),
+ * a copy of the last STACK record that put id there (its fixed part and
+ * pcs; NULL: none yet). The module writes a SAMPLE_REF only for the id its
+ * slot holds, after that STACK: a reader of every record of the CPU finds
+ * it here.
+ */
+struct pl_interned_slot {
+	struct taproot_rec_stack *rec;
+	size_t cap;			/* bytes allocated at rec */
+};
+
+struct pl_interned_cpu {
+	struct pl_interned_slot slot[TAPROOT_STACK_SLOTS];
+};
+
 /* ------------------------------------------------------------ pipeline */
 
 struct taproot_pipeline {
@@ -236,10 +270,14 @@ struct taproot_pipeline {
 	struct taproot_profile_label statics[2 + PL_STATIC_MAX];	/* every sample's */
 	bool relabel_early;		/* the rules read only labels an interval
 					 * has before its stack is resolved */
-	uint64_t *pcs;
+	uint64_t *pcs;			/* max_pcs: the module's pcs and the unwinder's */
 	uint8_t *pcflags;
+	unsigned int max_pcs;
 	struct taproot_profile_frame *frames;
 	size_t max_frames;
+
+	struct pl_interned_cpu **interned;	/* by CPU; NULL: no STACK yet */
+	unsigned int ninterned;			/* entries of interned */
 
 	struct taproot_pipeline_stats st;
 };
@@ -251,6 +289,29 @@ static const char *const pl_end_marker[TAPROOT_UNWIND_NR_ENDS] = {
 	[TAPROOT_UNWIND_NO_CFI] = "[no cfi]",
 	[TAPROOT_UNWIND_BAD_FRAME] = "[bad frame]",
 	[TAPROOT_UNWIND_MAX_DEPTH] = "[max depth]",
+};
+
+/*
+ * How the module's walk ended, for a user stack that ends where it did
+ * (a STACK's, or a fallback without a stack copy to go on with): the
+ * unwinder's end it is counted as in stats.unwind[], and its marker frame.
+ * The ends the unwinder has no name for count as truncated: the stack
+ * needed to go on was not there.
+ */
+static const struct {
+	enum taproot_unwind_end end;
+	const char *marker;
+} pl_kend[TAPROOT_KUNWIND_NR] = {
+	[TAPROOT_KUNWIND_NONE] = { TAPROOT_UNWIND_TRUNCATED, "[truncated]" },
+	[TAPROOT_KUNWIND_COMPLETE] = { TAPROOT_UNWIND_COMPLETE, NULL },
+	[TAPROOT_KUNWIND_MAX_FRAMES] = { TAPROOT_UNWIND_MAX_DEPTH, "[max depth]" },
+	[TAPROOT_KUNWIND_NO_PROC] = { TAPROOT_UNWIND_TRUNCATED, "[no unwind tables]" },
+	[TAPROOT_KUNWIND_STALE] = { TAPROOT_UNWIND_TRUNCATED, "[stale unwind tables]" },
+	[TAPROOT_KUNWIND_NO_MAPPING] = { TAPROOT_UNWIND_NO_MAPPING, "[no mapping]" },
+	[TAPROOT_KUNWIND_NO_CFI] = { TAPROOT_UNWIND_NO_CFI, "[no cfi]" },
+	[TAPROOT_KUNWIND_SLOW_RULE] = { TAPROOT_UNWIND_TRUNCATED, "[slow rule]" },
+	[TAPROOT_KUNWIND_FAULT] = { TAPROOT_UNWIND_TRUNCATED, "[truncated]" },
+	[TAPROOT_KUNWIND_BAD_FRAME] = { TAPROOT_UNWIND_BAD_FRAME, "[bad frame]" },
 };
 
 void taproot_pipeline_opts_default(struct taproot_pipeline_opts *o)
@@ -350,10 +411,12 @@ static int pl_alloc_caches(struct taproot_pipeline *p)
 	p->symcache.buckets = calloc(p->symcache.nbuckets, sizeof(p->symcache.buckets[0]));
 	p->comms = calloc(PL_COMM_CACHE, sizeof(p->comms[0]));
 	p->top = calloc(PL_TOP_MAX * 2, sizeof(p->top[0]));
-	p->max_frames = TAPROOT_KSTACK_MAX + (size_t)p->opts.max_user_frames * PL_MAX_INLINE + 2;
+	/* The module's pcs (VERIFY: all of them; a fallback: but the last) and the unwinder's. */
+	p->max_pcs = p->opts.max_user_frames + TAPROOT_UNWIND_FRAMES_MAX;
+	p->max_frames = TAPROOT_KSTACK_MAX + (size_t)p->max_pcs * PL_MAX_INLINE + 2;
 	p->frames = calloc(p->max_frames, sizeof(p->frames[0]));
-	p->pcs = calloc(p->opts.max_user_frames, sizeof(p->pcs[0]));
-	p->pcflags = calloc(p->opts.max_user_frames, sizeof(p->pcflags[0]));
+	p->pcs = calloc(p->max_pcs, sizeof(p->pcs[0]));
+	p->pcflags = calloc(p->max_pcs, sizeof(p->pcflags[0]));
 	if (!p->symcache.buckets || !p->comms || !p->top || !p->frames || !p->pcs ||
 	    !p->pcflags)
 		return tp_err(-ENOMEM, NULL);
@@ -456,6 +519,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	free(p->frames);
 	free(p->pcs);
 	free(p->pcflags);
+	taproot_pipeline_forget_stacks(p);
 	/* The join first: it borrows the profiles. */
 	tp_causal_free(p->causal);
 	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
@@ -780,7 +844,17 @@ static int pl_add_sym(struct taproot_pipeline *p, size_t *nf, const struct pl_sy
 	return 0;
 }
 
-/* What a SAMPLE record or a causal event's stack snapshot captured. */
+/* What a capture's user part is made of. */
+enum pl_upcs {
+	PL_UPCS_NONE,		/* registers and a stack copy: unwound here */
+	PL_UPCS_VERIFY,		/* the same, and the module's walk to compare */
+	PL_UPCS_CONTINUE,	/* the module's pcs but the last, then unwound
+				 * from the frame of its last (regs) */
+	PL_UPCS_WHOLE,		/* the module's pcs are all there is (a STACK's,
+				 * or a fallback without a stack copy) */
+};
+
+/* What a SAMPLE record, a STACK or a causal event's stack snapshot captured. */
 struct pl_capture {
 	uint32_t pid, tid;
 	const uint64_t *kstack;
@@ -791,10 +865,22 @@ struct pl_capture {
 	bool user;			/* user registers and stack to unwind */
 	bool trim_trace;		/* tracing trampolines on top of the kernel stack */
 	const char *comm;		/* the thread's at the capture, NULL unknown */
-	const struct taproot_user_regs *regs;
+	const struct taproot_user_regs *regs;	/* NULL with PL_UPCS_WHOLE */
 	const uint8_t *ustack;
 	uint32_t ustack_len;
+	/* The module's walk (TAPROOT_FEAT_UNWIND): */
+	enum pl_upcs upcs_mode;
+	const uint64_t *upcs;		/* its pcs, leaf first, return addresses as found */
+	unsigned int upc_nr;
+	unsigned int kend;		/* enum taproot_kunwind: how it ended */
+	bool regs_caller;		/* regs are a caller frame's (UREGS_CALLER) */
 };
+
+/* The interrupted user ip: the module's first pc when it walked, else the registers'. */
+static uint64_t pl_user_ip(const struct pl_capture *c)
+{
+	return c->upc_nr ? c->upcs[0] : c->regs->ip;
+}
 
 /* Whether @name is a tracing trampoline: __traceiter_*, __bpf_trace_*. */
 static bool pl_is_trampoline(const char *name)
@@ -810,6 +896,89 @@ enum pl_user {
 };
 
 /*
+ * Run the unwinder over @c's registers and stack copy from frame @start
+ * (TAPROOT_UNWIND_START_*), its pcs into p->pcs from @at, at most @max;
+ * res->nr counts those before @at too.
+ */
+static void pl_user_unwind(struct taproot_pipeline *p, const struct pl_capture *c,
+			   struct taproot_proc *proc, unsigned int start, unsigned int at,
+			   unsigned int max, struct taproot_unwind_result *res)
+{
+	uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC);
+	int err;
+
+	err = taproot_unwind_from(p->unwinder, proc, c->regs, start, c->ustack, c->ustack_len,
+				  p->pcs + at, p->pcflags + at, max, res);
+	p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
+	p->st.unwind_frames += res->nr;
+	/* -ENOMEM: the pcs found so far are there; go on with them. */
+	if (err < 0 && res->end == TAPROOT_UNWIND_COMPLETE)
+		res->end = TAPROOT_UNWIND_BAD_FRAME;
+	res->nr += at;
+}
+
+/*
+ * The module's first @n pcs of @c into p->pcs: the leaf's exact, the
+ * others return addresses (symbolized at pc - 1, as the unwinder's; a
+ * frame a signal frame restored, exact in truth, is not told apart).
+ */
+static void pl_user_given(struct taproot_pipeline *p, const struct pl_capture *c, unsigned int n)
+{
+	memcpy(p->pcs, c->upcs, n * sizeof(p->pcs[0]));
+	for (unsigned int i = 0; i < n; i++)
+		p->pcflags[i] = i ? 0 : TAPROOT_FRAME_EXACT;
+}
+
+/*
+ * VERIFY: whether the unwinder's pcs (@res) are the module's walk, as
+ * taproot_pipeline_stats.verify_identical defines it; counted.
+ */
+static void pl_verify(struct taproot_pipeline *p, const struct pl_capture *c,
+		      const struct taproot_unwind_result *res)
+{
+	bool same = c->kend == TAPROOT_KUNWIND_MAX_FRAMES ? res->nr >= c->upc_nr :
+			res->nr == c->upc_nr;
+
+	same = same && !memcmp(p->pcs, c->upcs, c->upc_nr * sizeof(p->pcs[0]));
+	if (same)
+		p->st.verify_identical++;
+	else
+		p->st.verify_differing++;
+}
+
+/* The user pcs of @c into p->pcs, by its kind (enum pl_upcs); @res what they are. */
+static void pl_user_pcs(struct taproot_pipeline *p, const struct pl_capture *c,
+			struct taproot_proc *proc, struct taproot_unwind_result *res)
+{
+	unsigned int max = p->opts.max_user_frames, pre;
+
+	switch (c->upcs_mode) {
+	case PL_UPCS_WHOLE:
+		memset(res, 0, sizeof(*res));
+		pl_user_given(p, c, c->upc_nr);
+		res->nr = c->upc_nr;
+		res->end = pl_kend[c->kend].end;
+		return;
+	case PL_UPCS_CONTINUE:
+		/* regs are frame upc_nr - 1's: its pc comes from the unwinder. */
+		pre = c->upc_nr ? c->upc_nr - 1 : 0;
+		pl_user_given(p, c, pre);
+		pl_user_unwind(p, c, proc, c->regs_caller ? TAPROOT_UNWIND_START_CALLER : 0, pre,
+			       max > pre ? max - pre : 1, res);
+		p->st.kunwind_continued++;
+		return;
+	case PL_UPCS_VERIFY:
+		/* Room for the module's whole walk, whatever max_user_frames. */
+		pl_user_unwind(p, c, proc, 0, 0, max > c->upc_nr ? max : c->upc_nr, res);
+		pl_verify(p, c, res);
+		return;
+	default:
+		pl_user_unwind(p, c, proc, 0, 0, max, res);
+		return;
+	}
+}
+
+/*
  * Unwind the user stack of @c, in process *@procp (NULL when @c has no
  * user stack). Counts what the unwinder did (time, frames, entry points)
  * but not the outcome, which pl_stack() counts once it is final.
@@ -819,7 +988,6 @@ static int pl_stack_unwind(struct taproot_pipeline *p, const struct pl_capture *
 			   struct taproot_unwind_result *res, enum pl_user *user)
 {
 	struct taproot_proc *proc;
-	uint64_t t0;
 	int err;
 
 	*user = PL_USER_NONE;
@@ -847,17 +1015,10 @@ static int pl_stack_unwind(struct taproot_pipeline *p, const struct pl_capture *
 	 * in execve (the old program's registers, the new program's memory).
 	 * There is no user stack to unwind: the kernel frames alone.
 	 */
-	if (c->in_kernel && !pl_has_map(proc, c->regs->ip))
+	if (c->in_kernel && !pl_has_map(proc, pl_user_ip(c)))
 		return 1;
 
-	t0 = tp_clock_ns(CLOCK_MONOTONIC);
-	err = taproot_unwind(p->unwinder, proc, c->regs, c->ustack, c->ustack_len,
-			     p->pcs, p->pcflags, p->opts.max_user_frames, res);
-	p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
-	p->st.unwind_frames += res->nr;
-	/* -ENOMEM: the pcs found so far are there; go on with them. */
-	if (err < 0 && res->end == TAPROOT_UNWIND_COMPLETE)
-		res->end = TAPROOT_UNWIND_BAD_FRAME;
+	pl_user_pcs(p, c, proc, res);
 	if (res->end == TAPROOT_UNWIND_NO_CFI && res->nr &&
 	    pl_at_entry(proc, p->pcs[res->nr - 1] -
 			(p->pcflags[res->nr - 1] & TAPROOT_FRAME_EXACT ? 0 : 1))) {
@@ -894,6 +1055,21 @@ static int pl_stack_kernel(struct taproot_pipeline *p, const struct pl_capture *
 }
 
 /*
+ * The marker frame at the root of @c's user frames (@res): why the walk
+ * ended where it did, the module's reason when it ended there; NULL for
+ * a complete one.
+ */
+static const char *pl_user_marker(const struct pl_capture *c,
+				  const struct taproot_unwind_result *res)
+{
+	if (res->end == TAPROOT_UNWIND_COMPLETE)
+		return NULL;
+	if (c->upcs_mode == PL_UPCS_WHOLE)
+		return pl_kend[c->kend].marker;
+	return pl_end_marker[res->end];
+}
+
+/*
  * The unwound user frames (@res) of @c in @proc into p->frames from *@nfp.
  * Returns 1 when they had to be dropped, 0, or -ENOMEM.
  */
@@ -913,8 +1089,8 @@ static int pl_stack_user(struct taproot_pipeline *p, const struct pl_capture *c,
 		if (pl_add_sym(p, &nf, e) < 0)
 			break;
 	}
-	if (pl_end_marker[res->end] && pl_room(p, nf, 1))
-		pl_marker(&p->frames[nf++], pl_end_marker[res->end]);
+	if (pl_user_marker(c, res) && pl_room(p, nf, 1))
+		pl_marker(&p->frames[nf++], pl_user_marker(c, res));
 	/*
 	 * A pc outside the maps had the process read again, under another
 	 * name: the frames after it may have the new program's names. The
@@ -983,26 +1159,44 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 	return 0;
 }
 
+/* Who a CPU sample is of, whichever record it came in. */
+struct pl_who {
+	uint32_t pid, tid;
+	uint32_t period_us;		/* 0: the pipeline's period */
+	char thread_comm[17];		/* the record's comm, NUL-terminated */
+};
+
+/* @w from a record's fields; @comm is the record's 16 bytes, NUL padded or not. */
+static void pl_who_set(struct pl_who *w, uint32_t pid, uint32_t tid, uint32_t period_us,
+		       const char comm[16])
+{
+	w->pid = pid;
+	w->tid = tid;
+	w->period_us = period_us;
+	memcpy(w->thread_comm, comm, 16);
+	w->thread_comm[16] = '\0';
+}
+
 /*
- * The labels of CPU sample @s into @l (room for PL_LABELS_MAX), in a fixed
+ * The labels of CPU sample @w into @l (room for PL_LABELS_MAX), in a fixed
  * order: pid, comm, thread_comm, [tid], [cpu], then those of its process
  * (@proc, NULL: unknown), the static ones, then what the relabel rules
  * made of them.
  * False when the rules drop the sample.
  */
-static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
-			     unsigned int cpu, struct taproot_proc *proc, const char *thread_comm,
+static bool pl_sample_labels(struct taproot_pipeline *p, const struct pl_who *w,
+			     unsigned int cpu, struct taproot_proc *proc,
 			     struct taproot_profile_label *l, size_t *n)
 {
-	const char *comm = proc ? pl_process_comm(p, (int)s->pid, taproot_proc_start_time(proc),
-						  (int)s->tid, thread_comm) : thread_comm;
+	const char *comm = proc ? pl_process_comm(p, (int)w->pid, taproot_proc_start_time(proc),
+						  (int)w->tid, w->thread_comm) : w->thread_comm;
 
 	*n = 0;
-	l[(*n)++] = TAPROOT_LABEL_NUM("pid", s->pid);
+	l[(*n)++] = TAPROOT_LABEL_NUM("pid", w->pid);
 	l[(*n)++] = TAPROOT_LABEL_STR("comm", comm);
-	l[(*n)++] = TAPROOT_LABEL_STR("thread_comm", thread_comm);
+	l[(*n)++] = TAPROOT_LABEL_STR("thread_comm", w->thread_comm);
 	if (p->opts.label_tid)
-		l[(*n)++] = TAPROOT_LABEL_NUM("tid", s->tid);
+		l[(*n)++] = TAPROOT_LABEL_NUM("tid", w->tid);
 	if (p->opts.label_cpu)
 		l[(*n)++] = TAPROOT_LABEL_NUM("cpu", cpu);
 	return taproot_labeling_finish(&p->labeling, proc ? taproot_proc_labels(proc) : NULL,
@@ -1011,55 +1205,38 @@ static bool pl_sample_labels(struct taproot_pipeline *p, const struct taproot_re
 }
 
 /* The process of a sample with a user part to unwind, NULL for any other. */
-static struct taproot_proc *pl_sample_proc(struct taproot_pipeline *p,
-					   const struct taproot_rec_sample *s, bool user)
+static struct taproot_proc *pl_sample_proc(struct taproot_pipeline *p, uint32_t pid, bool user)
 {
 	struct taproot_proc *proc;
 
-	if (!user || !s->pid || taproot_proc_get(p->procs, (int)s->pid, 0, &proc) < 0)
+	if (!user || !pid || taproot_proc_get(p->procs, (int)pid, 0, &proc) < 0)
 		return NULL;
 	return proc;
 }
 
-static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
-		     unsigned int cpu)
+/* A CPU sample of @w, its stacks @c (c->comm set here), into the profile. */
+static int pl_cpu_sample(struct taproot_pipeline *p, const struct pl_who *w, unsigned int cpu,
+			 struct pl_capture *c)
 {
-	const uint64_t *kstack = (const uint64_t *)(s + 1);
-	struct pl_capture c = {
-		.pid = s->pid,
-		.tid = s->tid,
-		.kstack = kstack,
-		.kstack_nr = s->kstack_nr,
-		.k0_exact = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
-		.kstack_trunc = s->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC,
-		.in_kernel = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
-		.user = (s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) &&
-			!(s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD),
-		.regs = &s->user_regs,
-		.ustack = (const uint8_t *)(kstack + s->kstack_nr),
-		.ustack_len = s->ustack_len,
-	};
 	struct taproot_profile_label labels[PL_LABELS_MAX];
 	struct taproot_proc *proc;
-	char thread_comm[sizeof(s->comm) + 1], marker[160];
+	char marker[160];
 	const char *leaf;
 	size_t nf = 0, nl;
 	int64_t values[2];
 	int err;
 
-	memcpy(thread_comm, s->comm, sizeof(s->comm));
-	thread_comm[sizeof(s->comm)] = '\0';
-	c.comm = thread_comm;
+	c->comm = w->thread_comm;
 	/* Labels first: a sample the rules drop costs no unwinding. */
-	proc = pl_sample_proc(p, s, c.user);
-	if (!pl_sample_labels(p, s, cpu, proc, thread_comm, labels, &nl))
+	proc = pl_sample_proc(p, w->pid, c->user);
+	if (!pl_sample_labels(p, w, cpu, proc, labels, &nl))
 		return 0;
-	err = pl_stack(p, &c, &nf, &proc, marker, sizeof(marker));
+	err = pl_stack(p, c, &nf, &proc, marker, sizeof(marker));
 	if (err < 0)
 		return err;
 
 	values[0] = 1;
-	values[1] = s->period_us ? (int64_t)s->period_us * 1000 : p->period_ns;
+	values[1] = w->period_us ? (int64_t)w->period_us * 1000 : p->period_ns;
 	err = taproot_profile_add(p->profile, p->frames, nf, labels, nl, values);
 	if (err < 0) {
 		p->st.dropped++;
@@ -1074,6 +1251,184 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 		leaf = "[unknown]";
 	pl_top_count(p, leaf);
 	return 0;
+}
+
+
+/* What a SAMPLE's user part is, by its flags (taproot_rec_check() passed). */
+static enum pl_upcs pl_sample_upcs(const struct taproot_rec_sample *s)
+{
+	if (!(s->hdr.flags & TAPROOT_SAMPLE_F_UPCS))
+		return PL_UPCS_NONE;
+	if (s->hdr.flags & TAPROOT_SAMPLE_F_VERIFY)
+		return PL_UPCS_VERIFY;
+	/* No stack copy to go on with (TAPROOT_CFG_F_USTACK_PRIVATE). */
+	if (s->upc_nr && !s->ustack_len)
+		return PL_UPCS_WHOLE;
+	return PL_UPCS_CONTINUE;
+}
+
+static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample *s,
+		     unsigned int cpu)
+{
+	const uint64_t *kstack = (const uint64_t *)(s + 1);
+	const uint64_t *upcs = kstack + s->kstack_nr;
+	struct pl_capture c = {
+		.pid = s->pid,
+		.tid = s->tid,
+		.kstack = kstack,
+		.kstack_nr = s->kstack_nr,
+		.k0_exact = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.kstack_trunc = s->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC,
+		.in_kernel = s->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.user = (s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) &&
+			!(s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD),
+		.regs = &s->user_regs,
+		.ustack = (const uint8_t *)(upcs + s->upc_nr),
+		.ustack_len = s->ustack_len,
+		.upcs_mode = pl_sample_upcs(s),
+		.upcs = upcs,
+		.upc_nr = s->upc_nr,
+		.kend = s->unwind,
+		.regs_caller = s->hdr.flags & TAPROOT_SAMPLE_F_UREGS_CALLER,
+	};
+	struct pl_who w;
+
+	if (c.upcs_mode == PL_UPCS_WHOLE)
+		c.regs = NULL;
+	pl_who_set(&w, s->pid, s->tid, s->period_us, s->comm);
+	/* TAPROOT_KUNWIND_NONE: the module did not walk it. */
+	p->st.kunwind[s->unwind]++;
+	if (c.upcs_mode == PL_UPCS_VERIFY)
+		p->st.verify_samples++;
+	return pl_cpu_sample(p, &w, cpu, &c);
+}
+
+/* ------------------------------------------- the module's stack slots */
+
+/* Ring @cpu's slots, allocated now if @alloc; NULL past PL_STACK_CPUS_MAX or -ENOMEM. */
+static struct pl_interned_cpu *pl_interned_cpu(struct taproot_pipeline *p, unsigned int cpu,
+					       bool alloc)
+{
+	struct pl_interned_cpu **v;
+	unsigned int n;
+
+	if (cpu < p->ninterned && (p->interned[cpu] || !alloc))
+		return p->interned[cpu];
+	if (!alloc || cpu >= PL_STACK_CPUS_MAX)
+		return NULL;
+	if (cpu >= p->ninterned) {
+		n = cpu + 1 > 2 * p->ninterned ? cpu + 1 : 2 * p->ninterned;
+		if (n > PL_STACK_CPUS_MAX)
+			n = PL_STACK_CPUS_MAX;
+		v = realloc(p->interned, n * sizeof(v[0]));
+		if (!v)
+			return NULL;
+		memset(v + p->ninterned, 0, (n - p->ninterned) * sizeof(v[0]));
+		p->interned = v;
+		p->ninterned = n;
+	}
+	p->interned[cpu] = calloc(1, sizeof(*p->interned[cpu]));
+	return p->interned[cpu];
+}
+
+/*
+ * A STACK record of ring @cpu into its slot, replacing what the slot held
+ * (emptied when it cannot be copied: no reference may find the old one).
+ * A CPU past the mirror's bound keeps nothing: its references miss.
+ */
+static int pl_interned_put(struct taproot_pipeline *p, const struct taproot_rec_stack *st,
+			   unsigned int cpu)
+{
+	size_t len = sizeof(*st) + ((size_t)st->kstack_nr + st->upc_nr) * sizeof(uint64_t);
+	struct pl_interned_cpu *ic = pl_interned_cpu(p, cpu, true);
+	struct pl_interned_slot *sl;
+
+	if (!ic)
+		return cpu < PL_STACK_CPUS_MAX ? tp_err(-ENOMEM, NULL) : 0;
+	sl = &ic->slot[st->id & (TAPROOT_STACK_SLOTS - 1)];
+	if (sl->cap < len) {
+		free(sl->rec);
+		sl->cap = 0;
+		sl->rec = malloc(len);
+		if (!sl->rec)
+			return tp_err(-ENOMEM, NULL);
+		sl->cap = len;
+	}
+	memcpy(sl->rec, st, len);
+	p->st.stack_records++;
+	return 0;
+}
+
+/* The STACK a reference names on ring @cpu, or NULL when the mirror does not hold it. */
+static const struct taproot_rec_stack *pl_interned_get(struct taproot_pipeline *p,
+							const struct taproot_rec_sample_ref *r,
+							unsigned int cpu)
+{
+	struct pl_interned_cpu *ic = pl_interned_cpu(p, cpu, false);
+	const struct taproot_rec_stack *st;
+
+	if (!ic)
+		return NULL;
+	st = ic->slot[r->stack_id & (TAPROOT_STACK_SLOTS - 1)].rec;
+	if (!st || st->id != r->stack_id || st->epoch != r->epoch)
+		return NULL;
+	/* User pcs are one process's addresses: never another's, whatever the hash. */
+	if ((st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) && st->pid != r->pid)
+		return NULL;
+	return st;
+}
+
+/*
+ * A SAMPLE_REF: a sample whose stack is a STACK record of its CPU. The
+ * pcs are taken whole (PL_UPCS_WHOLE); one the mirror lacks is counted
+ * and dropped: its stack is not known, as a lost record's.
+ */
+static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sample_ref *r,
+			 unsigned int cpu)
+{
+	const struct taproot_rec_stack *st;
+	const uint64_t *pcs;
+	struct pl_capture c;
+	struct pl_who w;
+
+	p->st.stack_refs++;
+	st = pl_interned_get(p, r, cpu);
+	if (!st) {
+		p->st.stack_refs_unresolved++;
+		return 0;
+	}
+	pcs = (const uint64_t *)(st + 1);
+	c = (struct pl_capture){
+		.pid = r->pid,
+		.tid = r->tid,
+		.kstack = pcs,
+		.kstack_nr = st->kstack_nr,
+		.k0_exact = st->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.kstack_trunc = st->hdr.flags & TAPROOT_SAMPLE_F_KSTACK_TRUNC,
+		.in_kernel = st->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
+		.user = (st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) && st->upc_nr,
+		.upcs_mode = PL_UPCS_WHOLE,
+		.upcs = pcs + st->kstack_nr,
+		.upc_nr = st->upc_nr,
+		.kend = st->unwind,
+	};
+	pl_who_set(&w, r->pid, r->tid, r->period_us, r->comm);
+	p->st.kunwind[st->unwind]++;
+	return pl_cpu_sample(p, &w, cpu, &c);
+}
+
+void taproot_pipeline_forget_stacks(struct taproot_pipeline *p)
+{
+	for (unsigned int cpu = 0; cpu < p->ninterned; cpu++) {
+		if (!p->interned[cpu])
+			continue;
+		for (unsigned int i = 0; i < TAPROOT_STACK_SLOTS; i++)
+			free(p->interned[cpu]->slot[i].rec);
+		free(p->interned[cpu]);
+	}
+	free(p->interned);
+	p->interned = NULL;
+	p->ninterned = 0;
 }
 
 /* ------------------------------------------------------- causal events */
@@ -1218,6 +1573,16 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 		err = pl_sample(p, (const struct taproot_rec_sample *)rec, cpu);
 		if (err < 0 && err != -ENOMEM)
 			err = 0;	/* counted; the next sample goes on */
+		return err;
+	case TAPROOT_REC_SAMPLE_REF:
+		err = pl_sample_ref(p, (const struct taproot_rec_sample_ref *)rec, cpu);
+		if (err < 0 && err != -ENOMEM)
+			err = 0;
+		return err;
+	case TAPROOT_REC_STACK:
+		err = pl_interned_put(p, (const struct taproot_rec_stack *)rec, cpu);
+		if (err < 0)
+			p->st.dropped++;
 		return err;
 	case TAPROOT_REC_LOST: {
 		const struct taproot_rec_lost *l = (const struct taproot_rec_lost *)rec;
@@ -1466,6 +1831,13 @@ int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ri
 
 	taproot_pipeline_end_round(p);
 	return n;
+}
+
+double taproot_pipeline_verify_rate(const struct taproot_pipeline_stats *st)
+{
+	uint64_t n = st->verify_identical + st->verify_differing;
+
+	return n ? (double)st->verify_identical / (double)n : 0;
 }
 
 double taproot_pipeline_unwind_rate(const struct taproot_pipeline_stats *st)

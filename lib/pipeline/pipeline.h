@@ -35,6 +35,20 @@
  * comm), "thread_comm" the sampled thread's; "tid" and "cpu" labels are
  * optional since they multiply the number of distinct samples.
  *
+ * Stacks the module unwound itself (TAPROOT_FEAT_UNWIND) come three ways:
+ * a STACK record, kept in a mirror of the module's stack slots (per CPU,
+ * TAPROOT_STACK_SLOTS each, allocated when a CPU's first STACK comes),
+ * then SAMPLE_REF records naming it, each a sample whose user pcs need no
+ * unwinding; a reference the mirror cannot resolve (another epoch, its
+ * slot overwritten since, its STACK lost) is counted and dropped, as a
+ * lost record is. A SAMPLE with the module's first pcs (UPCS) whose walk
+ * fell back: its pcs, then the unwinder from the frame the walk stopped
+ * at over the sample's stack copy (without a copy, the module's pcs and
+ * a marker of why it stopped: "[no unwind tables]", "[stale unwind
+ * tables]", "[slow rule]", or the unwinder's marker of the same end). A
+ * SAMPLE with VERIFY: unwound here as a plain sample, the module's pcs
+ * only compared (stats.verify_*).
+ *
  * The caller reads the rings and hands each record over; the pipeline
  * never touches /dev/taproot. Memory is bounded: the profile's stack table
  * (max_stacks), the unwinder's table cache, the process model's LRU, and a
@@ -102,6 +116,9 @@ enum taproot_profile_kind {
 /* "cpu", "offcpu", "offwake", "schedlat"; NULL for another value. */
 const char *taproot_profile_kind_name(enum taproot_profile_kind kind);
 
+/* TAPROOT_KUNWIND_NR of <linux/taproot.h> (pipeline.c asserts it). */
+#define TAPROOT_PIPELINE_KUNWIND_NR	10
+
 /* Cumulative counters of a pipeline (since taproot_pipeline_new()). */
 struct taproot_pipeline_stats {
 	uint64_t records;		/* records given */
@@ -145,6 +162,31 @@ struct taproot_pipeline_stats {
 	uint64_t unwind_ns;
 	uint64_t unwind_frames;
 	uint64_t kernel_frames;
+	/*
+	 * The module's unwinding (TAPROOT_FEAT_UNWIND). kunwind: CPU samples
+	 * (SAMPLE records, and references resolved to their STACK) by how
+	 * the module's walk of the user stack ended, enum taproot_kunwind
+	 * (taproot_kunwind_name()); [TAPROOT_KUNWIND_NONE]: not walked.
+	 * Their user stacks count in user_stacks and unwind[] too, by the
+	 * final end: a STACK's COMPLETE as complete, MAX_FRAMES as max-depth.
+	 */
+	uint64_t kunwind[TAPROOT_PIPELINE_KUNWIND_NR];
+	uint64_t kunwind_continued;	/* fallback samples whose walk the unwinder
+					 * continued from the module's last frame */
+	uint64_t stack_records;		/* STACK records kept in the mirror */
+	uint64_t stack_refs;		/* SAMPLE_REF records */
+	uint64_t stack_refs_unresolved;	/* of them, not in the mirror: dropped */
+	/*
+	 * Samples with TAPROOT_SAMPLE_F_VERIFY: compared when their snapshot
+	 * was unwound here (not for a process that could not be read, nor
+	 * one the relabel rules dropped). Identical: the unwinder's pcs are
+	 * the module's, in the same order, as many (when the module's walk
+	 * ended MAX_FRAMES: the unwinder's first upc_nr pcs are the module's
+	 * upc_nr). The profile has the unwinder's stack either way.
+	 */
+	uint64_t verify_samples;
+	uint64_t verify_identical;
+	uint64_t verify_differing;
 };
 
 /* Defaults: TAPROOT_FREQ_DEFAULT Hz, every other field 0 or false. */
@@ -162,9 +204,11 @@ void taproot_pipeline_free(struct taproot_pipeline *p);
 /*
  * Take one record of ring @cpu (as taproot_ring_ops.record gets it; it is
  * checked again with taproot_rec_check()). SAMPLE records go into the
- * profile, LOST records into stats.lost, SWITCH and WAKING records into
- * the off-CPU join (with opts.offcpu), FORK, EXEC and EXIT records into
- * the process model (stats.proc_events); others are counted and ignored.
+ * profile, STACK records into the mirror of ring @cpu's stack slots and
+ * SAMPLE_REF records resolved there into the profile (a ring's records
+ * must come in its order), LOST records into stats.lost, SWITCH and
+ * WAKING records into the off-CPU join (with opts.offcpu), FORK, EXEC and
+ * EXIT records into the process model (stats.proc_events); others are counted and ignored.
  * Returns 0; -TAPROOT_ECORRUPT for an invalid record, -ENOMEM (both
  * counted in stats.dropped; the pipeline stays usable).
  */
@@ -190,6 +234,16 @@ void taproot_pipeline_stats(const struct taproot_pipeline *p,
 
 /* complete unwinds / user stacks unwound, 0 when none. */
 double taproot_pipeline_unwind_rate(const struct taproot_pipeline_stats *st);
+
+/* verify_identical / (verify_identical + verify_differing), 0 when none. */
+double taproot_pipeline_verify_rate(const struct taproot_pipeline_stats *st);
+
+/*
+ * Forget the mirror of the module's stack slots, as a new reader of the
+ * rings starts (a replay's next pass: its references resolve only to its
+ * own STACK records).
+ */
+void taproot_pipeline_forget_stacks(struct taproot_pipeline *p);
 
 /* A function and the samples where it was the leaf (self). */
 struct taproot_pipeline_top {

@@ -321,6 +321,364 @@ static void test_labels_and_relabel(void **state)
 	free(c);
 }
 
+/* ------------------------------------------- stacks the module unwound */
+
+/*
+ * The leaf and the registers of its caller's frame, read through the
+ * frame pointer __builtin_frame_address() makes this function keep: what
+ * the module reports when its walk stops at frame 1 (UREGS_CALLER).
+ */
+__attribute__((noinline)) static void kpipe_capture(struct ownstack *c,
+						    struct taproot_user_regs *caller)
+{
+	const uint64_t *fp = __builtin_frame_address(0);
+
+	OWNSTACK_CAPTURE(c);
+	memset(caller, 0, sizeof(*caller));
+	caller->ip = fp[1];
+	caller->sp = (uint64_t)(uintptr_t)(fp + 2);
+	caller->bp = fp[0];
+}
+
+__attribute__((noinline)) static int kpipe_leaf(struct ownstack *c,
+						struct taproot_user_regs *caller, int x)
+{
+	kpipe_capture(c, caller);
+	sink = x;
+	return x + 3;
+}
+
+__attribute__((noinline)) static int kpipe_outer(struct ownstack *c,
+						 struct taproot_user_regs *caller, int x)
+{
+	int r = kpipe_leaf(c, caller, x + 1);
+
+	sink = r;
+	return r + 1;
+}
+
+static int kpipe_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
+{
+	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
+}
+
+/* The user pcs of @c as the module would find them: the unwinder's, here. */
+static unsigned int kpipe_pcs(const struct ownstack *c, uint64_t *pcs, unsigned int max)
+{
+	static const struct taproot_unwind_ops ops = { .map = kpipe_map };
+	struct taproot_unwind_result res;
+	struct taproot_unwinder *u;
+	struct taproot_procs *procs;
+	struct taproot_proc *proc;
+
+	assert_int_equal(taproot_procs_new(NULL, &procs), 0);
+	assert_int_equal(taproot_proc_get(procs, getpid(), 0, &proc), 0);
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
+	assert_true(taproot_unwind(u, proc, &c->regs, c->stack, c->len, pcs, NULL, max, &res) > 3);
+	assert_int_equal(res.end, TAPROOT_UNWIND_COMPLETE);
+	taproot_unwinder_free(u);
+	taproot_procs_free(procs);
+	return res.nr;
+}
+
+/* A SAMPLE of this process with @nu module pcs @upcs, the rest as given. */
+static struct taproot_rec_header *kpipe_sample(const struct taproot_user_regs *regs,
+					       const uint8_t *ustack, uint32_t ulen,
+					       const uint64_t *k, unsigned int nk,
+					       const uint64_t *upcs, unsigned int nu,
+					       unsigned int flags, unsigned int end)
+{
+	size_t size = (sizeof(struct taproot_rec_sample) + (nk + nu) * 8 + ulen + 7) & ~(size_t)7;
+	struct taproot_rec_sample *s = calloc(1, size);
+	uint64_t *a;
+
+	assert_non_null(s);
+	s->hdr.size = (uint32_t)size;
+	s->hdr.type = TAPROOT_REC_SAMPLE;
+	s->hdr.flags = (uint16_t)(TAPROOT_SAMPLE_F_USER_REGS | flags |
+				  (nk ? TAPROOT_SAMPLE_F_IN_KERNEL : 0));
+	s->pid = s->tid = (uint32_t)getpid();
+	s->kstack_nr = (uint16_t)nk;
+	s->upc_nr = (uint8_t)nu;
+	s->unwind = (uint8_t)end;
+	s->ustack_len = ulen;
+	s->period_us = 10000;
+	memcpy(s->comm, "test-pipeline", 13);
+	s->user_regs = *regs;
+	a = (uint64_t *)(s + 1);
+	if (nk)
+		memcpy(a, k, nk * 8);
+	if (nu)
+		memcpy(a + nk, upcs, nu * 8);
+	if (ulen)
+		memcpy(a + nk + nu, ustack, ulen);
+	return &s->hdr;
+}
+
+static struct taproot_rec_header *kpipe_stack(uint64_t id, uint32_t epoch, const uint64_t *k,
+					      unsigned int nk, const uint64_t *upcs,
+					      unsigned int nu, unsigned int end)
+{
+	size_t size = sizeof(struct taproot_rec_stack) + (nk + nu) * 8;
+	struct taproot_rec_stack *st = calloc(1, size);
+
+	assert_non_null(st);
+	st->hdr.size = (uint32_t)size;
+	st->hdr.type = TAPROOT_REC_STACK;
+	st->hdr.flags = TAPROOT_SAMPLE_F_USER_REGS | (nk ? TAPROOT_SAMPLE_F_IN_KERNEL : 0);
+	st->id = id;
+	st->epoch = epoch;
+	st->pid = (uint32_t)getpid();
+	st->kstack_nr = (uint16_t)nk;
+	st->upc_nr = (uint8_t)nu;
+	st->unwind = (uint8_t)end;
+	if (nk)
+		memcpy(st + 1, k, nk * 8);
+	memcpy((uint64_t *)(st + 1) + nk, upcs, nu * 8);
+	return &st->hdr;
+}
+
+static struct taproot_rec_header *kpipe_ref(uint64_t id, uint32_t epoch)
+{
+	struct taproot_rec_sample_ref *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
+	r->hdr.size = sizeof(*r);
+	r->hdr.type = TAPROOT_REC_SAMPLE_REF;
+	r->pid = r->tid = (uint32_t)getpid();
+	r->period_us = 10000;
+	memcpy(r->comm, "test-pipeline", 13);
+	r->stack_id = id;
+	r->epoch = epoch;
+	return &r->hdr;
+}
+
+/* One record of a list: its CPU (the ring it came from) and the record. */
+struct kpipe_rec {
+	unsigned int cpu;
+	struct taproot_rec_header *rec;
+};
+
+/*
+ * A pipeline fed @recs; its profile's traces (pprof -traces from the first
+ * trace on: no file name nor times), its stats into @st.
+ */
+static char *kpipe_traces(const struct kpipe_rec *recs, unsigned int n, const uint64_t *k,
+			  struct taproot_ksyms *ks, struct taproot_pipeline_stats *st)
+{
+	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	char *out, *body;
+	int status;
+
+	(void)k;
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	o.ksyms = ks;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(taproot_pipeline_add_record(p, recs[i].rec, recs[i].cpu), 0);
+	taproot_pipeline_stats(p, st);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	assert_int_equal(taproot_pipeline_write(p, path), 0);
+	taproot_pipeline_free(p);
+	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	unlink(path);
+	rmdir(dir);
+	body = strstr(out, "-----------+");
+	assert_non_null(body);
+	body = strdup(body);
+	free(out);
+	return body;
+}
+
+/*
+ * The same sample four ways: a snapshot; a STACK and a reference to it; a
+ * fallback whose walk stopped at frame 1, with the caller frame's
+ * registers and stack; a VERIFY sample. All four give the same profile.
+ */
+static void test_kernel_unwound_same_profile(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_ksyms *ks = NULL;
+	struct kpipe_rec recs[4];
+	const char *kn0, *kn1;
+	uint64_t k[2], pcs[128], id = 0x1234567890abcdefull;
+	char *want, *got;
+	unsigned int nk, nu;
+	size_t off;
+
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(kpipe_outer(c, &caller, 1), 6);
+	nk = kernel_addrs(k, &kn0, &kn1, &ks);
+	nu = kpipe_pcs(c, pcs, 128);
+	assert_true(pcs[1] == caller.ip);
+	off = caller.sp - c->regs.sp;
+	assert_true(off < c->len);
+
+	recs[0] = (struct kpipe_rec){ 1, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len, k, nk,
+						      NULL, 0, 0, TAPROOT_KUNWIND_NONE) };
+	want = kpipe_traces(recs, 1, k, ks, &st);
+	print_message("%s", want);
+	assert_non_null(strstr(want, "kpipe_capture"));
+	assert_non_null(strstr(want, "kpipe_outer"));
+	assert_int_equal(st.kunwind[TAPROOT_KUNWIND_NONE], 1);
+	free(recs[0].rec);
+
+	/* Interned: the STACK alone adds nothing, the reference the sample. */
+	recs[0] = (struct kpipe_rec){ 3, kpipe_stack(id, 7, k, nk, pcs, nu,
+						     TAPROOT_KUNWIND_COMPLETE) };
+	recs[1] = (struct kpipe_rec){ 3, kpipe_ref(id, 7) };
+	got = kpipe_traces(recs, 2, k, ks, &st);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.stack_records, 1);
+	assert_int_equal(st.stack_refs, 1);
+	assert_int_equal(st.stack_refs_unresolved, 0);
+	assert_int_equal(st.kunwind[TAPROOT_KUNWIND_COMPLETE], 1);
+	assert_int_equal(st.user_stacks, 1);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_COMPLETE], 1);
+	assert_int_equal(st.unwind_frames, 0);	/* nothing unwound here */
+	free(recs[0].rec);
+	free(recs[1].rec);
+
+	/* A fallback at frame 1: leaf pc, then the unwinder from the caller's frame. */
+	recs[0] = (struct kpipe_rec){ 1, kpipe_sample(&caller, c->stack + off,
+						      (uint32_t)(c->len - off), k, nk, pcs, 2,
+						      TAPROOT_SAMPLE_F_UPCS |
+						      TAPROOT_SAMPLE_F_UREGS_CALLER,
+						      TAPROOT_KUNWIND_NO_CFI) };
+	got = kpipe_traces(recs, 1, k, ks, &st);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(st.kunwind[TAPROOT_KUNWIND_NO_CFI], 1);
+	assert_int_equal(st.kunwind_continued, 1);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_COMPLETE], 1);
+	assert_int_equal(st.unwind_frames, nu - 1);
+	free(recs[0].rec);
+
+	/* VERIFY: the module's walk compared, the snapshot's in the profile. */
+	recs[0] = (struct kpipe_rec){ 1, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len, k, nk,
+						      pcs, nu, TAPROOT_SAMPLE_F_UPCS |
+						      TAPROOT_SAMPLE_F_VERIFY,
+						      TAPROOT_KUNWIND_COMPLETE) };
+	got = kpipe_traces(recs, 1, k, ks, &st);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(st.verify_samples, 1);
+	assert_int_equal(st.verify_identical, 1);
+	assert_int_equal(st.verify_differing, 0);
+	free(recs[0].rec);
+
+	free(want);
+	taproot_ksyms_free(ks);
+	free(c);
+}
+
+/*
+ * References that miss: another epoch, a slot a newer stack took, another
+ * CPU's slots, another process's stack; counted, not added. VERIFY's
+ * identical and differing walks; the markers of stacks that end in the
+ * module.
+ */
+static void test_kernel_unwound_edges(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct kpipe_rec recs[16];
+	struct taproot_rec_sample_ref *ref;
+	uint64_t pcs[128], bad[128], id = 0x42;
+	unsigned int nu, n = 0, i;
+	char *got;
+
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(kpipe_outer(c, &caller, 1), 6);
+	nu = kpipe_pcs(c, pcs, 128);
+
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_stack(id, 1, NULL, 0, pcs, nu,
+						       TAPROOT_KUNWIND_COMPLETE) };
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_ref(id, 1) };		/* resolved */
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_ref(id, 2) };		/* another epoch */
+	recs[n++] = (struct kpipe_rec){ 1, kpipe_ref(id, 1) };		/* another CPU */
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_ref(id, 1) };
+	ref = (void *)recs[n - 1].rec;
+	ref->pid = ref->tid = 1;					/* another process */
+	/* The same slot, a newer stack: the old id misses, the new one is found. */
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_stack(id + TAPROOT_STACK_SLOTS, 1, NULL, 0,
+						       pcs, 3, TAPROOT_KUNWIND_MAX_FRAMES) };
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_ref(id, 1) };
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_ref(id + TAPROOT_STACK_SLOTS, 1) };
+	/* A CPU past the mirror's bound keeps nothing. */
+	recs[n++] = (struct kpipe_rec){ 9000, kpipe_stack(id, 1, NULL, 0, pcs, nu,
+							  TAPROOT_KUNWIND_COMPLETE) };
+	recs[n++] = (struct kpipe_rec){ 9000, kpipe_ref(id, 1) };
+	got = kpipe_traces(recs, n, NULL, NULL, &st);
+	print_message("%s", got);
+	assert_int_equal(st.stack_records, 2);
+	assert_int_equal(st.stack_refs, 7);
+	assert_int_equal(st.stack_refs_unresolved, 5);
+	assert_int_equal(st.samples, 2);
+	assert_int_equal(st.kunwind[TAPROOT_KUNWIND_COMPLETE], 1);
+	assert_int_equal(st.kunwind[TAPROOT_KUNWIND_MAX_FRAMES], 1);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_MAX_DEPTH], 1);
+	assert_non_null(strstr(got, "[max depth]"));
+	free(got);
+	for (i = 0; i < n; i++)
+		free(recs[i].rec);
+	n = 0;
+
+	/* VERIFY: identical, a prefix of a MAX_FRAMES walk, and two that differ. */
+	memcpy(bad, pcs, sizeof(pcs));
+	bad[1] += 16;
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len,
+							NULL, 0, pcs, nu,
+							TAPROOT_SAMPLE_F_UPCS | TAPROOT_SAMPLE_F_VERIFY,
+							TAPROOT_KUNWIND_COMPLETE) };
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len,
+							NULL, 0, pcs, 3,
+							TAPROOT_SAMPLE_F_UPCS | TAPROOT_SAMPLE_F_VERIFY,
+							TAPROOT_KUNWIND_MAX_FRAMES) };
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len,
+							NULL, 0, bad, nu,
+							TAPROOT_SAMPLE_F_UPCS | TAPROOT_SAMPLE_F_VERIFY,
+							TAPROOT_KUNWIND_COMPLETE) };
+	/* Fewer pcs than the unwinder's, not MAX_FRAMES: not the same walk. */
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len,
+							NULL, 0, pcs, 3,
+							TAPROOT_SAMPLE_F_UPCS | TAPROOT_SAMPLE_F_VERIFY,
+							TAPROOT_KUNWIND_FAULT) };
+	/* Without a stack copy: the module's pcs and its reason as the marker. */
+	recs[n++] = (struct kpipe_rec){ 0, kpipe_sample(&c->regs, NULL, 0, NULL, 0, pcs, 2,
+							TAPROOT_SAMPLE_F_UPCS,
+							TAPROOT_KUNWIND_NO_PROC) };
+	got = kpipe_traces(recs, n, NULL, NULL, &st);
+	print_message("%s", got);
+	assert_int_equal(st.samples, 5);
+	assert_int_equal(st.verify_samples, 4);
+	assert_int_equal(st.verify_identical, 2);
+	assert_int_equal(st.verify_differing, 2);
+	assert_true(taproot_pipeline_verify_rate(&st) == 0.5);
+	assert_int_equal(st.kunwind[TAPROOT_KUNWIND_NO_PROC], 1);
+	assert_int_equal(st.kunwind_continued, 0);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_TRUNCATED], 1);
+	assert_non_null(strstr(got, "[no unwind tables]"));
+	free(got);
+	for (i = 0; i < n; i++)
+		free(recs[i].rec);
+	free(c);
+}
+
 static void test_invalid(void **state)
 {
 	struct taproot_pipeline_opts o;
@@ -348,6 +706,8 @@ int main(void)
 		cmocka_unit_test(test_self_profile),
 		cmocka_unit_test(test_labels_and_relabel),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_kernel_unwound_same_profile),
+		cmocka_unit_test(test_kernel_unwound_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
