@@ -992,6 +992,11 @@ static int record_start(struct record *r)
 	while (taproot_ring_consume(r->ring, &discard, r) > 0)
 		;
 	r->lost_base = taproot_ring_lost(r->ring);
+	/* Unwind tables and mappings for the module's unwinder go through it. */
+	err = taproot_pipeline_set_ring(r->pl, r->ring);
+	if (err < 0)
+		fprintf(stderr, "taprootctl: record: no uploads to the module's unwinder: %s\n",
+			taproot_errmsg(err));
 
 	err = taproot_nl_start(r->nl);
 	if (err < 0)
@@ -1075,6 +1080,9 @@ static void record_stop(struct record *r)
 		if (r->tty)
 			progress(r, true);
 	}
+	/* What was uploaded through the ring is freed with it. */
+	if (r->pl)
+		taproot_pipeline_set_ring(r->pl, NULL);
 	taproot_ring_close(r->ring);
 	r->ring = NULL;
 	if (r->nl)

@@ -292,6 +292,19 @@ static int make_labels(struct daemon *d)
 	return (int)n;
 }
 
+/*
+ * The pipeline uploads unwind tables and mappings through @ring, the open
+ * rings (NULL: no more; the ring must still be open, its uploads are freed).
+ */
+static void pipeline_use_ring(struct daemon *d, struct taproot_ring *ring)
+{
+	int err = d->pl ? taproot_pipeline_set_ring(d->pl, ring) : 0;
+
+	if (err < 0)
+		log_msg(LOG_WARNING, "no uploads to the module's unwinder: %s",
+			taproot_errmsg(err));
+}
+
 static int new_pipeline(struct daemon *d, uint32_t freq)
 {
 	static char comment[256];
@@ -299,6 +312,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	struct taproot_pipeline_opts po;
 	int err, nl;
 
+	pipeline_use_ring(d, NULL);
 	taproot_pipeline_free(d->pl);
 	d->pl = NULL;
 	nl = make_labels(d);
@@ -330,6 +344,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	err = taproot_pipeline_prewarm(d->pl);
 	if (err < 0)
 		log_msg(LOG_WARNING, "%s", taproot_errmsg(err));
+	pipeline_use_ring(d, d->ring);
 	/* The interval starts now, after the warm-up, as interval_start says. */
 	taproot_pipeline_reset(d->pl);
 	d->pl_freq = freq;
@@ -578,6 +593,7 @@ static void session_started(struct daemon *d)
 			return;
 		}
 		d->lost_base = taproot_ring_lost(d->ring);
+		pipeline_use_ring(d, d->ring);
 	}
 	log_msg(LOG_INFO, "sampling runs at %" PRIu32 " Hz: reading the rings", cfg.freq_hz);
 	if (d->o.offcpu && (cfg.events & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) !=
@@ -604,6 +620,7 @@ static void session_stopped(struct daemon *d)
 	if (d->pl)
 		taproot_pipeline_flush(d->pl, true);
 	d->lost_seen += taproot_ring_lost(d->ring) - d->lost_base;
+	pipeline_use_ring(d, NULL);
 	taproot_ring_close(d->ring);
 	d->ring = NULL;
 	log_msg(LOG_INFO, "sampling stopped: rings released");

@@ -245,6 +245,7 @@ struct taproot_pipeline {
 	struct taproot_procs *procs;
 	struct taproot_sym *sym;
 	struct taproot_unwinder *unwinder;
+	struct tp_ktables *ktables;	/* uploads to the module; NULL: never */
 	struct taproot_profile *profile;
 	/* With opts.offcpu: the join and its profiles. */
 	struct tp_causal *causal;
@@ -526,6 +527,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 		taproot_profile_free(p->kinds[k]);
 	if (!p->kinds[TAPROOT_PROFILE_CPU])
 		taproot_profile_free(p->profile);
+	tp_ktables_free(p->ktables);	/* before what it borrows */
 	taproot_unwinder_free(p->unwinder);
 	taproot_sym_free(p->sym);
 	taproot_procs_free(p->procs);
@@ -1545,8 +1547,10 @@ static void pl_proc_event(struct taproot_pipeline *p, const struct taproot_rec_h
 
 		if (rec->size < sizeof(*x))
 			goto bad;
-		if ((rec->flags & TAPROOT_EXIT_F_GROUP_DEAD) && x->pid)
+		if ((rec->flags & TAPROOT_EXIT_F_GROUP_DEAD) && x->pid) {
 			taproot_proc_forget(p->procs, (int)x->pid);
+			tp_ktables_exit(p->ktables, x->pid);
+		}
 		break;
 	}
 	}
@@ -1570,6 +1574,8 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 	}
 	switch (rec->type) {
 	case TAPROOT_REC_SAMPLE:
+		tp_ktables_sample(p->ktables, ((const struct taproot_rec_sample *)rec)->pid,
+				  ((const struct taproot_rec_sample *)rec)->unwind);
 		err = pl_sample(p, (const struct taproot_rec_sample *)rec, cpu);
 		if (err < 0 && err != -ENOMEM)
 			err = 0;	/* counted; the next sample goes on */
@@ -1691,6 +1697,21 @@ void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost)
 	p->st.lost += lost;
 }
 
+int taproot_pipeline_set_ring(struct taproot_pipeline *p, struct taproot_ring *ring)
+{
+	int err;
+
+	if (!p->ktables) {
+		if (!ring)
+			return 0;
+		err = tp_ktables_new(p->procs, p->unwinder, &p->ktables);
+		if (err < 0)
+			return err;
+	}
+	tp_ktables_set_ring(p->ktables, ring, NULL);
+	return 0;
+}
+
 void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pipeline_stats *st)
 {
 	struct taproot_profile_stats ps;
@@ -1708,6 +1729,7 @@ void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pip
 	st->sym_cache_entries = p->symcache.count;
 	if (p->causal)
 		tp_causal_stats(p->causal, &st->causal);
+	tp_ktables_stats(p->ktables, &st->kupload);
 }
 
 const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p)

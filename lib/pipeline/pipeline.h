@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kernel/kernel.h"
+#include "pipeline/ktables.h"
 #include "process/process.h"
 #include "profile/profile.h"
 #include "unwind/unwind.h"
@@ -154,6 +155,8 @@ struct taproot_pipeline_stats {
 	uint64_t relabel_skipped;	/* samples and intervals kept with a replace
 					 * skipped for want of room */
 	struct taproot_causal_stats causal;	/* zero unless opts.offcpu */
+	/* Uploads to the module's unwinder (taproot_pipeline_set_ring()). */
+	struct taproot_kupload_stats kupload;
 	/*
 	 * The cost of unwinding alone (cumulative, for benchmarks): the
 	 * CLOCK_MONOTONIC time inside taproot_unwind() (a vDSO read each side)
@@ -228,6 +231,17 @@ int taproot_pipeline_prewarm(struct taproot_pipeline *p);
 
 /* Count @lost records lost outside the rings' LOST records. */
 void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost);
+
+/*
+ * Upload unwind tables and process mappings through @ring, the caller's
+ * open /dev/taproot, from now on, for the module's unwinder (policy:
+ * lib/pipeline/ktables.h); NULL: no more (a replay never sets one). What
+ * was uploaded through the ring set before is forgotten, its processes'
+ * mappings freed in the module: call it with NULL while that ring is
+ * still open, before closing it. Failures are counted in stats.kupload,
+ * never returned: the module falls back to snapshots. 0 or -ENOMEM.
+ */
+int taproot_pipeline_set_ring(struct taproot_pipeline *p, struct taproot_ring *ring);
 
 void taproot_pipeline_stats(const struct taproot_pipeline *p,
 			    struct taproot_pipeline_stats *st);
