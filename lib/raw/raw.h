@@ -221,8 +221,10 @@ void taproot_replay_pipeline_opts(const struct taproot_replay *r,
 
 /*
  * Feed every record of the file to @pl, in order, materializing /proc as
- * it goes (a second pass starts the file and the directory over; reset
- * the pipeline's profiles between passes yourself). ROUND chunks end a
+ * it goes (a second pass starts the file, the directory and @pl's mirror
+ * of the module's stack slots over; reset the pipeline's profiles between
+ * passes yourself). Records are in the order the recording read them, so
+ * each CPU's in its ring's order: a SAMPLE_REF after its STACK. ROUND chunks end a
  * round, END flushes the off-CPU join (final). *@pipeline_ns (may be NULL)
  * gets the CLOCK_MONOTONIC time spent inside the pipeline's calls.
  * Returns 0, -EINTR when *@stop became true, or an error (the file

@@ -490,6 +490,8 @@ int taproot_replay_pass(struct taproot_replay *r, struct taproot_pipeline *pl,
 	}
 	r->started = true;
 	rp_clear(r);
+	/* As a new reader: the pass's references resolve to its own STACK records. */
+	taproot_pipeline_forget_stacks(pl);
 	while (!err && (!stop || !*stop) && (n = taproot_raw_next(r->rd, &c)) > 0) {
 		switch (c.type) {
 		case TAPROOT_RAW_PROC:

@@ -687,6 +687,160 @@ static void test_replay_self(void **state)
 	free(c);
 }
 
+/* ------------------------------------------- stacks the module unwound */
+
+static int ri_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
+{
+	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
+}
+
+/* The user pcs of @c, as the module would have found them. */
+static unsigned int ri_pcs(const struct ownstack *c, uint64_t *pcs, unsigned int max)
+{
+	static const struct taproot_unwind_ops ops = { .map = ri_map };
+	struct taproot_unwind_result res;
+	struct taproot_unwinder *u;
+	struct taproot_procs *procs;
+	struct taproot_proc *proc;
+
+	assert_int_equal(taproot_procs_new(NULL, &procs), 0);
+	assert_int_equal(taproot_proc_get(procs, getpid(), 0, &proc), 0);
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
+	assert_true(taproot_unwind(u, proc, &c->regs, c->stack, c->len, pcs, NULL, max, &res) > 2);
+	taproot_unwinder_free(u);
+	taproot_procs_free(procs);
+	return res.nr;
+}
+
+static struct taproot_rec_header *ri_stack(uint64_t id, const uint64_t *pcs, unsigned int nu)
+{
+	size_t size = sizeof(struct taproot_rec_stack) + nu * 8;
+	struct taproot_rec_stack *st = calloc(1, size);
+
+	assert_non_null(st);
+	st->hdr = (struct taproot_rec_header){ (uint32_t)size, TAPROOT_REC_STACK,
+					       TAPROOT_SAMPLE_F_USER_REGS, 100 };
+	st->id = id;
+	st->epoch = 5;
+	st->pid = (uint32_t)getpid();
+	st->upc_nr = (uint8_t)nu;
+	st->unwind = TAPROOT_KUNWIND_COMPLETE;
+	memcpy(st + 1, pcs, nu * 8);
+	return &st->hdr;
+}
+
+static struct taproot_rec_header *ri_ref(uint64_t id, const char *comm)
+{
+	struct taproot_rec_sample_ref *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
+	r->hdr = (struct taproot_rec_header){ sizeof(*r), TAPROOT_REC_SAMPLE_REF, 0, 200 };
+	r->pid = r->tid = (uint32_t)getpid();
+	r->period_us = 10000;
+	memcpy(r->comm, comm, strnlen(comm, sizeof(r->comm) - 1));
+	r->stack_id = id;
+	r->epoch = 5;
+	return &r->hdr;
+}
+
+/*
+ * STACK and SAMPLE_REF records through a raw file: the replay resolves
+ * the references as the recording did (each CPU's records in their
+ * order), pass after pass, and misses the one the recording missed.
+ */
+static void test_replay_interned(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct recorder rec = { 0 };
+	struct taproot_procs_observer obs = { .read = rec_read, .elf = rec_elf, .arg = &rec };
+	struct taproot_raw_header h = sample_header;
+	struct taproot_raw_end end = { .duration_ns = 1000000000 };
+	struct taproot_pipeline_opts o, ro;
+	struct taproot_procs_opts po, rpo;
+	struct taproot_pipeline *p, *q;
+	struct taproot_pipeline_stats st, rst;
+	struct taproot_replay *rp;
+	struct {
+		unsigned int cpu;
+		struct taproot_rec_header *rec;
+	} recs[6];
+	uint64_t pcs[128], id = 0xfeedface;
+	char raw[128], direct[128], replayed[128], comm[32], *want, *got;
+	unsigned int nu, n = 0, i;
+	FILE *f;
+
+	assert_non_null(c);
+	ownstack_init();
+	assert_int_equal(raw_outer(c, 1), 7);
+	nu = ri_pcs(c, pcs, 128);
+	f = fopen("/proc/self/comm", "re");
+	assert_non_null(f);
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+
+	path_in_tmp(raw, sizeof(raw), "interned.raw");
+	path_in_tmp(direct, sizeof(direct), "interned-direct.pb.gz");
+	path_in_tmp(replayed, sizeof(replayed), "interned-replayed.pb.gz");
+	h.offcpu = false;
+	h.freq_hz = 100;
+	assert_int_equal(taproot_raw_writer_new(raw, &h, &rec.w), 0);
+	taproot_procs_opts_default(&po);
+	po.observer = &obs;
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = h.freq_hz;
+	o.label_tid = h.label_tid;
+	o.hostname = h.hostname;
+	o.kernel_release = h.kernel_release;
+	o.procs = &po;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+
+	recs[n].cpu = 2, recs[n++].rec = ri_stack(id, pcs, nu);
+	recs[n].cpu = 3, recs[n++].rec = ri_ref(id, comm);	/* another CPU: missed */
+	recs[n].cpu = 2, recs[n++].rec = ri_ref(id, comm);
+	recs[n].cpu = 2, recs[n++].rec = ri_ref(id, comm);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(taproot_pipeline_add_record(p, recs[i].rec, recs[i].cpu), 0);
+		assert_int_equal(taproot_raw_write_record(rec.w, recs[i].cpu, recs[i].rec), 0);
+	}
+	assert_int_equal(taproot_raw_writer_finish(rec.w, &end), 0);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.samples, 2);
+	assert_int_equal(st.stack_refs_unresolved, 1);
+	assert_int_equal(taproot_pipeline_write(p, direct), 0);
+	want = traces(direct);
+	print_message("%s", want);
+	assert_non_null(strstr(want, "raw_leaf"));
+
+	assert_int_equal(taproot_replay_open(raw, &rp), 0);
+	taproot_replay_pipeline_opts(rp, &ro, &rpo);
+	assert_int_equal(taproot_pipeline_new(&ro, &q), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			taproot_pipeline_reset(q);
+		assert_int_equal(taproot_replay_pass(rp, q, NULL, NULL), 0);
+		taproot_pipeline_stats(q, &rst);
+		assert_int_equal(rst.samples, (pass + 1) * st.samples);
+		assert_int_equal(rst.stack_records, (pass + 1) * st.stack_records);
+		assert_int_equal(rst.stack_refs_unresolved, (pass + 1) * st.stack_refs_unresolved);
+		assert_int_equal(rst.kunwind[TAPROOT_KUNWIND_COMPLETE], (pass + 1) * 2);
+		assert_int_equal(taproot_pipeline_write(q, replayed), 0);
+		got = traces(replayed);
+		assert_string_equal(got, want);
+		free(got);
+	}
+	free(want);
+	taproot_pipeline_free(q);
+	taproot_replay_close(rp);
+	taproot_pipeline_free(p);
+	for (i = 0; i < n; i++)
+		free(recs[i].rec);
+	unlink(raw);
+	unlink(direct);
+	unlink(replayed);
+	free(c);
+}
+
 /*
  * Copy raw file @from to @to as a QEMU guest would have written it: every
  * inode in maps and in the ELF chunks moved by @delta (9p shows the host's
@@ -861,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_replay_self),
+		cmocka_unit_test(test_replay_interned),
 		cmocka_unit_test(test_replay_by_build_id),
 	};
 
