@@ -116,6 +116,30 @@ static void json_unwind(struct taproot_json *j, const struct taproot_pipeline_st
 			     (uint64_t)(taproot_pipeline_unwind_rate(st) * 1000 + 0.5));
 }
 
+/* The uploads to the module's unwinder (lib/pipeline/ktables.h), in its order. */
+static const struct {
+	const char *name;
+	size_t off;			/* in struct taproot_kupload_stats */
+} kupload_fields[] = {
+#define KUPLOAD(f) { #f, offsetof(struct taproot_kupload_stats, f) }
+	KUPLOAD(tables_uploaded), KUPLOAD(table_bytes), KUPLOAD(tables_existed),
+	KUPLOAD(tables_deleted), KUPLOAD(maps_uploaded), KUPLOAD(maps_forgotten),
+	KUPLOAD(maps_fp), KUPLOAD(maps_left_out), KUPLOAD(stale_retries),
+	KUPLOAD(budget_refusals), KUPLOAD(deferred), KUPLOAD(errors), KUPLOAD(work_ns),
+	KUPLOAD(tables), KUPLOAD(procs),
+#undef KUPLOAD
+};
+
+static void json_kupload(struct taproot_json *j, const struct taproot_kupload_stats *k)
+{
+	taproot_json_key(j, "kernel_uploads");
+	taproot_json_object_begin(j);
+	for (size_t i = 0; i < sizeof(kupload_fields) / sizeof(kupload_fields[0]); i++)
+		taproot_json_key_u64(j, kupload_fields[i].name,
+				     *(const uint64_t *)((const char *)k + kupload_fields[i].off));
+	taproot_json_object_end(j);
+}
+
 static void json_top(struct taproot_json *j, const struct taproot_pipeline *pl)
 {
 	struct taproot_pipeline_top top[TOP_N];
@@ -163,6 +187,7 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 	taproot_json_key_u64(j, "proc_events", st.proc_events);
 	if (si->offcpu)
 		json_offcpu(j, &st.causal, si);
+	json_kupload(j, &st.kupload);
 	json_top(j, pl);
 }
 
@@ -216,6 +241,12 @@ void summary_print_head(const struct taproot_pipeline *pl, const struct summary_
 	if (st.proc_unknown)
 		printf("  %-10s%" PRIu64 " samples of processes that could not be read\n",
 		       "unknown:", st.proc_unknown);
+	if (st.kupload.maps_uploaded || st.kupload.errors)
+		printf("  %-10s%" PRIu64 " tables (%" PRIu64 " KiB) and %" PRIu64 " process "
+		       "mapping sets for the module's unwinder; %" PRIu64 " refused for room, %"
+		       PRIu64 " errors\n", "uploads:", st.kupload.tables_uploaded,
+		       st.kupload.table_bytes >> 10, st.kupload.maps_uploaded,
+		       st.kupload.budget_refusals, st.kupload.errors);
 }
 
 void summary_print_tail(const struct taproot_pipeline *pl, const struct summary_info *si)
