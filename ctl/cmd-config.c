@@ -45,9 +45,11 @@ static void print_plain(const struct taproot_config *c)
 	printf("%-16s%" PRIu32 "\n", "ustack:", c->ustack_bytes);
 	printf("%-16s%s\n", "events:", events);
 	printf("%-16s%s", "idle:", c->flags & TAPROOT_CFG_F_SAMPLE_IDLE ? "on" : "off");
-	if (c->flags & ~TAPROOT_CFG_F_SAMPLE_IDLE)
-		printf(" (other flags 0x%" PRIx32 ")", c->flags & ~TAPROOT_CFG_F_SAMPLE_IDLE);
+	if (c->flags & ~(TAPROOT_CFG_F_SAMPLE_IDLE | TAPROOT_CFG_F_FOLLOW))
+		printf(" (other flags 0x%" PRIx32 ")",
+		       c->flags & ~(TAPROOT_CFG_F_SAMPLE_IDLE | TAPROOT_CFG_F_FOLLOW));
 	putchar('\n');
+	printf("%-16s%s\n", "follow:", c->flags & TAPROOT_CFG_F_FOLLOW ? "on" : "off");
 	printf("%-16s%" PRIu32 "\n", "ring-pages:", c->ring_pages);
 	printf("%-16s%" PRIu32 "\n", "watermark:", c->watermark);
 	printf("%-16s%" PRIu32 "\n", "sched-one-in:", c->sched_one_in);
@@ -88,6 +90,8 @@ static int print_json(const struct taproot_config *c)
 	taproot_json_array_end(j);
 	taproot_json_key(j, "idle");
 	taproot_json_bool(j, c->flags & TAPROOT_CFG_F_SAMPLE_IDLE);
+	taproot_json_key(j, "follow");
+	taproot_json_bool(j, c->flags & TAPROOT_CFG_F_FOLLOW);
 	taproot_json_key_u64(j, "flags", c->flags);
 	taproot_json_key_u64(j, "ring_pages", c->ring_pages);
 	taproot_json_key_u64(j, "watermark", c->watermark);

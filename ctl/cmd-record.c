@@ -21,14 +21,17 @@
  * SIGTERM end the session early: what was collected is still written.
  *
  * With a COMMAND, it is forked stopped on a pipe until the module filters
- * on its pid, then released; its descendants are followed by polling
- * /proc/PID/task/TID/children every FOLLOW_MS and adding their TGIDs to the
- * filter (the module filters by TGID only), in a thread of its own with its
- * own netlink socket, so that a slow stretch of the pipeline (compiling the
- * unwind tables of a large library takes seconds under emulation) does not
- * delay it: a new child is sampled from at most about FOLLOW_MS after its
- * fork. The session ends when COMMAND exits, and record exits with its
- * status.
+ * on its pid, then released. When the module follows children itself
+ * (TAPROOT_FEAT_FOLLOW), the filter has TAPROOT_CFG_F_FOLLOW: every
+ * descendant is sampled from its fork, however short it lives. Else its
+ * descendants are followed by polling /proc/PID/task/TID/children every
+ * FOLLOW_MS and adding their TGIDs to the filter, so a new child is sampled
+ * from at most about FOLLOW_MS after its fork. Either way a thread of its
+ * own with its own netlink socket does it (with the module following, it
+ * only reads how many processes are followed), so that a slow stretch of
+ * the pipeline (compiling the unwind tables of a large library takes
+ * seconds under emulation) does not delay it. The session ends when
+ * COMMAND exits, and record exits with its status.
  *
  * With --raw FILE it also keeps what the pipeline was fed (lib/raw/rawfile.c):
  * every record as the ring gave it, the end of each read of the rings, the
@@ -112,7 +115,12 @@ struct record {
 	uint32_t tgids[TAPROOT_MAX_TGIDS];	/* the filter while following */
 	unsigned int nr_tgids;
 	bool follow_full_warned;
-	uint64_t followed;		/* children added to the filter */
+	uint64_t followed;		/* children added to the filter; with
+					   module_follows, the most followed at once */
+	bool module_follows;		/* TAPROOT_CFG_F_FOLLOW does it */
+	bool follow_seen;		/* follow_full_base is read */
+	uint64_t follow_full_base;	/* the module's FOLLOW_FULL at the start */
+	uint64_t follow_full;		/* forks not followed since, the set full */
 	struct taproot_nl *follow_nl;	/* the follower thread's */
 	pthread_t follower;
 	bool follower_running;
@@ -486,6 +494,36 @@ static bool add_children(struct record *r, uint32_t pid)
 }
 
 /*
+ * With the module following (TAPROOT_CFG_F_FOLLOW): how many processes it
+ * follows now, the most so far, and the forks it could not follow.
+ */
+static void follow_count(struct record *r)
+{
+	struct taproot_cpu_stats *cpus;
+	struct taproot_module_stats ms;
+	bool running;
+	size_t nr;
+	int err;
+
+	err = taproot_nl_get_stats_all(r->follow_nl, &running, &ms, &cpus, &nr);
+	if (err < 0 || !ms.has_follow)
+		return;
+	free(cpus);
+	if (ms.followed > r->followed)
+		r->followed = ms.followed;
+	if (!r->follow_seen) {
+		r->follow_full_base = ms.follow_full;
+		r->follow_seen = true;
+	}
+	r->follow_full = ms.follow_full - r->follow_full_base;
+	if (r->follow_full && !r->follow_full_warned) {
+		fprintf(stderr, "taprootctl: record: the module follows %d processes at most: "
+			"new ones are not sampled\n", TAPROOT_FOLLOW_MAX);
+		r->follow_full_warned = true;
+	}
+}
+
+/*
  * Look for new descendants of the command and put them in the module's
  * filter; drop processes that are gone to make room.
  */
@@ -496,6 +534,10 @@ static void follow_children(struct record *r)
 	unsigned int i, n;
 	int err;
 
+	if (r->module_follows) {
+		follow_count(r);
+		return;
+	}
 	for (i = 0, n = 0; i < r->nr_tgids; i++) {
 		char path[32];
 
@@ -520,7 +562,8 @@ static void follow_children(struct record *r)
 
 /*
  * The follower thread: every FOLLOW_MS, new descendants into the filter.
- * It alone touches r->tgids, r->followed and r->follow_nl until joined.
+ * It alone touches r->tgids, r->followed, r->follow_* and r->follow_nl
+ * until joined.
  */
 static void *follower(void *arg)
 {
@@ -540,6 +583,8 @@ static int start_follower(struct record *r)
 
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
+	if (r->module_follows)
+		follow_count(r);	/* FOLLOW_FULL before the command runs */
 	atomic_store(&r->follow_stop, false);
 	err = pthread_create(&r->follower, NULL, follower, r);
 	if (err) {
@@ -557,6 +602,9 @@ static void stop_follower(struct record *r)
 		atomic_store(&r->follow_stop, true);
 		pthread_join(r->follower, NULL);
 		r->follower_running = false;
+		/* The module forgets at stop: the last count comes first. */
+		if (r->module_follows)
+			follow_count(r);
 	}
 	taproot_nl_close(r->follow_nl);
 	r->follow_nl = NULL;
@@ -685,6 +733,8 @@ static void write_stats_json(struct record *r, FILE *f, const struct summary_inf
 		return;
 	taproot_json_object_begin(j);
 	taproot_json_key_u64(j, "followed", r->followed);
+	if (r->module_follows)
+		taproot_json_key_u64(j, "follow_full", r->follow_full);
 	if (r->o.raw) {
 		taproot_json_key_string(j, "raw", r->o.raw);
 	}
@@ -736,9 +786,15 @@ static void summary(struct record *r, const char *path, double secs)
 		else if (WIFSIGNALED(r->child_status))
 			printf("killed by signal %d (%s)\n", WTERMSIG(r->child_status),
 			       strsignal(WTERMSIG(r->child_status)));
-		if (r->followed)
+		if (r->followed && r->module_follows)
+			printf("  %-10s%" PRIu64 " child processes followed at once at most, "
+			       "by the module\n", "children:", r->followed);
+		else if (r->followed)
 			printf("  %-10s%" PRIu64 " child processes followed\n", "children:",
 			       r->followed);
+		if (r->follow_full)
+			printf("  %-10s%" PRIu64 " forks not followed: the module's set was full\n",
+			       "", r->follow_full);
 	}
 	if (r->o.raw)
 		printf("  %-10s%s (taprootctl report %s --output DIR rebuilds the profiles)\n",
@@ -825,6 +881,12 @@ static int configure(struct record *r)
 	if (r->child) {
 		c.nr_tgids = 1;
 		c.tgids[0] = (uint32_t)r->child;
+		/* Its descendants from their fork on, when the module can. */
+		r->module_follows = r->info.features & TAPROOT_FEAT_FOLLOW;
+		if (r->module_follows) {
+			c.set |= TAPROOT_CONFIG_FLAGS;
+			c.flags = r->saved.flags | TAPROOT_CFG_F_FOLLOW;
+		}
 	} else if (!r->o.all) {
 		c.nr_tgids = r->o.nr_pids;
 		memcpy(c.tgids, r->o.pids, r->o.nr_pids * sizeof(c.tgids[0]));

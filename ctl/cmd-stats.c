@@ -47,6 +47,7 @@ static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats
 int do_stats(int argc, char **argv)
 {
 	struct taproot_cpu_stats *cpus, total = { 0 };
+	struct taproot_module_stats ms;
 	struct taproot_json *j;
 	struct taproot_nl *nl;
 	char name[16];
@@ -62,7 +63,7 @@ int do_stats(int argc, char **argv)
 	err = taproot_nl_open(&nl);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
-	err = taproot_nl_get_stats(nl, &running, &cpus, &nr);
+	err = taproot_nl_get_stats_all(nl, &running, &ms, &cpus, &nr);
 	taproot_nl_close(nl);
 	if (err < 0)
 		return p_err("%s", taproot_errmsg(err));
@@ -71,6 +72,11 @@ int do_stats(int argc, char **argv)
 
 	if (!json_output) {
 		printf("running: %s\n", running ? "yes" : "no");
+		/* Children followed by the module (config flag follow). */
+		if (ms.has_follow)
+			printf("followed: %" PRIu32 " processes now, %" PRIu64
+			       " forks not followed (the set was full)\n",
+			       ms.followed, ms.follow_full);
 		printf("%-6s %12s %12s %14s %10s %12s %14s %12s %12s %12s\n",
 		       "cpu", "samples", "records", "bytes", "lost-full",
 		       "lost-nested", "ustack-faults", "switches", "sw-selected",
@@ -91,6 +97,10 @@ int do_stats(int argc, char **argv)
 	taproot_json_object_begin(j);
 	taproot_json_key(j, "running");
 	taproot_json_bool(j, running);
+	if (ms.has_follow) {
+		taproot_json_key_u64(j, "followed", ms.followed);
+		taproot_json_key_u64(j, "follow_full", ms.follow_full);
+	}
 	taproot_json_key(j, "cpus");
 	taproot_json_array_begin(j);
 	for (i = 0; i < nr; i++) {

@@ -110,16 +110,23 @@ struct taproot_config {
 	uint32_t tgids[64];		/* TAPROOT_MAX_TGIDS processes */
 	uint32_t sched_one_in;		/* 1..TAPROOT_SCHED_ONE_IN_MAX: one
 					   off-CPU interval in N is captured */
+	/*
+	 * With TAPROOT_CONFIG_FLAGS: 0, flags is sent whole; else only these
+	 * bits of flags are to change (taproot_config_set_kv()'s flag keys),
+	 * and taproot_nl_set_config() keeps the module's other bits.
+	 */
+	uint32_t flags_given;
 };
 
 /*
  * Send the fields of @cfg that @cfg->set names (TAPROOT_CMD_SET_CONFIG).
  * Every given field is checked against the ABI's limits first (-EINVAL,
  * with a message naming the field, and nothing is sent); the kernel then
- * applies all of them or none. Errors: -EINVAL (@cfg->set is empty or
+ * applies all of them or none. With cfg->flags_given, the module's flags
+ * are read first (GET_CONFIG) and only those bits change. Errors: -EINVAL (@cfg->set is empty or
  * names unknown bits, a value out of range, or the kernel's refusal with
  * its message), -EBUSY (freq or ring-pages while sampling runs, ring-pages
- * while a ring is mapped), -EPERM, other -errno.
+ * while a ring is mapped, follow turned on while sampling runs without it), -EPERM, other -errno.
  */
 int taproot_nl_set_config(struct taproot_nl *nl, const struct taproot_config *cfg);
 
@@ -139,6 +146,10 @@ int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg);
  *   events LIST        comma list of sample,switch,waking,fork,exec,exit;
  *                      or "all" or "none"
  *   idle on|off        TAPROOT_CFG_F_SAMPLE_IDLE
+ *   follow on|off      TAPROOT_CFG_F_FOLLOW: the pid filter takes in the
+ *                      processes its processes fork
+ *   (the flag keys set their bit in flags and flags_given, so that the
+ *   module's other flags are kept)
  *   ring-pages N       power of two, TAPROOT_RING_PAGES_MIN..._MAX
  *   watermark BYTES    at least 1 (the kernel bounds it by the data size)
  *   pids PID[,PID...]  at most TAPROOT_MAX_TGIDS, each > 0, no repeats;
@@ -192,6 +203,18 @@ struct taproot_cpu_stats {
  */
 int taproot_nl_get_stats(struct taproot_nl *nl, bool *running,
 			 struct taproot_cpu_stats **cpus, size_t *nr);
+
+/* The counters of TAPROOT_CMD_GET_STATS that are not per CPU. */
+struct taproot_module_stats {
+	bool has_follow;		/* the module reports the two below */
+	uint32_t followed;		/* processes followed now (TAPROOT_CFG_F_FOLLOW) */
+	uint64_t follow_full;		/* forks not followed since load: the set was full */
+};
+
+/* As taproot_nl_get_stats(), with the module's own counters in *@ms. */
+int taproot_nl_get_stats_all(struct taproot_nl *nl, bool *running,
+			     struct taproot_module_stats *ms,
+			     struct taproot_cpu_stats **cpus, size_t *nr);
 
 /* ------------------------------------------ netlink: notifications */
 

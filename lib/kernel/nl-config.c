@@ -149,7 +149,8 @@ static int tp_config_fill_cb(struct nl_msg *msg, void *arg)
 
 int taproot_nl_set_config(struct taproot_nl *nl, const struct taproot_config *cfg)
 {
-	struct tp_nl_reply reply = { .arg = (void *)cfg };
+	struct taproot_config merged, cur;
+	struct tp_nl_reply reply = { .arg = &merged };
 	int err;
 
 	if (!(cfg->set & TAPROOT_CONFIG_ALL))
@@ -157,11 +158,20 @@ int taproot_nl_set_config(struct taproot_nl *nl, const struct taproot_config *cf
 	err = tp_config_check(cfg, -EINVAL, "set config");
 	if (err < 0)
 		return err;
+	merged = *cfg;
+	/* Flag keys change their bits only: the others are the module's. */
+	if ((cfg->set & TAPROOT_CONFIG_FLAGS) && cfg->flags_given) {
+		err = taproot_nl_get_config(nl, &cur);
+		if (err < 0)
+			return err;
+		merged.flags = (cur.flags & ~cfg->flags_given) |
+			       (cfg->flags & cfg->flags_given);
+	}
 	err = tp_nl_request(nl, TAPROOT_CMD_SET_CONFIG, "set config",
 			    tp_config_fill_cb, &reply);
 	if (err == -EBUSY && reply.refused)
 		return tp_err(err, "set config: %s (freq, ring-pages and turning on switch, "
-			      "waking, fork, exec or exit happen only while sampling is "
+			      "waking, fork, exec, exit or follow happen only while sampling is "
 			      "stopped, ring-pages only while no consumer has the rings "
 			      "mapped)",
 			      reply.extack[0] ? reply.extack : taproot_strerror(err));
@@ -367,13 +377,14 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		{ "ustack", TAPROOT_CONFIG_USTACK },
 		{ "events", TAPROOT_CONFIG_EVENTS },
 		{ "idle", TAPROOT_CONFIG_FLAGS },
+		{ "follow", TAPROOT_CONFIG_FLAGS },
 		{ "ring-pages", TAPROOT_CONFIG_RING_PAGES },
 		{ "watermark", TAPROOT_CONFIG_WATERMARK },
 		{ "pids", TAPROOT_CONFIG_TGIDS },
 		{ "sched-one-in", TAPROOT_CONFIG_SCHED_ONE_IN },
 	};
 	struct taproot_config t = *cfg;
-	uint32_t bit = 0;
+	uint32_t bit = 0, flag;
 	size_t i;
 	int err;
 
@@ -382,9 +393,11 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 			bit = keys[i].bit;
 	if (!bit)
 		return tp_err(-EINVAL,
-			      "unknown key '%s' (freq, kstack, ustack, events, idle, ring-pages, watermark, pids, sched-one-in)",
+			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, ring-pages, watermark, pids, sched-one-in)",
 			      key);
-	if (cfg->set & bit)
+	/* Each flag key is one bit of the flags field. */
+	flag = !strcmp(key, "follow") ? TAPROOT_CFG_F_FOLLOW : TAPROOT_CFG_F_SAMPLE_IDLE;
+	if (bit == TAPROOT_CONFIG_FLAGS ? (cfg->flags_given & flag) != 0 : (cfg->set & bit) != 0)
 		return tp_err(-EINVAL, "'%s' given twice", key);
 
 	switch (bit) {
@@ -403,16 +416,14 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		err = tp_parse_events(value, &t.events);
 		break;
 	case TAPROOT_CONFIG_FLAGS:
-		/*
-		 * "idle" is the only flag so far; were there more, each key
-		 * would change its bit of what GET_CONFIG reported.
-		 */
+		/* Its bit alone: taproot_nl_set_config() keeps the others. */
 		if (!strcmp(value, "on"))
-			t.flags = TAPROOT_CFG_F_SAMPLE_IDLE;
+			t.flags |= flag;
 		else if (!strcmp(value, "off"))
-			t.flags = 0;
+			t.flags &= ~flag;
 		else
-			return tp_err(-EINVAL, "idle '%s': not 'on' or 'off'", value);
+			return tp_err(-EINVAL, "%s '%s': not 'on' or 'off'", key, value);
+		t.flags_given |= flag;
 		err = 0;
 		break;
 	case TAPROOT_CONFIG_RING_PAGES:

@@ -53,11 +53,13 @@ static const char *const tp_feature_names[64] = {
 	[3] = "sched-events",	/* TAPROOT_FEAT_SCHED_EVENTS */
 	[4] = "proc-events",	/* TAPROOT_FEAT_PROC_EVENTS */
 	[5] = "preempt-rt",	/* TAPROOT_FEAT_PREEMPT_RT */
+	[7] = "follow",		/* TAPROOT_FEAT_FOLLOW */
 };
 _Static_assert(TAPROOT_FEAT_SAMPLING == 1ULL << 0 && TAPROOT_FEAT_KSTACK == 1ULL << 1 &&
 	       TAPROOT_FEAT_USTACK == 1ULL << 2 && TAPROOT_FEAT_SCHED_EVENTS == 1ULL << 3 &&
 	       TAPROOT_FEAT_PROC_EVENTS == 1ULL << 4 && TAPROOT_FEAT_PREEMPT_RT == 1ULL << 5,
 	       "tp_feature_names follows the TAPROOT_FEAT_* bits");
+_Static_assert(TAPROOT_FEAT_FOLLOW == 1ULL << 7, "tp_feature_names: follow");
 
 const char *taproot_feature_name(unsigned int bit)
 {

@@ -17,6 +17,8 @@
 
 static struct nla_policy tp_stats_policy[TAPROOT_A_MAX + 1] = {
 	[TAPROOT_A_RUNNING]   = { .type = NLA_U8, .maxlen = sizeof(uint8_t) },
+	[TAPROOT_A_FOLLOWED]  = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[TAPROOT_A_FOLLOW_FULL] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	/* Each nest is parsed by its own policy below. */
 	[TAPROOT_A_STATS_CPU] = { .type = NLA_UNSPEC },
 };
@@ -118,6 +120,14 @@ int tp_stats_parse(const struct nlmsghdr *nlh, struct tp_stats *st)
 		st->running = running;
 		st->seen_running = true;
 	}
+	if (!tb[TAPROOT_A_FOLLOWED] != !tb[TAPROOT_A_FOLLOW_FULL])
+		return tp_err(-TAPROOT_EPROTO,
+			      "reply to get stats: FOLLOWED and FOLLOW_FULL come together");
+	if (tb[TAPROOT_A_FOLLOWED]) {
+		st->module.has_follow = true;
+		st->module.followed = nla_get_u32(tb[TAPROOT_A_FOLLOWED]);
+		st->module.follow_full = nla_get_u64(tb[TAPROOT_A_FOLLOW_FULL]);
+	}
 	nla_for_each_attr(a, head, len, rem) {
 		if (nla_type(a) != TAPROOT_A_STATS_CPU)
 			continue;
@@ -153,6 +163,13 @@ int tp_stats_finish(struct tp_stats *st)
 int taproot_nl_get_stats(struct taproot_nl *nl, bool *running,
 			 struct taproot_cpu_stats **cpus, size_t *nr)
 {
+	return taproot_nl_get_stats_all(nl, running, NULL, cpus, nr);
+}
+
+int taproot_nl_get_stats_all(struct taproot_nl *nl, bool *running,
+			     struct taproot_module_stats *ms,
+			     struct taproot_cpu_stats **cpus, size_t *nr)
+{
 	struct tp_stats st = { 0 };
 	struct tp_nl_reply reply = {
 		.parse = tp_stats_reply,
@@ -169,6 +186,8 @@ int taproot_nl_get_stats(struct taproot_nl *nl, bool *running,
 	if (err < 0)
 		goto fail;
 	*running = st.running;
+	if (ms)
+		*ms = st.module;
 	*cpus = st.cpus;
 	*nr = st.nr;
 	return 0;

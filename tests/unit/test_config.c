@@ -383,6 +383,25 @@ static void config_kv_every_key_parsed(void **state)
 	assert_int_equal(cfg.tgids[2], 4194304);
 }
 
+/* Each flag key is one bit: the others are left to the module's. */
+static void config_kv_flag_bits(void **state)
+{
+	struct taproot_config cfg = { 0 }, fresh = { 0 };
+
+	assert_int_equal(taproot_config_set_kv(&cfg, "follow", "on"), 0);
+	assert_int_equal(taproot_config_set_kv(&cfg, "idle", "off"), 0);
+	assert_int_equal(cfg.set, TAPROOT_CONFIG_FLAGS);
+	assert_int_equal(cfg.flags, TAPROOT_CFG_F_FOLLOW);
+	assert_int_equal(cfg.flags_given, TAPROOT_CFG_F_FOLLOW | TAPROOT_CFG_F_SAMPLE_IDLE);
+	assert_int_equal(taproot_config_set_kv(&cfg, "follow", "off"), -EINVAL);
+	assert_non_null(strstr(taproot_errmsg(-EINVAL), "given twice"));
+	assert_int_equal(cfg.flags, TAPROOT_CFG_F_FOLLOW);
+	assert_int_equal(taproot_config_set_kv(&fresh, "follow", "yes"), -EINVAL);
+	assert_non_null(strstr(taproot_errmsg(-EINVAL), "follow 'yes'"));
+	assert_int_equal(fresh.set, 0);
+	assert_int_equal(fresh.flags_given, 0);
+}
+
 static void config_kv_all_and_none(void **state)
 {
 	struct taproot_config cfg = { 0 };
@@ -493,6 +512,7 @@ int main(void)
 		cmocka_unit_test(config_check_refuses_out_of_range),
 		cmocka_unit_test(config_kv_every_key_parsed),
 		cmocka_unit_test(config_kv_all_and_none),
+		cmocka_unit_test(config_kv_flag_bits),
 		cmocka_unit_test(config_kv_bad_numbers_refused),
 		cmocka_unit_test(config_kv_bad_words_refused),
 		cmocka_unit_test(config_kv_too_many_pids_refused),

@@ -98,6 +98,44 @@ static void stats_valid_reply_parsed_and_sorted(void **state)
 	free(st.cpus);
 }
 
+/* FOLLOWED and FOLLOW_FULL, the module's own counters: both or neither. */
+static void stats_follow_counters(void **state)
+{
+	struct nl_msg *msg = reply_new(TAPROOT_CMD_GET_STATS);
+	struct tp_stats st = { 0 };
+
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+	assert_int_equal(nla_put_u32(msg, TAPROOT_A_FOLLOWED, 7), 0);
+	assert_int_equal(nla_put(msg, TAPROOT_A_PAD, 0, NULL), 0);
+	assert_int_equal(nla_put_u64(msg, TAPROOT_A_FOLLOW_FULL, 12), 0);
+	put_cpu(msg, 0, 0);
+	assert_int_equal(parse(msg, &st), 0);
+	assert_int_equal(tp_stats_finish(&st), 0);
+	assert_true(st.module.has_follow);
+	assert_int_equal(st.module.followed, 7);
+	assert_int_equal(st.module.follow_full, 12);
+	free(st.cpus);
+
+	msg = reply_new(TAPROOT_CMD_GET_STATS);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+	assert_int_equal(nla_put_u32(msg, TAPROOT_A_FOLLOWED, 7), 0);
+	put_cpu(msg, 0, 0);
+	assert_refused(msg, "FOLLOW_FULL");
+
+	msg = reply_new(TAPROOT_CMD_GET_STATS);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+	assert_int_equal(nla_put_u64(msg, TAPROOT_A_FOLLOW_FULL, 1), 0);
+	put_cpu(msg, 0, 0);
+	assert_refused(msg, "FOLLOWED");
+
+	msg = reply_new(TAPROOT_CMD_GET_STATS);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_FOLLOWED, 7), 0);
+	assert_int_equal(nla_put_u64(msg, TAPROOT_A_FOLLOW_FULL, 1), 0);
+	put_cpu(msg, 0, 0);
+	assert_refused(msg, "");
+}
+
 static void stats_split_reply_accumulates(void **state)
 {
 	struct nl_msg *a = reply_new(TAPROOT_CMD_GET_STATS);
@@ -279,6 +317,7 @@ int main(void)
 		cmocka_unit_test(stats_valid_reply_parsed_and_sorted),
 		cmocka_unit_test(stats_split_reply_accumulates),
 		cmocka_unit_test(stats_many_cpus_grow),
+		cmocka_unit_test(stats_follow_counters),
 		cmocka_unit_test(stats_missing_counter_refused),
 		cmocka_unit_test(stats_counter_wrong_length_refused),
 		cmocka_unit_test(stats_garbage_in_nest_refused),
