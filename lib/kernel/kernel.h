@@ -148,6 +148,12 @@ int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg);
  *   idle on|off        TAPROOT_CFG_F_SAMPLE_IDLE
  *   follow on|off      TAPROOT_CFG_F_FOLLOW: the pid filter takes in the
  *                      processes its processes fork
+ *   unwind on|off      TAPROOT_CFG_F_UNWIND: user stacks unwound in the
+ *                      module from uploaded tables (on by default)
+ *   ustack-private on|off  TAPROOT_CFG_F_USTACK_PRIVATE: a sample the
+ *                      module cannot unwind carries no stack bytes
+ *   unwind-verify on|off   TAPROOT_CFG_F_UNWIND_VERIFY: unwound samples
+ *                      carry the leaf's snapshot too, to compare
  *   (the flag keys set their bit in flags and flags_given, so that the
  *   module's other flags are kept)
  *   ring-pages N       power of two, TAPROOT_RING_PAGES_MIN..._MAX
@@ -209,6 +215,10 @@ struct taproot_module_stats {
 	bool has_follow;		/* the module reports the two below */
 	uint32_t followed;		/* processes followed now (TAPROOT_CFG_F_FOLLOW) */
 	uint64_t follow_full;		/* forks not followed since load: the set was full */
+	bool has_unwind;		/* the module reports the three below */
+	uint64_t unwind_mem_used;	/* bytes of uploaded tables and mappings */
+	uint32_t unwind_tables;		/* tables uploaded now */
+	uint32_t unwind_procs;		/* processes with mappings now */
 };
 
 /* As taproot_nl_get_stats(), with the module's own counters in *@ms. */

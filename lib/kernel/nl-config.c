@@ -371,32 +371,37 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 	static const struct {
 		const char *key;
 		uint32_t bit;
+		uint32_t flag;		/* of a flag key: its TAPROOT_CFG_F_* */
 	} keys[] = {
-		{ "freq", TAPROOT_CONFIG_FREQ },
-		{ "kstack", TAPROOT_CONFIG_KSTACK },
-		{ "ustack", TAPROOT_CONFIG_USTACK },
-		{ "events", TAPROOT_CONFIG_EVENTS },
-		{ "idle", TAPROOT_CONFIG_FLAGS },
-		{ "follow", TAPROOT_CONFIG_FLAGS },
-		{ "ring-pages", TAPROOT_CONFIG_RING_PAGES },
-		{ "watermark", TAPROOT_CONFIG_WATERMARK },
-		{ "pids", TAPROOT_CONFIG_TGIDS },
-		{ "sched-one-in", TAPROOT_CONFIG_SCHED_ONE_IN },
+		{ "freq", TAPROOT_CONFIG_FREQ, 0 },
+		{ "kstack", TAPROOT_CONFIG_KSTACK, 0 },
+		{ "ustack", TAPROOT_CONFIG_USTACK, 0 },
+		{ "events", TAPROOT_CONFIG_EVENTS, 0 },
+		{ "idle", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_SAMPLE_IDLE },
+		{ "follow", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_FOLLOW },
+		{ "unwind", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_UNWIND },
+		{ "ustack-private", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_USTACK_PRIVATE },
+		{ "unwind-verify", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_UNWIND_VERIFY },
+		{ "ring-pages", TAPROOT_CONFIG_RING_PAGES, 0 },
+		{ "watermark", TAPROOT_CONFIG_WATERMARK, 0 },
+		{ "pids", TAPROOT_CONFIG_TGIDS, 0 },
+		{ "sched-one-in", TAPROOT_CONFIG_SCHED_ONE_IN, 0 },
 	};
 	struct taproot_config t = *cfg;
-	uint32_t bit = 0, flag;
+	uint32_t bit = 0, flag = 0;
 	size_t i;
 	int err;
 
+	/* Each flag key is one bit of the flags field. */
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i].key))
+		if (!strcmp(key, keys[i].key)) {
 			bit = keys[i].bit;
+			flag = keys[i].flag;
+		}
 	if (!bit)
 		return tp_err(-EINVAL,
-			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, ring-pages, watermark, pids, sched-one-in)",
+			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, unwind, ustack-private, unwind-verify, ring-pages, watermark, pids, sched-one-in)",
 			      key);
-	/* Each flag key is one bit of the flags field. */
-	flag = !strcmp(key, "follow") ? TAPROOT_CFG_F_FOLLOW : TAPROOT_CFG_F_SAMPLE_IDLE;
 	if (bit == TAPROOT_CONFIG_FLAGS ? (cfg->flags_given & flag) != 0 : (cfg->set & bit) != 0)
 		return tp_err(-EINVAL, "'%s' given twice", key);
 

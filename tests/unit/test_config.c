@@ -384,6 +384,21 @@ static void config_kv_every_key_parsed(void **state)
 }
 
 /* Each flag key is one bit: the others are left to the module's. */
+/* The module's unwinding: three more flag keys, on by default in the module. */
+static void config_kv_unwind_flags(void **state)
+{
+	struct taproot_config cfg = { 0 };
+
+	assert_int_equal(taproot_config_set_kv(&cfg, "unwind", "off"), 0);
+	assert_int_equal(taproot_config_set_kv(&cfg, "ustack-private", "on"), 0);
+	assert_int_equal(taproot_config_set_kv(&cfg, "unwind-verify", "on"), 0);
+	assert_int_equal(cfg.flags, TAPROOT_CFG_F_USTACK_PRIVATE | TAPROOT_CFG_F_UNWIND_VERIFY);
+	assert_int_equal(cfg.flags_given, TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE |
+					  TAPROOT_CFG_F_UNWIND_VERIFY);
+	assert_int_equal(taproot_config_set_kv(&cfg, "unwind", "on"), -EINVAL);
+	assert_int_equal(taproot_config_set_kv(&cfg, "unwind-verify", "maybe"), -EINVAL);
+}
+
 static void config_kv_flag_bits(void **state)
 {
 	struct taproot_config cfg = { 0 }, fresh = { 0 };
@@ -513,6 +528,7 @@ int main(void)
 		cmocka_unit_test(config_kv_every_key_parsed),
 		cmocka_unit_test(config_kv_all_and_none),
 		cmocka_unit_test(config_kv_flag_bits),
+		cmocka_unit_test(config_kv_unwind_flags),
 		cmocka_unit_test(config_kv_bad_numbers_refused),
 		cmocka_unit_test(config_kv_bad_words_refused),
 		cmocka_unit_test(config_kv_too_many_pids_refused),
