@@ -2,16 +2,17 @@
 /*
  * taprootctl dump: be the consumer of /dev/taproot and print every record,
  * merged across CPUs by time, until a count, a duration or a signal:
- * samples, losses and the causal events (switch, waking, fork, exec, exit)
- * decoded, other types by their header.
+ * samples, losses, the causal events (switch, waking, fork, exec, exit)
+ * and the interned stacks (stack, sample_ref) decoded, other types by
+ * their header.
  * It does not start sampling: 'taprootctl start' does.
  *
  * Every record is one line of KEY VALUE pairs (text) or one object (JSON
  * Lines) with the same fields in the same order; a record that carries
- * stacks continues with one indented line per kernel frame, then one for
- * the user stack bytes asked for. The rec_*() helpers below print one field
- * in whichever of the two forms is on, so that each record type is written
- * once.
+ * stacks continues with one indented line per kernel frame, one per user pc
+ * the module found ("upc"), then one for the user stack bytes asked for.
+ * The rec_*() helpers below print one field in whichever of the two forms
+ * is on, so that each record type is written once.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,7 +49,7 @@ struct dump {
 	uint32_t ustack_bytes;		/* of each sample to print in hex */
 
 	uint64_t printed;
-	uint64_t by_type[TAPROOT_REC_EXIT + 1];
+	uint64_t by_type[TAPROOT_REC_SAMPLE_REF + 1];
 	uint64_t other;			/* records of types not known here */
 	uint64_t lost[TAPROOT_LOST_NR];	/* from LOST records */
 	uint64_t invalid;
@@ -65,11 +66,16 @@ static const char *const sample_flag_names[] = {
 	"kthread",	/* TAPROOT_SAMPLE_F_KTHREAD */
 	"ustack_top",	/* TAPROOT_SAMPLE_F_USTACK_TOP */
 	"ustack_trunc",	/* TAPROOT_SAMPLE_F_USTACK_TRUNC */
+	"upcs",		/* TAPROOT_SAMPLE_F_UPCS */
+	"uregs_caller",	/* TAPROOT_SAMPLE_F_UREGS_CALLER */
+	"verify",	/* TAPROOT_SAMPLE_F_VERIFY */
 };
 _Static_assert(TAPROOT_SAMPLE_F_USER_REGS == 1 << 0 && TAPROOT_SAMPLE_F_IN_KERNEL == 1 << 1 &&
 	       TAPROOT_SAMPLE_F_IDLE == 1 << 2 && TAPROOT_SAMPLE_F_KSTACK_TRUNC == 1 << 3 &&
 	       TAPROOT_SAMPLE_F_USTACK_FAULT == 1 << 4 && TAPROOT_SAMPLE_F_KTHREAD == 1 << 5 &&
-	       TAPROOT_SAMPLE_F_USTACK_TOP == 1 << 6 && TAPROOT_SAMPLE_F_USTACK_TRUNC == 1 << 7,
+	       TAPROOT_SAMPLE_F_USTACK_TOP == 1 << 6 && TAPROOT_SAMPLE_F_USTACK_TRUNC == 1 << 7 &&
+	       TAPROOT_SAMPLE_F_UPCS == 1 << 8 && TAPROOT_SAMPLE_F_UREGS_CALLER == 1 << 9 &&
+	       TAPROOT_SAMPLE_F_VERIFY == 1 << 10,
 	       "sample_flag_names follows the TAPROOT_SAMPLE_F_* bits");
 
 static const char *const snap_flag_names[] = {
@@ -227,51 +233,64 @@ static void rec_close(struct dump *d)
 /* ------------------------------------------------------------ stacks */
 
 /*
- * The stacks of a sample or of a stack snapshot, whose fixed parts differ
- * but are followed alike by kstack_nr u64 kernel addresses, then ustack_len
- * bytes of user stack (taproot_rec_check() passed: both are inside the
+ * The stacks of a sample, a stack snapshot or a STACK, whose fixed parts
+ * differ but are followed alike by kstack_nr u64 kernel addresses, then
+ * upc_nr u64 user pcs (a sample with UPCS, a STACK), then ustack_len
+ * bytes of user stack (taproot_rec_check() passed: all are inside the
  * record).
  */
 struct stacks {
 	const uint64_t *kstack;
 	unsigned int kstack_nr;
+	const uint64_t *upcs;
+	unsigned int upc_nr;
 	const uint8_t *ustack;
 	uint32_t ustack_len;
 	const struct taproot_user_regs *regs;	/* NULL: not captured */
 };
 
 /* @arrays: the end of the fixed part, where the kernel addresses start. */
-static struct stacks stacks_at(const void *arrays, unsigned int kstack_nr, uint32_t ustack_len,
-			       const struct taproot_user_regs *regs)
+static struct stacks stacks_at(const void *arrays, unsigned int kstack_nr, unsigned int upc_nr,
+			       uint32_t ustack_len, const struct taproot_user_regs *regs)
 {
 	const uint64_t *kstack = arrays;
 
 	return (struct stacks){
 		.kstack = kstack,
 		.kstack_nr = kstack_nr,
-		.ustack = (const uint8_t *)(kstack + kstack_nr),
+		.upcs = kstack + kstack_nr,
+		.upc_nr = upc_nr,
+		.ustack = (const uint8_t *)(kstack + kstack_nr + upc_nr),
 		.ustack_len = ustack_len,
 		.regs = regs,
 	};
 }
 
-/*
- * Text: the rest of the record's line (ip and sp, the user stack's length),
- * then a line per kernel frame and one for the user stack in hex, if any.
- */
-static void print_stacks_text(struct dump *d, const struct stacks *st, const char *uhex)
+/* Text: a line per kernel frame, then one per user pc ("upc"). */
+static void print_pcs_text(struct dump *d, const struct stacks *st)
 {
 	char sym[256];
 	unsigned int i;
 
-	if (st->regs)
-		printf(" ip 0x%" PRIx64 " sp 0x%" PRIx64, (uint64_t)st->regs->ip,
-		       (uint64_t)st->regs->sp);
-	printf(" ustack %" PRIu32 "\n", st->ustack_len);
 	for (i = 0; i < st->kstack_nr; i++) {
 		taproot_ksyms_format(d->ksyms, st->kstack[i], sym, sizeof(sym));
 		printf("    0x%016" PRIx64 " %s\n", (uint64_t)st->kstack[i], sym[0] ? sym : "?");
 	}
+	for (i = 0; i < st->upc_nr; i++)
+		printf("    upc 0x%016" PRIx64 "\n", (uint64_t)st->upcs[i]);
+}
+
+/*
+ * Text: the rest of the record's line (ip and sp, the user stack's length),
+ * then the pcs' lines and one for the user stack in hex, if any.
+ */
+static void print_stacks_text(struct dump *d, const struct stacks *st, const char *uhex)
+{
+	if (st->regs)
+		printf(" ip 0x%" PRIx64 " sp 0x%" PRIx64, (uint64_t)st->regs->ip,
+		       (uint64_t)st->regs->sp);
+	printf(" ustack %" PRIu32 "\n", st->ustack_len);
+	print_pcs_text(d, st);
 	if (uhex)
 		printf("    ustack %s\n", uhex);
 }
@@ -299,6 +318,16 @@ static void json_kstack(struct dump *d, const struct stacks *st)
 	taproot_json_array_end(j);
 }
 
+/* "upcs": ["0x...", ...], the user pcs the module found, leaf first. */
+static void json_upcs(struct dump *d, const struct stacks *st)
+{
+	taproot_json_key(d->j, "upcs");
+	taproot_json_array_begin(d->j);
+	for (unsigned int i = 0; i < st->upc_nr; i++)
+		json_hex_u64(d->j, st->upcs[i]);
+	taproot_json_array_end(d->j);
+}
+
 /* "user_regs": every register by its name, or null when not captured. */
 static void json_user_regs(struct taproot_json *j, const struct taproot_user_regs *user_regs)
 {
@@ -318,10 +347,11 @@ static void json_user_regs(struct taproot_json *j, const struct taproot_user_reg
 	taproot_json_object_end(j);
 }
 
-/* JSON: "kstack", "user_regs", "ustack_len", and "ustack" (hex) if any. */
+/* JSON: "kstack", "upcs", "user_regs", "ustack_len", and "ustack" (hex) if any. */
 static void print_stacks_json(struct dump *d, const struct stacks *st, const char *uhex)
 {
 	json_kstack(d, st);
+	json_upcs(d, st);
 	json_user_regs(d->j, st->regs);
 	taproot_json_key_u64(d->j, "ustack_len", st->ustack_len);
 	if (uhex)
@@ -352,10 +382,20 @@ static void print_stacks(struct dump *d, const struct stacks *st)
 
 /* ------------------------------------------------------------ samples */
 
+/* How the module's walk ended: its name, or "?" for a value not known here. */
+static void rec_kunwind(struct dump *d, unsigned int end)
+{
+	const char *name = taproot_kunwind_name(end);
+
+	if (!name)
+		name = "?";
+	rec_str(d, "unwind", name, strlen(name));
+}
+
 static void print_sample(struct dump *d, const struct taproot_rec_sample *s,
 			 unsigned int cpu)
 {
-	const struct stacks st = stacks_at(s + 1, s->kstack_nr, s->ustack_len,
+	const struct stacks st = stacks_at(s + 1, s->kstack_nr, s->upc_nr, s->ustack_len,
 					   s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS ?
 					   &s->user_regs : NULL);
 
@@ -368,7 +408,61 @@ static void print_sample(struct dump *d, const struct taproot_rec_sample *s,
 		taproot_json_key_u64(d->j, "period_us", s->period_us);
 	else
 		printf(" period %" PRIu32 "us", s->period_us);
+	rec_kunwind(d, s->unwind);
+	rec_u64(d, "upc_nr", s->upc_nr);
 	print_stacks(d, &st);
+	rec_close(d);
+}
+
+/* ------------------------------------------------------------ interned stacks */
+
+/* A 64-bit stack id: hex in text; "0x..." in JSON, where no number loses bits. */
+static void rec_id(struct dump *d, const char *key, uint64_t id)
+{
+	if (!d->j) {
+		printf(" %s 0x%016" PRIx64, key, id);
+		return;
+	}
+	taproot_json_key(d->j, key);
+	json_hex_u64(d->j, id);
+}
+
+static void print_stack(struct dump *d, const struct taproot_rec_stack *r, unsigned int cpu)
+{
+	const struct stacks st = stacks_at(r + 1, r->kstack_nr, r->upc_nr, 0, NULL);
+
+	rec_begin(d, "stack", &r->hdr, cpu);
+	rec_flags(d, "flags", r->hdr.flags, NAMES(sample_flag_names));
+	rec_id(d, "id", r->id);
+	rec_u64(d, "epoch", r->epoch);
+	rec_u64(d, "pid", r->pid);
+	rec_kunwind(d, r->unwind);
+	if (d->j) {
+		json_kstack(d, &st);
+		json_upcs(d, &st);
+	} else {
+		printf(" kstack_nr %u upc_nr %u\n", r->kstack_nr, r->upc_nr);
+		print_pcs_text(d, &st);
+	}
+	rec_close(d);
+}
+
+static void print_sample_ref(struct dump *d, const struct taproot_rec_sample_ref *r,
+			     unsigned int cpu)
+{
+	rec_begin(d, "sample_ref", &r->hdr, cpu);
+	rec_u64(d, "pid", r->pid);
+	rec_u64(d, "tid", r->tid);
+	rec_str(d, "comm", r->comm, sizeof(r->comm));
+	rec_flags(d, "flags", r->hdr.flags, NAMES(sample_flag_names));
+	if (d->j)
+		taproot_json_key_u64(d->j, "period_us", r->period_us);
+	else
+		printf(" period %" PRIu32 "us", r->period_us);
+	rec_id(d, "stack_id", r->stack_id);
+	rec_u64(d, "epoch", r->epoch);
+	if (!d->j)
+		putchar('\n');
 	rec_close(d);
 }
 
@@ -381,7 +475,7 @@ static void print_sample(struct dump *d, const struct taproot_rec_sample *s,
  */
 static void print_snap(struct dump *d, const struct taproot_stack_snap *sn)
 {
-	const struct stacks st = stacks_at(sn + 1, sn->kstack_nr, sn->ustack_len,
+	const struct stacks st = stacks_at(sn + 1, sn->kstack_nr, 0, sn->ustack_len,
 					   sn->flags & TAPROOT_SNAP_F_USER_REGS ?
 					   &sn->user_regs : NULL);
 
@@ -510,8 +604,11 @@ static bool concerns(const struct taproot_rec_header *h, uint32_t pid)
 	const struct taproot_rec_fork *fk = (const void *)h;
 	const struct taproot_rec_exec *ex = (const void *)h;
 	const struct taproot_rec_exit *et = (const void *)h;
+	const struct taproot_rec_stack *sk = (const void *)h;
 
 	switch (h->type) {
+	case TAPROOT_REC_STACK:
+		return sk->pid == pid;
 	case TAPROOT_REC_SWITCH:
 		return sw->prev_pid == pid || sw->next_pid == pid;
 	case TAPROOT_REC_WAKING:
@@ -609,6 +706,8 @@ static bool print_event(struct dump *d, const struct taproot_rec_header *h, unsi
 		print_exec(d, (const void *)h, cpu);
 	else if (h->type == TAPROOT_REC_EXIT)
 		print_exit(d, (const void *)h, cpu);
+	else if (h->type == TAPROOT_REC_STACK)
+		print_stack(d, (const void *)h, cpu);
 	else
 		print_other(d, h, cpu);
 	return true;
@@ -628,6 +727,11 @@ static int on_record(const struct taproot_rec_header *h, unsigned int cpu, void 
 		if (d->pid_set && s->pid != d->pid)
 			return 0;
 		print_sample(d, s, cpu);
+		break;
+	case TAPROOT_REC_SAMPLE_REF:
+		if (d->pid_set && ((const struct taproot_rec_sample_ref *)h)->pid != d->pid)
+			return 0;
+		print_sample_ref(d, (const void *)h, cpu);
 		break;
 	case TAPROOT_REC_LOST:
 		for (i = 0; i < TAPROOT_LOST_NR; i++)

@@ -140,6 +140,29 @@ static void json_kupload(struct taproot_json *j, const struct taproot_kupload_st
 	taproot_json_object_end(j);
 }
 
+/*
+ * The module's walks by how they ended (every end, "none": not walked),
+ * its interned stacks, and the VERIFY comparison as counts, exact.
+ */
+static void json_kunwind(struct taproot_json *j, const struct taproot_pipeline_stats *st)
+{
+	taproot_json_key(j, "kunwind");
+	taproot_json_object_begin(j);
+	for (unsigned int e = 0; e < TAPROOT_KUNWIND_NR; e++)
+		taproot_json_key_u64(j, taproot_kunwind_name(e), st->kunwind[e]);
+	taproot_json_object_end(j);
+	taproot_json_key_u64(j, "kunwind_continued", st->kunwind_continued);
+	taproot_json_key_u64(j, "stack_records", st->stack_records);
+	taproot_json_key_u64(j, "stack_refs", st->stack_refs);
+	taproot_json_key_u64(j, "stack_refs_unresolved", st->stack_refs_unresolved);
+	taproot_json_key(j, "verify");
+	taproot_json_object_begin(j);
+	taproot_json_key_u64(j, "samples", st->verify_samples);
+	taproot_json_key_u64(j, "identical", st->verify_identical);
+	taproot_json_key_u64(j, "differing", st->verify_differing);
+	taproot_json_object_end(j);
+}
+
 static void json_top(struct taproot_json *j, const struct taproot_pipeline *pl)
 {
 	struct taproot_pipeline_top top[TOP_N];
@@ -179,6 +202,7 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 	taproot_json_key_u64(j, "user_stale", st.user_stale);
 	taproot_json_key_u64(j, "user_stacks", st.user_stacks);
 	json_unwind(j, &st);
+	json_kunwind(j, &st);
 	taproot_json_key_u64(j, "proc_unknown", st.proc_unknown);
 	taproot_json_key_u64(j, "frames", st.frames);
 	taproot_json_key_u64(j, "frames_unsymbolized", st.frames_unsymbolized);
@@ -189,6 +213,49 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 		json_offcpu(j, &st.causal, si);
 	json_kupload(j, &st.kupload);
 	json_top(j, pl);
+}
+
+/*
+ * "kernel:": the walks the module made, the share that ended well (an
+ * interned stack: complete or max-frames), every end met, and the
+ * references whose stack was not known. Nothing without walks.
+ */
+static void print_kunwind(const struct taproot_pipeline_stats *st)
+{
+	uint64_t walks = 0, good = st->kunwind[TAPROOT_KUNWIND_COMPLETE] +
+				   st->kunwind[TAPROOT_KUNWIND_MAX_FRAMES];
+	bool any = false;
+
+	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_KUNWIND_NR; e++)
+		walks += st->kunwind[e];
+	if (!walks && !st->stack_refs)
+		return;
+	printf("  %-10s%.1f%% of %" PRIu64 " walks in the module ended well (", "kernel:",
+	       walks ? 100.0 * (double)good / (double)walks : 0, walks);
+	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_KUNWIND_NR; e++) {
+		if (!st->kunwind[e])
+			continue;
+		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e), st->kunwind[e]);
+		any = true;
+	}
+	printf(")");
+	if (st->stack_refs_unresolved)
+		printf("; %" PRIu64 " of %" PRIu64 " stack refs unresolved, dropped",
+		       st->stack_refs_unresolved, st->stack_refs);
+	printf("\n");
+}
+
+/* "verify:": how many of the module's walks the unwinder found the same. */
+static void print_verify(const struct taproot_pipeline_stats *st)
+{
+	uint64_t compared = st->verify_identical + st->verify_differing;
+
+	if (!st->verify_samples)
+		return;
+	printf("  %-10s%.2f%% identical (%" PRIu64 " of %" PRIu64 " compared; %" PRIu64
+	       " differing, %" PRIu64 " not compared)\n", "verify:",
+	       100.0 * taproot_pipeline_verify_rate(st), st->verify_identical, compared,
+	       st->verify_differing, st->verify_samples - compared);
 }
 
 void summary_print_head(const struct taproot_pipeline *pl, const struct summary_info *si)
@@ -238,6 +305,8 @@ void summary_print_head(const struct taproot_pipeline *pl, const struct summary_
 		}
 		printf(")\n");
 	}
+	print_kunwind(&st);
+	print_verify(&st);
 	if (st.proc_unknown)
 		printf("  %-10s%" PRIu64 " samples of processes that could not be read\n",
 		       "unknown:", st.proc_unknown);

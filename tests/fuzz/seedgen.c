@@ -209,6 +209,72 @@ static size_t rec_sample(uint8_t *buf, uint64_t time, uint32_t cpu, uint32_t tid
 	return size;
 }
 
+/* A STACK of FR_PID: @knr kernel pcs, @unr user pcs into FR_EXE, walk complete. */
+static size_t rec_stack(uint8_t *buf, uint64_t time, uint64_t id, unsigned int knr,
+			unsigned int unr)
+{
+	struct taproot_rec_stack *st = (void *)buf;
+	uint64_t *k = (uint64_t *)(st + 1);
+	size_t size = sizeof(*st) + (knr + unr) * 8;
+
+	memset(buf, 0, size);
+	st->hdr = (struct taproot_rec_header){ (uint32_t)size, TAPROOT_REC_STACK,
+					       TAPROOT_SAMPLE_F_USER_REGS |
+					       (knr ? TAPROOT_SAMPLE_F_IN_KERNEL : 0), time };
+	st->id = id;
+	st->epoch = 1;
+	st->pid = FR_PID;
+	st->kstack_nr = (uint16_t)knr;
+	st->upc_nr = (uint8_t)unr;
+	st->unwind = TAPROOT_KUNWIND_COMPLETE;
+	for (unsigned int i = 0; i < knr; i++)
+		k[i] = KRET(i % FR_NR_KSYMS);
+	for (unsigned int i = 0; i < unr; i++)
+		k[knr + i] = exe_entry + 4 + 0x40 * i;
+	return size;
+}
+
+static size_t rec_ref(uint8_t *buf, uint64_t time, uint32_t cpu, uint64_t id)
+{
+	struct taproot_rec_sample_ref *r = (void *)buf;
+
+	memset(r, 0, sizeof(*r));
+	r->hdr = (struct taproot_rec_header){ sizeof(*r), TAPROOT_REC_SAMPLE_REF, 0, time };
+	r->pid = r->tid = FR_PID;
+	r->cpu = cpu;
+	r->period_us = 10101;
+	snprintf(r->comm, sizeof(r->comm), "worker-%u", FR_PID);
+	r->stack_id = id;
+	r->epoch = 1;
+	return sizeof(*r);
+}
+
+/*
+ * A sample whose walk in the module stopped at frame @unr - 1 (@flags:
+ * TAPROOT_SAMPLE_F_UREGS_CALLER or _VERIFY), with its user pcs.
+ */
+static size_t rec_sample_upcs(uint8_t *buf, uint64_t time, uint32_t cpu, unsigned int unr,
+			      uint32_t ulen, unsigned int flags, uint8_t end)
+{
+	struct taproot_rec_sample *s = (void *)buf;
+	uint64_t *u;
+	size_t size;
+
+	rec_sample(buf, time, cpu, FR_PID, 0, 0);
+	size = pad8(sizeof(*s) + unr * 8 + ulen);
+	memset(s + 1, 0, size - sizeof(*s));
+	s->hdr.size = (uint32_t)size;
+	s->hdr.flags |= (uint16_t)(TAPROOT_SAMPLE_F_UPCS | flags);
+	s->upc_nr = (uint8_t)unr;
+	s->unwind = end;
+	s->ustack_len = ulen;
+	u = (uint64_t *)(s + 1);
+	for (unsigned int i = 0; i < unr; i++)
+		u[i] = exe_entry + 4 + 0x40 * i;
+	ustack_fill((uint8_t *)(u + unr), ulen);
+	return size;
+}
+
 static size_t rec_lost(uint8_t *buf, uint64_t time)
 {
 	struct taproot_rec_lost *l = (void *)buf;
@@ -401,6 +467,19 @@ static void seeds_ring(void)
 	fr_put32(s.data[0] + sizeof(struct taproot_rec_lost), sizeof(struct taproot_rec_lost) - 4);
 	ADD(s, 1, rec_fork(AT(s, 1), 15, FR_PID + 7));
 	put_ring("corrupt", &s);
+
+	/* Interned stacks and the module's walks: a reference per CPU, one missing. */
+	memset(&s, 0, sizeof(s));
+	s.flags = (1 << 0) | FR_F_ENCODE | FR_F_LABELS;			/* 2 CPUs */
+	ADD(s, 0, rec_stack(AT(s, 0), 100, 0x77, 2, 3));
+	ADD(s, 0, rec_ref(AT(s, 0), 110, 0, 0x77));
+	ADD(s, 1, rec_ref(AT(s, 1), 120, 1, 0x77));
+	ADD(s, 1, rec_sample_upcs(AT(s, 1), 130, 1, 2, 64, TAPROOT_SAMPLE_F_UREGS_CALLER,
+				  TAPROOT_KUNWIND_NO_CFI));
+	ADD(s, 0, rec_sample_upcs(AT(s, 0), 140, 0, 3, 64, TAPROOT_SAMPLE_F_VERIFY,
+				  TAPROOT_KUNWIND_COMPLETE));
+	ADD(s, 0, rec_ref(AT(s, 0), 150, 0, 0x77));
+	put_ring("interned", &s);
 }
 
 /* ------------------------------------------------------------ raw files */
@@ -441,6 +520,12 @@ static void seeds_raw(void)
 	rec_exec(rec, 1200, FR_PID);
 	taproot_raw_write_record(w, 0, (void *)rec);
 	rec_lost(rec, 1300);
+	taproot_raw_write_record(w, 0, (void *)rec);
+	rec_stack(rec, 1400, 0x99, 1, 2);
+	taproot_raw_write_record(w, 1, (void *)rec);
+	rec_ref(rec, 1410, 1, 0x99);
+	taproot_raw_write_record(w, 1, (void *)rec);
+	rec_sample_upcs(rec, 1420, 0, 2, 0, 0, TAPROOT_KUNWIND_NO_PROC);
 	taproot_raw_write_record(w, 0, (void *)rec);
 	if (taproot_raw_writer_finish(w, &end))
 		die(taproot_errmsg(-1));
