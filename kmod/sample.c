@@ -48,19 +48,8 @@
 #include "sample.h"
 #include "stack.h"
 #include "taproot.h"
+#include "utab.h"
 #include "uwalk.h"
-/*
- * TEMPORARY, until utab.c and uwalk.c land (helpers are writing them):
- * keeps the tree building. Every walk falls back as for an unknown
- * process.
- */
-static const struct tap_umaps *tap_utab_lookup(struct task_struct *t, u8 *why)
-{
-	*why = TAPROOT_KUNWIND_NO_PROC;
-	return NULL;
-}
-
-#define tap_uwalk(w, start, pcs) ((w)->end = TAPROOT_KUNWIND_NO_PROC)
 
 static DEFINE_PER_CPU(struct perf_event *, tap_sample_event);
 static DEFINE_PER_CPU(struct tap_sample_stats, tap_sample_stats);
@@ -154,6 +143,14 @@ static void tap_sample_walk(const struct tap_config *cfg,
 	w->max_frames = cfg->unwind_frames;
 	tap_fill_user_regs(&start, uregs);
 	tap_uwalk(w, &start, upcs);
+	/*
+	 * A change of the mappings began during the walk: its pcs may mix
+	 * two of them. None is kept; the snapshot is the leaf's.
+	 */
+	if (!tap_utab_unchanged(current, w->maps)) {
+		w->nr = 0;
+		w->end = TAPROOT_KUNWIND_STALE;
+	}
 }
 
 /* Whether walk @w ended where the user stack ends, or at the frame cap. */
