@@ -80,6 +80,7 @@ static const struct kernel_param_ops tap_follow_max_ops = {
 };
 
 module_param_cb(follow_max, &tap_follow_max_ops, &tap_follow_max, 0444);
+__MODULE_PARM_TYPE(follow_max, "uint");	/* modinfo, as module_param() says */
 MODULE_PARM_DESC(follow_max,
 		 "processes followed at once, 1.." __stringify(TAPROOT_FOLLOW_MAX)
 		 " (default " __stringify(TAPROOT_FOLLOW_MAX) "): lower only for tests");
