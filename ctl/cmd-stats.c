@@ -77,6 +77,11 @@ int do_stats(int argc, char **argv)
 			printf("followed: %" PRIu32 " processes now, %" PRIu64
 			       " forks not followed (the set was full)\n",
 			       ms.followed, ms.follow_full);
+		/* What the consumer uploaded for the module's unwinder. */
+		if (ms.has_unwind)
+			printf("unwind uploads: %" PRIu32 " tables, %" PRIu32
+			       " processes, %" PRIu64 " bytes\n", ms.unwind_tables,
+			       ms.unwind_procs, ms.unwind_mem_used);
 		printf("%-6s %12s %12s %14s %10s %12s %14s %12s %12s %12s\n",
 		       "cpu", "samples", "records", "bytes", "lost-full",
 		       "lost-nested", "ustack-faults", "switches", "sw-selected",
@@ -100,6 +105,11 @@ int do_stats(int argc, char **argv)
 	if (ms.has_follow) {
 		taproot_json_key_u64(j, "followed", ms.followed);
 		taproot_json_key_u64(j, "follow_full", ms.follow_full);
+	}
+	if (ms.has_unwind) {
+		taproot_json_key_u64(j, "unwind_tables", ms.unwind_tables);
+		taproot_json_key_u64(j, "unwind_procs", ms.unwind_procs);
+		taproot_json_key_u64(j, "unwind_mem_used", ms.unwind_mem_used);
 	}
 	taproot_json_key(j, "cpus");
 	taproot_json_array_begin(j);

@@ -165,7 +165,7 @@ int tp_config_fill(struct nl_msg *msg, const struct taproot_config *cfg);
 struct tp_stats {
 	bool running;
 	bool seen_running;
-	struct taproot_module_stats module;	/* FOLLOWED, FOLLOW_FULL */
+	struct taproot_module_stats module;	/* FOLLOWED, FOLLOW_FULL, UNWIND_* */
 	struct taproot_cpu_stats *cpus;	/* malloc'ed, grows */
 	size_t nr, alloc;
 };
@@ -175,7 +175,9 @@ struct tp_stats {
  * module may split a long reply over several messages).
  *
  * Validation: command GET_STATS; attributes end to end; RUNNING a u8 of 0
- * or 1; FOLLOWED a u32 and FOLLOW_FULL a u64, both or neither; each STATS_CPU nest end to end with exact lengths, every
+ * or 1; FOLLOWED a u32 and FOLLOW_FULL a u64, both or neither;
+ * UNWIND_MEM_USED a u64, UNWIND_TABLES and UNWIND_PROCS u32s, all or
+ * none; each STATS_CPU nest end to end with exact lengths, every
  * TAPROOT_A_STAT_* counter and CPU present; at most 65536 CPUs in all, no
  * CPU twice. Unknown attributes are ignored. Returns 0 or -TAPROOT_EPROTO
  * (st keeps what it had; the caller frees st->cpus either way).

@@ -19,6 +19,9 @@ static struct nla_policy tp_stats_policy[TAPROOT_A_MAX + 1] = {
 	[TAPROOT_A_RUNNING]   = { .type = NLA_U8, .maxlen = sizeof(uint8_t) },
 	[TAPROOT_A_FOLLOWED]  = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
 	[TAPROOT_A_FOLLOW_FULL] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_UNWIND_MEM_USED] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_UNWIND_TABLES] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[TAPROOT_A_UNWIND_PROCS] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
 	/* Each nest is parsed by its own policy below. */
 	[TAPROOT_A_STATS_CPU] = { .type = NLA_UNSPEC },
 };
@@ -127,6 +130,16 @@ int tp_stats_parse(const struct nlmsghdr *nlh, struct tp_stats *st)
 		st->module.has_follow = true;
 		st->module.followed = nla_get_u32(tb[TAPROOT_A_FOLLOWED]);
 		st->module.follow_full = nla_get_u64(tb[TAPROOT_A_FOLLOW_FULL]);
+	}
+	if (!tb[TAPROOT_A_UNWIND_MEM_USED] != !tb[TAPROOT_A_UNWIND_TABLES] ||
+	    !tb[TAPROOT_A_UNWIND_MEM_USED] != !tb[TAPROOT_A_UNWIND_PROCS])
+		return tp_err(-TAPROOT_EPROTO,
+			      "reply to get stats: UNWIND_MEM_USED, UNWIND_TABLES and UNWIND_PROCS come together");
+	if (tb[TAPROOT_A_UNWIND_MEM_USED]) {
+		st->module.has_unwind = true;
+		st->module.unwind_mem_used = nla_get_u64(tb[TAPROOT_A_UNWIND_MEM_USED]);
+		st->module.unwind_tables = nla_get_u32(tb[TAPROOT_A_UNWIND_TABLES]);
+		st->module.unwind_procs = nla_get_u32(tb[TAPROOT_A_UNWIND_PROCS]);
 	}
 	nla_for_each_attr(a, head, len, rem) {
 		if (nla_type(a) != TAPROOT_A_STATS_CPU)
