@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0
+// vm-cflags: -Iinclude/uapi
+/*
+ * The unwind upload ioctls of /dev/taproot used wrongly and rightly
+ * (tests/vm/test-unwind-upload-abuse.sh): prints "ok LABEL" or
+ * "not ok LABEL: why" per case, then "cases N failed M"; exits 1 if any
+ * failed. Talks generic netlink itself (SET_CONFIG of UNWIND_MEM,
+ * GET_STATS) so that it needs nothing but the ABI header.
+ *
+ *   upload-abuse           every case, in one process
+ *   upload-abuse --hold    open, upload a big table and mappings, print
+ *                          "holding", sleep until killed (the kill -9 case)
+ *   upload-abuse --freed   nothing is held any more, the device opens
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taproot.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEV "/dev/" TAPROOT_DEVICE_NAME
+
+static int ncases, nfailed;
+
+static void check(bool ok, const char *label, const char *fmt, ...)
+{
+	va_list ap;
+
+	ncases++;
+	if (ok) {
+		printf("ok %s\n", label);
+		fflush(stdout);
+		return;
+	}
+	nfailed++;
+	printf("not ok %s: ", label);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void die(const char *what)
+{
+	printf("not ok setup: %s: %s\n", what, strerror(errno));
+	printf("cases %d failed %d\n", ncases, nfailed + 1);
+	exit(1);
+}
+
+static const char *ename(int e)
+{
+	static char buf[32];
+
+	switch (e) {
+	case 0: return "success";
+	case EINVAL: return "EINVAL";
+	case EFAULT: return "EFAULT";
+	case ENOENT: return "ENOENT";
+	case EEXIST: return "EEXIST";
+	case ENOSPC: return "ENOSPC";
+	case ESTALE: return "ESTALE";
+	case ESRCH: return "ESRCH";
+	case ENOTTY: return "ENOTTY";
+	case EBUSY: return "EBUSY";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	}
+	snprintf(buf, sizeof(buf), "errno %d", e);
+	return buf;
+}
+
+/* ioctl: 0 or the errno. */
+static int xioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? errno : 0;
+}
+
+static void expect(int got, int want, const char *label)
+{
+	check(got == want, label, "%s, expected %s", ename(got), ename(want));
+}
+
+/* ------------------------------------------------------------ netlink */
+
+#ifndef NLA_OK
+#define NLA_OK(nla, len) ((len) >= (int)sizeof(struct nlattr) && \
+			  (nla)->nla_len >= sizeof(struct nlattr) && \
+			  (nla)->nla_len <= (len))
+#define NLA_NEXT(nla, attrlen) ((attrlen) -= NLA_ALIGN((nla)->nla_len), \
+				(struct nlattr *)((char *)(nla) + NLA_ALIGN((nla)->nla_len)))
+#endif
+
+static int nl_fd = -1;
+static uint16_t nl_family;
+static uint32_t nl_seq;
+
+struct nlreq {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	char buf[256];
+};
+
+static void nl_put(struct nlreq *r, uint16_t type, const void *data, uint16_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+static void nl_init(struct nlreq *r, uint16_t family, uint8_t cmd, uint8_t version)
+{
+	memset(r, 0, sizeof(*r));
+	r->n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r->n.nlmsg_type = family;
+	r->n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	r->n.nlmsg_seq = ++nl_seq;
+	r->g.cmd = cmd;
+	r->g.version = version;
+}
+
+static char nl_reply[1 << 17];
+
+/*
+ * Send @r; the reply's attributes (a genl message) are left in nl_reply.
+ * Returns 0, or the errno of the kernel's NLMSG_ERROR.
+ */
+static int nl_talk(struct nlreq *r, struct nlattr **attrs, int *alen)
+{
+	bool got_reply = false;
+
+	if (send(nl_fd, r, r->n.nlmsg_len, 0) < 0)
+		die("netlink send");
+	for (;;) {
+		ssize_t n = recv(nl_fd, nl_reply, sizeof(nl_reply), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)nl_reply;
+
+		if (n < 0)
+			die("netlink recv");
+		for (; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return -e->error;
+			}
+			if (attrs && !got_reply) {
+				/* Copy aside: the ack comes in a later recv. */
+				static char keep[sizeof(nl_reply)];
+				int len = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+
+				memcpy(keep, (char *)NLMSG_DATA(h) + GENL_HDRLEN, len);
+				*attrs = (struct nlattr *)keep;
+				*alen = len;
+				got_reply = true;
+			}
+		}
+	}
+}
+
+static void nl_open(void)
+{
+	struct nlreq r;
+	struct nlattr *a;
+	int len;
+
+	nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (nl_fd < 0)
+		die("netlink socket");
+	nl_init(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	nl_put(&r, CTRL_ATTR_FAMILY_NAME, TAPROOT_GENL_NAME, sizeof(TAPROOT_GENL_NAME));
+	if (nl_talk(&r, &a, &len))
+		die("resolve the taproot family");
+	for (; NLA_OK(a, len); a = NLA_NEXT(a, len))
+		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
+			nl_family = *(uint16_t *)((char *)a + NLA_HDRLEN);
+	if (!nl_family) {
+		errno = ENOENT;
+		die("no family id");
+	}
+}
+
+static void set_unwind_mem(uint32_t mib)
+{
+	struct nlreq r;
+	int err;
+
+	nl_init(&r, nl_family, TAPROOT_CMD_SET_CONFIG, TAPROOT_GENL_VERSION);
+	nl_put(&r, TAPROOT_A_CFG_UNWIND_MEM, &mib, sizeof(mib));
+	err = nl_talk(&r, NULL, NULL);
+	if (err) {
+		errno = err;
+		die("SET_CONFIG UNWIND_MEM");
+	}
+}
+
+struct ustats {
+	uint64_t mem;
+	uint32_t tables, procs;
+	bool seen;
+};
+
+static struct ustats get_stats(void)
+{
+	struct ustats st = { 0 };
+	struct nlattr *a;
+	struct nlreq r;
+	int len, err;
+
+	nl_init(&r, nl_family, TAPROOT_CMD_GET_STATS, TAPROOT_GENL_VERSION);
+	err = nl_talk(&r, &a, &len);
+	if (err) {
+		errno = err;
+		die("GET_STATS");
+	}
+	for (; NLA_OK(a, len); a = NLA_NEXT(a, len)) {
+		void *d = (char *)a + NLA_HDRLEN;
+
+		switch (a->nla_type) {
+		case TAPROOT_A_UNWIND_MEM_USED:
+			memcpy(&st.mem, d, sizeof(st.mem));
+			st.seen = true;
+			break;
+		case TAPROOT_A_UNWIND_TABLES:
+			memcpy(&st.tables, d, sizeof(st.tables));
+			break;
+		case TAPROOT_A_UNWIND_PROCS:
+			memcpy(&st.procs, d, sizeof(st.procs));
+			break;
+		}
+	}
+	return st;
+}
+
+/* ------------------------------------------------------------ tables */
+
+/* A table of @rows rows; its arrays are malloc'ed and kept for the test. */
+struct table {
+	struct taproot_table_add a;
+	uint32_t *pcs;
+	uint16_t *rr;
+	struct taproot_unwind_rule *rules;
+};
+
+static void table_make(struct table *t, uint32_t rows, uint8_t bid)
+{
+	uint32_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->pcs = malloc(rows * sizeof(*t->pcs));
+	t->rr = malloc(rows * sizeof(*t->rr));
+	t->rules = calloc(4, sizeof(*t->rules));
+	if (!t->pcs || !t->rr || !t->rules)
+		die("malloc");
+	for (i = 0; i < rows; i++) {
+		t->pcs[i] = i * 4;
+		t->rr[i] = i % 4;
+	}
+	t->rules[0].kind = TAPROOT_RULE_NONE;
+	t->rules[1] = (struct taproot_unwind_rule){
+		.kind = TAPROOT_RULE_SP, .cfa_off = 8, .ra_off = -8,
+	};
+	t->rules[2] = (struct taproot_unwind_rule){
+		.kind = TAPROOT_RULE_FP, .rbp = TAPROOT_RBP_CFA, .cfa_off = 16,
+		.ra_off = -8, .rbp_off = -16,
+	};
+	t->rules[3] = (struct taproot_unwind_rule){
+		.kind = TAPROOT_RULE_PLT, .plt_thr = 11, .cfa_off = 8, .ra_off = -8,
+	};
+	t->a.pcs = (uintptr_t)t->pcs;
+	t->a.row_rules = (uintptr_t)t->rr;
+	t->a.rules = (uintptr_t)t->rules;
+	t->a.base = 0x400000;
+	t->a.nr_rows = rows;
+	t->a.nr_rules = 4;
+	t->a.build_id_len = 20;
+	memset(t->a.build_id, bid, 20);
+}
+
+static void table_free(struct table *t)
+{
+	free(t->pcs);
+	free(t->rr);
+	free(t->rules);
+}
+
+/* TABLE_ADD of a copy of @t changed by @fn must fail with @want. */
+static void add_fails(int fd, struct table *t, const char *label, int want)
+{
+	struct taproot_table_add a = t->a;
+
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), want, label);
+}
+
+static void rule_fails(int fd, struct table *t, struct taproot_unwind_rule r, const char *label)
+{
+	struct taproot_unwind_rule keep = t->rules[1];
+
+	t->rules[1] = r;
+	add_fails(fd, t, label, EINVAL);
+	t->rules[1] = keep;
+}
+
+static void table_cases(int fd, struct table *t)
+{
+	struct taproot_table_add a;
+	struct taproot_unwind_rule sp = t->rules[1];
+	void *hole;
+
+	a = t->a, a.reserved = 1;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: reserved set: EINVAL");
+	a = t->a, a.nr_rows = 0;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: 0 rows: EINVAL");
+	a = t->a, a.nr_rows = TAPROOT_TABLE_ROWS_MAX + 1;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: too many rows: EINVAL");
+	a = t->a, a.nr_rows = UINT32_MAX;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: 2^32-1 rows: EINVAL");
+	a = t->a, a.nr_rules = 0;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: 0 rules: EINVAL");
+	a = t->a, a.nr_rules = TAPROOT_TABLE_RULES_MAX + 1;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: too many rules: EINVAL");
+	a = t->a, a.build_id_len = 0;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: build id empty: EINVAL");
+	a = t->a, a.build_id_len = TAPROOT_BUILD_ID_MAX + 1;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: build id too long: EINVAL");
+	a = t->a, a.build_id_len = 8;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL,
+	       "table: bytes past build_id_len not 0: EINVAL");
+
+	t->pcs[5] = t->pcs[4];
+	add_fails(fd, t, "table: pcs equal: EINVAL", EINVAL);
+	t->pcs[5] = t->pcs[4] - 1;
+	add_fails(fd, t, "table: pcs descending: EINVAL", EINVAL);
+	t->pcs[5] = 5 * 4;
+	t->pcs[t->a.nr_rows - 1] = 0;
+	add_fails(fd, t, "table: last pc descending: EINVAL", EINVAL);
+	t->pcs[t->a.nr_rows - 1] = (t->a.nr_rows - 1) * 4;
+	t->rr[7] = 4;
+	add_fails(fd, t, "table: row rule = nr_rules: EINVAL", EINVAL);
+	t->rr[7] = UINT16_MAX;
+	add_fails(fd, t, "table: row rule 65535: EINVAL", EINVAL);
+	t->rr[7] = 7 % 4;
+	a = t->a, a.base = UINT64_MAX - 10;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EINVAL, "table: base + pc overflows: EINVAL");
+
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_NR },
+		   "rule: unknown kind: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_SP, .rbp = TAPROOT_RBP_NR },
+		   "rule: unknown rbp: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_PLT, .plt_thr = 16 },
+		   "rule: plt_thr 16: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_SP, .plt_thr = 3 },
+		   "rule: plt_thr on SP: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_SP, .reserved = 1 },
+		   "rule: reserved set: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){
+			.kind = TAPROOT_RULE_SP, .cfa_off = TAPROOT_RULE_OFF_MAX + 1 },
+		   "rule: cfa_off too big: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){
+			.kind = TAPROOT_RULE_FP, .ra_off = -TAPROOT_RULE_OFF_MAX - 1 },
+		   "rule: ra_off too small: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){
+			.kind = TAPROOT_RULE_SP, .cfa_off = INT32_MIN },
+		   "rule: cfa_off INT32_MIN: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){
+			.kind = TAPROOT_RULE_SP, .rbp = TAPROOT_RBP_SAME, .rbp_off = 8 },
+		   "rule: rbp_off without RBP_CFA: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_END, .cfa_off = 8 },
+		   "rule: END with an offset: EINVAL");
+	rule_fails(fd, t, (struct taproot_unwind_rule){ .kind = TAPROOT_RULE_SIGNAL, .rbp = 1 },
+		   "rule: SIGNAL with rbp: EINVAL");
+	t->rules[1] = sp;
+
+	/* Bad pointers: the struct itself, then each array. */
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, (void *)16), EFAULT, "table: struct at 16: EFAULT");
+	a = t->a, a.pcs = 0;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EFAULT, "table: pcs NULL: EFAULT");
+	a = t->a, a.rules = 0xffff880000000000ULL;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EFAULT, "table: rules kernel address: EFAULT");
+	/* row_rules run into an unmapped page. */
+	hole = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hole == MAP_FAILED)
+		die("mmap");
+	munmap((char *)hole + 4096, 4096);
+	a = t->a, a.row_rules = (uintptr_t)hole + 4096 - 64;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &a), EFAULT,
+	       "table: row_rules into an unmapped page: EFAULT");
+	munmap(hole, 4096);
+}
+
+/* ------------------------------------------------------------ processes */
+
+/* A child that waits for orders on a pipe: 'u' munmap+mmap, 'e' exec, 'q'. */
+struct child {
+	pid_t pid;
+	int cmd, ack;		/* our ends */
+};
+
+static void child_main(int cmd, int ack)
+{
+	void *lib, *lib2;
+	int fa = open("/bin/true", O_RDONLY), fb = open("/bin/sh", O_RDONLY);
+	char c;
+
+	if (fa < 0 || fb < 0)
+		_exit(2);
+	lib = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, fa, 0);
+	if (lib == MAP_FAILED)
+		_exit(3);
+	if (write(ack, "r", 1) != 1)
+		_exit(4);
+	while (read(cmd, &c, 1) == 1) {
+		switch (c) {
+		case 'u':	/* another file at the same address */
+			munmap(lib, 8192);
+			lib2 = mmap(lib, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+				    fb, 0);
+			c = lib2 == lib ? 'u' : 'x';
+			break;
+		case 'f':	/* MAP_FIXED over the mapping, no munmap */
+			lib2 = mmap(lib, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+				    fa, 0);
+			c = lib2 == lib ? 'f' : 'x';
+			break;
+		case 'n':	/* a new mapping elsewhere: nothing removed */
+			lib2 = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			c = lib2 != MAP_FAILED ? 'n' : 'x';
+			break;
+		case 'e':	/* the ack's end closes on exec */
+			execl("/bin/sleep", "sleep", "30", (char *)NULL);
+			_exit(5);
+		default:
+			_exit(0);
+		}
+		if (write(ack, &c, 1) != 1)
+			_exit(6);
+	}
+	_exit(0);
+}
+
+static struct child child_start(void)
+{
+	int a[2], b[2];
+	struct child ch;
+	char c;
+
+	if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC))
+		die("pipe");
+	ch.pid = fork();
+	if (ch.pid < 0)
+		die("fork");
+	if (!ch.pid) {
+		close(a[1]);
+		close(b[0]);
+		child_main(a[0], b[1]);
+	}
+	close(a[0]);
+	close(b[1]);
+	ch.cmd = a[1];
+	ch.ack = b[0];
+	if (read(ch.ack, &c, 1) != 1 || c != 'r')
+		die("child start");
+	return ch;
+}
+
+/* Order @c; true when the child did it. */
+static bool child_do(struct child *ch, char c)
+{
+	char r = 0;
+
+	if (write(ch->cmd, &c, 1) != 1)
+		return false;
+	if (c == 'e')	/* exec'd: the ack's write end is gone */
+		return read(ch->ack, &r, 1) == 0;
+	return read(ch->ack, &r, 1) == 1 && r == c;
+}
+
+static void child_stop(struct child *ch)
+{
+	kill(ch->pid, SIGKILL);
+	waitpid(ch->pid, NULL, 0);
+	close(ch->cmd);
+	close(ch->ack);
+}
+
+static int token(int fd, uint32_t pid, uint64_t *tok)
+{
+	struct taproot_proc_token t = { .pid = pid };
+	int e = xioctl(fd, TAPROOT_IOC_PROC_TOKEN, &t);
+
+	*tok = t.token;
+	return e;
+}
+
+static int maps_set(int fd, uint32_t pid, uint64_t tok, const struct taproot_proc_map *m,
+		    uint32_t nr)
+{
+	struct taproot_maps_set s = {
+		.pid = pid, .nr = nr, .maps = (uintptr_t)m, .token = tok,
+	};
+
+	return xioctl(fd, TAPROOT_IOC_MAPS_SET, &s);
+}
+
+/*
+ * Token and set of @pid, retried on ESTALE: on kernels that count changes
+ * by a hash of the mm, another process's change may count for this one.
+ */
+static int set_retry(int fd, uint32_t pid, const struct taproot_proc_map *m, uint32_t nr)
+{
+	uint64_t tok;
+	int e = 0, tries;
+
+	for (tries = 0; tries < 5; tries++) {
+		e = token(fd, pid, &tok);
+		if (!e)
+			e = maps_set(fd, pid, tok, m, nr);
+		if (e != ESTALE)
+			break;
+	}
+	return e;
+}
+
+static void *thread_fn(void *arg)
+{
+	*(pid_t *)arg = syscall(SYS_gettid);
+	pause();
+	return NULL;
+}
+
+/*
+ * A token then a change by the child then MAPS_SET: @want. A spurious
+ * ESTALE (another mm's change counted with this one's on kernels that
+ * count by hash) is retried for the control cases.
+ */
+static void stale_case(int fd, struct child *ch, char what, const struct taproot_proc_map *m,
+		       int want, const char *label)
+{
+	uint64_t tok;
+	int e = 0, tries;
+
+	for (tries = 0; tries < 5; tries++) {
+		e = token(fd, ch->pid, &tok);
+		if (e)
+			break;
+		if (what && !child_do(ch, what)) {
+			check(false, label, "the child could not do '%c'", what);
+			return;
+		}
+		e = maps_set(fd, ch->pid, tok, m, 1);
+		if (e != ESTALE || want != 0)
+			break;
+	}
+	if (want < 0)	/* either: the kernel may count any change */
+		check(e == 0 || e == ESTALE, label, "%s", ename(e));
+	else
+		expect(e, want, label);
+}
+
+static void proc_cases(int fd, uint32_t tid)
+{
+	struct taproot_proc_map m[4] = {
+		{ .start = 0x1000, .end = 0x2000, .table_id = tid },
+		{ .start = 0x2000, .end = 0x3000, .flags = TAPROOT_MAP_F_FP },
+		{ .start = 0x5000, .end = 0x9000, .bias = 0x1000, .table_id = tid },
+	};
+	struct taproot_proc_map bad[2];
+	struct taproot_proc_token pt;
+	struct taproot_maps_set ms;
+	pid_t self = getpid(), thr = 0;
+	struct ustats st;
+	struct child ch;
+	pthread_t th;
+	uint64_t tok;
+	int e;
+
+	/* PROC_TOKEN */
+	pt = (struct taproot_proc_token){ .pid = self, .reserved = 1 };
+	expect(xioctl(fd, TAPROOT_IOC_PROC_TOKEN, &pt), EINVAL, "token: reserved set: EINVAL");
+	pt = (struct taproot_proc_token){ .pid = 0 };
+	expect(xioctl(fd, TAPROOT_IOC_PROC_TOKEN, &pt), EINVAL, "token: pid 0: EINVAL");
+	expect(token(fd, 0x7fffffff, &tok), ESRCH, "token: no such pid: ESRCH");
+	expect(token(fd, UINT32_MAX, &tok), ESRCH, "token: pid 2^32-1: ESRCH");
+	expect(token(fd, 2, &tok), EINVAL, "token: kthreadd: EINVAL");
+	expect(xioctl(fd, TAPROOT_IOC_PROC_TOKEN, (void *)8), EFAULT, "token: struct at 8: EFAULT");
+	if (pthread_create(&th, NULL, thread_fn, &thr))
+		die("pthread_create");
+	while (!__atomic_load_n(&thr, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	expect(token(fd, thr, &tok), ESRCH, "token: a thread id, not a process: ESRCH");
+	e = token(fd, self, &tok);
+	expect(e, 0, "token: self");
+	if (e == EOPNOTSUPP)
+		return;
+
+	/* MAPS_SET, malformed */
+	ms = (struct taproot_maps_set){ .pid = self, .nr = TAPROOT_MAPS_MAX + 1,
+					.maps = (uintptr_t)m, .token = tok };
+	expect(xioctl(fd, TAPROOT_IOC_MAPS_SET, &ms), EINVAL, "maps: nr too big: EINVAL");
+	ms.nr = 1, ms.pid = 0;
+	expect(xioctl(fd, TAPROOT_IOC_MAPS_SET, &ms), EINVAL, "maps: pid 0: EINVAL");
+	expect(xioctl(fd, TAPROOT_IOC_MAPS_SET, (void *)8), EFAULT, "maps: struct at 8: EFAULT");
+	expect(maps_set(fd, self, tok, (void *)8, 2), EFAULT, "maps: array at 8: EFAULT");
+	bad[0] = m[2], bad[1] = m[0];
+	expect(maps_set(fd, self, tok, bad, 2), EINVAL, "maps: not sorted: EINVAL");
+	bad[0] = m[0], bad[1] = m[0], bad[1].start = 0x1800, bad[1].end = 0x2800;
+	expect(maps_set(fd, self, tok, bad, 2), EINVAL, "maps: overlapping: EINVAL");
+	bad[0] = m[0], bad[0].end = bad[0].start;
+	expect(maps_set(fd, self, tok, bad, 1), EINVAL, "maps: start == end: EINVAL");
+	bad[0] = m[0], bad[0].flags = 2;
+	expect(maps_set(fd, self, tok, bad, 1), EINVAL, "maps: unknown flag: EINVAL");
+	bad[0] = m[1], bad[0].table_id = tid;
+	expect(maps_set(fd, self, tok, bad, 1), EINVAL, "maps: FP with a table: EINVAL");
+	bad[0] = m[0], bad[0].table_id = 0;
+	expect(maps_set(fd, self, tok, bad, 1), EINVAL, "maps: no table, no FP: EINVAL");
+	bad[0] = m[0], bad[0].table_id = tid + 1000;
+	expect(maps_set(fd, self, tok, bad, 1), ENOENT, "maps: unknown table: ENOENT");
+	expect(maps_set(fd, self, tok ^ 1, m, 3), ESTALE, "maps: wrong token: ESTALE");
+	expect(maps_set(fd, 0x7fffffff, tok, m, 3), ESRCH, "maps: no such pid: ESRCH");
+
+	e = set_retry(fd, self, m, 3);
+	expect(e, 0, "maps: valid set of self");
+	st = get_stats();
+	check(st.procs == 1, "stats: one process", "procs %u", st.procs);
+	e = set_retry(fd, self, m, 2);
+	expect(e, 0, "maps: replaced");
+	st = get_stats();
+	check(st.procs == 1, "stats: still one process", "procs %u", st.procs);
+
+	/* Changes between the token and the set. */
+	ch = child_start();
+	stale_case(fd, &ch, 0, m, 0, "child: no change: set");
+	/* 5.10 counts removals only; later kernels every write lock. */
+	stale_case(fd, &ch, 'n', m, -1, "child: a new mapping elsewhere: set or ESTALE");
+	stale_case(fd, &ch, 'u', m, ESTALE, "child: munmap+mmap of another file there: ESTALE");
+	stale_case(fd, &ch, 'f', m, ESTALE, "child: MAP_FIXED over the mapping: ESTALE");
+	stale_case(fd, &ch, 'e', m, ESTALE, "child: exec: ESTALE");
+	st = get_stats();
+	check(st.procs == 2, "stats: self and child", "procs %u", st.procs);
+	expect(maps_set(fd, ch.pid, 0, NULL, 0), 0, "maps: nr 0 forgets the child");
+	st = get_stats();
+	check(st.procs == 1, "stats: the child forgotten", "procs %u", st.procs);
+	/* A process that is gone is forgotten by the number it was set with. */
+	child_stop(&ch);
+	ch = child_start();
+	stale_case(fd, &ch, 0, m, 0, "child 2: set");
+	child_stop(&ch);
+	expect(maps_set(fd, ch.pid, 0, NULL, 0), 0, "maps: nr 0 forgets a dead child");
+	st = get_stats();
+	check(st.procs == 1, "stats: the dead child forgotten", "procs %u", st.procs);
+
+	/* A table deleted while a mapping uses it stays until that goes. */
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_DEL, &tid), 0, "table del while mapped");
+	st = get_stats();
+	check(st.tables == 0, "stats: deleted table not counted", "tables %u", st.tables);
+	e = token(fd, self, &tok);
+	expect(maps_set(fd, self, tok, m, 1), ENOENT, "maps: deleted table: ENOENT");
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_DEL, &tid), ENOENT, "table del twice: ENOENT");
+	expect(maps_set(fd, self, 0, NULL, 0), 0, "maps: nr 0 forgets self");
+}
+
+/* Upload a table of @rows rows with build id byte @bid: 0 or the errno. */
+static int upload(int fd, uint32_t rows, uint8_t bid, uint32_t *id)
+{
+	struct table t;
+	int e;
+
+	table_make(&t, rows, bid);
+	e = xioctl(fd, TAPROOT_IOC_TABLE_ADD, &t.a);
+	*id = t.a.table_id;
+	table_free(&t);
+	return e;
+}
+
+/* Lines of /proc/vmallocinfo allocated by the upload code. */
+static int vmalloc_lines(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		die("/proc/vmallocinfo");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "tap_utab"))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Poll the stats until nothing is held (release frees synchronously). */
+static void expect_freed(const char *label)
+{
+	struct ustats st;
+	int i, v = 0;
+
+	for (i = 0; i < 50; i++) {
+		st = get_stats();
+		v = vmalloc_lines();
+		if (!st.mem && !st.tables && !st.procs && !v)
+			break;
+		usleep(100000);
+	}
+	check(!st.mem && !st.tables && !st.procs, label,
+	      "mem %llu tables %u procs %u", (unsigned long long)st.mem, st.tables, st.procs);
+	check(!v, "vmallocinfo: nothing of the uploads", "%d lines name tap_utab", v);
+}
+
+/* Big table + self mappings, then wait to be killed. */
+static __attribute__((noreturn)) void hold(void)
+{
+	struct taproot_proc_map m = { .start = 0x1000, .end = 0x2000 };
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	uint64_t tok;
+	uint32_t id;
+
+	if (fd < 0)
+		die("open " DEV);
+	if (upload(fd, 1U << 20, 0x55, &id))
+		die("upload");
+	m.table_id = id;
+	if (token(fd, getpid(), &tok) || maps_set(fd, getpid(), tok, &m, 1))
+		die("maps");
+	printf("holding\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	struct table t;
+	struct ustats st, st0;
+	uint32_t id, id2, big, small;
+	int fd, e;
+
+	if (argc > 1 && !strcmp(argv[1], "--hold")) {
+		nl_open();
+		hold();
+	}
+	if (argc > 1 && !strcmp(argv[1], "--freed")) {
+		nl_open();
+		expect_freed("after the holder's death: everything freed");
+		fd = open(DEV, O_RDWR | O_CLOEXEC);
+		check(fd >= 0, "the device opens again", "%s", strerror(errno));
+		printf("cases %d failed %d\n", ncases, nfailed);
+		return nfailed ? 1 : 0;
+	}
+	nl_open();
+	set_unwind_mem(TAPROOT_UNWIND_MEM_DEFAULT);
+	st0 = get_stats();
+	check(st0.seen, "stats: UNWIND_MEM_USED reported", "not in GET_STATS");
+	check(!st0.mem && !st0.tables && !st0.procs, "stats: nothing uploaded before",
+	      "mem %llu tables %u procs %u", (unsigned long long)st0.mem, st0.tables, st0.procs);
+
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open " DEV);
+	expect(xioctl(fd, _IO(TAPROOT_IOC_MAGIC, 99), NULL), ENOTTY, "unknown ioctl: ENOTTY");
+	expect(xioctl(fd, _IOW(TAPROOT_IOC_MAGIC, 1, uint32_t), NULL), ENOTTY,
+	       "TABLE_ADD number, wrong size: ENOTTY");
+
+	table_make(&t, 4096, 0x11);
+	table_cases(fd, &t);
+	st = get_stats();
+	check(!st.tables, "stats: no table after the refusals", "tables %u", st.tables);
+
+	e = xioctl(fd, TAPROOT_IOC_TABLE_ADD, &t.a);
+	id = t.a.table_id;
+	expect(e, 0, "table: valid upload");
+	check(id > 0, "table: id > 0", "id %u", id);
+	t.a.table_id = 0;
+	e = xioctl(fd, TAPROOT_IOC_TABLE_ADD, &t.a);
+	expect(e, EEXIST, "table: same build id: EEXIST");
+	check(t.a.table_id == id, "table: EEXIST gives the id", "id %u, expected %u",
+	      t.a.table_id, id);
+	st = get_stats();
+	check(st.tables == 1 && st.mem >= 4096 * 6, "stats: one table counted",
+	      "tables %u mem %llu", st.tables, (unsigned long long)st.mem);
+	id2 = 0;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_DEL, &id2), ENOENT, "table del id 0: ENOENT");
+	id2 = id + 77;
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_DEL, &id2), ENOENT, "table del unknown: ENOENT");
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_DEL, (void *)8), EFAULT, "table del at 8: EFAULT");
+
+	proc_cases(fd, id);
+	st = get_stats();
+	check(st.tables == 0 && st.procs == 0, "stats: all deleted and forgotten",
+	      "tables %u procs %u", st.tables, st.procs);
+
+	/* A big table (vmalloc'ed), seen in vmallocinfo. */
+	e = upload(fd, 1U << 20, 0x22, &big);
+	expect(e, 0, "table: 1 Mi rows");
+	check(vmalloc_lines() > 0, "vmallocinfo: the big table is there", "no tap_utab line");
+
+	/* The budget: 8 MiB holds the big table (~6 MiB), not two more. */
+	st = get_stats();
+	set_unwind_mem(8);
+	e = upload(fd, 1U << 19, 0x33, &small);
+	expect(e, ENOSPC, "budget: a 3 MiB table beyond 8 MiB: ENOSPC");
+	check(get_stats().mem == st.mem, "budget: a refusal charges nothing", "mem changed");
+	e = upload(fd, 1U << 16, 0x44, &small);
+	expect(e, 0, "budget: a small table still fits");
+	set_unwind_mem(1);
+	e = upload(fd, 16, 0x45, &small);
+	expect(e, ENOSPC, "budget: lowered below use: ENOSPC");
+	{
+		struct taproot_proc_map m = { .start = 0x1000, .end = 0x2000,
+					      .flags = TAPROOT_MAP_F_FP };
+		uint64_t tok;
+
+		if (!token(fd, getpid(), &tok))
+			expect(maps_set(fd, getpid(), tok, &m, 1), ENOSPC,
+			       "budget: mappings beyond it: ENOSPC");
+	}
+	set_unwind_mem(TAPROOT_UNWIND_MEM_DEFAULT);
+
+	e = open(DEV, O_RDWR | O_CLOEXEC);
+	check(e < 0 && errno == EBUSY, "second open: EBUSY", "open: %d", e);
+	close(fd);
+	expect_freed("close: everything freed");
+
+	table_free(&t);
+	printf("cases %d failed %d\n", ncases, nfailed);
+	return nfailed ? 1 : 0;
+}

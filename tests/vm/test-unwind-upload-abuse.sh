@@ -1,0 +1,76 @@
+#!/bin/bash
+# The unwind uploads of /dev/taproot (issue #19, tables in the module)
+# used wrongly and rightly; progs/upload-abuse asserts each case and
+# prints one "ok LABEL" per case:
+#   - TABLE_ADD: every malformed field (reserved, counts 0 or past the
+#     limits, build ID length and padding, pcs not strictly ascending, a
+#     row rule past nr_rules, base + pc overflowing, each rule field of an
+#     unknown value or set where its kind takes none): EINVAL; bad pointers
+#     to the struct or any array, one that runs into an unmapped page:
+#     EFAULT; a second upload of a build ID: EEXIST, the id given back;
+#   - TABLE_DEL: ids 0 and unknown: ENOENT; a table deleted while mapped
+#     stays for its mappings but takes no new ones (ENOENT);
+#   - PROC_TOKEN: reserved, pid 0, a kernel thread: EINVAL; no such pid, a
+#     thread id: ESRCH;
+#   - MAPS_SET: nr past TAPROOT_MAPS_MAX, unsorted, overlapping, empty,
+#     unknown flags, FP with a table, no table without FP: EINVAL; an
+#     unknown table: ENOENT; a wrong token: ESTALE; and between token and
+#     set a child munmap+mmaps another file at the same address, maps over
+#     its mapping with MAP_FIXED, or execs: ESTALE each time; nr 0 forgets
+#     a live or a dead process;
+#   - the budget (TAPROOT_A_CFG_UNWIND_MEM lowered): ENOSPC for tables and
+#     mappings, and a refusal charges nothing;
+#   - GET_STATS counts tables, processes and bytes; closing the device
+#     frees everything (UNWIND_MEM_USED back to 0, no vmalloc area of the
+#     upload code left in /proc/vmallocinfo), and so does kill -9 of the
+#     process that holds it with a big table uploaded.
+# vm-timeout: 300
+. "${0%/*}/lib.sh"
+. "${0%/*}/lib-sampling.sh"
+require_module
+require_prog upload-abuse
+
+module_fresh
+
+# check_cases NAME: the output of progs/upload-abuse in OUT, RC: every case
+# passed; CASES grows by their number.
+CASES=0
+check_cases() {
+	local name=$1 line n=0 bad=()
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) bad+=("${line#not ok }") ;;
+		"ok "*) n=$((n + 1)) ;;
+		*) say "$name: $line" ;;
+		esac
+	done <<<"$OUT"
+	[ -z "$ERR" ] || say "$name stderr: $ERR"
+	for b in "${bad[@]}"; do
+		say "$name failed: $b"
+	done
+	[ "${#bad[@]}" -eq 0 ] || die "$name: ${#bad[@]} cases failed, the first: ${bad[0]}"
+	assert_eq "$name exit status" 0 "$RC"
+	assert_match "$name: summary" "$OUT" "^cases $n failed 0\$"
+	CASES=$((CASES + n))
+}
+
+say "malformed and valid uploads, the budget, close"
+run "$PROGS/upload-abuse"
+check_cases upload-abuse
+assert_gt "upload-abuse cases" "$CASES" 60
+
+say "kill -9 of the process holding the device with uploads"
+spawn holder holder "$PROGS/upload-abuse" --hold
+wait_line "the holder uploaded" "$TMPDIR/holder.out" '^holding$'
+json=$("$CTL" stats --json)
+assert_match "stats while held: a table" "$json" '"unwind_tables": *1[,}]'
+assert_match "stats while held: a process" "$json" '"unwind_procs": *1[,}]'
+kill -9 "$holder"
+wait "$holder" || true
+run "$PROGS/upload-abuse" --freed
+check_cases upload-abuse-freed
+
+assert_eq "module reference count at the end" 0 "$(refcnt)"
+expect_ok "taprootctl unload" "$CTL" unload
+! module_loaded || die "the module is still loaded after unload"
+score "cases=$CASES" failures=0
