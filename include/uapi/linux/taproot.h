@@ -95,6 +95,7 @@
  *                                     TAPROOT_CFG_F_FOLLOW)
  *     TAPROOT_A_FOLLOW_FULL      u64  forks not followed: the set was full
  *     TAPROOT_A_UNWIND_MEM_USED  u64  bytes of uploaded tables and mappings
+ *                                     (and of their indexes)
  *     TAPROOT_A_UNWIND_TABLES    u32  tables uploaded now
  *     TAPROOT_A_UNWIND_PROCS     u32  processes with mappings now
  *
@@ -825,9 +826,13 @@ struct taproot_unwind_rule {
  * TAPROOT_IOC_TABLE_ADD: upload the table of one ELF file. Row i covers
  * ELF addresses [base + pcs[i], base + pcs[i + 1]) (the last row: up to
  * the end of the text, where its rule is usually NONE) with rule
- * rules[row_rules[i]]. pcs strictly ascending. On success table_id is set
- * (> 0). EEXIST: a table of this build ID is uploaded (its id is set);
- * ENOSPC: beyond the budget; EINVAL: anything malformed.
+ * rules[row_rules[i]]. pcs strictly ascending, base + pcs[nr_rows - 1]
+ * within 64 bits, the bytes of build_id past build_id_len 0. On success
+ * table_id is set (> 0; its value in is not read). EEXIST: a table of
+ * this build ID is uploaded: its id is set all the same (the struct is
+ * copied out before the error returns; the arrays are then not read);
+ * ENOSPC: beyond the budget; EFAULT: an array that cannot be read;
+ * EINVAL: anything malformed.
  */
 struct taproot_table_add {
 	__u64 pcs;		/* user pointer to __u32[nr_rows] */
@@ -847,7 +852,7 @@ struct taproot_table_add {
 
 /*
  * One executable mapping: pc in [start, end) is ELF address pc - bias of
- * table table_id (0, with TAPROOT_MAP_F_FP: none).
+ * table table_id (0, with TAPROOT_MAP_F_FP: none, and bias 0).
  */
 struct taproot_proc_map {
 	__u64 start;
@@ -862,8 +867,10 @@ struct taproot_proc_map {
 
 /*
  * TAPROOT_IOC_PROC_TOKEN: a token naming process @pid's address space as
- * it is now, for TAPROOT_IOC_MAPS_SET. ESRCH: no such process; EINVAL: a
- * kernel thread.
+ * it is now, for TAPROOT_IOC_MAPS_SET: opaque, valid for this open file
+ * only. ESRCH: no such process (a thread id that is not a thread group
+ * id is none); EINVAL: a kernel thread, pid 0; EOPNOTSUPP: a kernel on
+ * which the module cannot tell when mappings change.
  */
 struct taproot_proc_token {
 	__u32 pid;		/* thread group id */
@@ -874,8 +881,10 @@ struct taproot_proc_token {
 /*
  * TAPROOT_IOC_MAPS_SET: replace process @pid's mappings with @nr
  * taproot_proc_map sorted by start and disjoint (nr 0: forget the
- * process). ESTALE: the address space is no longer the token's; ENOENT:
- * a table_id that is not uploaded; ENOSPC; EINVAL.
+ * process, whatever the token, even if it has exited). ESTALE: the
+ * address space is no longer the token's (on some kernels any mmap or
+ * munmap since counts); ENOENT: a table_id that is not uploaded; ESRCH;
+ * ENOSPC: beyond the budget, or TAPROOT_PROCS_MAX processes; EINVAL.
  */
 struct taproot_maps_set {
 	__u32 pid;
