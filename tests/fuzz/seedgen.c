@@ -13,6 +13,8 @@
  *              around the end of the data area
  *   DIR/raw/   raw capture files (tests/fuzz/fuzz_raw.c) written by
  *              taproot_raw_writer_*(), gzipped and plain
+ *   DIR/uwalk/ stack walks (tests/fuzz/fuzz_uwalk.c): the rbp chain, SP
+ *              rules, a signal frame by rule and by trampoline, a PLT entry
  *
  * usage: seedgen DIR   (the subdirectories must exist)
  */
@@ -542,6 +544,183 @@ static void seeds_raw(void)
 	put_file("raw", plain_path, plain, (size_t)n, NULL, 0);
 }
 
+/* ------------------------------------------------------- stack walks */
+
+/*
+ * Inputs of tests/fuzz/fuzz_uwalk.c (the layout its comment gives), one
+ * per kind of step: the rbp chain, SP rules saving rbp, a signal frame by
+ * rule and by the trampoline's code, a PLT entry.
+ */
+struct useed {
+	uint8_t b[1024];
+	size_t n;
+};
+
+static void ub(struct useed *u, uint64_t v, unsigned int bytes)
+{
+	for (unsigned int i = 0; i < bytes && u->n < sizeof(u->b); i++)
+		u->b[u->n++] = (uint8_t)(v >> (8 * i));
+}
+
+/* A stack word: the mapping's start + @off, the stack's base + @off, 0, raw. */
+static void uw_pc(struct useed *u, unsigned int off)	{ ub(u, 0, 1); ub(u, off << 4, 2); }
+static void uw_sp(struct useed *u, unsigned int off)	{ ub(u, 1, 1); ub(u, off, 2); }
+static void uw_zero(struct useed *u)			{ ub(u, 3, 1); ub(u, 0, 2); }
+static void uw_raw(struct useed *u, uint64_t v)		{ ub(u, 2, 1); ub(u, v, 8); }
+
+/* The header, one mapping at the code's base (table @table, bias the base). */
+static void uw_head(struct useed *u, unsigned int nr_tables)
+{
+	u->n = 0;
+	ub(u, nr_tables, 1);
+	ub(u, 1, 1);		/* one mapping */
+	ub(u, 64, 1);		/* max_frames */
+	ub(u, 0, 1);		/* sp offset */
+}
+
+static void uw_map(struct useed *u, unsigned int table)
+{
+	ub(u, 0, 1);		/* start page */
+	ub(u, 0x1f, 1);		/* pages - 1 */
+	ub(u, 1, 1);		/* bias: the code's base */
+	ub(u, table, 1);
+	ub(u, 0, 1);
+}
+
+/* One rule: offsets in multiples of 8 */
+static void uw_rule(struct useed *u, unsigned int kind, unsigned int rbp, unsigned int thr,
+		    int cfa8, int ra8, int rbp8)
+{
+	ub(u, kind, 1);
+	ub(u, rbp, 1);
+	ub(u, thr, 1);
+	ub(u, 0, 1);
+	ub(u, (uint8_t)(int8_t)cfa8, 1);
+	ub(u, (uint8_t)(int8_t)ra8, 1);
+	ub(u, (uint8_t)(int8_t)rbp8, 1);
+}
+
+/* ip at the mapping's start + @ip_off, bp at sp + @bp_off; @code: the trampoline. */
+static void uw_regs(struct useed *u, unsigned int ip_off, unsigned int bp_off, bool code)
+{
+	ub(u, 0, 1);
+	ub(u, ip_off << 4, 2);
+	ub(u, 1, 1);
+	ub(u, bp_off, 2);
+	if (code) {
+		ub(u, 0xfe, 1);	/* the sigreturn trampoline */
+		ub(u, 7, 1);
+		ub(u, 0x90909090909090ULL, 7);
+	} else {
+		ub(u, 0, 1);
+	}
+}
+
+/* A ucontext at the stack's base: rsp base + 0x100, rip start + 0x40. */
+static void uw_ucontext(struct useed *u)
+{
+	for (unsigned int i = 0; i < 5; i++)
+		uw_zero(u);
+	for (unsigned int g = 0; g < 17; g++) {
+		if (g == 10)
+			uw_sp(u, 0x110);	/* rbp */
+		else if (g == 15)
+			uw_sp(u, 0x100);	/* rsp */
+		else if (g == 16)
+			uw_pc(u, 0x40);		/* rip */
+		else
+			uw_raw(u, 0x1000 + g);
+	}
+	for (unsigned int i = 22; i < 0x100 / 8; i++)
+		uw_zero(u);
+	uw_zero(u);			/* at 0x100 */
+	uw_zero(u);
+	uw_sp(u, 0x130);		/* 0x110: {saved rbp, RA} */
+	uw_pc(u, 0x80);
+	for (unsigned int i = 0; i < 8; i++)
+		uw_zero(u);
+}
+
+static void seeds_uwalk(void)
+{
+	struct useed u;
+
+	/* The rbp chain (no table): frames at words 4, 12, 20. */
+	uw_head(&u, 0);
+	uw_map(&u, 0xff);
+	uw_regs(&u, 0x10, 32, false);
+	for (unsigned int i = 0; i < 24; i++) {
+		if (i == 4 || i == 12)
+			uw_sp(&u, 8 * (i + 8));
+		else if (i == 5 || i == 13 || i == 21)
+			uw_pc(&u, 0x100 * (i / 8 + 1));
+		else
+			uw_zero(&u);
+	}
+	put_file("uwalk", "fp-chain", u.b, u.n, NULL, 0);
+
+	/* SP rules: [0, 0x80) CFA sp+16, rbp at CFA-16; then CFA sp+8. */
+	uw_head(&u, 1);
+	ub(&u, 0, 8);		/* base */
+	ub(&u, 2, 1);		/* rows */
+	ub(&u, 2, 1);		/* rules */
+	ub(&u, 0, 1);		/* pcs 0, 0x80 */
+	ub(&u, 0x80, 1);
+	ub(&u, 0, 1);		/* row rules */
+	ub(&u, 1, 1);
+	uw_rule(&u, TAPROOT_RULE_SP, TAPROOT_RBP_CFA, 0, 2, -1, -2);
+	uw_rule(&u, TAPROOT_RULE_SP, TAPROOT_RBP_SAME, 0, 1, -1, 0);
+	uw_map(&u, 0);
+	uw_regs(&u, 0x10, 0x40, false);
+	uw_sp(&u, 0x40);	/* saved rbp */
+	uw_pc(&u, 0x90);	/* RA into the second row */
+	uw_pc(&u, 0x20);	/* its RA, into the first */
+	uw_sp(&u, 0x50);
+	uw_zero(&u);		/* RA 0: complete */
+	put_file("uwalk", "sp-rules", u.b, u.n, NULL, 0);
+
+	/* A signal frame by its rule ([0, 0x20)), then the rbp chain (no CFI). */
+	uw_head(&u, 1);
+	ub(&u, 0, 8);
+	ub(&u, 2, 1);
+	ub(&u, 2, 1);
+	ub(&u, 0, 1);
+	ub(&u, 0x20, 1);
+	ub(&u, 0, 1);
+	ub(&u, 1, 1);
+	uw_rule(&u, TAPROOT_RULE_SIGNAL, TAPROOT_RBP_SAME, 0, 0, 0, 0);
+	uw_rule(&u, TAPROOT_RULE_NONE, TAPROOT_RBP_SAME, 0, 0, 0, 0);
+	uw_map(&u, 0);
+	uw_regs(&u, 0x10, 0, false);
+	uw_ucontext(&u);
+	put_file("uwalk", "signal-rule", u.b, u.n, NULL, 0);
+
+	/* The trampoline's code where no row is (a table of no rows). */
+	uw_head(&u, 1);
+	ub(&u, 0, 8);
+	ub(&u, 0, 1);
+	ub(&u, 0, 1);
+	uw_map(&u, 0);
+	uw_regs(&u, 0, 0, true);
+	uw_ucontext(&u);
+	put_file("uwalk", "trampoline", u.b, u.n, NULL, 0);
+
+	/* A PLT entry past its push: CFA sp+16. */
+	uw_head(&u, 1);
+	ub(&u, 0, 8);
+	ub(&u, 1, 1);
+	ub(&u, 1, 1);
+	ub(&u, 0, 1);
+	ub(&u, 0, 1);
+	uw_rule(&u, TAPROOT_RULE_PLT, TAPROOT_RBP_SAME, 11, 1, -1, 0);
+	uw_map(&u, 0);
+	uw_regs(&u, 0x1b, 0, false);	/* byte 11 of an entry */
+	uw_zero(&u);
+	uw_pc(&u, 0x30);
+	uw_zero(&u);
+	put_file("uwalk", "plt", u.b, u.n, NULL, 0);
+}
+
 static uint64_t read_entry(const char *path)
 {
 	GElf_Ehdr eh;
@@ -571,5 +750,6 @@ int main(int argc, char **argv)
 	seeds_nl();
 	seeds_ring();
 	seeds_raw();
+	seeds_uwalk();
 	return 0;
 }
