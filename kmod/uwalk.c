@@ -6,9 +6,10 @@
  * Per frame: the mapping holding the pc (minus 1 for a return address),
  * by binary search over the process's mappings; its table's row, by binary
  * search over the row pcs; the row's rule gives the caller's sp (the CFA),
- * return address and rbp. A mapping without a table, and a pc no row
- * covers, follow the rbp chain, unless the code at the pc is the sigreturn
- * trampoline (then its registers come from the signal frame).
+ * return address and rbp. A mapping without a table (TAPROOT_MAP_F_FP)
+ * follows the rbp chain; so does a pc no row covers, unless the code at
+ * the pc is the sigreturn trampoline (then every register comes from the
+ * signal frame), as lib does where an ELF has no CFI there.
  *
  * What lib/unwind reads from its stack copy this walker reads with
  * tap_uwalk_read(), and the ends map one to one: a word the copy lacks
@@ -19,9 +20,9 @@
  *
  * Nothing here trusts the tables or mappings beyond their array lengths:
  * every index is checked at use, every search is capped at 32 halvings,
- * the walk at TAPROOT_UNWIND_FRAMES_MAX frames, and each frame makes at
- * most TAP_UWALK_READS_PER_FRAME reads of at most 136 bytes, into buffers
- * on this stack.
+ * the walk at TAPROOT_UNWIND_FRAMES_MAX frames, and each frame's step
+ * makes at most two reads, of at most 136 bytes, into buffers on this
+ * stack (the fuzz target checks the count).
  */
 #ifdef __KERNEL__
 #include <linux/stddef.h>	/* NULL, which <linux/types.h> does not define */
@@ -30,9 +31,6 @@
 #endif
 
 #include "uwalk.h"
-
-/* Every frame's step reads user memory at most this many times. */
-#define TAP_UWALK_READS_PER_FRAME	2
 
 /* A step that found the caller; otherwise an enum taproot_kunwind. */
 #define TAP_UWALK_STEP_OK	TAPROOT_KUNWIND_NONE
