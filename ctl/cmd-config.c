@@ -34,22 +34,41 @@ static void events_string(uint32_t events, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/* The flag keys of taproot_config_set_kv(), in the order shown. */
+static const struct {
+	const char *key;	/* "ustack-private": the plain output's */
+	const char *json;	/* "ustack_private" */
+	uint32_t flag;
+} flag_keys[] = {
+	{ "idle", "idle", TAPROOT_CFG_F_SAMPLE_IDLE },
+	{ "follow", "follow", TAPROOT_CFG_F_FOLLOW },
+	{ "unwind", "unwind", TAPROOT_CFG_F_UNWIND },
+	{ "ustack-private", "ustack_private", TAPROOT_CFG_F_USTACK_PRIVATE },
+	{ "unwind-verify", "unwind_verify", TAPROOT_CFG_F_UNWIND_VERIFY },
+};
+#define NR_FLAG_KEYS (sizeof(flag_keys) / sizeof(flag_keys[0]))
+
 static void print_plain(const struct taproot_config *c)
 {
-	char events[256];
-	uint32_t i;
+	uint32_t i, known = 0;
+	char events[256], key[32];
 
 	events_string(c->events, events, sizeof(events));
 	printf("%-16s%" PRIu32 "\n", "freq:", c->freq_hz);
 	printf("%-16s%" PRIu32 "\n", "kstack:", c->kstack_depth);
 	printf("%-16s%" PRIu32 "\n", "ustack:", c->ustack_bytes);
 	printf("%-16s%s\n", "events:", events);
-	printf("%-16s%s", "idle:", c->flags & TAPROOT_CFG_F_SAMPLE_IDLE ? "on" : "off");
-	if (c->flags & ~(TAPROOT_CFG_F_SAMPLE_IDLE | TAPROOT_CFG_F_FOLLOW))
-		printf(" (other flags 0x%" PRIx32 ")",
-		       c->flags & ~(TAPROOT_CFG_F_SAMPLE_IDLE | TAPROOT_CFG_F_FOLLOW));
-	putchar('\n');
-	printf("%-16s%s\n", "follow:", c->flags & TAPROOT_CFG_F_FOLLOW ? "on" : "off");
+	for (i = 0; i < NR_FLAG_KEYS; i++) {
+		snprintf(key, sizeof(key), "%s:", flag_keys[i].key);
+		printf("%-16s%s", key, c->flags & flag_keys[i].flag ? "on" : "off");
+		known |= flag_keys[i].flag;
+		/* Bits of a newer module than this tool, after the last flag key. */
+		if (i == NR_FLAG_KEYS - 1 && (c->flags & ~known))
+			printf(" (other flags 0x%" PRIx32 ")", c->flags & ~known);
+		putchar('\n');
+	}
+	printf("%-16s%" PRIu32 "\n", "unwind-frames:", c->unwind_frames);
+	printf("%-16s%" PRIu32 " MiB\n", "unwind-mem:", c->unwind_mem_mib);
 	printf("%-16s%" PRIu32 "\n", "ring-pages:", c->ring_pages);
 	printf("%-16s%" PRIu32 "\n", "watermark:", c->watermark);
 	printf("%-16s%" PRIu32 "\n", "sched-one-in:", c->sched_one_in);
@@ -88,11 +107,13 @@ static int print_json(const struct taproot_config *c)
 		taproot_json_string(j, name);
 	}
 	taproot_json_array_end(j);
-	taproot_json_key(j, "idle");
-	taproot_json_bool(j, c->flags & TAPROOT_CFG_F_SAMPLE_IDLE);
-	taproot_json_key(j, "follow");
-	taproot_json_bool(j, c->flags & TAPROOT_CFG_F_FOLLOW);
+	for (i = 0; i < NR_FLAG_KEYS; i++) {
+		taproot_json_key(j, flag_keys[i].json);
+		taproot_json_bool(j, c->flags & flag_keys[i].flag);
+	}
 	taproot_json_key_u64(j, "flags", c->flags);
+	taproot_json_key_u64(j, "unwind_frames", c->unwind_frames);
+	taproot_json_key_u64(j, "unwind_mem_mib", c->unwind_mem_mib);
 	taproot_json_key_u64(j, "ring_pages", c->ring_pages);
 	taproot_json_key_u64(j, "watermark", c->watermark);
 	taproot_json_key_u64(j, "sched_one_in", c->sched_one_in);

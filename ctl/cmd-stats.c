@@ -20,15 +20,44 @@ static void add(struct taproot_cpu_stats *t, const struct taproot_cpu_stats *c)
 	t->switches += c->switches;
 	t->switches_selected += c->switches_selected;
 	t->wakings += c->wakings;
+	for (unsigned int e = 0; e < TAPROOT_STATS_KUNWIND_NR; e++)
+		t->unwind[e] += c->unwind[e];
+	t->stacks += c->stacks;
+	t->stack_refs += c->stack_refs;
 }
 
 static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
 {
 	printf("%-6s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %10" PRIu64
 	       " %12" PRIu64 " %14" PRIu64 " %12" PRIu64 " %12" PRIu64
-	       " %12" PRIu64 "\n", cpu, c->samples, c->records, c->bytes,
-	       c->lost_full, c->lost_nested, c->ustack_faults, c->switches,
-	       c->switches_selected, c->wakings);
+	       " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", cpu, c->samples,
+	       c->records, c->bytes, c->lost_full, c->lost_nested, c->ustack_faults,
+	       c->switches, c->switches_selected, c->wakings, c->stacks,
+	       c->stack_refs);
+}
+
+/*
+ * "unwind walks:" the module's walks of user stacks on all CPUs, every
+ * end met ("complete", "no-proc", ...; taproot_kunwind_name()), and the
+ * samples it did not walk (unwinding off, no user part).
+ */
+static void print_walks(const struct taproot_cpu_stats *t)
+{
+	uint64_t walks = 0;
+	bool any = false;
+
+	for (unsigned int e = 1; e < TAPROOT_STATS_KUNWIND_NR; e++)
+		walks += t->unwind[e];
+	printf("unwind walks: %" PRIu64 " (", walks);
+	for (unsigned int e = 1; e < TAPROOT_STATS_KUNWIND_NR; e++) {
+		if (!t->unwind[e])
+			continue;
+		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e),
+		       t->unwind[e]);
+		any = true;
+	}
+	printf("%s), %" PRIu64 " samples not walked\n", any ? "" : "none",
+	       t->unwind[0]);
 }
 
 static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)
@@ -42,6 +71,14 @@ static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats
 	taproot_json_key_u64(j, "switches", c->switches);
 	taproot_json_key_u64(j, "switches_selected", c->switches_selected);
 	taproot_json_key_u64(j, "wakings", c->wakings);
+	taproot_json_key_u64(j, "stacks", c->stacks);
+	taproot_json_key_u64(j, "stack_refs", c->stack_refs);
+	/* Samples by how the module's walk ended; "none": not walked. */
+	taproot_json_key(j, "unwind");
+	taproot_json_object_begin(j);
+	for (unsigned int e = 0; e < TAPROOT_STATS_KUNWIND_NR; e++)
+		taproot_json_key_u64(j, taproot_kunwind_name(e), c->unwind[e]);
+	taproot_json_object_end(j);
 }
 
 int do_stats(int argc, char **argv)
@@ -82,10 +119,11 @@ int do_stats(int argc, char **argv)
 			printf("unwind uploads: %" PRIu32 " tables, %" PRIu32
 			       " processes, %" PRIu64 " bytes\n", ms.unwind_tables,
 			       ms.unwind_procs, ms.unwind_mem_used);
-		printf("%-6s %12s %12s %14s %10s %12s %14s %12s %12s %12s\n",
+		print_walks(&total);
+		printf("%-6s %12s %12s %14s %10s %12s %14s %12s %12s %12s %12s %12s\n",
 		       "cpu", "samples", "records", "bytes", "lost-full",
 		       "lost-nested", "ustack-faults", "switches", "sw-selected",
-		       "wakings");
+		       "wakings", "stacks", "stack-refs");
 		for (i = 0; i < nr; i++) {
 			snprintf(name, sizeof(name), "%" PRIu32, cpus[i].cpu);
 			print_row(name, &cpus[i]);

@@ -142,7 +142,7 @@ int tp_info_parse(const struct nlmsghdr *nlh, struct taproot_info *info);
  * TAPROOT_CONFIG_ALL).
  *
  * Validation: a generic netlink message of command GET_CONFIG; attributes
- * end to end, checked by an nla_policy with exact lengths; all eight
+ * end to end, checked by an nla_policy with exact lengths; all eleven
  * TAPROOT_A_CFG_* attributes required; each value within the ABI's limits
  * (tp_config_check()), except that unknown EVENTS and FLAGS bits are
  * kept, not refused; the TGIDS nest holds only TGID u32 attributes of
@@ -178,8 +178,10 @@ struct tp_stats {
  * or 1; FOLLOWED a u32 and FOLLOW_FULL a u64, both or neither;
  * UNWIND_MEM_USED a u64, UNWIND_TABLES and UNWIND_PROCS u32s, all or
  * none; each STATS_CPU nest end to end with exact lengths, every
- * TAPROOT_A_STAT_* counter and CPU present; at most 65536 CPUs in all, no
- * CPU twice. Unknown attributes are ignored. Returns 0 or -TAPROOT_EPROTO
+ * TAPROOT_A_STAT_* counter and CPU present; its STAT_UNWIND nest end to
+ * end, a u64 for every taproot_kunwind (type = value + 1; type 0 is
+ * padding); at most 65536 CPUs in all, no CPU twice. Unknown attributes
+ * are ignored, in the nests too. Returns 0 or -TAPROOT_EPROTO
  * (st keeps what it had; the caller frees st->cpus either way).
  */
 int tp_stats_parse(const struct nlmsghdr *nlh, struct tp_stats *st);

@@ -89,7 +89,9 @@ enum taproot_config_field {
 	TAPROOT_CONFIG_WATERMARK	= 1U << 6,	/* watermark */
 	TAPROOT_CONFIG_TGIDS		= 1U << 7,	/* nr_tgids, tgids */
 	TAPROOT_CONFIG_SCHED_ONE_IN	= 1U << 8,	/* sched_one_in */
-	TAPROOT_CONFIG_ALL		= (1U << 9) - 1
+	TAPROOT_CONFIG_UNWIND_FRAMES	= 1U << 9,	/* unwind_frames */
+	TAPROOT_CONFIG_UNWIND_MEM	= 1U << 10,	/* unwind_mem_mib */
+	TAPROOT_CONFIG_ALL		= (1U << 11) - 1
 };
 
 /*
@@ -110,6 +112,10 @@ struct taproot_config {
 	uint32_t tgids[64];		/* TAPROOT_MAX_TGIDS processes */
 	uint32_t sched_one_in;		/* 1..TAPROOT_SCHED_ONE_IN_MAX: one
 					   off-CPU interval in N is captured */
+	uint32_t unwind_frames;		/* 1..TAPROOT_UNWIND_FRAMES_MAX user
+					   frames the module walks at most */
+	uint32_t unwind_mem_mib;	/* 1..TAPROOT_UNWIND_MEM_MAX MiB of
+					   uploaded tables and mappings */
 	/*
 	 * With TAPROOT_CONFIG_FLAGS: 0, flags is sent whole; else only these
 	 * bits of flags are to change (taproot_config_set_kv()'s flag keys),
@@ -162,6 +168,10 @@ int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg);
  *                      or "all" (the whole system)
  *   sched-one-in N     1..TAPROOT_SCHED_ONE_IN_MAX: one off-CPU interval
  *                      in N gets SWITCH/WAKING records
+ *   unwind-frames N    1..TAPROOT_UNWIND_FRAMES_MAX user frames the
+ *                      module walks at most
+ *   unwind-mem MIB     1..TAPROOT_UNWIND_MEM_MAX MiB of tables and
+ *                      mappings the consumer may upload
  * Numbers are decimal. Errors: -EINVAL with a message for the user
  * ("unknown key", "given twice", "VALUE: why"); @cfg is then unchanged.
  */
@@ -185,6 +195,9 @@ const char *taproot_event_name(unsigned int bit);
 int taproot_nl_start(struct taproot_nl *nl);
 int taproot_nl_stop(struct taproot_nl *nl);
 
+/* TAPROOT_KUNWIND_NR of <linux/taproot.h> (nl-stats.c asserts it). */
+#define TAPROOT_STATS_KUNWIND_NR	10
+
 /* One CPU's counters, cumulative for the life of the module. */
 struct taproot_cpu_stats {
 	uint32_t cpu;
@@ -198,6 +211,14 @@ struct taproot_cpu_stats {
 					   left the CPU blocked or preempted */
 	uint64_t switches_selected;	/* of those, selected for capture */
 	uint64_t wakings;		/* WAKING records written */
+	/*
+	 * Samples by how the module's walk of their user stack ended, enum
+	 * taproot_kunwind (taproot_kunwind_name()); [TAPROOT_KUNWIND_NONE]:
+	 * not walked.
+	 */
+	uint64_t unwind[TAPROOT_STATS_KUNWIND_NR];
+	uint64_t stacks;		/* STACK records written */
+	uint64_t stack_refs;		/* SAMPLE_REF records written */
 };
 
 /*

@@ -22,10 +22,11 @@ static const int tp_config_attrs[] = {
 	TAPROOT_A_CFG_FREQ_HZ, TAPROOT_A_CFG_KSTACK_DEPTH,
 	TAPROOT_A_CFG_USTACK_BYTES, TAPROOT_A_CFG_EVENTS, TAPROOT_A_CFG_FLAGS,
 	TAPROOT_A_CFG_RING_PAGES, TAPROOT_A_CFG_WATERMARK, TAPROOT_A_CFG_TGIDS,
-	TAPROOT_A_CFG_SCHED_ONE_IN,
+	TAPROOT_A_CFG_SCHED_ONE_IN, TAPROOT_A_CFG_UNWIND_FRAMES,
+	TAPROOT_A_CFG_UNWIND_MEM,
 };
-_Static_assert(sizeof(tp_config_attrs) / sizeof(tp_config_attrs[0]) == 9 &&
-	       TAPROOT_CONFIG_ALL == (1U << 9) - 1,
+_Static_assert(sizeof(tp_config_attrs) / sizeof(tp_config_attrs[0]) == 11 &&
+	       TAPROOT_CONFIG_ALL == (1U << 11) - 1,
 	       "one attribute per TAPROOT_CONFIG_* bit");
 
 static const char *const tp_event_names[32] = {
@@ -90,6 +91,14 @@ int tp_config_check(const struct taproot_config *c, int err, const char *what)
 	    (c->sched_one_in < 1 || c->sched_one_in > TAPROOT_SCHED_ONE_IN_MAX))
 		return tp_err(err, "%s: sched-one-in %u: not in 1..%u", what,
 			      c->sched_one_in, TAPROOT_SCHED_ONE_IN_MAX);
+	if ((c->set & TAPROOT_CONFIG_UNWIND_FRAMES) &&
+	    (c->unwind_frames < 1 || c->unwind_frames > TAPROOT_UNWIND_FRAMES_MAX))
+		return tp_err(err, "%s: unwind-frames %u: not in 1..%u", what,
+			      c->unwind_frames, TAPROOT_UNWIND_FRAMES_MAX);
+	if ((c->set & TAPROOT_CONFIG_UNWIND_MEM) &&
+	    (c->unwind_mem_mib < 1 || c->unwind_mem_mib > TAPROOT_UNWIND_MEM_MAX))
+		return tp_err(err, "%s: unwind-mem %u: not in 1..%u MiB", what,
+			      c->unwind_mem_mib, TAPROOT_UNWIND_MEM_MAX);
 	if (!(c->set & TAPROOT_CONFIG_TGIDS))
 		return 0;
 	if (c->nr_tgids > TAPROOT_MAX_TGIDS)
@@ -124,6 +133,12 @@ int tp_config_fill(struct nl_msg *msg, const struct taproot_config *c)
 			goto full;
 	if ((c->set & TAPROOT_CONFIG_SCHED_ONE_IN) &&
 	    nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, c->sched_one_in) < 0)
+		goto full;
+	if ((c->set & TAPROOT_CONFIG_UNWIND_FRAMES) &&
+	    nla_put_u32(msg, TAPROOT_A_CFG_UNWIND_FRAMES, c->unwind_frames) < 0)
+		goto full;
+	if ((c->set & TAPROOT_CONFIG_UNWIND_MEM) &&
+	    nla_put_u32(msg, TAPROOT_A_CFG_UNWIND_MEM, c->unwind_mem_mib) < 0)
 		goto full;
 	if (!(c->set & TAPROOT_CONFIG_TGIDS))
 		return 0;
@@ -191,6 +206,8 @@ static struct nla_policy tp_config_policy[TAPROOT_A_MAX + 1] = {
 	/* Checked by hand below: end to end, TGID u32s only. */
 	[TAPROOT_A_CFG_TGIDS]	     = { .type = NLA_UNSPEC },
 	[TAPROOT_A_CFG_SCHED_ONE_IN] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[TAPROOT_A_CFG_UNWIND_FRAMES] = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
+	[TAPROOT_A_CFG_UNWIND_MEM]   = { .type = NLA_U32, .maxlen = sizeof(uint32_t) },
 };
 
 static int tp_config_parse_tgids(struct nlattr *nest, struct taproot_config *cfg)
@@ -247,6 +264,8 @@ int tp_config_parse(const struct nlmsghdr *nlh, struct taproot_config *cfg)
 	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
 		*values[i] = nla_get_u32(tb[tp_config_attrs[i]]);
 	cfg->sched_one_in = nla_get_u32(tb[TAPROOT_A_CFG_SCHED_ONE_IN]);
+	cfg->unwind_frames = nla_get_u32(tb[TAPROOT_A_CFG_UNWIND_FRAMES]);
+	cfg->unwind_mem_mib = nla_get_u32(tb[TAPROOT_A_CFG_UNWIND_MEM]);
 	err = tp_config_parse_tgids(tb[TAPROOT_A_CFG_TGIDS], cfg);
 	if (err < 0)
 		return err;
@@ -386,6 +405,8 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		{ "watermark", TAPROOT_CONFIG_WATERMARK, 0 },
 		{ "pids", TAPROOT_CONFIG_TGIDS, 0 },
 		{ "sched-one-in", TAPROOT_CONFIG_SCHED_ONE_IN, 0 },
+		{ "unwind-frames", TAPROOT_CONFIG_UNWIND_FRAMES, 0 },
+		{ "unwind-mem", TAPROOT_CONFIG_UNWIND_MEM, 0 },
 	};
 	struct taproot_config t = *cfg;
 	uint32_t bit = 0, flag = 0;
@@ -400,7 +421,7 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		}
 	if (!bit)
 		return tp_err(-EINVAL,
-			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, unwind, ustack-private, unwind-verify, ring-pages, watermark, pids, sched-one-in)",
+			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, unwind, ustack-private, unwind-verify, ring-pages, watermark, pids, sched-one-in, unwind-frames, unwind-mem)",
 			      key);
 	if (bit == TAPROOT_CONFIG_FLAGS ? (cfg->flags_given & flag) != 0 : (cfg->set & bit) != 0)
 		return tp_err(-EINVAL, "'%s' given twice", key);
@@ -443,6 +464,14 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 	case TAPROOT_CONFIG_SCHED_ONE_IN:
 		err = tp_parse_u32(key, value, 1, TAPROOT_SCHED_ONE_IN_MAX,
 				   &t.sched_one_in);
+		break;
+	case TAPROOT_CONFIG_UNWIND_FRAMES:
+		err = tp_parse_u32(key, value, 1, TAPROOT_UNWIND_FRAMES_MAX,
+				   &t.unwind_frames);
+		break;
+	case TAPROOT_CONFIG_UNWIND_MEM:
+		err = tp_parse_u32(key, value, 1, TAPROOT_UNWIND_MEM_MAX,
+				   &t.unwind_mem_mib);
 		break;
 	default: /* TAPROOT_CONFIG_TGIDS */
 		err = tp_parse_pids(value, &t);

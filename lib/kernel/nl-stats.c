@@ -3,6 +3,7 @@
  * TAPROOT_CMD_GET_STATS: the module's per-CPU counters.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@
 
 /* More CPUs than any kernel allows (NR_CPUS is at most 8192 today). */
 #define TP_STATS_MAX_CPUS	65536
+
+_Static_assert(TAPROOT_STATS_KUNWIND_NR == TAPROOT_KUNWIND_NR,
+	       "taproot_cpu_stats.unwind holds one counter per taproot_kunwind");
 
 static struct nla_policy tp_stats_policy[TAPROOT_A_MAX + 1] = {
 	[TAPROOT_A_RUNNING]   = { .type = NLA_U8, .maxlen = sizeof(uint8_t) },
@@ -37,7 +41,64 @@ static struct nla_policy tp_stat_policy[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_SWITCHES]      = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_SWITCHES_SELECTED] = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_WAKINGS]       = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	/* Parsed by tp_stat_unwind_policy below. */
+	[TAPROOT_A_STAT_UNWIND]	       = { .type = NLA_UNSPEC },
+	[TAPROOT_A_STAT_STACKS]	       = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_STACK_REFS]    = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 };
+
+/*
+ * Inside STAT_UNWIND: the counter of taproot_kunwind K is attribute K + 1;
+ * type 0 is the kernel's padding.
+ */
+#define TP_U64	{ .type = NLA_U64, .maxlen = sizeof(uint64_t) }
+static struct nla_policy tp_stat_unwind_policy[TAPROOT_KUNWIND_NR + 1] = {
+	[1] = TP_U64, [2] = TP_U64, [3] = TP_U64, [4] = TP_U64, [5] = TP_U64,
+	[6] = TP_U64, [7] = TP_U64, [8] = TP_U64, [9] = TP_U64, [10] = TP_U64,
+};
+#undef TP_U64
+_Static_assert(TAPROOT_KUNWIND_NR == 10, "a policy entry per taproot_kunwind");
+
+/*
+ * "no-proc", "#12": an attribute of STAT_UNWIND (tp_nl_parse() gives 16
+ * bytes; its what names the nest).
+ */
+static const char *tp_stat_unwind_name(int type, char *buf, size_t len)
+{
+	const char *end = type > 0 ? taproot_kunwind_name((unsigned int)type - 1) : NULL;
+
+	if (end)
+		return end;
+	snprintf(buf, len, "#%d", type);
+	return buf;
+}
+
+/*
+ * The STAT_UNWIND nest @nest into @unwind: end to end, a u64 of exactly
+ * 8 bytes for every taproot_kunwind, none missing; padding (type 0) and
+ * types past TAPROOT_KUNWIND_NR are skipped, as unknown attributes are
+ * elsewhere in the reply.
+ */
+static int tp_stats_cpu_unwind(struct nlattr *nest, uint64_t *unwind)
+{
+	struct nlattr *tb[TAPROOT_KUNWIND_NR + 1];
+	char name[16];
+	int t, err;
+
+	err = tp_nl_parse(tb, TAPROOT_KUNWIND_NR, nla_data(nest), nla_len(nest),
+			  tp_stat_unwind_policy, "get stats (STAT_UNWIND)",
+			  tp_stat_unwind_name);
+	if (err < 0)
+		return err;
+	for (t = 1; t <= TAPROOT_KUNWIND_NR; t++) {
+		if (!tb[t])
+			return tp_err(-TAPROOT_EPROTO,
+				      "reply to get stats: a STAT_UNWIND lacks the counter %s",
+				      tp_stat_unwind_name(t, name, sizeof(name)));
+		unwind[t - 1] = nla_get_u64(tb[t]);
+	}
+	return 0;
+}
 
 static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 {
@@ -56,6 +117,8 @@ static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 		{ TAPROOT_A_STAT_SWITCHES, &c.switches },
 		{ TAPROOT_A_STAT_SWITCHES_SELECTED, &c.switches_selected },
 		{ TAPROOT_A_STAT_WAKINGS, &c.wakings },
+		{ TAPROOT_A_STAT_STACKS, &c.stacks },
+		{ TAPROOT_A_STAT_STACK_REFS, &c.stack_refs },
 	};
 	char name[24];
 	size_t i;
@@ -74,10 +137,16 @@ static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 				      "reply to get stats: a STATS_CPU lacks attribute %s",
 				      tp_nl_stat_attr_name(counters[i].attr, name,
 							   sizeof(name)));
+	if (!tb[TAPROOT_A_STAT_UNWIND])
+		return tp_err(-TAPROOT_EPROTO,
+			      "reply to get stats: a STATS_CPU lacks attribute STAT_UNWIND");
 	memset(&c, 0, sizeof(c));
 	c.cpu = nla_get_u32(tb[TAPROOT_A_STAT_CPU]);
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		*counters[i].value = nla_get_u64(tb[counters[i].attr]);
+	err = tp_stats_cpu_unwind(tb[TAPROOT_A_STAT_UNWIND], c.unwind);
+	if (err < 0)
+		return err;
 
 	for (i = 0; i < st->nr; i++)
 		if (st->cpus[i].cpu == c.cpu)

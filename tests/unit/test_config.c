@@ -55,6 +55,10 @@ static void put_attrs(struct nl_msg *msg, int skip, int nr)
 		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_WATERMARK, 4096), 0);
 	if (skip != TAPROOT_A_CFG_SCHED_ONE_IN)
 		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_SCHED_ONE_IN, 7), 0);
+	if (skip != TAPROOT_A_CFG_UNWIND_FRAMES)
+		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_UNWIND_FRAMES, 48), 0);
+	if (skip != TAPROOT_A_CFG_UNWIND_MEM)
+		assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_UNWIND_MEM, 128), 0);
 	if (skip != TAPROOT_A_CFG_TGIDS) {
 		nest = nla_nest_start(msg, TAPROOT_A_CFG_TGIDS);
 		assert_non_null(nest);
@@ -99,6 +103,8 @@ static void config_valid_reply_parsed(void **state)
 	assert_int_equal(cfg.ring_pages, 256);
 	assert_int_equal(cfg.watermark, 4096);
 	assert_int_equal(cfg.sched_one_in, 7);
+	assert_int_equal(cfg.unwind_frames, 48);
+	assert_int_equal(cfg.unwind_mem_mib, 128);
 	assert_int_equal(cfg.nr_tgids, 2);
 	assert_int_equal(cfg.tgids[0], 100);
 	assert_int_equal(cfg.tgids[1], 101);
@@ -126,6 +132,8 @@ static void config_missing_attribute_refused(void **state)
 		{ TAPROOT_A_CFG_WATERMARK, "CFG_WATERMARK" },
 		{ TAPROOT_A_CFG_TGIDS, "CFG_TGIDS" },
 		{ TAPROOT_A_CFG_SCHED_ONE_IN, "CFG_SCHED_ONE_IN" },
+		{ TAPROOT_A_CFG_UNWIND_FRAMES, "CFG_UNWIND_FRAMES" },
+		{ TAPROOT_A_CFG_UNWIND_MEM, "CFG_UNWIND_MEM" },
 	};
 	size_t i;
 
@@ -153,6 +161,31 @@ static void config_value_out_of_range_refused(void **state)
 	put_attrs(msg, TAPROOT_A_CFG_FREQ_HZ, 1);
 	assert_int_equal(nla_put_u32(msg, TAPROOT_A_CFG_FREQ_HZ, TAPROOT_FREQ_MAX + 1), 0);
 	assert_refused(msg, "freq 1001");
+}
+
+/* The module's unwind limits: within the ABI's, or the reply is refused. */
+static void config_unwind_limits_out_of_range_refused(void **state)
+{
+	static const struct { int type; uint32_t value; const char *needle; } bad[] = {
+		{ TAPROOT_A_CFG_UNWIND_FRAMES, 0, "unwind-frames 0: not in 1..127" },
+		{ TAPROOT_A_CFG_UNWIND_FRAMES, TAPROOT_UNWIND_FRAMES_MAX + 1,
+		  "unwind-frames 128" },
+		{ TAPROOT_A_CFG_UNWIND_MEM, 0, "unwind-mem 0: not in 1..4096 MiB" },
+		{ TAPROOT_A_CFG_UNWIND_MEM, TAPROOT_UNWIND_MEM_MAX + 1, "unwind-mem 4097" },
+	};
+	struct nl_msg *msg;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		msg = reply_new(TAPROOT_CMD_GET_CONFIG);
+		put_attrs(msg, bad[i].type, 1);
+		assert_int_equal(nla_put_u32(msg, bad[i].type, bad[i].value), 0);
+		assert_refused(msg, bad[i].needle);
+	}
+	msg = reply_new(TAPROOT_CMD_GET_CONFIG);
+	put_attrs(msg, TAPROOT_A_CFG_UNWIND_MEM, 1);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_CFG_UNWIND_MEM, 1), 0);
+	assert_refused(msg, "CFG_UNWIND_MEM of 1 bytes");
 }
 
 static void config_sched_one_in_out_of_range_refused(void **state)
@@ -320,6 +353,30 @@ static void config_fill_sends_sched_one_in(void **state)
 	nlmsg_free(msg);
 }
 
+static void config_fill_sends_unwind_limits(void **state)
+{
+	struct taproot_config cfg = {
+		.set = TAPROOT_CONFIG_UNWIND_FRAMES | TAPROOT_CONFIG_UNWIND_MEM,
+		.unwind_frames = 127, .unwind_mem_mib = 4096, .freq_hz = 5,
+	};
+	struct nl_msg *msg = request_of(&cfg);
+	struct genlmsghdr *gh = genlmsg_hdr(nlmsg_hdr(msg));
+	struct nlattr *head = genlmsg_attrdata(gh, 0), *a;
+	int len = genlmsg_attrlen(gh, 0), rem, n = 0;
+
+	nla_for_each_attr(a, head, len, rem) {
+		n++;
+		if (nla_type(a) == TAPROOT_A_CFG_UNWIND_FRAMES)
+			assert_int_equal(nla_get_u32(a), 127);
+		else if (nla_type(a) == TAPROOT_A_CFG_UNWIND_MEM)
+			assert_int_equal(nla_get_u32(a), 4096);
+		else
+			fail_msg("attribute %d sent", nla_type(a));
+	}
+	assert_int_equal(n, 2);
+	nlmsg_free(msg);
+}
+
 static void config_fill_all_is_empty_nest(void **state)
 {
 	struct taproot_config cfg = { .set = TAPROOT_CONFIG_TGIDS, .nr_tgids = 0 };
@@ -342,6 +399,28 @@ static void config_check_refuses_out_of_range(void **state)
 	assert_int_equal(tp_config_check(&cfg, -EINVAL, "x"), 0);
 	cfg.set = 1U << 12;
 	assert_int_equal(tp_config_check(&cfg, -EINVAL, "x"), -EINVAL);
+	cfg = (struct taproot_config){ .set = TAPROOT_CONFIG_UNWIND_FRAMES, .unwind_frames = 0 };
+	assert_int_equal(tp_config_check(&cfg, -EINVAL, "set config"), -EINVAL);
+	assert_non_null(strstr(taproot_errmsg(-EINVAL), "set config: unwind-frames 0"));
+	cfg.unwind_frames = TAPROOT_UNWIND_FRAMES_MAX;
+	assert_int_equal(tp_config_check(&cfg, -EINVAL, "x"), 0);
+	cfg = (struct taproot_config){ .set = TAPROOT_CONFIG_UNWIND_MEM, .unwind_mem_mib = 4097 };
+	assert_int_equal(tp_config_check(&cfg, -EINVAL, "x"), -EINVAL);
+	assert_non_null(strstr(taproot_errmsg(-EINVAL), "unwind-mem 4097"));
+	cfg.unwind_mem_mib = 1;
+	assert_int_equal(tp_config_check(&cfg, -EINVAL, "x"), 0);
+}
+
+/* The module's limits on unwinding are refused out of range before sending. */
+static void config_set_refuses_unwind_limits_unsent(void **state)
+{
+	struct taproot_config cfg = {
+		.set = TAPROOT_CONFIG_UNWIND_MEM, .unwind_mem_mib = 0,
+	};
+
+	/* No connection needed: the check comes first. */
+	assert_int_equal(taproot_nl_set_config(NULL, &cfg), -EINVAL);
+	assert_non_null(strstr(taproot_errmsg(-EINVAL), "unwind-mem 0"));
 }
 
 /* ------------------------------------------------------------ KEY VALUE */
@@ -370,7 +449,11 @@ static void config_kv_every_key_parsed(void **state)
 	assert_int_equal(taproot_config_set_kv(&cfg, "watermark", "1"), 0);
 	assert_int_equal(taproot_config_set_kv(&cfg, "pids", "1,42,4194304"), 0);
 	assert_int_equal(taproot_config_set_kv(&cfg, "sched-one-in", "65536"), 0);
+	assert_int_equal(taproot_config_set_kv(&cfg, "unwind-frames", "127"), 0);
+	assert_int_equal(taproot_config_set_kv(&cfg, "unwind-mem", "1"), 0);
 	assert_int_equal(cfg.set, TAPROOT_CONFIG_ALL);
+	assert_int_equal(cfg.unwind_frames, 127);
+	assert_int_equal(cfg.unwind_mem_mib, 1);
 	assert_int_equal(cfg.sched_one_in, 65536);
 	assert_int_equal(cfg.freq_hz, 99);
 	assert_int_equal(cfg.kstack_depth, 0);
@@ -453,6 +536,12 @@ static void config_kv_bad_numbers_refused(void **state)
 	assert_kv_refused("sched-one-in", "0", "not in 1..65536");
 	assert_kv_refused("sched-one-in", "65537", "not in 1..65536");
 	assert_kv_refused("sched-one-in", "1/8", "not a decimal number");
+	assert_kv_refused("unwind-frames", "0", "unwind-frames '0': not in 1..127");
+	assert_kv_refused("unwind-frames", "128", "not in 1..127");
+	assert_kv_refused("unwind-frames", "64k", "not a decimal number");
+	assert_kv_refused("unwind-mem", "0", "unwind-mem '0': not in 1..4096");
+	assert_kv_refused("unwind-mem", "4097", "not in 1..4096");
+	assert_kv_refused("unwind-mem", "256M", "not a decimal number");
 }
 
 static void config_kv_bad_words_refused(void **state)
@@ -512,6 +601,9 @@ int main(void)
 		cmocka_unit_test(config_u32_wrong_length_refused),
 		cmocka_unit_test(config_value_out_of_range_refused),
 		cmocka_unit_test(config_sched_one_in_out_of_range_refused),
+		cmocka_unit_test(config_unwind_limits_out_of_range_refused),
+		cmocka_unit_test(config_fill_sends_unwind_limits),
+		cmocka_unit_test(config_set_refuses_unwind_limits_unsent),
 		cmocka_unit_test(config_fill_sends_sched_one_in),
 		cmocka_unit_test(config_ring_pages_not_power_of_two_refused),
 		cmocka_unit_test(config_unknown_event_bits_kept),

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@
 static struct nl_msg *reply_new(uint8_t cmd)
 {
 	/* Room for a hundred CPUs, as the kernel's genlmsg_new() may give. */
-	struct nl_msg *msg = nlmsg_alloc_size(32768);
+	struct nl_msg *msg = nlmsg_alloc_size(65536);
 
 	assert_non_null(msg);
 	assert_non_null(genlmsg_put(msg, 1234, 7, FAMILY, 0, 0, cmd,
@@ -33,7 +34,30 @@ static struct nl_msg *reply_new(uint8_t cmd)
 	return msg;
 }
 
-/* A STATS_CPU nest for @cpu with counters cpu*10+1.., all but @skip. */
+/*
+ * A STAT_UNWIND nest as the kernel builds it: padding (type 0) before
+ * each u64, the counter of taproot_kunwind k (type k + 1) cpu*1000+k; all
+ * but the one of type @skip.
+ */
+static void put_unwind(struct nl_msg *msg, uint32_t cpu, int skip)
+{
+	struct nlattr *nest = nla_nest_start(msg, TAPROOT_A_STAT_UNWIND);
+	int k;
+
+	assert_non_null(nest);
+	for (k = 0; k < TAPROOT_KUNWIND_NR; k++) {
+		if (k + 1 == skip)
+			continue;
+		assert_int_equal(nla_put(msg, 0, 0, NULL), 0);
+		assert_int_equal(nla_put_u64(msg, k + 1, cpu * 1000 + (uint64_t)k), 0);
+	}
+	nla_nest_end(msg, nest);
+}
+
+/*
+ * A STATS_CPU nest for @cpu with counters cpu*10+1.., all but @skip, and
+ * a whole STAT_UNWIND nest.
+ */
 static void put_cpu(struct nl_msg *msg, uint32_t cpu, int skip)
 {
 	struct nlattr *nest = nla_nest_start(msg, TAPROOT_A_STATS_CPU);
@@ -42,8 +66,10 @@ static void put_cpu(struct nl_msg *msg, uint32_t cpu, int skip)
 	assert_non_null(nest);
 	if (skip != TAPROOT_A_STAT_CPU)
 		assert_int_equal(nla_put_u32(msg, TAPROOT_A_STAT_CPU, cpu), 0);
+	if (skip != TAPROOT_A_STAT_UNWIND)
+		put_unwind(msg, cpu, 0);
 	for (t = TAPROOT_A_STAT_SAMPLES; t <= TAPROOT_A_STAT_MAX; t++) {
-		if (t == skip || t == TAPROOT_A_STAT_PAD)
+		if (t == skip || t == TAPROOT_A_STAT_PAD || t == TAPROOT_A_STAT_UNWIND)
 			continue;
 		/* nla_put_u64_64bit() pads like this when misaligned. */
 		assert_int_equal(nla_put(msg, TAPROOT_A_STAT_PAD, 0, NULL), 0);
@@ -95,6 +121,88 @@ static void stats_valid_reply_parsed_and_sorted(void **state)
 	assert_int_equal(st.cpus[1].switches_selected,
 			 30 + TAPROOT_A_STAT_SWITCHES_SELECTED);
 	assert_int_equal(st.cpus[1].wakings, 30 + TAPROOT_A_STAT_WAKINGS);
+	assert_int_equal(st.cpus[1].stacks, 30 + TAPROOT_A_STAT_STACKS);
+	assert_int_equal(st.cpus[1].stack_refs, 30 + TAPROOT_A_STAT_STACK_REFS);
+	assert_int_equal(st.cpus[1].unwind[TAPROOT_KUNWIND_NONE], 3000);
+	assert_int_equal(st.cpus[1].unwind[TAPROOT_KUNWIND_COMPLETE], 3001);
+	assert_int_equal(st.cpus[1].unwind[TAPROOT_KUNWIND_BAD_FRAME],
+			 3000 + TAPROOT_KUNWIND_BAD_FRAME);
+	assert_int_equal(st.cpus[0].unwind[TAPROOT_KUNWIND_NO_PROC], TAPROOT_KUNWIND_NO_PROC);
+	free(st.cpus);
+}
+
+/* Opens a STATS_CPU nest with every counter but STAT_UNWIND, each 1. */
+static struct nlattr *put_cpu_but_unwind(struct nl_msg *msg, uint32_t cpu)
+{
+	struct nlattr *nest = nla_nest_start(msg, TAPROOT_A_STATS_CPU);
+
+	assert_non_null(nest);
+	assert_int_equal(nla_put_u32(msg, TAPROOT_A_STAT_CPU, cpu), 0);
+	for (int t = TAPROOT_A_STAT_SAMPLES; t <= TAPROOT_A_STAT_MAX; t++)
+		if (t != TAPROOT_A_STAT_PAD && t != TAPROOT_A_STAT_UNWIND)
+			assert_int_equal(nla_put_u64(msg, t, 1), 0);
+	return nest;
+}
+
+/* STAT_UNWIND: a u64 per taproot_kunwind, none missing, exact lengths. */
+static void stats_unwind_nest(void **state)
+{
+	struct tp_stats st = { 0 };
+	struct nl_msg *msg;
+	struct nlattr *cpu, *nest;
+	int k;
+
+	/* Each counter missing in turn: refused, named. */
+	for (k = 0; k < TAPROOT_KUNWIND_NR; k++) {
+		char needle[64];
+
+		msg = reply_new(TAPROOT_CMD_GET_STATS);
+		assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+		cpu = put_cpu_but_unwind(msg, 0);
+		put_unwind(msg, 0, k + 1);
+		nla_nest_end(msg, cpu);
+		snprintf(needle, sizeof(needle), "STAT_UNWIND lacks the counter %s",
+			 taproot_kunwind_name((unsigned int)k));
+		assert_refused(msg, needle);
+	}
+
+	/* A counter of 4 bytes; garbage after the last attribute. */
+	msg = reply_new(TAPROOT_CMD_GET_STATS);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+	cpu = put_cpu_but_unwind(msg, 0);
+	nest = nla_nest_start(msg, TAPROOT_A_STAT_UNWIND);
+	assert_int_equal(nla_put_u32(msg, TAPROOT_KUNWIND_STALE + 1, 1), 0);
+	nla_nest_end(msg, nest);
+	nla_nest_end(msg, cpu);
+	assert_refused(msg, "get stats (STAT_UNWIND): attribute stale of 4 bytes");
+
+	msg = reply_new(TAPROOT_CMD_GET_STATS);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 1), 0);
+	cpu = put_cpu_but_unwind(msg, 0);
+	nest = nla_nest_start(msg, TAPROOT_A_STAT_UNWIND);
+	{
+		struct nlattr bad = { .nla_len = 40, .nla_type = 1 };
+
+		assert_int_equal(nlmsg_append(msg, &bad, sizeof(bad), NLMSG_ALIGNTO), 0);
+	}
+	nla_nest_end(msg, nest);
+	nla_nest_end(msg, cpu);
+	assert_refused(msg, "after the last whole attribute");
+
+	/* A type past the last taproot_kunwind is skipped, as elsewhere. */
+	msg = reply_new(TAPROOT_CMD_GET_STATS);
+	assert_int_equal(nla_put_u8(msg, TAPROOT_A_RUNNING, 0), 0);
+	cpu = put_cpu_but_unwind(msg, 1);
+	nest = nla_nest_start(msg, TAPROOT_A_STAT_UNWIND);
+	for (k = TAPROOT_KUNWIND_NR; k >= 0; k--)
+		assert_int_equal(nla_put_u64(msg, k + 1, 100 + (uint64_t)k), 0);
+	nla_nest_end(msg, nest);
+	nla_nest_end(msg, cpu);
+	assert_int_equal(parse(msg, &st), 0);
+	assert_int_equal(st.nr, 1);
+	assert_int_equal(st.cpus[0].unwind[TAPROOT_KUNWIND_COMPLETE], 101);
+	assert_int_equal(st.cpus[0].unwind[TAPROOT_KUNWIND_NR - 1], 100 + TAPROOT_KUNWIND_NR - 1);
+	assert_int_equal(st.cpus[0].stack_refs, 1);
 	free(st.cpus);
 }
 
@@ -315,6 +423,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stats_valid_reply_parsed_and_sorted),
+		cmocka_unit_test(stats_unwind_nest),
 		cmocka_unit_test(stats_split_reply_accumulates),
 		cmocka_unit_test(stats_many_cpus_grow),
 		cmocka_unit_test(stats_follow_counters),
