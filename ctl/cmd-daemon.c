@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <linux/taproot.h>
+
 #include "daemon.h"
 #include "taprootctl.h"
 
@@ -35,6 +37,15 @@ static void read_str(const char *s, char *out, size_t len)
 		out[n++] = *s;
 	}
 	out[n] = '\0';
+}
+
+/* The enum taproot_kunwind named @name ("no-proc"), or -1. */
+static int kunwind_of(const char *name)
+{
+	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
+		if (taproot_kunwind_name(e) && !strcmp(taproot_kunwind_name(e), name))
+			return (int)e;
+	return -1;
 }
 
 int daemon_state_read(const char *path, struct daemon_state *st)
@@ -83,6 +94,18 @@ int daemon_state_read(const char *path, struct daemon_state *st)
 			st->intervals = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "unpaired"))
 			st->unpaired = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "module_unwind"))
+			st->module_unwind = !strncmp(v, "true", 4);
+#define X(field) else if (!strcmp(key, "kupload_" #field)) \
+			st->kupload.field = strtoull(v, NULL, 10);
+		DAEMON_KUPLOAD_FIELDS(X)
+#undef X
+		else if (!strncmp(key, "kunwind_", 8) && kunwind_of(key + 8) >= 0)
+			st->kunwind[kunwind_of(key + 8)] = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "stack_refs"))
+			st->stack_refs = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "stack_refs_unresolved"))
+			st->stack_refs_unresolved = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "push"))
 			st->push = !strncmp(v, "true", 4);
 		else if (!strcmp(key, "push_uploaded"))
@@ -147,6 +170,43 @@ static int daemon_get(struct daemon_state *st, bool *stale)
 	return 1;
 }
 
+/*
+ * "kernel walks:" the module's walks of the samples' user stacks, the
+ * share that ended well (an interned stack: complete or max-frames),
+ * every end met, the references to interned stacks; "uploads:" the
+ * tables and mappings uploaded for them, and what the module holds now.
+ */
+static void print_module_unwind(const struct daemon_state *st)
+{
+	const struct taproot_kupload_stats *k = &st->kupload;
+	uint64_t walks = 0, good = st->kunwind[TAPROOT_KUNWIND_COMPLETE] +
+				   st->kunwind[TAPROOT_KUNWIND_MAX_FRAMES];
+	bool any = false;
+
+	if (!st->module_unwind) {
+		printf("%-16soff (unwind off): user stacks unwound from snapshots\n",
+		       "  kernel walks:");
+		return;
+	}
+	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
+		walks += st->kunwind[e];
+	printf("%-16s%.1f%% of %" PRIu64 " ended well (", "  kernel walks:",
+	       walks ? 100.0 * (double)good / (double)walks : 0.0, walks);
+	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_PIPELINE_KUNWIND_NR; e++) {
+		if (!st->kunwind[e])
+			continue;
+		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e), st->kunwind[e]);
+		any = true;
+	}
+	printf("%s); %" PRIu64 " stack refs, %" PRIu64 " unresolved\n", any ? "" : "none",
+	       st->stack_refs, st->stack_refs_unresolved);
+	printf("%-16s%" PRIu64 " tables (%" PRIu64 " KiB), %" PRIu64 " process mapping sets; "
+	       "held now: %" PRIu64 " tables, %" PRIu64 " processes; %" PRIu64
+	       " refused for room, %" PRIu64 " errors\n", "  uploads:", k->tables_uploaded,
+	       k->table_bytes >> 10, k->maps_uploaded, k->tables, k->procs, k->budget_refusals,
+	       k->errors);
+}
+
 void daemon_status_plain(void)
 {
 	struct daemon_state st;
@@ -170,6 +230,7 @@ void daemon_status_plain(void)
 	if (st.offcpu)
 		printf("%-16s%" PRIu64 " intervals joined, %" PRIu64 " unpaired\n", "  off-cpu:",
 		       st.intervals, st.unpaired);
+	print_module_unwind(&st);
 	printf("%-16s%" PRIu64 " written every %lu s to %s%s%s\n", "  profiles:", st.profiles,
 	       st.interval, st.output, st.last_profile[0] ? ", last " : "", st.last_profile);
 	if (!st.push)
@@ -211,6 +272,22 @@ void daemon_status_json(struct taproot_json *j)
 	taproot_json_bool(j, st.offcpu);
 	taproot_json_key_u64(j, "intervals", st.intervals);
 	taproot_json_key_u64(j, "unpaired", st.unpaired);
+	taproot_json_key(j, "module_unwind");
+	taproot_json_bool(j, st.module_unwind);
+	/* As record's --stats-json names them. */
+	taproot_json_key(j, "kernel_uploads");
+	taproot_json_object_begin(j);
+#define X(field) taproot_json_key_u64(j, #field, st.kupload.field);
+	DAEMON_KUPLOAD_FIELDS(X)
+#undef X
+	taproot_json_object_end(j);
+	taproot_json_key(j, "kunwind");
+	taproot_json_object_begin(j);
+	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
+		taproot_json_key_u64(j, taproot_kunwind_name(e), st.kunwind[e]);
+	taproot_json_object_end(j);
+	taproot_json_key_u64(j, "stack_refs", st.stack_refs);
+	taproot_json_key_u64(j, "stack_refs_unresolved", st.stack_refs_unresolved);
 	taproot_json_key_string(j, "output", st.output);
 	taproot_json_key_string(j, "last_profile", st.last_profile);
 	taproot_json_key(j, "push");

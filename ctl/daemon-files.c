@@ -295,6 +295,16 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 	fprintf(f, "\"relabel_dropped\": %" PRIu64 ",\n", st->relabel_dropped);
 	fprintf(f, "\"relabel_skipped\": %" PRIu64 ",\n", st->relabel_skipped);
 	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);
+	fprintf(f, "\"module_unwind\": %s,\n", st->module_unwind ? "true" : "false");
+#define X(field) fprintf(f, "\"kupload_" #field "\": %" PRIu64 ",\n", st->kupload.field);
+	DAEMON_KUPLOAD_FIELDS(X)
+#undef X
+	/* Not "unwind_": those are the ends of this unwinder's walks. */
+	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
+		fprintf(f, "\"kunwind_%s\": %" PRIu64 ",\n", taproot_kunwind_name(e),
+			st->kunwind[e]);
+	fprintf(f, "\"stack_refs\": %" PRIu64 ",\n", st->stack_refs);
+	fprintf(f, "\"stack_refs_unresolved\": %" PRIu64 ",\n", st->stack_refs_unresolved);
 	fprintf(f, "\"push\": %s,\n", st->push ? "true" : "false");
 	fprintf(f, "\"push_uploaded\": %" PRIu64 ",\n", st->push_uploaded);
 	fprintf(f, "\"push_failures\": %" PRIu64 ",\n", st->push_failures);

@@ -133,6 +133,39 @@ size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len)
 		  (double)st->push_last_success },
 		{ "user_stacks_total", "counter",
 		  "User stacks unwound.", (double)st->user_stacks },
+		{ "module_unwind", "gauge",
+		  "1 when taprootd has the module unwind user stacks (setting unwind).",
+		  (double)st->module_unwind },
+		{ "kernel_upload_tables_total", "counter",
+		  "Unwind tables uploaded to the module.", (double)st->kupload.tables_uploaded },
+		{ "kernel_upload_table_bytes_total", "counter",
+		  "Bytes of the unwind tables uploaded to the module.",
+		  (double)st->kupload.table_bytes },
+		{ "kernel_upload_tables_found_total", "counter",
+		  "Unwind tables the module held already (same build ID).",
+		  (double)st->kupload.tables_existed },
+		{ "kernel_upload_maps_total", "counter",
+		  "Sets of a process's mappings uploaded to the module.",
+		  (double)st->kupload.maps_uploaded },
+		{ "kernel_upload_stale_retries_total", "counter",
+		  "Mapping uploads retried: the process changed its mappings meanwhile.",
+		  (double)st->kupload.stale_retries },
+		{ "kernel_upload_budget_refusals_total", "counter",
+		  "Uploads the module refused: its unwind memory (unwind-mem) was full.",
+		  (double)st->kupload.budget_refusals },
+		{ "kernel_upload_errors_total", "counter",
+		  "Uploads to the module that failed otherwise.", (double)st->kupload.errors },
+		{ "kernel_unwind_tables", "gauge",
+		  "Unwind tables the module holds for taprootd now.", (double)st->kupload.tables },
+		{ "kernel_unwind_processes", "gauge",
+		  "Processes whose mappings the module holds for taprootd now.",
+		  (double)st->kupload.procs },
+		{ "stack_refs_total", "counter",
+		  "Samples the module unwound itself, as references to interned stacks.",
+		  (double)st->stack_refs },
+		{ "stack_refs_unresolved_total", "counter",
+		  "Of them, references to a stack taprootd had not seen (dropped).",
+		  (double)st->stack_refs_unresolved },
 		{ "frames_total", "counter",
 		  "Frames symbolized.", (double)st->frames },
 		{ "frames_unsymbolized_total", "counter",
@@ -148,6 +181,12 @@ size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len)
 	for (unsigned int e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++)
 		mprintf(&t, "taprootd_unwinds_total{result=\"%s\"} %" PRIu64 "\n",
 			taproot_unwind_end_name(e), st->unwind[e]);
+	mprintf(&t, "# HELP taprootd_kernel_walks_total CPU samples by how the module's walk of "
+		"their user stack ended (none: not walked).\n"
+		"# TYPE taprootd_kernel_walks_total counter\n");
+	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
+		mprintf(&t, "taprootd_kernel_walks_total{result=\"%s\"} %" PRIu64 "\n",
+			taproot_kunwind_name(e), st->kunwind[e]);
 	return t.off;
 }
 

@@ -65,6 +65,26 @@ const struct daemon_option daemon_options[] = {
 	  "leave intervals blocked less than US microseconds\n"
 	  "out of offcpu and offwake (a filter in taprootd:\n"
 	  "the kernel still records them)" },
+	{ "unwind", 0, DV_ONOFF, DOPT_UNWIND, FIELD(unwind), 0, 0, "on|off",
+	  "unwind user stacks in the module, from the unwind\n"
+	  "tables and mappings taprootd uploads to it (default\n"
+	  "on); off: the module copies stack snapshots that\n"
+	  "taprootd unwinds, nothing is uploaded" },
+	{ "ustack-private", 0, DV_ONOFF, DOPT_USTACK_PRIVATE, FIELD(ustack_private), 0, 0,
+	  "on|off",
+	  "a sample the module cannot unwind carries no user\n"
+	  "stack bytes, only the frames it found (default off;\n"
+	  "needs unwind on)" },
+	{ "unwind-frames", 0, DV_COUNT, DOPT_UNWIND_FRAMES, FIELD(unwind_frames), 1,
+	  TAPROOT_UNWIND_FRAMES_MAX, "N",
+	  "user frames the module unwinds at most, 1.." STR(TAPROOT_UNWIND_FRAMES_MAX) "\n"
+	  "(default " STR(TAPROOT_UNWIND_FRAMES_DEFAULT) ")" },
+	{ "unwind-mem", 0, DV_COUNT, DOPT_UNWIND_MEM, FIELD(unwind_mem_mib), 1,
+	  TAPROOT_UNWIND_MEM_MAX, "MIB",
+	  "MiB of tables and mappings taprootd may upload to\n"
+	  "the module, 1.." STR(TAPROOT_UNWIND_MEM_MAX) " (default "
+	  STR(TAPROOT_UNWIND_MEM_DEFAULT) "); beyond, processes\n"
+	  "are unwound from snapshots" },
 	{ "label", 'l', DV_LABEL, DOPT_LABEL, FIELD(labels), 0, DAEMON_LABELS_MAX, "KEY=VAL",
 	  "add the label KEY=VAL to every sample (" STR(DAEMON_LABELS_MAX) " at\n"
 	  "most; in the file: label KEY VALUE, a line\n"
@@ -129,7 +149,20 @@ void daemon_opts_init(struct daemon_opts *o)
 		.sched_budget = SCHED_BUDGET_DEFAULT,
 		.push_timeout = PUSH_TIMEOUT_DEFAULT,
 		.push_spool_mb = PUSH_SPOOL_MB_DEFAULT,
+		.unwind = true,
+		.unwind_frames = TAPROOT_UNWIND_FRAMES_DEFAULT,
+		.unwind_mem_mib = TAPROOT_UNWIND_MEM_DEFAULT,
 	};
+}
+
+int daemon_opts_check(const struct daemon_opts *o)
+{
+	if (o->ustack_private && !o->unwind) {
+		log_msg(LOG_ERR, "ustack-private on needs unwind on: without the module's "
+			"unwinding every sample would lose its user stack");
+		return -1;
+	}
+	return 0;
 }
 
 static void list_free(struct daemon_list *l)
@@ -236,14 +269,16 @@ static int parse_count(const char *where, const char *shown, const char *v, unsi
 	return 0;
 }
 
-static int parse_yes_no(const char *where, const char *shown, const char *v, bool *out)
+/* @words: how the message names the two ("yes or no", "on or off"). */
+static int parse_yes_no(const char *where, const char *shown, const char *v, bool *out,
+			const char *words)
 {
 	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
 		*out = true;
 	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0"))
 		*out = false;
 	else {
-		log_msg(LOG_ERR, "%s'%s' needs yes or no, not '%s'", where, shown, v);
+		log_msg(LOG_ERR, "%s'%s' needs %s, not '%s'", where, shown, words, v);
 		return -1;
 	}
 	return 0;
@@ -444,7 +479,9 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 			*(bool *)field = true;
 			return 0;
 		}
-		return parse_yes_no(where, shown, val, field);
+		return parse_yes_no(where, shown, val, field, "yes or no");
+	case DV_ONOFF:
+		return parse_yes_no(where, shown, val, field, "on or off");
 	case DV_EVENTS:
 		return parse_events(where, shown, val, &o->cpu, &o->offcpu);
 	case DV_LABEL:
@@ -593,6 +630,9 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 	case DV_SWITCH:
 		printf("%s", *(const bool *)field ? "yes" : "no");
 		break;
+	case DV_ONOFF:
+		printf("%s", *(const bool *)field ? "on" : "off");
+		break;
 	case DV_EVENTS:
 		printf("%s%s%s", o->cpu ? "cpu" : "", o->cpu && o->offcpu ? "," : "",
 		       o->offcpu ? "offcpu" : "");
@@ -645,7 +685,7 @@ void daemon_print_config(void)
 			h += n + (h[n] == '\n');
 		}
 		if (opt->value != DV_PATH && opt->value != DV_COUNT && opt->value != DV_SWITCH &&
-		    opt->value != DV_EVENTS)
+		    opt->value != DV_EVENTS && opt->value != DV_ONOFF)
 			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);

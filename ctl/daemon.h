@@ -37,6 +37,14 @@ struct daemon_opts {
 	unsigned long sched_budget;	/* intervals/s with stacks at most, raising
 					 * one-in-N; 0: fixed at sched_one_in */
 	unsigned long min_block_us;	/* shorter blocked intervals left out */
+	/*
+	 * The module's unwinding, set while sampling is stopped: walk user
+	 * stacks in the module from the tables taprootd uploads (off: no
+	 * uploads, snapshots unwound here); samples it cannot walk carry no
+	 * stack bytes; frames walked at most; MiB of uploads at most.
+	 */
+	bool unwind, ustack_private;
+	unsigned long unwind_frames, unwind_mem_mib;
 	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
 	char *debuginfod;		/* server URLs, NULL: $DEBUGINFOD_URLS */
 	/* --push: the store's URL, NULL: none; the rest as push_* below. */
@@ -71,6 +79,10 @@ enum {
 	DOPT_PUSH_TENANT = 1 << 17,
 	DOPT_PUSH_TIMEOUT = 1 << 18,
 	DOPT_PUSH_SPOOL = 1 << 19,
+	DOPT_UNWIND = 1 << 20,
+	DOPT_USTACK_PRIVATE = 1 << 21,
+	DOPT_UNWIND_FRAMES = 1 << 22,
+	DOPT_UNWIND_MEM = 1 << 23,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -91,6 +103,8 @@ enum daemon_value {
 					 * likewise */
 	DV_FILE,			/* a path, likewise */
 	DV_WORD,			/* printable ASCII, no blanks, likewise */
+	DV_ONOFF,			/* a bool given as on or off (yes or no)
+					 * on the command line and in the file */
 };
 
 /*
@@ -109,7 +123,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	29
+#define DAEMON_NR_OPTIONS	33
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -120,6 +134,12 @@ void daemon_opts_init(struct daemon_opts *o);
  * daemon_opts_init() but for its numbers.
  */
 void daemon_opts_free(struct daemon_opts *o);
+
+/*
+ * Settings that exclude each other, once the command line and the file
+ * are read: ustack-private needs unwind. 0, or -1 after logging.
+ */
+int daemon_opts_check(const struct daemon_opts *o);
 
 /* @dst as a copy of @src that owns its own strings. 0, or -1 (logged). */
 int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src);
@@ -233,6 +253,17 @@ struct daemon_state {
 	uint64_t frames, frames_unsymbolized;
 	uint64_t write_errors;
 	/*
+	 * The module's unwinding: whether taprootd has it on (setting
+	 * unwind: module_unwind), the uploads of tables and mappings to it (the pipeline's
+	 * kupload), the samples by how the module's walk ended (kunwind,
+	 * enum taproot_kunwind; [0]: not walked), and the references to
+	 * interned stacks, those that could not be resolved.
+	 */
+	bool module_unwind;
+	struct taproot_kupload_stats kupload;
+	uint64_t kunwind[TAPROOT_PIPELINE_KUNWIND_NR];
+	uint64_t stack_refs, stack_refs_unresolved;
+	/*
 	 * --push: uploads that succeeded, attempts that failed (and will be
 	 * retried), uploads the store refused (4xx: dropped), uploads the
 	 * spool's bound dropped unsent, and what waits in the spool now.
@@ -246,6 +277,16 @@ struct daemon_state {
 	char last_profile[4096];
 	unsigned long interval;
 };
+
+/*
+ * The fields of taproot_kupload_stats the state file holds, each as
+ * "kupload_FIELD": X(FIELD) for each.
+ */
+#define DAEMON_KUPLOAD_FIELDS(X)						\
+	X(tables_uploaded) X(table_bytes) X(tables_existed) X(tables_deleted)	\
+	X(maps_uploaded) X(maps_forgotten) X(maps_fp) X(maps_left_out)		\
+	X(stale_retries) X(budget_refusals) X(deferred) X(errors) X(work_ns)	\
+	X(tables) X(procs)
 
 /*
  * Write @st to @path atomically (temporary file, rename), creating its

@@ -298,7 +298,12 @@ static int make_labels(struct daemon *d)
  */
 static void pipeline_use_ring(struct daemon *d, struct taproot_ring *ring)
 {
-	int err = d->pl ? taproot_pipeline_set_ring(d->pl, ring) : 0;
+	int err;
+
+	/* unwind off: nothing to upload, the snapshots are unwound here. */
+	if (!d->o.unwind)
+		ring = NULL;
+	err = d->pl ? taproot_pipeline_set_ring(d->pl, ring) : 0;
 
 	if (err < 0)
 		log_msg(LOG_WARNING, "no uploads to the module's unwinder: %s",
@@ -400,6 +405,11 @@ static void fill_state(struct daemon *d, struct daemon_state *out)
 	st.relabel_dropped = ps.relabel_dropped + ps.causal.relabel_dropped;
 	st.relabel_skipped = ps.relabel_skipped + ps.causal.relabel_skipped;
 	st.write_errors = d->write_errors;
+	st.module_unwind = d->o.unwind;
+	st.kupload = ps.kupload;
+	memcpy(st.kunwind, ps.kunwind, sizeof(st.kunwind));
+	st.stack_refs = ps.stack_refs;
+	st.stack_refs_unresolved = ps.stack_refs_unresolved;
 	daemon_push_stats(d->push, &st);
 	st.sampling = d->running;
 	st.interval = d->o.interval;
@@ -517,29 +527,69 @@ static void consume(struct daemon *d)
 }
 
 /*
+ * The module's unwinding as the settings ask (unwind, ustack-private,
+ * unwind-frames, unwind-mem), into @c: the fields that differ from @cur.
+ */
+static void unwind_settings(const struct daemon *d, const struct taproot_config *cur,
+			    struct taproot_config *c)
+{
+	const uint32_t mine = TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE;
+	uint32_t want = (d->o.unwind ? TAPROOT_CFG_F_UNWIND : 0) |
+			(d->o.ustack_private ? TAPROOT_CFG_F_USTACK_PRIVATE : 0);
+
+	if (!(d->info.features & TAPROOT_FEAT_UNWIND))
+		return;
+	if ((cur->flags & mine) != want) {
+		c->set |= TAPROOT_CONFIG_FLAGS;
+		c->flags = want;
+		c->flags_given = mine;	/* the module's other flags stay */
+	}
+	if (cur->unwind_frames != d->o.unwind_frames) {
+		c->set |= TAPROOT_CONFIG_UNWIND_FRAMES;
+		c->unwind_frames = (uint32_t)d->o.unwind_frames;
+	}
+	if (cur->unwind_mem_mib != d->o.unwind_mem_mib) {
+		c->set |= TAPROOT_CONFIG_UNWIND_MEM;
+		c->unwind_mem_mib = (uint32_t)d->o.unwind_mem_mib;
+	}
+}
+
+/*
  * Have the module record what the profiles need: fork, exec and exit
  * whenever it has them (without them the process model cannot tell a
  * sample taken before an execve from one after it, and names the pcs of
- * one program with the other's functions), and with --events offcpu the
- * switch and waking records at the selection asked. Only while sampling
- * is stopped: a running session cannot gain tracepoints, and is someone
- * else's.
+ * one program with the other's functions), with --events offcpu the
+ * switch and waking records at the selection asked, and unwind user
+ * stacks as the unwind settings say. Only while sampling is stopped: a
+ * running session cannot gain tracepoints, and is someone else's.
  */
-static void configure_events(struct daemon *d)
+static void configure_module(struct daemon *d)
 {
-	struct taproot_config c = { .set = TAPROOT_CONFIG_EVENTS };
+	struct taproot_config c = { 0 };
 	struct taproot_config cur;
 	int err;
 
 	if (d->info.running)
-		return;
-	if (!d->o.offcpu && !(d->info.features & TAPROOT_FEAT_PROC_EVENTS))
 		return;
 	err = taproot_nl_get_config(d->nl, &cur);
 	if (err < 0) {
 		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
 		return;
 	}
+	unwind_settings(d, &cur, &c);
+	if (c.set) {
+		err = taproot_nl_set_config(d->nl, &c);
+		if (err < 0)
+			log_msg(LOG_ERR, "setting the module's unwinding: %s", taproot_errmsg(err));
+		else
+			log_msg(LOG_INFO, "the module's unwinding: %s%s, %lu frames at most, "
+				"%lu MiB of uploads at most", d->o.unwind ? "on" : "off",
+				d->o.ustack_private ? ", ustack-private" : "",
+				d->o.unwind_frames, d->o.unwind_mem_mib);
+	}
+	if (!d->o.offcpu && !(d->info.features & TAPROOT_FEAT_PROC_EVENTS))
+		return;
+	c = (struct taproot_config){ .set = TAPROOT_CONFIG_EVENTS };
 	c.events = cur.events;
 	if (d->info.features & TAPROOT_FEAT_PROC_EVENTS)
 		c.events |= TAPROOT_EV_FORK | TAPROOT_EV_EXEC | TAPROOT_EV_EXIT;
@@ -571,10 +621,12 @@ static void configure_events(struct daemon *d)
 static void session_started(struct daemon *d)
 {
 	struct taproot_config cfg;
+	bool have_cfg;
 	int err;
 
 	d->running = true;
 	err = taproot_nl_get_config(d->nl, &cfg);
+	have_cfg = err == 0;
 	if (err < 0) {
 		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
 		cfg.freq_hz = d->pl_freq ? d->pl_freq : TAPROOT_FREQ_DEFAULT;
@@ -596,10 +648,15 @@ static void session_started(struct daemon *d)
 		pipeline_use_ring(d, d->ring);
 	}
 	log_msg(LOG_INFO, "sampling runs at %" PRIu32 " Hz: reading the rings", cfg.freq_hz);
-	if (d->o.offcpu && (cfg.events & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) !=
+	if (have_cfg && d->o.offcpu && (cfg.events & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) !=
 			   (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING))
 		log_msg(LOG_WARNING, "off-CPU profiles stay empty: this session runs without "
 			"switch and waking records (stop it; taprootd turns them on)");
+	if (have_cfg && (d->info.features & TAPROOT_FEAT_UNWIND) &&
+	    !(cfg.flags & TAPROOT_CFG_F_UNWIND) != !d->o.unwind)
+		log_msg(LOG_WARNING, "this session runs with the module's unwinding %s, taprootd's "
+			"unwind setting is %s: it applies once sampling is stopped",
+			cfg.flags & TAPROOT_CFG_F_UNWIND ? "on" : "off", d->o.unwind ? "on" : "off");
 }
 
 /* Sampling stopped: drain the rings and let go of them. */
@@ -755,7 +812,7 @@ static void check_module(struct daemon *d)
 		log_msg(LOG_INFO, "the taproot module is loaded again");
 	d->gone = false;
 	log_module(&d->info);
-	configure_events(d);
+	configure_module(d);
 	start_if_asked(d);
 	resync(d);
 }
@@ -839,7 +896,7 @@ static void reload(struct daemon *d)
 	}
 	if (daemon_opts_copy(&o, &d->o) < 0)
 		return;
-	if (daemon_read_config(d->config, d->cmdline, &o) < 0 ||
+	if (daemon_read_config(d->config, d->cmdline, &o) < 0 || daemon_opts_check(&o) < 0 ||
 	    daemon_check_output(o.output) < 0 || keep_push_settings(d, &o) < 0) {
 		daemon_opts_free(&o);
 		log_msg(LOG_ERR, "SIGHUP: %s not applied; the configuration stays as it was",
@@ -864,7 +921,7 @@ static void reload(struct daemon *d)
 			"records: off-CPU profiles stay off");
 		d->o.offcpu = false;
 	}
-	configure_events(d);
+	configure_module(d);
 	/* Labels, events and the stack cap belong to the pipeline: a new one. */
 	if (d->pl)
 		new_pipeline(d, d->pl_freq);
@@ -968,6 +1025,11 @@ static int open_module(struct daemon *d)
 		log_msg(LOG_ERR, "--events offcpu: the loaded taproot module has no switch and "
 			"waking records (feature sched-events): load a module built from this "
 			"version");
+		return -1;
+	}
+	if (d->o.ustack_private && !(d->info.features & TAPROOT_FEAT_UNWIND)) {
+		log_msg(LOG_ERR, "ustack-private: the loaded taproot module does not unwind user "
+			"stacks (feature unwind): load a module built from this version");
 		return -1;
 	}
 	err = taproot_ksyms_load(NULL, &d->ksyms);
@@ -1095,6 +1157,8 @@ int main(int argc, char **argv)
 	ret = parse_options(argc, argv, &d, &foreground);
 	if (ret < 0 && d.config && daemon_read_config(d.config, d.cmdline, &d.o) < 0)
 		ret = 2;
+	if (ret < 0 && daemon_opts_check(&d.o) < 0)
+		ret = 2;
 	if (ret < 0 && (!d.o.output || daemon_check_output(d.o.output) < 0))
 		ret = 1;
 	if (ret < 0 && new_push(&d) < 0)
@@ -1123,7 +1187,7 @@ int main(int argc, char **argv)
 	d.started = wall_s();
 	/* Temporary files a killed taprootd left behind, then the retention. */
 	daemon_retain(d.o.output, d.o.retain, true, d.push != NULL);
-	configure_events(&d);
+	configure_module(&d);
 	start_if_asked(&d);
 	resync(&d);
 	if (!d.running)

@@ -117,6 +117,14 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --push-tenant 'a b'", 2, "'--push-tenant' needs 1 to 128 printable");
 	expect(DAEMON " --push-timeout 0", 2, "'--push-timeout' needs a number in 1..3600");
 	expect(DAEMON " --push-spool-mb 0", 2, "'--push-spool-mb' needs a number in 1..");
+	expect(DAEMON " --unwind maybe", 2, "'--unwind' needs on or off, not 'maybe'");
+	expect(DAEMON " --unwind", 2, "'--unwind' needs an argument");
+	expect(DAEMON " --ustack-private yes --unwind no", 2,
+	       "ustack-private on needs unwind on");
+	expect(DAEMON " --unwind-frames 0", 2, "'--unwind-frames' needs a number in 1..127");
+	expect(DAEMON " --unwind-frames 128", 2, "'--unwind-frames' needs a number in 1..127");
+	expect(DAEMON " --unwind-mem 4097", 2, "'--unwind-mem' needs a number in 1..4096");
+	expect(DAEMON " --unwind-mem 256M", 2, "'--unwind-mem' needs a number in 1..4096");
 }
 
 /*
@@ -160,7 +168,8 @@ static void daemon_help_lists_every_key(void **state)
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
-		"push-tenant", "push-timeout", "push-spool-mb",
+		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
+		"unwind-frames", "unwind-mem",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -208,6 +217,21 @@ static void daemon_config_names_the_bad_line(void **state)
 	unlink(path);
 	free(path);
 
+	path = config_file("unwind-frames 64\nunwind of\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, ":2: 'unwind' needs on or off, not 'of'");
+	unlink(path);
+	free(path);
+
+	/* Both good alone, not together; the file's unwind loses to the command line's. */
+	path = config_file("unwind off\nustack-private on\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, "ustack-private on needs unwind on");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -o /nonexistent/cmdline --unwind on -c %s", path);
+	expect(cmd, 1, "output /nonexistent/cmdline: No such file or directory");
+	unlink(path);
+	free(path);
+
 	path = config_file("colour blue\n");
 	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
 	expect(cmd, 2, "unknown key 'colour' (output, interval, retain, max-stacks");
@@ -249,7 +273,8 @@ static void daemon_print_config_reads_back(void **state)
 		"output", "interval", "retain", "max-stacks", "label-tid", "label-cpu",
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
-		"push-tenant", "push-timeout", "push-spool-mb",
+		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
+		"unwind-frames", "unwind-mem",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
@@ -338,7 +363,8 @@ static void man_pages_cover_every_option(void **state)
 		"load unload status start stop config stats dump record report --ko --count "
 		"--duration --pid --ustack-bytes --freq --all --ustack --ring-pages --label-tid "
 		"--label-cpu --stats-json --events --sched-one-in --min-block --raw --output "
-		"--repeat freq kstack ustack events idle ring-pages watermark pids sched-one-in ";
+		"--repeat freq kstack ustack events idle ring-pages watermark pids sched-one-in "
+		"follow unwind ustack-private unwind-verify unwind-frames unwind-mem ";
 	char *daemon = man_text("man/taprootd.8"), *conf = man_text("man/taprootd.conf.5");
 	char *ctl = man_text("man/taprootctl.8"), *help, *printed;
 	char options[1024], keys[512];
