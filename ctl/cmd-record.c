@@ -75,6 +75,13 @@ static void record_on_signal(int sig)
 	record_signal = sig;
 }
 
+/* record --unwind: who unwinds the user stacks */
+enum record_unwind {
+	RECORD_UNWIND_KERNEL,		/* the module, from uploaded tables */
+	RECORD_UNWIND_USER,		/* taprootctl, from the snapshots */
+	RECORD_UNWIND_VERIFY,		/* both, compared */
+};
+
 struct record_opts {
 	uint32_t freq;
 	double duration;		/* 0: none given */
@@ -91,6 +98,8 @@ struct record_opts {
 	const char *output;
 	const char *stats_json;
 	const char *raw;		/* --raw FILE, NULL: none */
+	enum record_unwind unwind;	/* --unwind */
+	bool ustack_private;		/* --ustack-private */
 	char **command;			/* NULL: none */
 };
 
@@ -202,10 +211,27 @@ static int parse_events(const char *list, struct record_opts *o)
 	return ret;
 }
 
+static int parse_unwind(const char *val, struct record_opts *o)
+{
+	static const char *const names[] = {
+		[RECORD_UNWIND_KERNEL] = "kernel",
+		[RECORD_UNWIND_USER] = "user",
+		[RECORD_UNWIND_VERIFY] = "verify",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(val, names[i])) {
+			o->unwind = (enum record_unwind)i;
+			return EXIT_OK;
+		}
+	return p_usage("'record --unwind' needs kernel, user or verify, not '%s'", val);
+}
+
 /* The options that take a value, as --NAME VALUE or --NAME=VALUE. */
 static const char *const record_valued[] = {
 	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
 	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
+	"--unwind",
 };
 
 static bool takes_value(const char *name)
@@ -225,6 +251,8 @@ static int set_flag(const char *name, struct record_opts *o)
 		o->label_tid = true;
 	else if (!strcmp(name, "--label-cpu"))
 		o->label_cpu = true;
+	else if (!strcmp(name, "--ustack-private"))
+		o->ustack_private = true;
 	else
 		return -ENOENT;
 	return EXIT_OK;
@@ -268,6 +296,8 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 			return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
 		return ret;
 	}
+	if (!strcmp(name, "--unwind"))
+		return parse_unwind(val, o);
 	if (!strcmp(name, "--events"))
 		return parse_events(val, o);
 	if (!strcmp(name, "--sched-one-in"))
@@ -301,6 +331,8 @@ static int check_args(struct record_opts *o)
 		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
 	if (!o->sched_one_in)
 		o->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
+	if (o->ustack_private && o->unwind == RECORD_UNWIND_USER)
+		return p_usage("'record --ustack-private' needs the module to unwind: not with --unwind user");
 	return EXIT_OK;
 }
 
@@ -848,6 +880,26 @@ static void restore_config(struct record *r)
 			taproot_errmsg(err));
 }
 
+/*
+ * The module's flags for the session: those it had, but for the ones the
+ * session decides (who unwinds, the privacy setting, following children).
+ */
+static uint32_t session_flags(const struct record *r)
+{
+	uint32_t f = r->saved.flags & ~(TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_UNWIND_VERIFY |
+					 TAPROOT_CFG_F_USTACK_PRIVATE | TAPROOT_CFG_F_FOLLOW);
+
+	if (r->o.unwind != RECORD_UNWIND_USER && (r->info.features & TAPROOT_FEAT_UNWIND))
+		f |= TAPROOT_CFG_F_UNWIND;
+	if (r->o.unwind == RECORD_UNWIND_VERIFY)
+		f |= TAPROOT_CFG_F_UNWIND_VERIFY;
+	if (r->o.ustack_private)
+		f |= TAPROOT_CFG_F_USTACK_PRIVATE;
+	if (r->module_follows)
+		f |= TAPROOT_CFG_F_FOLLOW;
+	return f;
+}
+
 static int configure(struct record *r)
 {
 	uint32_t page_size = r->info.page_size;
@@ -883,14 +935,12 @@ static int configure(struct record *r)
 		c.tgids[0] = (uint32_t)r->child;
 		/* Its descendants from their fork on, when the module can. */
 		r->module_follows = r->info.features & TAPROOT_FEAT_FOLLOW;
-		if (r->module_follows) {
-			c.set |= TAPROOT_CONFIG_FLAGS;
-			c.flags = r->saved.flags | TAPROOT_CFG_F_FOLLOW;
-		}
 	} else if (!r->o.all) {
 		c.nr_tgids = r->o.nr_pids;
 		memcpy(c.tgids, r->o.pids, r->o.nr_pids * sizeof(c.tgids[0]));
 	}
+	c.set |= TAPROOT_CONFIG_FLAGS;
+	c.flags = session_flags(r);
 	r->config_changed = true;
 	err = taproot_nl_set_config(r->nl, &c);
 	if (err < 0)
@@ -919,6 +969,12 @@ static int record_open(struct record *r)
 		return p_err("--events offcpu: the loaded taproot module (kernel %s) has no "
 			     "switch and waking records (feature sched-events): load a module "
 			     "built from this version", r->info.kernel_release);
+	if ((r->o.unwind == RECORD_UNWIND_VERIFY || r->o.ustack_private) &&
+	    !(r->info.features & TAPROOT_FEAT_UNWIND))
+		return p_err("%s: the loaded taproot module (kernel %s) does not unwind user "
+			     "stacks (feature unwind): load a module built from this version",
+			     r->o.ustack_private ? "--ustack-private" : "--unwind verify",
+			     r->info.kernel_release);
 	return EXIT_OK;
 }
 

@@ -86,7 +86,7 @@ static void on_prof(int sig)
 {
 	(void)sig;
 	signals++;
-	sink += spin(3000, signals);
+	sink += spin(20000, signals);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,137 @@
+#!/bin/bash
+# The module's unwinder and the userspace one agree: taprootctl record
+# --unwind verify has every sample the module walked whole also carry the
+# leaf's registers and a 64 KiB copy of its stack, which taprootctl
+# unwinds itself and compares pc by pc (the summary's "verify" counts).
+# The target, progs/unwindzoo, runs the stacks unwinders get wrong: a
+# recursion 40 frames deep without frame pointers, lazily bound PLT calls
+# into a shared library, qsort() calling back through libc, work in a
+# SIGPROF handler above a signal frame, alloca frames.
+#   - at least 99.5% of the compared samples give identical pcs;
+#   - each of those kinds of stack is in the profile, whole (from its
+#     leaf down to _start, no marker frame), so each was compared;
+#   - then, with the default (--unwind kernel), the samples are interned
+#     stacks: most of them SAMPLE_REF records, none unresolved, and the
+#     profile's stacks just as whole (at most 1% end in a marker: a sample
+#     in the kernel during rt_sigreturn has its user pc past the end of
+#     __restore_rt, where neither unwinder has a rule).
+# vm-timeout: 240
+. "${0%/*}/lib.sh"
+
+require_module
+require_pprof
+for p in unwindzoo libtapwork; do
+	[ -e "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs"
+done
+
+secs=${TAPROOT_ZOO_SECONDS:-4}
+freq=499
+load_module
+
+# check_profile DIR STATS MODE: the stacks of DIR/cpu.pb.gz and the
+# counters of STATS, as MODE (verify or kernel) expects them.
+check_profile() {
+	expect_ok "pprof -traces" "$PPROF" -traces -symbolize=none -sample_index=samples "$1/cpu.pb.gz"
+	printf '%s\n' "$OUT" >"$TEST_TMP/traces-$3.txt"
+	python3 -S - "$TEST_TMP/traces-$3.txt" "$2" "$3" <<'PY'
+import json, re, sys
+
+traces_f, stats_f, mode = sys.argv[1:]
+MARKERS = ("[truncated]", "[no cfi]", "[no mapping]", "[bad frame]", "[max depth]",
+           "[no unwind tables]", "[stale unwind tables]", "[slow rule]")
+
+def fail(msg):
+    print(f"FAIL ({mode}): {msg}")
+    sys.exit(1)
+
+samples = []	# (count, comm, [frames leaf first])
+text = open(traces_f, errors="replace").read()
+for block in text.split("-----------+-------------------------------------------------------")[1:]:
+    labels, frames, count = {}, [], None
+    for line in block.split("\n"):
+        if not line.strip():
+            continue
+        m = re.match(r"^\s*(\w+):\s+(.*)$", line)
+        if count is None and m and not re.match(r"^\s*\d+\s", line):
+            labels[m.group(1)] = m.group(2).strip()
+            continue
+        m = re.match(r"^\s+(\d+)\s{2,}(\S.*)$", line)
+        if count is None and m:
+            count = int(m.group(1))
+            frames.append(m.group(2).strip().replace(" (inline)", ""))
+        elif count is not None:
+            frames.append(line.strip().replace(" (inline)", ""))
+    if count is not None:
+        samples.append((count, labels.get("comm", ""), frames))
+mine = [(c, fr) for c, comm, fr in samples if comm == "unwindzoo"]
+total = sum(c for c, _ in mine)
+if total < 300:
+    fail(f"only {total} samples of unwindzoo")
+
+# Each kind of stack: a test of its frames, whole means down to _start.
+KINDS = {
+    "deep recursion (>= 40 frames of deep)": lambda fr: fr.count("deep") >= 40,
+    "library through the PLT": lambda fr: "libfunc" in fr,
+    "libc calling back (qsort)": lambda fr: "cmp_u64" in fr and "libc_callbacks" in fr,
+    "signal handler": lambda fr: "on_prof" in fr,
+    "alloca frame": lambda fr: "with_alloca" in fr,
+}
+whole = lambda fr: fr[-1] == "_start" and "main" in fr
+for name, test in KINDS.items():
+    n = sum(c for c, fr in mine if test(fr))
+    ok = sum(c for c, fr in mine if test(fr) and whole(fr))
+    print(f"# {mode}: {name}: {n} samples, {ok} whole")
+    if ok < 3 or ok < 0.9 * n:
+        for c, fr in [(c, fr) for c, fr in mine if test(fr) and not whole(fr)][:5]:
+            print(f"#   not whole ({c}): {' <- '.join(fr)}")
+        fail(f"{name}: {ok} whole stacks of {n} samples (want 90%, at least 3)")
+broken = sum(c for c, fr in mine if fr[-1] in MARKERS)
+print(f"# {mode}: {total} samples, {broken} ending in a marker")
+for c, fr in mine:
+    if fr[-1] in MARKERS:
+        print(f"#   ({c}) {' <- '.join(fr)}")
+
+st = json.load(open(stats_f))
+k = st["kunwind"]
+walks = sum(k.values()) - k["none"]
+print(f"# {mode}: module walks {k}; verify {st['verify']}; stack records "
+      f"{st['stack_records']}, refs {st['stack_refs']}, unresolved {st['stack_refs_unresolved']}")
+if mode == "verify":
+    v = st["verify"]
+    if v["samples"] < 300:
+        fail(f"only {v['samples']} samples compared")
+    if v["identical"] < 0.995 * v["samples"]:
+        fail(f"{v['identical']} of {v['samples']} identical: below 99.5%")
+    if v["identical"] + v["differing"] != v["samples"]:
+        fail(f"{v['samples'] - v['identical'] - v['differing']} samples not compared")
+else:
+    if st["stack_refs_unresolved"]:
+        fail(f"{st['stack_refs_unresolved']} stack references unresolved")
+    # Every whole walk is a reference to an interned stack...
+    if st["stack_refs"] != k["complete"] + k["max-frames"]:
+        fail(f"{st['stack_refs']} references for {k['complete'] + k['max-frames']} whole walks")
+    # ... but not every walk is whole: the first samples come before the
+    # process's upload (no-proc), and those in libc before its table,
+    # whose compile the uploader spreads over its work budget
+    # (no-mapping): under TCG, 0.1 to 0.8 s of the four.
+    if st["stack_refs"] < 0.5 * walks:
+        fail(f"{st['stack_refs']} of {walks} walks became interned stacks (want 50%)")
+    if broken > 0.01 * total:
+        fail(f"{broken} of {total} stacks end in a marker (want at most 1%)")
+PY
+	[ $? -eq 0 ] || die "the profile of --unwind $3 is not as expected"
+}
+
+say "record --unwind verify --ustack 65536 -- unwindzoo $secs"
+expect_ok "record --unwind verify" "$CTL" record --freq "$freq" --unwind verify --ustack 65536 \
+	--ring-pages 2048 --output "$TEST_TMP/verify" --stats-json "$TEST_TMP/verify.json" \
+	-- "$PROGS/unwindzoo" "$secs"
+echo "$OUT"
+assert_contains "verify summary" "$OUT" "verify:"
+check_profile "$TEST_TMP/verify" "$TEST_TMP/verify.json" verify
+
+say "record (--unwind kernel, the default) -- unwindzoo $secs"
+expect_ok "record" "$CTL" record --freq "$freq" --output "$TEST_TMP/kernel" \
+	--stats-json "$TEST_TMP/kernel.json" -- "$PROGS/unwindzoo" "$secs"
+echo "$OUT"
+check_profile "$TEST_TMP/kernel" "$TEST_TMP/kernel.json" kernel
