@@ -1,0 +1,113 @@
+#!/bin/bash
+# No stack from the wrong binary: progs/libswap unloads one library and
+# loads another at the same address, over and over (libswapa, whose leaf
+# has a 4 KiB frame, and libswapb, whose leaf has none), while taprootctl
+# record samples it at 999 Hz with the module unwinding. A sample taken
+# after a swap must not be walked with the table of the library that was
+# there before: the uploaded mappings are bound to the address space as
+# it was, so the module counts such a sample stale and falls back to the
+# stack copy until taprootctl uploads the mappings again. Checked on the
+# module's own walks, the STACK records of the raw capture:
+#   - every walk whose leaf lies in a library's leaf function goes on with
+#     the return address into that library's swap_entry, then into the
+#     run_a or run_b of main that called it (run_a with libswapa's
+#     offsets, run_b with libswapb's): none continues with a return
+#     address that the other library's table would have found;
+#   - the module did see the mappings change (stale walks counted), and
+#     walked enough samples in the leaves for this to mean something.
+# (The profile's stacks of the fallback samples are unwound by taprootctl
+# from its own view of the maps, read after the sample: a process that
+# swaps libraries this fast can be seen in the wrong one there, a limit
+# of every profiler that reads /proc instead of being told of each mmap.)
+# vm-timeout: 180
+. "${0%/*}/lib.sh"
+. "${0%/*}/lib-sampling.sh"
+
+require_module
+for p in libswap libswapa libswapb; do
+	[ -e "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs"
+done
+command -v nm >/dev/null || die "no nm (binutils)"
+load_module
+
+# 300 ms in each library: uploads (at most one per process every 200 ms)
+# catch up after most swaps, so that most samples are walked in the
+# module, and the first ones after each swap are stale.
+expect_ok "record -- libswap" "$CTL" record --freq 999 --output "$TEST_TMP/rec" \
+	--raw "$TEST_TMP/rec.raw" --stats-json "$TEST_TMP/stats.json" -- "$PROGS/libswap" 6 300
+printf '%s\n' "$OUT" >"$TEST_TMP/out.txt"
+echo "$OUT"
+for p in libswap libswapa libswapb; do
+	nm -S "$PROGS/$p" >"$TEST_TMP/$p.nm" || die "nm $p failed"
+done
+python3 -S - "$TEST_TMP" <<'PY'
+import gzip, json, re, struct, sys
+
+tmp = sys.argv[1]
+def syms(name):
+    out = {}
+    for line in open(f"{tmp}/{name}.nm"):
+        f = line.split()
+        if len(f) == 4:
+            out[f[3]] = (int(f[0], 16), int(f[0], 16) + int(f[1], 16))
+    return out
+prog, liba, libb = syms("libswap"), syms("libswapa"), syms("libswapb")
+out = open(f"{tmp}/out.txt").read()
+main_at = int(re.search(r"libswap: main (0x[0-9a-f]+)", out).group(1), 16)
+bases = [int(b, 16) for b in re.findall(r"libswap: base (0x[0-9a-f]+)", out)]
+n, same = map(int, re.search(r"swaps (\d+) same-address (\d+)", out).groups())
+pbias = main_at - prog["main"][0]
+print(f"# {n} loads, {same} at the address before; bases {[hex(b) for b in bases]}")
+if same < n // 2:
+    sys.exit("FAIL: the loads did not reuse the address: nothing tested")
+
+def within(pc, rng, bias):
+    return rng[0] <= pc - bias < rng[1]
+
+# A stack is written once per CPU and epoch (STACK), then referenced by
+# each sample of it (SAMPLE_REF): count the samples by stack id.
+data = gzip.open(f"{tmp}/rec.raw").read()
+stacks, refs = [], {}
+off = 0
+while off + 8 <= len(data):
+    typ, ln = struct.unpack_from("<II", data, off)
+    rec = data[off + 16:off + 8 + ln]
+    off += 8 + ln
+    if typ != 5 or len(rec) < 40:
+        continue
+    rtype = struct.unpack_from("<H", rec, 4)[0]
+    if rtype == 9:
+        sid = struct.unpack_from("<Q", rec, 48)[0]
+        refs[sid] = refs.get(sid, 0) + 1
+    elif rtype == 8:
+        stacks.append(rec)
+walks = right = wrong = 0
+for rec in stacks:
+    sid = struct.unpack_from("<Q", rec, 16)[0]
+    knr, unr = struct.unpack_from("<HB", rec, 32)
+    pcs = struct.unpack_from(f"<{unr}Q", rec, 40 + 8 * knr)
+    if True:
+        for lib, leaf, run in ((liba, "a_leaf", "run_a"), (libb, "b_leaf", "run_b")):
+            if unr < 3 or not within(pcs[2], prog[run], pbias):
+                continue
+            # Called from run_a, so libswapa was mapped (or the reverse):
+            # its leaf, then its swap_entry.
+            if not any(within(pcs[0], lib[leaf], b) for b in bases):
+                continue
+            walks += refs.get(sid, 0)
+            if any(within(pcs[1] - 1, lib["swap_entry"], b) for b in bases):
+                right += refs.get(sid, 0)
+            else:
+                wrong += refs.get(sid, 0) or 1
+                print(f"# wrong walk: {' '.join(hex(p) for p in pcs)}")
+k = json.load(open(f"{tmp}/stats.json"))["kunwind"]
+print(f"# module walks in the leaves: {right} samples right, {wrong} wrong"
+      f" ({len(stacks)} stacks); all walks {k}")
+if wrong:
+    sys.exit(f"FAIL: {wrong} walks continued with the wrong library's return address")
+if walks < 200:
+    sys.exit(f"FAIL: only {walks} module walks in the leaves: nothing tested")
+if k["stale"] == 0:
+    sys.exit("FAIL: the module never saw the mappings change")
+PY
+[ $? -eq 0 ] || die "the module's walks of libswap are not as expected"
