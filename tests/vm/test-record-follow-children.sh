@@ -21,10 +21,15 @@
 # entirely is not a matter of luck (at 10 ms it was, once in 400: TCG's
 # hrtimer interrupt sometimes takes 25 ms, "hrtimer: interrupt took"). A sample comes late only when the host
 # does not run the guest's vCPU (other guests share 2 cores): the pending
-# tick then fires as soon as it runs again. BOUND_MS (40 ms) leaves room
-# for such a stall for any one child, while the median delay, which stalls
-# do not move, must stay within 5 ms; a child followed only once a poll
-# saw it would have none of its samples in its first BOUND_MS.
+# tick then fires as soon as it runs again; on 7.2 stalls of 20-75 ms were
+# seen, so a process that spins 20 ms may get no sample at all, though its
+# EXIT record (which passes the filter only for a followed process) shows
+# it was followed. So: every process must be followed (a sample or its
+# EXIT), at most SLACK of 200 may lack a sample or have none within
+# BOUND_MS (40 ms) of main(), and the median delay, which stalls do not
+# move, must stay within 5 ms. A child followed only once a poll saw it
+# would have none of its samples in its first BOUND_MS, and polling every
+# 100 ms misses most of these processes altogether.
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 . "${0%/*}/lib-events.sh"
@@ -35,6 +40,7 @@ require_pprof
 SC=$PROGS/short-child
 BOUND_MS=40
 MEDIAN_MS=5
+SLACK=2
 
 module_fresh
 ctl status status
@@ -47,8 +53,9 @@ sh -c 'read x; for i in $(seq 100); do "$0" 30 20 >>"$1" || exit 1; done' \
 	"$SC" "$TMPDIR/kids.log" <"$TEST_TMP/go" >"$TMPDIR/sh.out" 2>"$TMPDIR/sh.err" &
 shpid=$!
 _spawned+=("$shpid")
+# Big rings: the dump must lose nothing (lost= below says if it did).
 ctl "config set" config set freq 1000 ustack 0 events sample,fork,exec,exit \
-	pids "$shpid" follow on
+	ring-pages 4096 pids "$shpid" follow on
 ctl "config" config
 assert_match "config shows follow on" "$OUT" "follow: +on"
 dump_begin follow
@@ -77,11 +84,16 @@ samples = {}
 for r in records(dump):
 	if r["type"] in ("sample", "sample_ref"):
 		samples.setdefault(r["pid"], []).append(r["time_ns"])
-delays, late, missing = [], 0, 0
+exited = {r["pid"] for r in records(dump, "exit") if "group_dead" in r["flags"]}
+delays, late, missing, unfollowed, which = [], 0, 0, 0, []
 for pid, start in list(kids.items()) + [(p, s) for p, (s, _) in grands.items()]:
 	ts = [t - start for t in samples.get(pid, []) if t >= start]
 	if not samples.get(pid):
 		missing += 1
+		unfollowed += pid not in exited
+		# Its EXIT passes only if it was followed: then the timer missed it.
+		which.append("%s%d:%s" % ("g" if pid in grands else "c", pid,
+					  "exit" if pid in exited else "no-exit"))
 		continue
 	d = min(ts) if ts else bound + 1
 	delays.append(d)
@@ -89,7 +101,11 @@ for pid, start in list(kids.items()) + [(p, s) for p, (s, _) in grands.items()]:
 delays.sort()
 forks = records(dump, "fork")
 execs = records(dump, "exec")
-summary(kids=len(kids), grands=len(grands), missing=missing, late=late,
+lost = sum(sum(r["lost"].values()) for r in records(dump, "lost"))
+fewest = min((len(v) for p, v in samples.items() if p in kids or p in grands), default=0)
+summary(kids=len(kids), grands=len(grands), missing=missing, unfollowed=unfollowed,
+	which=",".join(which) or "-",
+	lost=lost, fewest=fewest, late=late,
 	median_us=delays[len(delays) // 2] // 1000 if delays else -1,
 	max_us=delays[-1] // 1000 if delays else -1,
 	kid_forks=sum(r["child_pid"] in kids and "thread" not in r["flags"] for r in forks),
@@ -101,8 +117,11 @@ say "$OUT"
 r=$OUT
 assert_eq "children that logged" 100 "$(kv "$r" kids)"
 assert_eq "grandchildren that logged" 100 "$(kv "$r" grands)"
-assert_eq "children and grandchildren without a sample" 0 "$(kv "$r" missing)"
-assert_eq "of them, none sampled within $BOUND_MS ms of main()" 0 "$(kv "$r" late)"
+assert_eq "records the dump lost" 0 "$(kv "$r" lost)"
+assert_eq "children and grandchildren not followed: no sample, no EXIT ($(kv "$r" which))" 0 \
+	"$(kv "$r" unfollowed)"
+assert_le "followed, without a sample (the timer stalled; $(kv "$r" which))" "$(kv "$r" missing)" "$SLACK"
+assert_le "sampled, but none within $BOUND_MS ms of main()" "$(kv "$r" late)" "$SLACK"
 assert_le "median delay of the first sample after main(), us" "$(kv "$r" median_us)" \
 	$((MEDIAN_MS * 1000))
 assert_eq "FORK records of the children" 100 "$(kv "$r" kid_forks)"
@@ -194,5 +213,6 @@ PY
 say "$OUT (named: samples whose stack names the spin function; a process gone before the profile read its maps has none)"
 assert_eq "children that logged" 200 "$(kv "$OUT" kids)"
 assert_eq "grandchildren that logged" 200 "$(kv "$OUT" grands)"
-assert_eq "children with samples in the profile" 200 "$(kv "$OUT" kids_in)"
-assert_eq "grandchildren with samples in the profile" 200 "$(kv "$OUT" grands_in)"
+# As above, a stalled timer may leave one without a sample: SLACK of each.
+assert_le "children without samples in the profile" $((200 - $(kv "$OUT" kids_in))) "$SLACK"
+assert_le "grandchildren without samples in the profile" $((200 - $(kv "$OUT" grands_in))) "$SLACK"
