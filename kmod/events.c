@@ -30,6 +30,15 @@
  * and the counters are per CPU. A probe nested in another on one CPU (a
  * sample in a fork probe) is the ring's business (tap_ring_reserve()).
  *
+ * User stacks. With TAPROOT_CFG_F_UNWIND, the switch-out's blocked task and
+ * the waker are walked as the sample handler walks a sample (utab.h,
+ * uwalk.h), into a per-CPU buffer of the events, before the record is
+ * reserved: a whole walk is written as the snapshot's pcs
+ * (TAPROOT_SNAP_F_UPCS) instead of the stack copy. The walks run only with
+ * interrupts off and outside an NMI, as the switch and waking probes do,
+ * so no walk here nests in another on a CPU, and the RCU-sched read side
+ * that the uploaded tables need is there.
+ *
  * Off-CPU intervals. The interval a task starts when it leaves the CPU
  * (blocked, or preempted and still runnable) is named (tid, seq), seq =
  * nvcsw + nivcsw right after the switch-out: __schedule() bumps the count
@@ -57,6 +66,8 @@
 #include "ring.h"
 #include "stack.h"
 #include "taproot.h"
+#include "utab.h"
+#include "uwalk.h"
 
 #if !defined(HAS_SCHED_SWITCH_PREV_STATE_LAST) && \
 	!defined(HAS_SCHED_SWITCH_NO_PREV_STATE)
@@ -64,6 +75,20 @@
 #endif
 
 static DEFINE_PER_CPU(struct tap_events_stats, tap_events_stats);
+
+/*
+ * The user pcs of the event being captured on a CPU, before they are
+ * written to the ring. Not the sample handler's: the walks here run with
+ * interrupts off (tap_event_walk()), so the sample timer cannot come in
+ * between, and no probe that walks nests in another on one CPU. Allocated
+ * at the first START (too large for the static per-CPU area of a module),
+ * freed at unload; NULL: the events do not walk.
+ */
+struct tap_event_pcs {
+	u64 upcs[TAPROOT_UNWIND_FRAMES_MAX];
+};
+
+static struct tap_event_pcs __percpu *tap_event_pcs;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -117,20 +142,113 @@ static inline void tap_copy_comm(char *dst, const struct task_struct *t)
 }
 
 /*
+ * Walk current's user stack from @uregs into this CPU's event pcs, as the
+ * sample handler does (sample.c), when the configuration asks for it;
+ * returns the pcs, or NULL with w->end TAPROOT_KUNWIND_NONE when there was
+ * no walk. Only with interrupts off (the switch and waking probes, outside
+ * an NMI): nothing else on this CPU then uses the buffer, and the caller
+ * is an RCU-sched reader for tap_utab_lookup(). Under the runqueue lock on
+ * the switch path: the walk is bounded by cfg->unwind_frames, each frame
+ * by two small reads that never fault pages in.
+ */
+static u64 *tap_event_walk(const struct tap_config *cfg,
+			   struct pt_regs *uregs, struct tap_uwalk *w)
+{
+	struct tap_event_pcs __percpu *buf = READ_ONCE(tap_event_pcs);
+	struct taproot_user_regs start;
+	u64 *upcs;
+	u8 why;
+
+	w->nr = 0;
+	w->end = TAPROOT_KUNWIND_NONE;
+	if (!(cfg->flags & TAPROOT_CFG_F_UNWIND) || !buf ||
+	    !irqs_disabled() || in_nmi())
+		return NULL;
+	upcs = this_cpu_ptr(buf)->upcs;
+	w->maps = tap_utab_lookup(current, &why);
+	if (!w->maps) {
+		w->end = why;
+		return upcs;
+	}
+	w->max_frames = cfg->unwind_frames;
+	tap_fill_user_regs(&start, uregs);
+	tap_uwalk(w, &start, upcs);
+	/* The mappings began to change during the walk: no pc is kept. */
+	if (!tap_utab_unchanged(current, w->maps)) {
+		w->nr = 0;
+		w->end = TAPROOT_KUNWIND_STALE;
+	}
+	return upcs;
+}
+
+/*
  * Plan the snapshot of current after a record's fixed part of @fixed
  * bytes; @irq: the interrupt being served is the one to capture (its
  * kernel stack alone). Returns the size to reserve for the record with
  * its snapshot, or 0 when no snapshot fits (the record goes without).
+ * @leaf and @upcs are the caller's, for the snapshot to point to.
+ *
+ * A user part is walked first (tap_event_walk()): a whole walk gives the
+ * pcs in place of the stack copy (TAPROOT_SNAP_F_UPCS, and USTACK_TRUNC
+ * at the frame cap), with the leaf's ip, sp and bp alone. One that is not
+ * whole gives the copy from the leaf, or with USTACK_PRIVATE the pcs it
+ * found, at least the leaf's ip, flagged USTACK_FAULT (*@uflags gets
+ * the flags for tap_event_snap_fill() to add).
  */
 static u32 tap_event_snap_plan(struct tap_snap *snap,
-			       const struct tap_config *cfg, u32 fixed, bool irq)
+			       const struct tap_config *cfg, u32 fixed, bool irq,
+			       struct taproot_user_regs *leaf, u16 *uflags)
 {
+	struct pt_regs *uregs = irq ? NULL : tap_current_user_regs();
+	u32 ubytes = cfg->ustack_bytes;
+	struct tap_uwalk w;
+	u64 *upcs;
+	bool whole;
+
 	*snap = (struct tap_snap){
 		.kfrom = irq ? TAP_KSTACK_HERE_IRQ : TAP_KSTACK_HERE,
-		.uregs = irq ? NULL : tap_current_user_regs(),
+		.uregs = uregs,
 	};
+	*uflags = 0;
+	if (!uregs)
+		goto plan;
+	upcs = tap_event_walk(cfg, uregs, &w);
+	whole = w.end == TAPROOT_KUNWIND_COMPLETE ||
+		w.end == TAPROOT_KUNWIND_MAX_FRAMES;
+	if (!whole && !(cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE))
+		goto plan;	/* the copy from the leaf */
+
+	*leaf = (struct taproot_user_regs){
+		.ip = uregs->ip, .sp = uregs->sp, .bp = uregs->bp,
+	};
+	snap->uregs = NULL;
+	snap->uframe = leaf;
+	if (w.nr) {
+		snap->upcs = upcs;
+		snap->upc_nr = w.nr;
+	} else {
+		/* No walk, or none kept: the leaf is known all the same. */
+		snap->upcs = &leaf->ip;
+		snap->upc_nr = 1;
+	}
+	if (w.end == TAPROOT_KUNWIND_MAX_FRAMES)
+		*uflags = TAPROOT_SNAP_F_USTACK_TRUNC;
+	else if (!whole)
+		*uflags = TAPROOT_SNAP_F_USTACK_FAULT;
+	ubytes = 0;
+plan:
 	return tap_snap_plan(snap, fixed + sizeof(struct taproot_stack_snap),
-			     cfg->kstack_depth, cfg->ustack_bytes);
+			     cfg->kstack_depth, ubytes);
+}
+
+/* Capture the snapshot planned into @sn; returns its size. */
+static u32 tap_event_snap_fill(struct tap_snap *snap,
+			       struct taproot_stack_snap *sn, u16 uflags)
+{
+	u32 len = tap_snap_fill_rec(snap, sn);
+
+	sn->flags |= uflags;
+	return len;
 }
 
 /* ------------------------------------------------------------ switch */
@@ -190,8 +308,10 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 {
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_switch *rec;
+	struct taproot_user_regs leaf;
 	struct tap_snap snap;
 	u32 size = sizeof(*rec), used;
+	u16 uflags = 0;
 
 	if (tap_prev_starts(cfg, prev, prev_state, tap_dev_consumer_tgid(),
 			    cfg->nr_tgids))
@@ -201,7 +321,8 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 	if (flags & TAPROOT_SWITCH_F_PREV) {
 		this_cpu_inc(tap_events_stats.switches_selected);
 		/* prev is current: its stacks are the ones in use. */
-		used = tap_event_snap_plan(&snap, cfg, sizeof(*rec), false);
+		used = tap_event_snap_plan(&snap, cfg, sizeof(*rec), false,
+					   &leaf, &uflags);
 		if (used) {
 			flags |= TAPROOT_SWITCH_F_STACKS;
 			size = used;
@@ -226,9 +347,10 @@ static noinline void tap_record_switch(const struct tap_config *cfg,
 	tap_copy_comm(rec->prev_comm, prev);
 	used = sizeof(*rec);
 	if (flags & TAPROOT_SWITCH_F_STACKS) {
-		used += tap_snap_fill_rec(&snap,
-					  (struct taproot_stack_snap *)(rec + 1));
-		/* The interval starts after our capture (see the uapi). */
+		used += tap_event_snap_fill(&snap,
+					    (struct taproot_stack_snap *)(rec + 1),
+					    uflags);
+		/* The interval starts after our capture, walk included. */
 		hdr->time_ns = ktime_get_mono_fast_ns();
 	}
 	tap_ring_commit_pad(hdr, used);
@@ -330,8 +452,11 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	struct task_struct *waker = current;
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_waking *rec;
+	struct taproot_user_regs leaf;
 	struct tap_snap snap;
 	u32 size, used;
+	u16 uflags;
+	u64 t0;
 	bool irq;
 
 	if (in_nmi())
@@ -345,7 +470,10 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 		       TAPROOT_WAKING_F_SOFTIRQ);
 
 	size = sizeof(*rec);
-	used = tap_event_snap_plan(&snap, cfg, sizeof(*rec), irq);
+	/* The capture starts with the walk, before the reservation. */
+	t0 = ktime_get_mono_fast_ns();
+	used = tap_event_snap_plan(&snap, cfg, sizeof(*rec), irq, &leaf,
+				   &uflags);
 	if (used) {
 		flags |= TAPROOT_WAKING_F_STACKS;
 		size = used;
@@ -373,10 +501,15 @@ static noinline void tap_record_waking(const struct tap_config *cfg,
 	}
 	used = sizeof(*rec);
 	if (flags & TAPROOT_WAKING_F_STACKS) {
-		used += tap_snap_fill_rec(&snap,
-					  (struct taproot_stack_snap *)(rec + 1));
-		/* The wakeup waits for us: say how long (see the uapi). */
-		rec->capture_ns = (u32)min_t(u64, ktime_get_mono_fast_ns() - hdr->time_ns,
+		used += tap_event_snap_fill(&snap,
+					    (struct taproot_stack_snap *)(rec + 1),
+					    uflags);
+		/*
+		 * The wakeup waits for us: say how long, from the start of
+		 * the capture, which the record's time becomes (see the uapi).
+		 */
+		hdr->time_ns = t0;
+		rec->capture_ns = (u32)min_t(u64, ktime_get_mono_fast_ns() - t0,
 					     U32_MAX);
 	}
 	tap_ring_commit_pad(hdr, used);
@@ -685,6 +818,12 @@ int tap_events_start(u32 events, u32 flags)
 		want |= TAP_EV_FOLLOW;
 	if (want & ~tap_events_provided())
 		return -EOPNOTSUPP;
+	/*
+	 * Kept until unload. Without it the events do not walk: their user
+	 * stacks are copied as without unwinding, which is no reason to fail.
+	 */
+	if (!tap_event_pcs)
+		WRITE_ONCE(tap_event_pcs, alloc_percpu(struct tap_event_pcs));
 
 	for (i = 0; i < ARRAY_SIZE(tap_tps); i++) {
 		if (!(tap_tps[i].kinds & want))
@@ -739,4 +878,7 @@ void tap_events_exit(void)
 	tap_events_closed = true;
 	tap_events_stop();
 	mutex_unlock(&tap_ctl_lock);
+	/* No probe runs any more (tap_events_stop() waited for them). */
+	free_percpu(tap_event_pcs);
+	tap_event_pcs = NULL;
 }

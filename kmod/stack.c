@@ -274,6 +274,12 @@ u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
 	return (nr + s->upc_nr) * sizeof(u64) + ulen;
 }
 
+/*
+ * A snapshot has no count of user pcs: with TAPROOT_SNAP_F_UPCS they take
+ * the place of the stack bytes, and ustack_len counts them (never both:
+ * the caller plans no copy with pcs; no WARN here, under the runqueue
+ * lock).
+ */
 u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn)
 {
 	u32 len = tap_snap_fill(s, &sn->user_regs, (u64 *)(sn + 1));
@@ -281,5 +287,9 @@ u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn)
 	sn->kstack_nr = s->kstack_nr;
 	sn->flags = s->flags;
 	sn->ustack_len = s->ustack_len;
+	if (s->upc_nr) {
+		sn->flags |= TAPROOT_SNAP_F_UPCS;
+		sn->ustack_len = s->upc_nr * sizeof(u64);
+	}
 	return sizeof(*sn) + len;
 }

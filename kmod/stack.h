@@ -80,7 +80,11 @@ u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
 u32 tap_snap_fill(struct tap_snap *s, struct taproot_user_regs *uregs,
 		  u64 *kstack);
 
-/* The same into a causal event's taproot_stack_snap; returns its size. */
+/*
+ * The same into a causal event's taproot_stack_snap; returns its size.
+ * With user pcs (s->upc_nr, planned without stack bytes), they are the
+ * snapshot's ustack: TAPROOT_SNAP_F_UPCS, ustack_len their bytes.
+ */
 u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn);
 
 /*

@@ -236,8 +236,11 @@
  * that cannot go on falls back to a TAPROOT_REC_SAMPLE with the pcs found
  * (TAPROOT_SAMPLE_F_UPCS) and the snapshot taken from the last frame the
  * walk reached (TAPROOT_SAMPLE_F_UREGS_CALLER when not the leaf), or,
- * with TAPROOT_CFG_F_USTACK_PRIVATE, with no stack bytes at all. Causal
- * events' stacks are snapshots as before.
+ * with TAPROOT_CFG_F_USTACK_PRIVATE, with no stack bytes at all. The user
+ * stack of a causal event (a SWITCH's blocked task, a WAKING's waker) is
+ * walked the same way: a walk that ends well gives the event's snapshot
+ * the pcs in place of the stack bytes (TAPROOT_SNAP_F_UPCS, see "Stacks");
+ * TAPROOT_CFG_F_UNWIND_VERIFY does not apply to events.
  *
  * Interned stacks. The first time a stack is seen on a CPU in an epoch, a
  * TAPROOT_REC_STACK record carries its pcs and its id (a 64-bit hash of
@@ -410,7 +413,10 @@ enum taproot_notify {
  * without tables every sample falls back to the snapshot).
  */
 #define TAPROOT_CFG_F_UNWIND		(1U << 1)
-/* A sample the module cannot unwind carries no user stack bytes. */
+/*
+ * A sample the module cannot unwind carries no user stack bytes; nor does
+ * any causal event (TAPROOT_SNAP_F_UPCS).
+ */
 #define TAPROOT_CFG_F_USTACK_PRIVATE	(1U << 2)
 /* Every unwound sample also carries the leaf's snapshot, to compare. */
 #define TAPROOT_CFG_F_UNWIND_VERIFY	(1U << 3)
@@ -527,6 +533,28 @@ struct taproot_user_regs {
  *                 sample of user mode has no kernel stack and never sets it.
  *   USER_REGS     user_regs hold the task's user registers; without it they
  *                 are zero and nothing of the user stack is copied.
+ *
+ * A causal event's snapshot may hold user pcs instead of stack bytes:
+ *   UPCS          (TAPROOT_SNAP_F_UPCS, snapshots only) the module walked
+ *                 the user stack (TAPROOT_CFG_F_UNWIND, "Unwinding in the
+ *                 module"): the ustack_len bytes after the kernel frames
+ *                 are ustack_len / 8 u64 user pcs (1 to
+ *                 TAPROOT_UNWIND_FRAMES_MAX), leaf first, return addresses
+ *                 as found. USER_REGS is set,
+ *                 and user_regs hold the leaf's ip, sp and bp only, the
+ *                 other registers 0: nothing of the task's data. With UPCS
+ *                 alone the walk reached the outermost frame
+ *                 (TAPROOT_KUNWIND_COMPLETE); with USTACK_TRUNC it stopped
+ *                 at TAPROOT_A_CFG_UNWIND_FRAMES (_MAX_FRAMES): outer frames
+ *                 were left out; with USTACK_FAULT it could not go on (any
+ *                 fallback reason, or no walk at all) and the pcs are those
+ *                 it found, at least the leaf's ip. USTACK_TOP never comes
+ *                 with UPCS, nor TRUNC with FAULT.
+ * A walk that cannot finish gives the snapshot from the leaf, without UPCS,
+ * as when the module does not unwind; but with TAPROOT_CFG_F_USTACK_PRIVATE
+ * no event carries stack bytes: every snapshot with a user part has UPCS,
+ * with USTACK_FAULT when the walk did not end well or was not tried
+ * (TAPROOT_CFG_F_UNWIND off: the leaf's ip alone).
  */
 
 /* taproot_rec_header.flags of a TAPROOT_REC_SAMPLE */
@@ -592,7 +620,9 @@ struct taproot_rec_lost {
  * (innermost first; the module's own frames are left out, but the
  * tracepoint's caller chain is not trimmed further), then ustack_len bytes
  * from user_regs.sp, then padding to 8 bytes. The flags are those of
- * "Stacks" above.
+ * "Stacks" above. With TAPROOT_SNAP_F_UPCS the ustack_len bytes are the
+ * module's walk instead: ustack_len / 8 u64 user pcs, leaf first, and
+ * user_regs the leaf's ip, sp and bp alone.
  */
 struct taproot_stack_snap {
 	__u16 kstack_nr;
@@ -607,6 +637,7 @@ struct taproot_stack_snap {
 #define TAPROOT_SNAP_F_USTACK_FAULT	(1U << 2) /* copy hit unreadable memory */
 #define TAPROOT_SNAP_F_USTACK_TRUNC	(1U << 3) /* copy shortened to fit the ring */
 #define TAPROOT_SNAP_F_USTACK_TOP	(1U << 4) /* copy ends at the stack's top */
+#define TAPROOT_SNAP_F_UPCS		(1U << 5) /* ustack: the module's user pcs */
 
 /* taproot_rec_header.flags of a TAPROOT_REC_SWITCH */
 #define TAPROOT_SWITCH_F_PREV		(1U << 0) /* a selected interval of prev starts */
@@ -625,9 +656,10 @@ struct taproot_stack_snap {
  * the interval prev starts, next_seq the one next ends; the fields of the
  * side that is not flagged still hold that task's identity. With
  * TAPROOT_SWITCH_F_STACKS, hdr.time_ns is when the capture of prev's stacks
- * ended, not when the record was reserved: the interval starts once the
- * capture is over, so that selected intervals, the only ones measured, are
- * not made longer than the others by it (a record nested in the capture,
+ * (the module's walk of its user stack included) ended, not when the
+ * record was reserved: the interval starts once the capture is over, so
+ * that selected intervals, the only ones measured, are not made longer
+ * than the others by it (a record nested in the capture,
  * an interrupt's sample, may follow it in the ring with an earlier time).
  */
 struct taproot_rec_switch {
@@ -663,6 +695,9 @@ struct taproot_rec_switch {
  * stacks took, from hdr.time_ns: the target's wakeup came that much later
  * because its interval was selected, so a reader subtracts it from the
  * interval (its time in the run queue starts at time_ns + capture_ns).
+ * hdr.time_ns is when the capture began: the module's walk of the waker's
+ * user stack (TAPROOT_SNAP_F_UPCS, or a walk that fell back) comes first
+ * and is in capture_ns.
  */
 struct taproot_rec_waking {
 	struct taproot_rec_header hdr;
