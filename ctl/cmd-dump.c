@@ -84,10 +84,11 @@ static const char *const snap_flag_names[] = {
 	"ustack_fault",	/* TAPROOT_SNAP_F_USTACK_FAULT */
 	"ustack_trunc",	/* TAPROOT_SNAP_F_USTACK_TRUNC */
 	"ustack_top",	/* TAPROOT_SNAP_F_USTACK_TOP */
+	"upcs",		/* TAPROOT_SNAP_F_UPCS */
 };
 _Static_assert(TAPROOT_SNAP_F_USER_REGS == 1 << 0 && TAPROOT_SNAP_F_KSTACK_TRUNC == 1 << 1 &&
 	       TAPROOT_SNAP_F_USTACK_FAULT == 1 << 2 && TAPROOT_SNAP_F_USTACK_TRUNC == 1 << 3 &&
-	       TAPROOT_SNAP_F_USTACK_TOP == 1 << 4,
+	       TAPROOT_SNAP_F_USTACK_TOP == 1 << 4 && TAPROOT_SNAP_F_UPCS == 1 << 5,
 	       "snap_flag_names follows the TAPROOT_SNAP_F_* bits");
 
 static const char *const switch_flag_names[] = {
@@ -471,11 +472,15 @@ static void print_sample_ref(struct dump *d, const struct taproot_rec_sample_ref
 /*
  * The stack snapshot a switch or waking record may carry: a "stack" field
  * of its flags then the stacks as a sample's (text); a "stack" object of
- * "flags" and the stacks (JSON).
+ * "flags" and the stacks (JSON). With UPCS its ustack bytes are the
+ * module's user pcs: "upc" lines, "upcs", and no stack bytes (ustack 0).
  */
 static void print_snap(struct dump *d, const struct taproot_stack_snap *sn)
 {
-	const struct stacks st = stacks_at(sn + 1, sn->kstack_nr, 0, sn->ustack_len,
+	bool upcs = sn->flags & TAPROOT_SNAP_F_UPCS;
+	const struct stacks st = stacks_at(sn + 1, sn->kstack_nr,
+					   upcs ? sn->ustack_len / 8 : 0,
+					   upcs ? 0 : sn->ustack_len,
 					   sn->flags & TAPROOT_SNAP_F_USER_REGS ?
 					   &sn->user_regs : NULL);
 

@@ -152,6 +152,7 @@ static void json_kunwind(struct taproot_json *j, const struct taproot_pipeline_s
 		taproot_json_key_u64(j, taproot_kunwind_name(e), st->kunwind[e]);
 	taproot_json_object_end(j);
 	taproot_json_key_u64(j, "kunwind_continued", st->kunwind_continued);
+	taproot_json_key_u64(j, "causal_upcs", st->causal_upcs);
 	taproot_json_key_u64(j, "stack_records", st->stack_records);
 	taproot_json_key_u64(j, "stack_refs", st->stack_refs);
 	taproot_json_key_u64(j, "stack_refs_unresolved", st->stack_refs_unresolved);

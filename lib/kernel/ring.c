@@ -74,12 +74,34 @@ const char *taproot_kunwind_name(unsigned int end)
  * record. The caller reports, with the CPU and the position.
  */
 /*
+ * A snapshot with the module's user pcs (TAPROOT_SNAP_F_UPCS): a user part,
+ * 1..TAPROOT_UNWIND_FRAMES_MAX whole pcs, and of the stack flags only
+ * USTACK_TRUNC (the frame cap) or USTACK_FAULT (a walk that stopped).
+ */
+static const char *tp_snap_upcs_check(const struct taproot_stack_snap *sn)
+{
+	if (!(sn->flags & TAPROOT_SNAP_F_UPCS))
+		return NULL;
+	if (!(sn->flags & TAPROOT_SNAP_F_USER_REGS))
+		return "snapshot UPCS without USER_REGS";
+	if (sn->ustack_len % sizeof(uint64_t) || !sn->ustack_len ||
+	    sn->ustack_len > TAPROOT_UNWIND_FRAMES_MAX * sizeof(uint64_t))
+		return "snapshot UPCS ustack_len not 8..8*TAPROOT_UNWIND_FRAMES_MAX by 8";
+	if (sn->flags & TAPROOT_SNAP_F_USTACK_TOP)
+		return "snapshot UPCS with USTACK_TOP";
+	if ((sn->flags & TAPROOT_SNAP_F_USTACK_TRUNC) && (sn->flags & TAPROOT_SNAP_F_USTACK_FAULT))
+		return "snapshot UPCS with USTACK_TRUNC and USTACK_FAULT";
+	return NULL;
+}
+
+/*
  * The snapshot at @off of a record of @size bytes: whole, its counts within
  * the ABI's limits, its arrays inside the record. NULL when it is valid.
  */
 static const char *tp_snap_check(const void *rec, size_t off, size_t size)
 {
 	const struct taproot_stack_snap *sn;
+	const char *why;
 
 	if (size < off + sizeof(*sn))
 		return "stack snapshot beyond the record";
@@ -88,6 +110,9 @@ static const char *tp_snap_check(const void *rec, size_t off, size_t size)
 		return "snapshot kstack_nr above TAPROOT_KSTACK_MAX";
 	if (sn->ustack_len > TAPROOT_USTACK_MAX)
 		return "snapshot ustack_len above TAPROOT_USTACK_MAX";
+	why = tp_snap_upcs_check(sn);
+	if (why)
+		return why;
 	if (off + sizeof(*sn) + (size_t)sn->kstack_nr * sizeof(uint64_t) +
 	    sn->ustack_len > size)
 		return "snapshot kstack and ustack overflow the record";

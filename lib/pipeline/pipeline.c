@@ -1464,6 +1464,30 @@ static bool pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32
 					l, &n, PL_LABELS_MAX, &dropped, &skipped);
 }
 
+/*
+ * A snapshot with the module's walk (TAPROOT_SNAP_F_UPCS): its "stack
+ * bytes" are the user pcs, taken whole as an interned stack's, never
+ * unwound here; the flags say how the walk ended (USTACK_TRUNC: the frame
+ * cap; USTACK_FAULT: it stopped, the reason untold).
+ */
+static void pl_snap_upcs(struct taproot_pipeline *p, struct pl_capture *c,
+			 const struct taproot_stack_snap *snap)
+{
+	c->upcs_mode = PL_UPCS_WHOLE;
+	c->upcs = (const uint64_t *)c->ustack;
+	c->upc_nr = snap->ustack_len / sizeof(uint64_t);
+	c->regs = NULL;
+	c->ustack = NULL;
+	c->ustack_len = 0;
+	if (snap->flags & TAPROOT_SNAP_F_USTACK_TRUNC)
+		c->kend = TAPROOT_KUNWIND_MAX_FRAMES;
+	else if (snap->flags & TAPROOT_SNAP_F_USTACK_FAULT)
+		c->kend = TAPROOT_KUNWIND_FAULT;
+	else
+		c->kend = TAPROOT_KUNWIND_COMPLETE;
+	p->st.causal_upcs++;
+}
+
 static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *thread_comm,
 			   bool owner, const struct taproot_stack_snap *snap, size_t len,
 			   struct tp_causal_stack *out)
@@ -1479,6 +1503,10 @@ static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *th
 	out->comm = thread_comm;
 	if (snap && (snap->kstack_nr > TAPROOT_KSTACK_MAX || snap->ustack_len > TAPROOT_USTACK_MAX ||
 		     sizeof(*snap) + (size_t)snap->kstack_nr * 8 + snap->ustack_len > len))
+		return -TAPROOT_ECORRUPT;
+	if (snap && (snap->flags & TAPROOT_SNAP_F_UPCS) &&
+	    (!(snap->flags & TAPROOT_SNAP_F_USER_REGS) || !snap->ustack_len ||
+	     snap->ustack_len % 8 || snap->ustack_len > 8 * TAPROOT_UNWIND_FRAMES_MAX))
 		return -TAPROOT_ECORRUPT;
 	c.user = snap && (snap->flags & TAPROOT_SNAP_F_USER_REGS) && pid;
 	/*
@@ -1505,6 +1533,8 @@ static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *th
 	c.regs = &snap->user_regs;
 	c.ustack = (const uint8_t *)(c.kstack + snap->kstack_nr);
 	c.ustack_len = snap->ustack_len;
+	if (snap->flags & TAPROOT_SNAP_F_UPCS)
+		pl_snap_upcs(p, &c, snap);
 	err = pl_stack(p, &c, &nf, &proc, p->causal_marker, sizeof(p->causal_marker));
 	if (err < 0)
 		return err;

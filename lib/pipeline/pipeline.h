@@ -176,6 +176,8 @@ struct taproot_pipeline_stats {
 	uint64_t kunwind[TAPROOT_PIPELINE_KUNWIND_NR];
 	uint64_t kunwind_continued;	/* fallback samples whose walk the unwinder
 					 * continued from the module's last frame */
+	uint64_t causal_upcs;		/* causal events' stacks resolved from the
+					 * module's walk (TAPROOT_SNAP_F_UPCS) */
 	uint64_t stack_records;		/* STACK records kept in the mirror */
 	uint64_t stack_refs;		/* SAMPLE_REF records */
 	uint64_t stack_refs_unresolved;	/* of them, not in the mirror: dropped */

@@ -963,6 +963,182 @@ static void test_user_stack(void **state)
 	free(u);
 }
 
+/* ------------------------------------- stacks the module walked (UPCS) */
+
+static int self_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
+{
+	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
+}
+
+/* The user pcs of @u as the module's walk finds them: the unwinder's, here. */
+static unsigned int self_pcs(const struct ownstack *u, uint64_t *pcs, unsigned int max)
+{
+	static const struct taproot_unwind_ops ops = { .map = self_map };
+	struct taproot_unwind_result res;
+	struct taproot_unwinder *uw;
+	struct taproot_procs *procs;
+	struct taproot_proc *proc;
+
+	assert_int_equal(taproot_procs_new(NULL, &procs), 0);
+	assert_int_equal(taproot_proc_get(procs, getpid(), 0, &proc), 0);
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &uw), 0);
+	assert_true(taproot_unwind(uw, proc, &u->regs, u->stack, u->len, pcs, NULL, max,
+				   &res) > 3);
+	assert_int_equal(res.end, TAPROOT_UNWIND_COMPLETE);
+	taproot_unwinder_free(uw);
+	taproot_procs_free(procs);
+	return res.nr;
+}
+
+/*
+ * A snapshot as the module writes a walk at @sn: kernel frames @st (@nst),
+ * then @n pcs as its "stack bytes", the leaf's ip, sp, bp alone; @flags
+ * are added to USER_REGS | UPCS. Returns its size.
+ */
+static size_t put_snap_upcs(struct taproot_stack_snap *sn, const enum kfn *st, unsigned int nst,
+			    const struct ownstack *u, const uint64_t *pcs, unsigned int n,
+			    uint16_t flags)
+{
+	size_t size = put_snap(sn, st, nst);
+
+	sn->flags = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS | flags;
+	sn->user_regs.ip = u->regs.ip;
+	sn->user_regs.sp = u->regs.sp;
+	sn->user_regs.bp = u->regs.bp;
+	sn->ustack_len = n * 8;
+	memcpy((char *)sn + size, pcs, n * 8);
+	return size + n * 8;
+}
+
+/* The switch-out of this process's main thread with the module's walk. */
+static void out_self_upcs(struct fixture *f, struct ownstack *u, uint64_t t, uint64_t seq,
+			  const uint64_t *pcs, unsigned int n, uint16_t flags)
+{
+	struct taproot_rec_switch *r = (void *)f->buf;
+	enum kfn st[2] = { K_SCHEDULE, K_PIPE_READ };
+	size_t size;
+
+	memset(f->buf, 0, sizeof(f->buf));
+	r->hdr.type = TAPROOT_REC_SWITCH;
+	r->hdr.time_ns = t;
+	r->hdr.flags = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+	r->prev_state = 0x1;
+	r->prev_pid = r->prev_tid = (uint32_t)getpid();
+	r->prev_seq = seq;
+	r->sched_one_in = 1;
+	snprintf(r->prev_comm, sizeof(r->prev_comm), "me");
+	assert_int_equal(prctl(PR_SET_NAME, "me"), 0);
+	size = sizeof(*r) + put_snap_upcs((void *)(r + 1), st, 2, u, pcs, n, flags);
+	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
+	feed(f, 0);
+}
+
+/* This process wakes interval (@tid, @seq) of process 100, its walk as the waker's stack. */
+static void wake_self_upcs(struct fixture *f, struct ownstack *u, uint64_t t, uint32_t tid,
+			   uint64_t seq, const uint64_t *pcs, unsigned int n)
+{
+	struct taproot_rec_waking *r = (void *)f->buf;
+	enum kfn st[2] = { K_TTWU, K_PIPE_WRITE };
+	size_t size;
+
+	memset(f->buf, 0, sizeof(f->buf));
+	r->hdr.type = TAPROOT_REC_WAKING;
+	r->hdr.time_ns = t;
+	r->hdr.flags = TAPROOT_WAKING_F_STACKS;
+	r->target_pid = 100;
+	r->target_tid = tid;
+	r->target_seq = seq;
+	r->waker_pid = r->waker_tid = (uint32_t)getpid();
+	snprintf(r->waker_comm, sizeof(r->waker_comm), "me");
+	size = sizeof(*r) + put_snap_upcs((void *)(r + 1), st, 2, u, pcs, n, 0);
+	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
+	feed(f, 1);
+}
+
+/*
+ * Snapshots whose user part is the module's walk (TAPROOT_SNAP_F_UPCS):
+ * the pcs are symbolized as they are (leaf exact, the others at pc - 1),
+ * nothing is unwound here, and the stacks are those the unwinder finds
+ * from a copy. A walk cut at the frame cap (USTACK_TRUNC) ends in
+ * "[max depth]", one that stopped (USTACK_FAULT) in "[truncated]".
+ */
+static void test_user_stack_upcs(void **state)
+{
+	static const char want[] = "__schedule;pipe_read;causal_capture;causal_blocked_in";
+	struct fixture *f = *state;
+	struct ownstack *u = calloc(1, sizeof(*u));
+	struct taproot_pipeline_stats st;
+	struct rawsample rs[4];
+	uint64_t pcs[128];
+	unsigned int n;
+	char *txt, *at;
+
+	assert_non_null(u);
+	ownstack_init();
+	assert_int_equal(causal_blocked_in(u, 1), 2);
+	n = self_pcs(u, pcs, 128);
+
+	/* Blocked: the same stack as from the copy (test_user_stack). */
+	out_self_upcs(f, u, 1000, 3, pcs, n, 0);
+	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
+	/* Waker: this process, of a sleeper of process 100. */
+	out(f, 10000, 100, 101, 7, 0x1, false, K_PIPE_READ, 1);
+	wake_self_upcs(f, u, 12000, 101, 7, pcs, n);
+	in(f, 13000, 100, 101, 7);
+	taproot_pipeline_flush(f->p, true);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.causal.joined, 2);
+	assert_int_equal(st.causal_upcs, 2);
+	assert_int_equal(st.user_stacks, 2);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_COMPLETE], 2);
+	assert_int_equal(st.unwind_frames, 0);	/* nothing unwound here */
+
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 4), 2);
+	at = strstr(rs[0].names, want) ? rs[0].names : rs[1].names;
+	if (strncmp(at, want, strlen(want)))
+		fail_msg("offcpu stack: %s", at);
+	at = strstr(at, ";test_user_stack_upcs;");
+	assert_non_null(at);
+	assert_non_null(strstr(at, ";main;"));
+	assert_null(strstr(txt, "[truncated]"));
+	free(txt);
+
+	txt = raw(f, TAPROOT_PROFILE_OFFWAKE);
+	assert_int_equal(parse_raw(txt, rs, 4), 1);
+	/* The waker's frames, whole, then the separator and the blocked stack. */
+	assert_non_null(strstr(rs[0].names, ";main;"));
+	if (!strstr(rs[0].names, ";test_user_stack_upcs;causal_blocked_in") ||
+	    !strstr(rs[0].names, ";causal_capture;pipe_write;try_to_wake_up;--;"
+				 "__schedule;pipe_read;"))
+		fail_msg("offwake stack: %s", rs[0].names);
+	free(txt);
+
+	/* Cut at the frame cap, and a walk that stopped: their markers. */
+	new_pipeline(f, 0, 0);
+	out_self_upcs(f, u, 1000, 3, pcs, 2, TAPROOT_SNAP_F_USTACK_TRUNC);
+	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
+	out_self_upcs(f, u, 6000, 4, pcs, 1, TAPROOT_SNAP_F_USTACK_FAULT);
+	in(f, 9000, (uint32_t)getpid(), (uint32_t)getpid(), 4);
+	taproot_pipeline_flush(f->p, true);
+	taproot_pipeline_stats(f->p, &st);
+	assert_int_equal(st.causal_upcs, 2);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_MAX_DEPTH], 1);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_TRUNCATED], 1);
+	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
+	assert_int_equal(parse_raw(txt, rs, 4), 2);
+	assert_non_null(find_sample(rs, 2, "__schedule;pipe_read;causal_capture;[truncated];"));
+	/* (pprof -raw's names end at a space: "[max depth]" reads "[max".) */
+	at = strstr(rs[0].names, ";[max") ? rs[0].names : rs[1].names;
+	if (strncmp(at, want, strlen(want)) || !strstr(at, ";[max") ||
+	    strstr(at, "test_user_stack_upcs"))
+		fail_msg("offcpu stack cut at the frame cap: %s", at);
+	free(txt);
+
+	new_pipeline(f, 0, 0);
+	free(u);
+}
+
 /*
  * An interval carries its process's labels (this process's exe); rules on
  * them drop it before its stack is resolved; rules on the state, known
@@ -1078,6 +1254,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tiny_sym_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protoc_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_stack_upcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_labels_and_relabel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 	};

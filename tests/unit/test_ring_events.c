@@ -172,6 +172,62 @@ static void snapshot_lengths_refused(void **state)
 	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
 }
 
+/*
+ * Snapshots with the module's user pcs (TAPROOT_SNAP_F_UPCS): ustack_len
+ * whole pcs, 1..TAPROOT_UNWIND_FRAMES_MAX, with USER_REGS; USTACK_TRUNC
+ * (the frame cap) or USTACK_FAULT (a private fallback), not both, and
+ * never USTACK_TOP.
+ */
+static void snapshot_upcs_checked(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_rec_header *h = (void *)buf;
+	struct taproot_stack_snap *sn = (void *)((char *)buf + 80);
+	const uint16_t f = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+	const uint16_t upcs = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS;
+	size_t size;
+
+	size = switch_build(buf, f, 3, 5 * 8);
+	sn->flags = upcs;
+	assert_ok(buf, size);
+	assert_ptr_equal(taproot_rec_snap(h), sn);
+	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_TRUNC | TAPROOT_SNAP_F_KSTACK_TRUNC;
+	assert_ok(buf, size);
+	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_FAULT;
+	assert_ok(buf, size);
+
+	/* The most pcs a walk has, in a WAKING whose snapshot starts at 64. */
+	size = waking_build(buf, TAPROOT_WAKING_F_STACKS, 0, TAPROOT_UNWIND_FRAMES_MAX * 8);
+	((struct taproot_stack_snap *)((char *)buf + 64))->flags = upcs;
+	assert_ok(buf, size);
+	size = waking_build(buf, TAPROOT_WAKING_F_STACKS, 0, (TAPROOT_UNWIND_FRAMES_MAX + 1) * 8);
+	((struct taproot_stack_snap *)((char *)buf + 64))->flags = upcs;
+	assert_corrupt(buf, size,
+		       "snapshot UPCS ustack_len not 8..8*TAPROOT_UNWIND_FRAMES_MAX by 8");
+
+	size = switch_build(buf, f, 3, 12);
+	sn->flags = upcs;
+	assert_corrupt(buf, size,
+		       "snapshot UPCS ustack_len not 8..8*TAPROOT_UNWIND_FRAMES_MAX by 8");
+	size = switch_build(buf, f, 3, 0);
+	sn->flags = upcs;
+	assert_corrupt(buf, size,
+		       "snapshot UPCS ustack_len not 8..8*TAPROOT_UNWIND_FRAMES_MAX by 8");
+
+	size = switch_build(buf, f, 3, 16);
+	sn->flags = TAPROOT_SNAP_F_UPCS;
+	assert_corrupt(buf, size, "snapshot UPCS without USER_REGS");
+	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_TOP;
+	assert_corrupt(buf, size, "snapshot UPCS with USTACK_TOP");
+	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_TRUNC | TAPROOT_SNAP_F_USTACK_FAULT;
+	assert_corrupt(buf, size, "snapshot UPCS with USTACK_TRUNC and USTACK_FAULT");
+
+	/* The pcs still inside the record. */
+	sn->flags = upcs;
+	sn->ustack_len = 24;
+	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
+}
+
 static void waking_sizes_refused(void **state)
 {
 	uint64_t buf[BUF_WORDS];
@@ -272,6 +328,7 @@ int main(void)
 		cmocka_unit_test(switch_valid_pass),
 		cmocka_unit_test(switch_sizes_refused),
 		cmocka_unit_test(snapshot_lengths_refused),
+		cmocka_unit_test(snapshot_upcs_checked),
 		cmocka_unit_test(waking_sizes_refused),
 		cmocka_unit_test(fork_exit_sizes_fixed),
 		cmocka_unit_test(exec_valid_pass),
