@@ -92,10 +92,16 @@ static void stats_cpu(struct nl_msg *msg, uint32_t cpu)
 {
 	struct nlattr *nest = nla_nest_start(msg, TAPROOT_A_STATS_CPU);
 
+	struct nlattr *unwind;
+
 	nla_put_u32(msg, TAPROOT_A_STAT_CPU, cpu);
-	for (int a = TAPROOT_A_STAT_SAMPLES; a <= TAPROOT_A_STAT_WAKINGS; a++)
-		if (a != TAPROOT_A_STAT_PAD)
+	for (int a = TAPROOT_A_STAT_SAMPLES; a <= TAPROOT_A_STAT_MAX; a++)
+		if (a != TAPROOT_A_STAT_PAD && a != TAPROOT_A_STAT_UNWIND)
 			nla_put_u64(msg, a, 1000 * cpu + (uint64_t)a);
+	unwind = nla_nest_start(msg, TAPROOT_A_STAT_UNWIND);
+	for (int e = 0; e < TAPROOT_KUNWIND_NR; e++)
+		nla_put_u64(msg, e + 1, 100 * cpu + (uint64_t)e);
+	nla_nest_end(msg, unwind);
 	nla_nest_end(msg, nest);
 }
 
@@ -106,6 +112,8 @@ static void seeds_nl(void)
 		.ustack_bytes = 4096, .events = TAPROOT_EV_SAMPLE | TAPROOT_EV_SWITCH,
 		.flags = 0, .ring_pages = 64, .watermark = 4096, .nr_tgids = 2,
 		.tgids = { 1, 4242 }, .sched_one_in = 1,
+		.unwind_frames = TAPROOT_UNWIND_FRAMES_DEFAULT,
+		.unwind_mem_mib = TAPROOT_UNWIND_MEM_DEFAULT,
 	};
 	struct nlmsgerr e = { .error = -EINVAL };
 	struct nl_msg *m[2];

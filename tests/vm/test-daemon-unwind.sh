@@ -16,6 +16,10 @@
 #     taprootd all the same.
 # The module samples tapwork alone. Every exec costs under TCG: one
 # python3 per step reads everything.
+# What this checks is taprootd's: the module's side of it (walks, uploads,
+# their release) is checked on every kernel by unwind-agreement,
+# unwind-races and unwind-upload-abuse.
+# vm-scope: userspace
 # vm-timeout: 180
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"

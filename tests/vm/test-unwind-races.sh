@@ -54,8 +54,8 @@ say "record --all --freq 999, CPU $hot offline and online, then kill -9"
 rec=$!
 _spawned+=("$rec")
 complete0=0
-for i in 1 2 3 4; do
-	sleep 2
+for i in 1 2 3; do
+	sleep 1.5
 	echo 0 >"/sys/devices/system/cpu/cpu$hot/online" || die "cpu$hot would not go offline"
 	sleep 1
 	echo 1 >"/sys/devices/system/cpu/cpu$hot/online" || die "cpu$hot would not come back"
