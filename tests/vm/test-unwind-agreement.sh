@@ -81,10 +81,15 @@ for name, test in KINDS.items():
     n = sum(c for c, fr in mine if test(fr))
     ok = sum(c for c, fr in mine if test(fr) and whole(fr))
     print(f"# {mode}: {name}: {n} samples, {ok} whole")
-    if ok < 3 or ok < 0.9 * n:
+    # Under --unwind kernel the samples the module could not walk yet
+    # (before the uploads) carry the default 8 KiB copy, which a signal
+    # frame on the deep qsort stack can exceed ([truncated]); under verify
+    # the copies are 64 KiB.
+    want = 0.9 if mode == "verify" else 0.75
+    if ok < 3 or ok < want * n:
         for c, fr in [(c, fr) for c, fr in mine if test(fr) and not whole(fr)][:5]:
             print(f"#   not whole ({c}): {' <- '.join(fr)}")
-        fail(f"{name}: {ok} whole stacks of {n} samples (want 90%, at least 3)")
+        fail(f"{name}: {ok} whole stacks of {n} samples (want {want:.0%}, at least 3)")
 broken = sum(c for c, fr in mine if fr[-1] in MARKERS)
 print(f"# {mode}: {total} samples, {broken} ending in a marker")
 for c, fr in mine:
