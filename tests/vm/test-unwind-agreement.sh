@@ -31,39 +31,22 @@ load_module
 # check_profile DIR STATS MODE: the stacks of DIR/cpu.pb.gz and the
 # counters of STATS, as MODE (verify or kernel) expects them.
 check_profile() {
-	expect_ok "pprof -traces" "$PPROF" -traces -symbolize=none -sample_index=samples "$1/cpu.pb.gz"
-	printf '%s\n' "$OUT" >"$TEST_TMP/traces-$3.txt"
-	python3 -S - "$TEST_TMP/traces-$3.txt" "$2" "$3" <<'PY'
-import json, re, sys
+	expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none "$1/cpu.pb.gz"
+	printf '%s\n' "$OUT" >"$TEST_TMP/raw-$3.txt"
+	python3 -S - "$REPO/tests/vm" "$TEST_TMP/raw-$3.txt" "$2" "$3" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import pprofraw
 
-traces_f, stats_f, mode = sys.argv[1:]
-MARKERS = ("[truncated]", "[no cfi]", "[no mapping]", "[bad frame]", "[max depth]",
-           "[no unwind tables]", "[stale unwind tables]", "[slow rule]")
+raw_f, stats_f, mode = sys.argv[2:]
 
 def fail(msg):
     print(f"FAIL ({mode}): {msg}")
     sys.exit(1)
 
-samples = []	# (count, comm, [frames leaf first])
-text = open(traces_f, errors="replace").read()
-for block in text.split("-----------+-------------------------------------------------------")[1:]:
-    labels, frames, count = {}, [], None
-    for line in block.split("\n"):
-        if not line.strip():
-            continue
-        m = re.match(r"^\s*(\w+):\s+(.*)$", line)
-        if count is None and m and not re.match(r"^\s*\d+\s", line):
-            labels[m.group(1)] = m.group(2).strip()
-            continue
-        m = re.match(r"^\s+(\d+)\s{2,}(\S.*)$", line)
-        if count is None and m:
-            count = int(m.group(1))
-            frames.append(m.group(2).strip().replace(" (inline)", ""))
-        elif count is not None:
-            frames.append(line.strip().replace(" (inline)", ""))
-    if count is not None:
-        samples.append((count, labels.get("comm", ""), frames))
-mine = [(c, fr) for c, comm, fr in samples if comm == "unwindzoo"]
+prof = pprofraw.parse(open(raw_f, errors="replace").read())
+mine = [(s.values["samples/count"], s.frames) for s in prof.samples
+        if s.labels.get("comm") == "unwindzoo"]
 total = sum(c for c, _ in mine)
 if total < 300:
     fail(f"only {total} samples of unwindzoo")
@@ -90,10 +73,12 @@ for name, test in KINDS.items():
         for c, fr in [(c, fr) for c, fr in mine if test(fr) and not whole(fr)][:5]:
             print(f"#   not whole ({c}): {' <- '.join(fr)}")
         fail(f"{name}: {ok} whole stacks of {n} samples (want {want:.0%}, at least 3)")
-broken = sum(c for c, fr in mine if fr[-1] in MARKERS)
+# A marker frame ("[truncated]", "[no cfi]", ...) ends a stack unwound
+# no further.
+broken = sum(c for c, fr in mine if fr[-1].startswith("["))
 print(f"# {mode}: {total} samples, {broken} ending in a marker")
 for c, fr in mine:
-    if fr[-1] in MARKERS:
+    if fr[-1].startswith("["):
         print(f"#   ({c}) {' <- '.join(fr)}")
 
 st = json.load(open(stats_f))
