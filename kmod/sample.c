@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Timer sampling: TAPROOT_REC_SAMPLE records (<linux/taproot.h>).
+ * Timer sampling: TAPROOT_REC_SAMPLE, _STACK and _SAMPLE_REF records
+ * (<linux/taproot.h>).
  *
  * The timer. While started, every online CPU has one pinned kernel perf
  * event, PERF_TYPE_SOFTWARE / PERF_COUNT_SW_CPU_CLOCK: an hrtimer of perf's
@@ -25,6 +26,14 @@
  * only with copy_from_user_nmi() (never VMAs, mmap_lock or
  * get_user_pages).
  *
+ * The user stack. With TAPROOT_CFG_F_UNWIND the handler first walks it
+ * (uwalk.h) by the mappings and tables the consumer uploaded for the
+ * process (utab.h). A whole walk becomes a reference to an interned stack
+ * (intern.h): a STACK record the first time the CPU sees it in the epoch,
+ * a SAMPLE_REF every time. Any other walk, or none, becomes a SAMPLE with
+ * the snapshot from the frame the walk stopped at and the pcs before it.
+ *
+
  * Lifetime. perf_event_release_kernel() removes the event from its CPU
  * (an IPI to that CPU, so a handler running there has finished) and
  * cancels its hrtimer (hrtimer_cancel() waits for a running callback): once
