@@ -186,7 +186,7 @@ static u64 *tap_event_walk(const struct tap_config *cfg,
  * bytes; @irq: the interrupt being served is the one to capture (its
  * kernel stack alone). Returns the size to reserve for the record with
  * its snapshot, or 0 when no snapshot fits (the record goes without).
- * @leaf and @upcs are the caller's, for the snapshot to point to.
+ * @leaf is the caller's, for the snapshot to point to until it is filled.
  *
  * A user part is walked first (tap_event_walk()): a whole walk gives the
  * pcs in place of the stack copy (TAPROOT_SNAP_F_UPCS, and USTACK_TRUNC
