@@ -203,8 +203,7 @@ static u32 tap_sample_plan(struct tap_snap *snap, const struct tap_config *cfg,
 				*flags |= TAPROOT_SAMPLE_F_UREGS_CALLER;
 		}
 	}
-	if (w->end != TAPROOT_KUNWIND_NONE &&
-	    (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE))
+	if (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE)
 		ubytes = 0;
 	return tap_snap_plan(snap, sizeof(struct taproot_rec_sample),
 			     cfg->kstack_depth, ubytes);
@@ -278,8 +277,7 @@ static void tap_sample_write_snap(const struct tap_config *cfg,
 	tap_sample_fill_task(rec, current);
 	used = sizeof(*rec) + tap_snap_fill(&snap, &rec->user_regs,
 					    (u64 *)(rec + 1));
-	if (w->end != TAPROOT_KUNWIND_NONE &&
-	    (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE))
+	if (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE)
 		tap_sample_private_regs(&rec->user_regs);
 	rec->kstack_nr = snap.kstack_nr;
 	rec->upc_nr = snap.upc_nr;

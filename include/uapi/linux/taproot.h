@@ -414,8 +414,10 @@ enum taproot_notify {
  */
 #define TAPROOT_CFG_F_UNWIND		(1U << 1)
 /*
- * A sample the module cannot unwind carries no user stack bytes; nor does
- * any causal event (TAPROOT_SNAP_F_UPCS).
+ * No sample carries user stack bytes, nor user registers but ip, sp and
+ * bp: one the module cannot unwind (or does not: without UNWIND; or for
+ * VERIFY) ends where its walk stopped. Nor does any causal event
+ * (TAPROOT_SNAP_F_UPCS).
  */
 #define TAPROOT_CFG_F_USTACK_PRIVATE	(1U << 2)
 /* Every unwound sample also carries the leaf's snapshot, to compare. */
