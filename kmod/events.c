@@ -66,7 +66,6 @@
 #include "ring.h"
 #include "stack.h"
 #include "taproot.h"
-#include "utab.h"
 #include "uwalk.h"
 
 #if !defined(HAS_SCHED_SWITCH_PREV_STATE_LAST) && \
@@ -147,7 +146,7 @@ static inline void tap_copy_comm(char *dst, const struct task_struct *t)
  * returns the pcs, or NULL with w->end TAPROOT_KUNWIND_NONE when there was
  * no walk. Only with interrupts off (the switch and waking probes, outside
  * an NMI): nothing else on this CPU then uses the buffer, and the caller
- * is an RCU-sched reader for tap_utab_lookup(). Under the runqueue lock on
+ * is an RCU-sched reader for tap_walk_user(). Under the runqueue lock on
  * the switch path: the walk is bounded by cfg->unwind_frames, each frame
  * by two small reads that never fault pages in.
  */
@@ -155,9 +154,7 @@ static u64 *tap_event_walk(const struct tap_config *cfg,
 			   struct pt_regs *uregs, struct tap_uwalk *w)
 {
 	struct tap_event_pcs __percpu *buf = READ_ONCE(tap_event_pcs);
-	struct taproot_user_regs start;
 	u64 *upcs;
-	u8 why;
 
 	w->nr = 0;
 	w->end = TAPROOT_KUNWIND_NONE;
@@ -165,19 +162,7 @@ static u64 *tap_event_walk(const struct tap_config *cfg,
 	    !irqs_disabled() || in_nmi())
 		return NULL;
 	upcs = this_cpu_ptr(buf)->upcs;
-	w->maps = tap_utab_lookup(current, &why);
-	if (!w->maps) {
-		w->end = why;
-		return upcs;
-	}
-	w->max_frames = cfg->unwind_frames;
-	tap_fill_user_regs(&start, uregs);
-	tap_uwalk(w, &start, upcs);
-	/* The mappings began to change during the walk: no pc is kept. */
-	if (!tap_utab_unchanged(current, w->maps)) {
-		w->nr = 0;
-		w->end = TAPROOT_KUNWIND_STALE;
-	}
+	tap_walk_user(w, uregs, cfg->unwind_frames, upcs);
 	return upcs;
 }
 

@@ -57,7 +57,6 @@
 #include "sample.h"
 #include "stack.h"
 #include "taproot.h"
-#include "utab.h"
 #include "uwalk.h"
 
 static DEFINE_PER_CPU(struct perf_event *, tap_sample_event);
@@ -137,29 +136,10 @@ static void tap_sample_walk(const struct tap_config *cfg,
 			    struct pt_regs *uregs, struct tap_uwalk *w,
 			    u64 *upcs)
 {
-	struct taproot_user_regs start;
-	u8 why;
-
 	w->nr = 0;
 	w->end = TAPROOT_KUNWIND_NONE;
-	if (!(cfg->flags & TAPROOT_CFG_F_UNWIND) || !uregs)
-		return;
-	w->maps = tap_utab_lookup(current, &why);
-	if (!w->maps) {
-		w->end = why;
-		return;
-	}
-	w->max_frames = cfg->unwind_frames;
-	tap_fill_user_regs(&start, uregs);
-	tap_uwalk(w, &start, upcs);
-	/*
-	 * A change of the mappings began during the walk: its pcs may mix
-	 * two of them. None is kept; the snapshot is the leaf's.
-	 */
-	if (!tap_utab_unchanged(current, w->maps)) {
-		w->nr = 0;
-		w->end = TAPROOT_KUNWIND_STALE;
-	}
+	if ((cfg->flags & TAPROOT_CFG_F_UNWIND) && uregs)
+		tap_walk_user(w, uregs, cfg->unwind_frames, upcs);
 }
 
 /* Whether walk @w ended where the user stack ends, or at the frame cap. */

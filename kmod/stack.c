@@ -22,6 +22,8 @@
 
 #include "ring.h"
 #include "stack.h"
+#include "utab.h"
+#include "uwalk.h"
 
 void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r)
 {
@@ -43,6 +45,27 @@ void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r)
 	u->r15 = r->r15;
 	u->ip = r->ip;
 	u->flags = r->flags;
+}
+
+void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
+		   u64 *upcs)
+{
+	struct taproot_user_regs start;
+	u8 why;
+
+	w->nr = 0;
+	w->maps = tap_utab_lookup(current, &why);
+	if (!w->maps) {
+		w->end = why;
+		return;
+	}
+	w->max_frames = max_frames;
+	tap_fill_user_regs(&start, uregs);
+	tap_uwalk(w, &start, upcs);
+	if (!tap_utab_unchanged(current, w->maps)) {
+		w->nr = 0;
+		w->end = TAPROOT_KUNWIND_STALE;
+	}
 }
 
 struct pt_regs *tap_current_user_regs(void)

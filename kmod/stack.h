@@ -93,6 +93,20 @@ u32 tap_snap_fill_rec(struct tap_snap *s, struct taproot_stack_snap *sn);
  */
 struct pt_regs *tap_current_user_regs(void);
 
+struct tap_uwalk;
+
+/*
+ * Walk current's user stack from @uregs into @upcs (at most @max_frames
+ * pcs) by the mappings uploaded for its process (utab.h, uwalk.h). Sets
+ * every result of @w: without mappings, w->nr 0 and w->end the lookup's
+ * TAPROOT_KUNWIND_NO_PROC or _STALE; when a change of the mappings began
+ * during the walk, none of its pcs is kept (they may mix two of them):
+ * w->nr 0, _STALE. The caller is an RCU-sched reader (preemption or
+ * interrupts off) and owns @upcs on this CPU.
+ */
+void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
+		   u64 *upcs);
+
 /* Copy @r into the ABI's register set. */
 void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r);
 
