@@ -179,26 +179,19 @@ static int daemon_get(struct daemon_state *st, bool *stale)
 static void print_module_unwind(const struct daemon_state *st)
 {
 	const struct taproot_kupload_stats *k = &st->kupload;
-	uint64_t walks = 0, good = st->kunwind[TAPROOT_KUNWIND_COMPLETE] +
-				   st->kunwind[TAPROOT_KUNWIND_MAX_FRAMES];
-	bool any = false;
+	uint64_t walks = kunwind_walks(st->kunwind),
+		 good = st->kunwind[TAPROOT_KUNWIND_COMPLETE] +
+			st->kunwind[TAPROOT_KUNWIND_MAX_FRAMES];
 
 	if (!st->module_unwind) {
 		printf("%-16soff (unwind off): user stacks unwound from snapshots\n",
 		       "  kernel walks:");
 		return;
 	}
-	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
-		walks += st->kunwind[e];
 	printf("%-16s%.1f%% of %" PRIu64 " ended well (", "  kernel walks:",
 	       walks ? 100.0 * (double)good / (double)walks : 0.0, walks);
-	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_PIPELINE_KUNWIND_NR; e++) {
-		if (!st->kunwind[e])
-			continue;
-		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e), st->kunwind[e]);
-		any = true;
-	}
-	printf("%s); %" PRIu64 " stack refs, %" PRIu64 " unresolved\n", any ? "" : "none",
+	print_kunwind_ends(st->kunwind);
+	printf("); %" PRIu64 " stack refs, %" PRIu64 " unresolved\n",
 	       st->stack_refs, st->stack_refs_unresolved);
 	printf("%-16s%" PRIu64 " tables (%" PRIu64 " KiB), %" PRIu64 " process mapping sets; "
 	       "held now: %" PRIu64 " tables, %" PRIu64 " processes; %" PRIu64

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/taproot.h>
+
 #include "taprootctl.h"
 
 static void add(struct taproot_cpu_stats *t, const struct taproot_cpu_stats *c)
@@ -43,21 +45,9 @@ static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
  */
 static void print_walks(const struct taproot_cpu_stats *t)
 {
-	uint64_t walks = 0;
-	bool any = false;
-
-	for (unsigned int e = 1; e < TAPROOT_STATS_KUNWIND_NR; e++)
-		walks += t->unwind[e];
-	printf("unwind walks: %" PRIu64 " (", walks);
-	for (unsigned int e = 1; e < TAPROOT_STATS_KUNWIND_NR; e++) {
-		if (!t->unwind[e])
-			continue;
-		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e),
-		       t->unwind[e]);
-		any = true;
-	}
-	printf("%s), %" PRIu64 " samples not walked\n", any ? "" : "none",
-	       t->unwind[0]);
+	printf("unwind walks: %" PRIu64 " (", kunwind_walks(t->unwind));
+	print_kunwind_ends(t->unwind);
+	printf("), %" PRIu64 " samples not walked\n", t->unwind[TAPROOT_KUNWIND_NONE]);
 }
 
 static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)

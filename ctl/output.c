@@ -5,16 +5,49 @@
  * JSON stream of a command's answer. Below the commands and the dispatcher,
  * so that calls go one way: taprootctl.c -> cmd-*.c -> output.c.
  */
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <linux/taproot.h>
 
 #include "taprootctl.h"
 
 #define PROG	"taprootctl"
 
 bool json_output;
+
+/* ------------------------------------------------------ module walks */
+
+_Static_assert(TAPROOT_PIPELINE_KUNWIND_NR == TAPROOT_KUNWIND_NR &&
+	       TAPROOT_STATS_KUNWIND_NR == TAPROOT_KUNWIND_NR,
+	       "the walks' counters are indexed by enum taproot_kunwind");
+
+uint64_t kunwind_walks(const uint64_t *ends)
+{
+	uint64_t walks = 0;
+
+	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_KUNWIND_NR; e++)
+		walks += ends[e];
+	return walks;
+}
+
+void print_kunwind_ends(const uint64_t *ends)
+{
+	bool any = false;
+
+	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_KUNWIND_NR; e++) {
+		if (!ends[e])
+			continue;
+		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e), ends[e]);
+		any = true;
+	}
+	if (!any)
+		printf("none");
+}
 
 /* ------------------------------------------------------------- errors */
 

@@ -223,22 +223,15 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
  */
 static void print_kunwind(const struct taproot_pipeline_stats *st)
 {
-	uint64_t walks = 0, good = st->kunwind[TAPROOT_KUNWIND_COMPLETE] +
-				   st->kunwind[TAPROOT_KUNWIND_MAX_FRAMES];
-	bool any = false;
+	uint64_t walks = kunwind_walks(st->kunwind),
+		 good = st->kunwind[TAPROOT_KUNWIND_COMPLETE] +
+			st->kunwind[TAPROOT_KUNWIND_MAX_FRAMES];
 
-	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_KUNWIND_NR; e++)
-		walks += st->kunwind[e];
 	if (!walks && !st->stack_refs)
 		return;
 	printf("  %-10s%.1f%% of %" PRIu64 " walks in the module ended well (", "kernel:",
 	       walks ? 100.0 * (double)good / (double)walks : 0, walks);
-	for (unsigned int e = TAPROOT_KUNWIND_NONE + 1; e < TAPROOT_KUNWIND_NR; e++) {
-		if (!st->kunwind[e])
-			continue;
-		printf("%s%s %" PRIu64, any ? ", " : "", taproot_kunwind_name(e), st->kunwind[e]);
-		any = true;
-	}
+	print_kunwind_ends(st->kunwind);
 	printf(")");
 	if (st->stack_refs_unresolved)
 		printf("; %" PRIu64 " of %" PRIu64 " stack refs unresolved, dropped",

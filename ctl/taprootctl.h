@@ -81,6 +81,16 @@ struct summary_info {
 	const struct taproot_pipeline_stats *st;
 };
 
+/*
+ * The module's walks of user stacks by how they ended, @ends indexed by
+ * enum taproot_kunwind (TAPROOT_KUNWIND_NR of them; the module's counters,
+ * the pipeline's and taprootd's alike): kunwind_walks() the walks in all
+ * (TAPROOT_KUNWIND_NONE is no walk), print_kunwind_ends() "END N, END N"
+ * for each end met, or "none".
+ */
+uint64_t kunwind_walks(const uint64_t *ends);
+void print_kunwind_ends(const uint64_t *ends);
+
 /* mkdir -p @dir, the last component mode 0700: 0 or -errno. */
 int make_output_dir(const char *dir);
 
