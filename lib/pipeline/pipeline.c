@@ -49,9 +49,7 @@
  * symbolized-pc cache and the process-name cache by their entry counts
  * (both are emptied when full), the self-time table by its entry count
  * (later names go to "[other]"), the mirror of the stack slots by the
- * module's own bound: TAPROOT_STACK_SLOTS copies of STACK records per CPU
- * (up to 40 + 8 * (127 + 127) bytes each, 2 KiB; a few hundred bytes for
- * most), of CPUs below PL_STACK_CPUS_MAX.
+ * module's own bound (interned.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +64,7 @@
 #include <gelf.h>
 #include <linux/taproot.h>
 
+#include "pipeline/interned.h"
 #include "pipeline/pipeline.h"
 #include "profile/causal.h"
 #include "util/clock.h"
@@ -79,8 +78,6 @@
 #define PL_TOP_MAX		16384	/* distinct leaf functions counted */
 #define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
 #define PL_STATIC_MAX		16	/* static labels of the options */
-#define PL_STACK_CPUS_MAX	8192	/* CPUs whose stack slots are mirrored:
-					 * x86-64's largest NR_CPUS */
 
 _Static_assert(TAPROOT_PIPELINE_KUNWIND_NR == TAPROOT_KUNWIND_NR,
 	       "taproot_pipeline_stats.kunwind has a counter per taproot_kunwind");
@@ -220,24 +217,6 @@ struct pl_top {
 	uint64_t samples;
 };
 
-/* ------------------------------------------- the module's stack slots */
-
-/*
- * One CPU's mirror of the module's stack slots: in slot id & (SLOTS - 1),
- * a copy of the last STACK record that put id there (its fixed part and
- * pcs; NULL: none yet). The module writes a SAMPLE_REF only for the id its
- * slot holds, after that STACK: a reader of every record of the CPU finds
- * it here.
- */
-struct pl_interned_slot {
-	struct taproot_rec_stack *rec;
-	size_t cap;			/* bytes allocated at rec */
-};
-
-struct pl_interned_cpu {
-	struct pl_interned_slot slot[TAPROOT_STACK_SLOTS];
-};
-
 /* ------------------------------------------------------------ pipeline */
 
 struct taproot_pipeline {
@@ -277,8 +256,7 @@ struct taproot_pipeline {
 	struct taproot_profile_frame *frames;
 	size_t max_frames;
 
-	struct pl_interned_cpu **interned;	/* by CPU; NULL: no STACK yet */
-	unsigned int ninterned;			/* entries of interned */
+	struct tp_interned interned;	/* the module's stack slots, mirrored */
 
 	struct taproot_pipeline_stats st;
 };
@@ -1307,79 +1285,6 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 
 /* ------------------------------------------- the module's stack slots */
 
-/* Ring @cpu's slots, allocated now if @alloc; NULL past PL_STACK_CPUS_MAX or -ENOMEM. */
-static struct pl_interned_cpu *pl_interned_cpu(struct taproot_pipeline *p, unsigned int cpu,
-					       bool alloc)
-{
-	struct pl_interned_cpu **v;
-	unsigned int n;
-
-	if (cpu < p->ninterned && (p->interned[cpu] || !alloc))
-		return p->interned[cpu];
-	if (!alloc || cpu >= PL_STACK_CPUS_MAX)
-		return NULL;
-	if (cpu >= p->ninterned) {
-		n = cpu + 1 > 2 * p->ninterned ? cpu + 1 : 2 * p->ninterned;
-		if (n > PL_STACK_CPUS_MAX)
-			n = PL_STACK_CPUS_MAX;
-		v = realloc(p->interned, n * sizeof(v[0]));
-		if (!v)
-			return NULL;
-		memset(v + p->ninterned, 0, (n - p->ninterned) * sizeof(v[0]));
-		p->interned = v;
-		p->ninterned = n;
-	}
-	p->interned[cpu] = calloc(1, sizeof(*p->interned[cpu]));
-	return p->interned[cpu];
-}
-
-/*
- * A STACK record of ring @cpu into its slot, replacing what the slot held
- * (emptied when it cannot be copied: no reference may find the old one).
- * A CPU past the mirror's bound keeps nothing: its references miss.
- */
-static int pl_interned_put(struct taproot_pipeline *p, const struct taproot_rec_stack *st,
-			   unsigned int cpu)
-{
-	size_t len = sizeof(*st) + ((size_t)st->kstack_nr + st->upc_nr) * sizeof(uint64_t);
-	struct pl_interned_cpu *ic = pl_interned_cpu(p, cpu, true);
-	struct pl_interned_slot *sl;
-
-	if (!ic)
-		return cpu < PL_STACK_CPUS_MAX ? tp_err(-ENOMEM, NULL) : 0;
-	sl = &ic->slot[st->id & (TAPROOT_STACK_SLOTS - 1)];
-	if (sl->cap < len) {
-		free(sl->rec);
-		sl->cap = 0;
-		sl->rec = malloc(len);
-		if (!sl->rec)
-			return tp_err(-ENOMEM, NULL);
-		sl->cap = len;
-	}
-	memcpy(sl->rec, st, len);
-	p->st.stack_records++;
-	return 0;
-}
-
-/* The STACK a reference names on ring @cpu, or NULL when the mirror does not hold it. */
-static const struct taproot_rec_stack *pl_interned_get(struct taproot_pipeline *p,
-							const struct taproot_rec_sample_ref *r,
-							unsigned int cpu)
-{
-	struct pl_interned_cpu *ic = pl_interned_cpu(p, cpu, false);
-	const struct taproot_rec_stack *st;
-
-	if (!ic)
-		return NULL;
-	st = ic->slot[r->stack_id & (TAPROOT_STACK_SLOTS - 1)].rec;
-	if (!st || st->id != r->stack_id || st->epoch != r->epoch)
-		return NULL;
-	/* User pcs are one process's addresses: never another's, whatever the hash. */
-	if ((st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) && st->pid != r->pid)
-		return NULL;
-	return st;
-}
-
 /*
  * A SAMPLE_REF: a sample whose stack is a STACK record of its CPU. The
  * pcs are taken whole (PL_UPCS_WHOLE); one the mirror lacks is counted
@@ -1394,7 +1299,7 @@ static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sa
 	struct pl_who w;
 
 	p->st.stack_refs++;
-	st = pl_interned_get(p, r, cpu);
+	st = tp_interned_get(&p->interned, r, cpu);
 	if (!st) {
 		p->st.stack_refs_unresolved++;
 		return 0;
@@ -1421,16 +1326,7 @@ static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sa
 
 void taproot_pipeline_forget_stacks(struct taproot_pipeline *p)
 {
-	for (unsigned int cpu = 0; cpu < p->ninterned; cpu++) {
-		if (!p->interned[cpu])
-			continue;
-		for (unsigned int i = 0; i < TAPROOT_STACK_SLOTS; i++)
-			free(p->interned[cpu]->slot[i].rec);
-		free(p->interned[cpu]);
-	}
-	free(p->interned);
-	p->interned = NULL;
-	p->ninterned = 0;
+	tp_interned_clear(&p->interned);
 }
 
 /* ------------------------------------------------------- causal events */
@@ -1616,10 +1512,13 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 			err = 0;
 		return err;
 	case TAPROOT_REC_STACK:
-		err = pl_interned_put(p, (const struct taproot_rec_stack *)rec, cpu);
-		if (err < 0)
+		err = tp_interned_put(&p->interned, (const struct taproot_rec_stack *)rec, cpu);
+		if (err < 0) {
 			p->st.dropped++;
-		return err;
+			return err;
+		}
+		p->st.stack_records += err;
+		return 0;
 	case TAPROOT_REC_LOST: {
 		const struct taproot_rec_lost *l = (const struct taproot_rec_lost *)rec;
 
