@@ -918,6 +918,41 @@ static bool check_config(const uint8_t *p, size_t len, const char **why)
 	return true;
 }
 
+/* STAT_UNWIND: a u64 per enum taproot_kunwind, type its value + 1 (0: padding). */
+static bool check_stats_unwind(const struct nlattr *nest)
+{
+	const struct nlattr *tb[TAPROOT_KUNWIND_NR + 1] = { 0 };
+	unsigned int unknown = 0, e;
+
+	if (!nest || parse_attrs(nla_data(nest), nla_len(nest), tb, TAPROOT_KUNWIND_NR,
+				 &unknown) || unknown)
+		return false;
+	for (e = 1; e <= TAPROOT_KUNWIND_NR; e++)
+		if (!get_u64(tb[e]))
+			return false;
+	return true;
+}
+
+/* The module-wide counters beside the CPUs' nests: each of its size. */
+static bool check_stats_module(unsigned int type, const struct nlattr *na)
+{
+	uint32_t v;
+
+	switch (type) {
+	case TAPROOT_A_RUNNING:
+		return nla_len(na) == 1 && *(const uint8_t *)nla_data(na) <= 1;
+	case TAPROOT_A_FOLLOWED:
+	case TAPROOT_A_UNWIND_TABLES:
+	case TAPROOT_A_UNWIND_PROCS:
+		return get_u32(na, &v);
+	case TAPROOT_A_FOLLOW_FULL:
+	case TAPROOT_A_UNWIND_MEM_USED:
+		return get_u64(na);
+	default:
+		return false;
+	}
+}
+
 static bool check_stats(const uint8_t *p, size_t len)
 {
 	size_t off = 0;
@@ -925,7 +960,7 @@ static bool check_stats(const uint8_t *p, size_t len)
 
 	if (!len)
 		return false;
-	/* RUNNING once, then STATS_CPU nests; parse them in order */
+	/* STATS_CPU nests and the module's counters, in any order */
 	while (off < len) {
 		const struct nlattr *na = (const struct nlattr *)(p + off);
 		unsigned int type, unknown = 0, i;
@@ -936,20 +971,20 @@ static bool check_stats(const uint8_t *p, size_t len)
 		    na->nla_len > len - off)
 			return false;
 		type = na->nla_type & NLA_TYPE_MASK;
-		if (type == TAPROOT_A_RUNNING) {
-			if (nla_len(na) != 1 || *(const uint8_t *)nla_data(na) > 1)
-				return false;
-		} else if (type == TAPROOT_A_STATS_CPU) {
+		if (type == TAPROOT_A_STATS_CPU) {
 			if (parse_attrs(nla_data(na), nla_len(na), st,
 					TAPROOT_A_STAT_MAX, &unknown) || unknown)
 				return false;
 			if (!get_u32(st[TAPROOT_A_STAT_CPU], &cpu))
 				return false;
 			for (i = TAPROOT_A_STAT_SAMPLES; i <= TAPROOT_A_STAT_MAX; i++)
-				if (i != TAPROOT_A_STAT_PAD && !get_u64(st[i]))
+				if (i != TAPROOT_A_STAT_PAD && i != TAPROOT_A_STAT_UNWIND &&
+				    !get_u64(st[i]))
 					return false;
+			if (!check_stats_unwind(st[TAPROOT_A_STAT_UNWIND]))
+				return false;
 			ncpu++;
-		} else {
+		} else if (!check_stats_module(type, na)) {
 			return false;
 		}
 		off += NLA_ALIGN(na->nla_len);
@@ -1261,15 +1296,18 @@ static void check_valid(const struct plan *p, const struct outcome *o,
 		break;
 	case TAPROOT_CMD_SET_CONFIG:
 		/*
-		 * While running: any FREQ_HZ or RING_PAGES is refused, and an
+		 * While running: any FREQ_HZ or RING_PAGES is refused, an
 		 * EVENTS mask with a causal kind not attached at START (which
-		 * kinds were is not visible: any causal kind may be).
+		 * kinds were is not visible: any causal kind may be), and the
+		 * FOLLOW flag when its probes were not attached at START.
 		 */
 		busy_ok = was_running &&
 			  (p->has[TAPROOT_A_CFG_FREQ_HZ] ||
 			   p->has[TAPROOT_A_CFG_RING_PAGES] ||
 			   (p->has[TAPROOT_A_CFG_EVENTS] &&
-			    (p->val[TAPROOT_A_CFG_EVENTS] & ~(uint32_t)TAPROOT_EV_SAMPLE)));
+			    (p->val[TAPROOT_A_CFG_EVENTS] & ~(uint32_t)TAPROOT_EV_SAMPLE)) ||
+			   (p->has[TAPROOT_A_CFG_FLAGS] &&
+			    (p->val[TAPROOT_A_CFG_FLAGS] & TAPROOT_CFG_F_FOLLOW)));
 		/* a watermark kept from before may not fit a smaller ring */
 		if (err == EINVAL && p->has[TAPROOT_A_CFG_RING_PAGES] &&
 		    !p->has[TAPROOT_A_CFG_WATERMARK])
