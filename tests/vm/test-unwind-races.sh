@@ -30,16 +30,16 @@ done
 [ -n "$hot" ] || die "no CPU can go offline: run with 2 vCPUs or more"
 trap 'echo 1 >"/sys/devices/system/cpu/cpu$hot/online" 2>/dev/null; _cleanup_spawned' EXIT
 
-# module_stat NAME: the module-wide counter NAME of 'taprootctl --json stats'.
-module_stat() {
-	ctl "stats" --json stats
-	python3 -S -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$OUT" "$1"
-}
-# walks END: the module's walks that ended END, summed over the CPUs.
-walks() {
+# module_stats NAME...: a line of the values of NAME... from one
+# 'taprootctl --json stats' (each a call under TCG and this load: seconds):
+# a module-wide counter, or "walks:END", the walks that ended END on all
+# CPUs.
+module_stats() {
 	ctl "stats" --json stats
 	python3 -S -c 'import json, sys
-print(sum(c["unwind"][sys.argv[2]] for c in json.loads(sys.argv[1])["cpus"]))' "$OUT" "$1"
+s = json.loads(sys.argv[1])
+print(*(sum(c["unwind"][n[6:]] for c in s["cpus"]) if n.startswith("walks:") else s[n]
+        for n in sys.argv[2:]))' "$OUT" "$@"
 }
 
 load_module
@@ -60,9 +60,7 @@ for i in 1 2 3; do
 	sleep 1
 	echo 1 >"/sys/devices/system/cpu/cpu$hot/online" || die "cpu$hot would not come back"
 done
-complete=$(walks complete)
-stale=$(walks stale)
-mem=$(module_stat unwind_mem_used)
+read -r complete stale mem <<<"$(module_stats walks:complete walks:stale unwind_mem_used)"
 say "before the kill: $complete complete walks, $stale stale, $mem bytes uploaded"
 assert_gt "the module walked stacks from the uploads" "$complete" 100
 assert_gt "the module saw mappings change (libswap, exec-storm)" "$stale" 0
@@ -75,13 +73,14 @@ wait "$rec" 2>/dev/null || true
 # are gone: wait for the consumer slot to free (a new open would be EBUSY).
 t0=${EPOCHREALTIME/./}
 for _ in $(seq 50); do
-	[ "$(module_stat unwind_mem_used)" = 0 ] && break
+	read -r mem tables procs <<<"$(module_stats unwind_mem_used unwind_tables unwind_procs)"
+	[ "$mem" = 0 ] && break
 	sleep 0.2
 done
 say "the store was freed $(((${EPOCHREALTIME/./} - t0) / 1000)) ms after the kill"
-assert_eq "no byte held after the kill" 0 "$(module_stat unwind_mem_used)"
-assert_eq "no table held after the kill" 0 "$(module_stat unwind_tables)"
-assert_eq "no process held after the kill" 0 "$(module_stat unwind_procs)"
+assert_eq "no byte held after the kill" 0 "$mem"
+assert_eq "no table held after the kill" 0 "$tables"
+assert_eq "no process held after the kill" 0 "$procs"
 if grep -q tap_utab /proc/vmallocinfo; then
 	die "vmalloc'd allocations of utab left: $(grep tap_utab /proc/vmallocinfo)"
 fi
@@ -103,5 +102,5 @@ if st["stack_refs"] < 100:
     sys.exit(f"FAIL: only {st['stack_refs']} interned samples after the kill")
 PY
 [ $? -eq 0 ] || die "the recorder after the kill is not as expected"
-assert_eq "the second recorder's uploads are gone too" 0 "$(module_stat unwind_mem_used)"
+assert_eq "the second recorder's uploads are gone too" 0 "$(module_stats unwind_mem_used)"
 unload_module
