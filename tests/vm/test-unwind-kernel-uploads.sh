@@ -17,6 +17,10 @@
 #   - `record --unwind user` (the module's unwind flag off) has the module
 #     walk nothing: no walk ended, no stack ref, in its counters or
 #     record's.
+# What this checks is record's part: the module's (walks, interned
+# stacks, the release of the uploads, the unwind flag) is checked on
+# every kernel by unwind-agreement, unwind-races and unwind-private.
+# vm-scope: userspace
 # vm-timeout: 180
 . "${0%/*}/lib.sh"
 
