@@ -16,8 +16,12 @@
 #     It is above it, by 1.5-3x under TCG: pingpong's intervals last about
 #     15 us, and a selected one is lengthened by its own recording (the
 #     stack captures' remaining cost on the CPU both threads share), which
-#     the unrecorded ones are not; the bound above is 4x. Intervals of a
-#     millisecond and more are within 10% (offcpu-profiles).
+#     the unrecorded ones are not. Since the switch and waking probes walk
+#     the user stacks in the module (issue 19) it was 2.0x, 4.0x and 6.5x
+#     in three runs on 6.1 (at one in 2048, an interval lengthened by a few
+#     milliseconds weighs seconds): the bound above is 8x, a sanity check;
+#     the one below is the test. Intervals of a millisecond and more are
+#     within 10% (offcpu-profiles).
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
@@ -78,6 +82,6 @@ prof = pprofraw.parse(open(f"{tmp}/offcpu.raw", errors="replace").read())
 t = next(t for t in prof.types if t.endswith("/nanoseconds"))
 off = sum(s.values[t] for s in prof.samples if s.labels.get("comm") == "pingpong") / 1e9
 print(f"pingpong's threads measured {truth:.3f} s off CPU; the profile says {off:.3f} s")
-if not 0.75 * truth <= off <= 4 * truth:
-    sys.exit(f"FAIL: off-CPU time {off:.3f} s is not within 0.75x..4x of the measured {truth:.3f} s")
+if not 0.75 * truth <= off <= 8 * truth:
+    sys.exit(f"FAIL: off-CPU time {off:.3f} s is not within 0.75x..8x of the measured {truth:.3f} s")
 PY
