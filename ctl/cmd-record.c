@@ -64,6 +64,7 @@
 #define RECORD_FREQ_DEFAULT	99	/* Hz: a short session wants more than 19 */
 #define RECORD_DURATION_DEFAULT	10.0	/* s, without a command */
 #define RECORD_POLL_MS		100	/* longest wait between two reads of the rings */
+#define RECORD_EXEC_WAIT_MS	2000	/* for the released command's exec */
 #define FOLLOW_MS		100	/* how often a command's children are looked for */
 #define PROGRESS_TTY_MS		500
 #define PROGRESS_LINE_MS	5000
@@ -143,6 +144,7 @@ struct record {
 	struct taproot_info info;	/* the module's, at the start */
 	char comment[256];		/* the profiles' */
 	int release;			/* the stopped command's pipe, -1: none */
+	int execd;			/* EOF once it exec'd or exited, -1: none */
 	bool tty;			/* stderr is a terminal: progress in place */
 	bool signals_caught;
 	struct sigaction old_int, old_term;
@@ -647,38 +649,68 @@ static void stop_follower(struct record *r)
 /*
  * Fork @argv stopped: the child waits until a byte arrives on the pipe
  * (*@release is its write end), then execs. EOF without a byte: exit 127.
+ * *@execd reads EOF once the child exec'd or exited: its write end is
+ * the child's, closed on exec.
  */
-static pid_t spawn_stopped(char **argv, int *release)
+static pid_t spawn_stopped(char **argv, int *release, int *execd)
 {
-	int fds[2];
+	int go[2], done[2];
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(done, O_CLOEXEC) < 0) {
 		int err = -errno;
 
-		close(fds[0]);
-		close(fds[1]);
+		close(go[0]);
+		close(go[1]);
 		return err;
 	}
+	pid = fork();
 	if (pid == 0) {
 		char c;
 
-		close(fds[1]);
+		close(go[1]);
+		close(done[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
-		if (read(fds[0], &c, 1) != 1)
+		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		execvp(argv[0], argv);
 		fprintf(stderr, "taprootctl: record: cannot run '%s': %s\n", argv[0],
 			strerror(errno));
 		_exit(127);
 	}
-	close(fds[0]);
-	*release = fds[1];
+	pid = pid < 0 ? -errno : pid;
+	close(go[0]);
+	close(done[1]);
+	if (pid < 0) {
+		close(go[1]);
+		close(done[0]);
+		return pid;
+	}
+	*release = go[1];
+	*execd = done[0];
 	return pid;
+}
+
+/*
+ * Wait (a few seconds at most) until the released command exec'd. The
+ * samples it gave as a copy of taprootctl, before, are kept; but were
+ * they consumed before the exec, the uploader would read this program's
+ * mappings in /proc and compile its libraries' tables for the module,
+ * work lost a moment later.
+ */
+static void wait_exec(struct record *r)
+{
+	struct pollfd p = { .fd = r->execd, .events = POLLIN };
+	int n;
+
+	do {
+		n = poll(&p, 1, RECORD_EXEC_WAIT_MS);
+	} while (n < 0 && errno == EINTR);
+	close(r->execd);
+	r->execd = -1;
 }
 
 static void reap_child(struct record *r, bool block)
@@ -1091,7 +1123,7 @@ static int record_start(struct record *r)
 	int ret, err;
 
 	if (r->o.command) {
-		r->child = spawn_stopped(r->o.command, &r->release);
+		r->child = spawn_stopped(r->o.command, &r->release, &r->execd);
 		if (r->child < 0) {
 			err = (int)-r->child;
 			r->child = 0;
@@ -1134,6 +1166,7 @@ static int record_start(struct record *r)
 				strerror(errno));
 		close(r->release);
 		r->release = -1;
+		wait_exec(r);
 	}
 	return EXIT_OK;
 }
@@ -1208,6 +1241,9 @@ static void record_stop(struct record *r)
 	if (r->release >= 0)
 		close(r->release);	/* the command was never released: it exits 127 */
 	r->release = -1;
+	if (r->execd >= 0)
+		close(r->execd);
+	r->execd = -1;
 }
 
 /* Close the raw file with the session's end; an error updates *@ret. */
@@ -1231,7 +1267,7 @@ int do_record(int argc, char **argv)
 {
 	struct record r = {
 		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true },
-		.release = -1, .tty = isatty(STDERR_FILENO),
+		.release = -1, .execd = -1, .tty = isatty(STDERR_FILENO),
 	};
 	char *path = NULL;
 	int ret, err = 0;
