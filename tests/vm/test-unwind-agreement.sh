@@ -67,8 +67,8 @@ for name, test in KINDS.items():
     # Under --unwind kernel the samples the module could not walk yet
     # (before the uploads) are unwound by taprootctl from their copy: 64
     # KiB, as under verify, since the default 8 KiB can fall short of a
-    # signal frame on the deep qsort stack ([truncated]). Few samples land
-    # in the handler in a run (8 to 41): 75% there.
+    # signal frame on the deep qsort stack ([truncated]). The handler
+    # kind has the fewest samples (2 to 4%): 75% there.
     want = 0.9 if mode == "verify" else 0.75
     if ok < 3 or ok < want * n:
         for c, fr in [(c, fr) for c, fr in mine if test(fr) and not whole(fr)][:5]:
