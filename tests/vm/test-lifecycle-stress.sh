@@ -16,7 +16,7 @@
 # children that exit at once, exit under a live thread of their own, or
 # exec and then exit; every child must exit 0.
 #
-# Quick mode: ten rounds of six to eight taprootctl runs, 20 to 100 s under
+# Quick mode: six rounds of six to eight taprootctl runs, 15 to 60 s under
 # TCG depending on the host's load. Long mode (TAPROOT_LONG=1, issue #7):
 # 200 rounds, every one at 1000 Hz with every event kind on (the stack
 # sizes, ring sizes, one-in-N and the other variations still rotate),
@@ -28,7 +28,7 @@
 require_module
 require_prog fork-storm
 
-rounds=$(quick_long 10 200)
+rounds=$(quick_long 6 200)
 freqs=(97 1000 199 499)
 ustacks=(8192 0 65536 1024)
 kstacks=(127 2 0 16)
