@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The calling thread's own user registers and stack, captured as the
- * module copies them into a record, for the unit tests that feed real
- * stacks to the pipeline (test_pipeline, test_causal, test_rawfile).
- * Include after <cmocka.h>; call ownstack_init() once first.
+ * module copies them into a record, for the unit tests that unwind real
+ * stacks: through the pipeline (test_pipeline, test_causal, test_rawfile),
+ * with lib/unwind alone (test_unwind) and against the module's walker
+ * (test_uwalk). Include after <cmocka.h>; call ownstack_init() once first.
+ *
+ * OWNSTACK_MAX, the most bytes copied from sp up, is 16 KiB unless the
+ * includer defines it first: a test that walks deeper stacks copies more.
  *
  * OWNSTACK_CAPTURE(c) is a macro so that the captured ip is in the test's
  * own noinline function: the tests check the unwound stacks by name.
@@ -18,7 +22,9 @@
 
 #include <linux/taproot.h>
 
+#ifndef OWNSTACK_MAX
 #define OWNSTACK_MAX	(16 * 1024)
+#endif
 
 struct ownstack {
 	struct taproot_user_regs regs;

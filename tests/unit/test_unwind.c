@@ -32,6 +32,10 @@
 
 #include "unwind/unwind-private.h"
 
+/* copied from sp up: as much as the module copies at most */
+#define OWNSTACK_MAX	TAPROOT_USTACK_MAX
+#include "ownstack.h"
+
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
 /* ------------------------------------------------------------ mappings */
@@ -703,52 +707,25 @@ static void test_cache_lru(void **state)
 
 /* ------------------------------------------------- this process's stack */
 
-struct capture {
-	struct taproot_user_regs regs;
-	uint8_t *stack;
-	size_t len;
-};
-
-static uint64_t stack_top;		/* end of [stack] */
 static volatile int sink;
 
-/* A plain copy ASan does not check: it reads other frames' redzones. */
-__attribute__((noinline, no_sanitize_address))
-static void copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+/*
+ * The leaf, a frame of its own: the first name test_self's and
+ * test_self_signal's chains want.
+ */
+__attribute__((noinline)) static void capture_here(struct ownstack *c)
 {
-	for (size_t i = 0; i < len; i++)
-		dst[i] = src[i];
+	OWNSTACK_CAPTURE(c);
 }
 
-__attribute__((noinline))
-static void capture_here(struct capture *c)
-{
-	uint64_t sp, bp, ip;
-
-	/* ip: the address where sp and bp were read */
-	__asm__ volatile("lea 0f(%%rip), %0\n"
-			 "0:\n\t"
-			 "mov %%rsp, %1\n\t"
-			 "mov %%rbp, %2\n"
-			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
-	memset(&c->regs, 0, sizeof(c->regs));
-	c->regs.ip = ip;
-	c->regs.sp = sp;
-	c->regs.bp = bp;
-	c->len = stack_top - sp;
-	if (c->len > 64 * 1024)
-		c->len = 64 * 1024;
-	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
-}
-
-__attribute__((noinline)) static int level3(struct capture *c, int x)
+__attribute__((noinline)) static int level3(struct ownstack *c, int x)
 {
 	capture_here(c);
 	sink = x;
 	return x + 3;
 }
 
-__attribute__((noinline)) static int level2(struct capture *c, int x)
+__attribute__((noinline)) static int level2(struct ownstack *c, int x)
 {
 	int r = level3(c, x * 2);
 
@@ -756,7 +733,7 @@ __attribute__((noinline)) static int level2(struct capture *c, int x)
 	return r + 2;
 }
 
-__attribute__((noinline)) static int level1(struct capture *c, int x)
+__attribute__((noinline)) static int level1(struct ownstack *c, int x)
 {
 	int r = level2(c, x + 1);
 
@@ -797,22 +774,6 @@ static const struct tmap *map_of(const struct tmaps *ms, uint64_t pc)
 	return NULL;
 }
 
-static void find_stack_top(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-			stack_top = end;
-	}
-	fclose(f);
-	assert_true(stack_top != 0);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -824,7 +785,7 @@ static double now_s(void)
 static void test_self(void **state)
 {
 	static const struct taproot_unwind_ops ops = { .map = map_cb };
-	struct capture c = { .stack = malloc(64 * 1024) };
+	struct ownstack *c = calloc(1, sizeof(*c));
 	struct taproot_unwinder *u = NULL;
 	struct taproot_unwind_result res;
 	struct taproot_unwind_stats st;
@@ -838,16 +799,16 @@ static void test_self(void **state)
 	long iters = 20000;
 	int n;
 
-	assert_non_null(c.stack);
+	assert_non_null(c);
 	assert_non_null(ms);
-	find_stack_top();
-	assert_int_equal(level1(&c, 1), 10);
+	ownstack_init();
+	assert_int_equal(level1(c, 1), 10);
 	tmaps_self(ms);
 	exe = map_of(ms, (uint64_t)(uintptr_t)&level1);
 	assert_non_null(exe);
 
 	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
-	n = taproot_unwind(u, ms, &c.regs, c.stack, c.len, pcs, flags, 128, &res);
+	n = taproot_unwind(u, ms, &c->regs, c->stack, c->len, pcs, flags, 128, &res);
 	assert_true(n > 0);
 	for (i = 0; i < res.nr; i++) {
 		const struct tmap *m = map_of(ms, pcs[i]);
@@ -880,7 +841,7 @@ static void test_self(void **state)
 		iters = atol(getenv("TAPROOT_UNWIND_ITERS"));
 	t0 = now_s();
 	for (long k = 0; k < iters; k++)
-		taproot_unwind(u, ms, &c.regs, c.stack, c.len, pcs, NULL, 128, &res);
+		taproot_unwind(u, ms, &c->regs, c->stack, c->len, pcs, NULL, 128, &res);
 	dt = now_s() - t0;
 	taproot_unwinder_stats(u, &st);
 	print_message("  warm: %ld unwinds of %u frames in %.3f s: %.0f frames/s, "
@@ -892,7 +853,7 @@ static void test_self(void **state)
 	taproot_unwinder_free(u);
 	tmaps_free(ms);
 	free(ms);
-	free(c.stack);
+	free(c);
 }
 
 /*
@@ -902,30 +863,20 @@ static void test_self(void **state)
  * makes this function keep.
  */
 __attribute__((noinline))
-static void capture_with_caller(struct capture *c, struct taproot_user_regs *caller)
+static void capture_with_caller(struct ownstack *c, struct taproot_user_regs *caller)
 {
 	const uint64_t *fp = __builtin_frame_address(0);
-	uint64_t sp, ip;
 
-	__asm__ volatile("lea 0f(%%rip), %0\n"
-			 "0:\n\t"
-			 "mov %%rsp, %1\n"
-			 : "=&r"(ip), "=&r"(sp));
-	memset(&c->regs, 0, sizeof(c->regs));
-	c->regs.ip = ip;
-	c->regs.sp = sp;
-	c->regs.bp = (uint64_t)(uintptr_t)fp;
-	c->len = stack_top - sp;
-	if (c->len > 64 * 1024)
-		c->len = 64 * 1024;
-	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
+	OWNSTACK_CAPTURE(c);
+	/* the leaf's rbp is that frame pointer, or the two walks part */
+	assert_int_equal(c->regs.bp, (uint64_t)(uintptr_t)fp);
 	memset(caller, 0, sizeof(*caller));
 	caller->ip = fp[1];
 	caller->sp = (uint64_t)(uintptr_t)(fp + 2);
 	caller->bp = fp[0];
 }
 
-__attribute__((noinline)) static int from_level2(struct capture *c,
+__attribute__((noinline)) static int from_level2(struct ownstack *c,
 						 struct taproot_user_regs *caller, int x)
 {
 	capture_with_caller(c, caller);
@@ -933,7 +884,7 @@ __attribute__((noinline)) static int from_level2(struct capture *c,
 	return x + 2;
 }
 
-__attribute__((noinline)) static int from_level1(struct capture *c,
+__attribute__((noinline)) static int from_level1(struct ownstack *c,
 						 struct taproot_user_regs *caller, int x)
 {
 	int r = from_level2(c, caller, x + 1);
@@ -950,7 +901,7 @@ __attribute__((noinline)) static int from_level1(struct capture *c,
 static void test_from_caller(void **state)
 {
 	static const struct taproot_unwind_ops ops = { .map = map_cb };
-	struct capture c = { .stack = malloc(64 * 1024) };
+	struct ownstack *c = calloc(1, sizeof(*c));
 	struct taproot_user_regs caller;
 	struct taproot_unwinder *u = NULL;
 	struct taproot_unwind_result res, res2;
@@ -959,22 +910,22 @@ static void test_from_caller(void **state)
 	uint8_t flags[128], flags2[128];
 	size_t off;
 
-	assert_non_null(c.stack);
+	assert_non_null(c);
 	assert_non_null(ms);
-	find_stack_top();
-	assert_int_equal(from_level1(&c, &caller, 1), 5);
+	ownstack_init();
+	assert_int_equal(from_level1(c, &caller, 1), 5);
 	tmaps_self(ms);
 	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
 
-	assert_true(taproot_unwind(u, ms, &c.regs, c.stack, c.len, pcs, flags, 128, &res) > 3);
+	assert_true(taproot_unwind(u, ms, &c->regs, c->stack, c->len, pcs, flags, 128, &res) > 3);
 	assert_int_equal(res.end, TAPROOT_UNWIND_COMPLETE);
 	assert_true(flags[0] & TAPROOT_FRAME_EXACT);
 	assert_true(pcs[1] == caller.ip);
-	off = caller.sp - c.regs.sp;
-	assert_true(off < c.len);
+	off = caller.sp - c->regs.sp;
+	assert_true(off < c->len);
 
 	assert_int_equal(taproot_unwind_from(u, ms, &caller, TAPROOT_UNWIND_START_CALLER,
-					     c.stack + off, c.len - off, pcs2, flags2, 128,
+					     c->stack + off, c->len - off, pcs2, flags2, 128,
 					     &res2), (int)res.nr - 1);
 	assert_int_equal(res2.end, res.end);
 	assert_memory_equal(pcs2, pcs + 1, res2.nr * sizeof(pcs[0]));
@@ -985,14 +936,14 @@ static void test_from_caller(void **state)
 	/* rbp lost: a prefix of the same walk, whatever ended it. */
 	caller.bp = 0;
 	assert_true(taproot_unwind_from(u, ms, &caller, TAPROOT_UNWIND_START_CALLER,
-					c.stack + off, c.len - off, pcs2, NULL, 128, &res2) >= 1);
+					c->stack + off, c->len - off, pcs2, NULL, 128, &res2) >= 1);
 	assert_true(res2.nr <= res.nr - 1);
 	assert_memory_equal(pcs2, pcs + 1, res2.nr * sizeof(pcs[0]));
 	print_message("  from the caller, rbp unknown: %u of %u frames, %s\n", res2.nr,
 		      res.nr - 1, taproot_unwind_end_name(res2.end));
 
 	/* start 0 is taproot_unwind(). */
-	assert_int_equal(taproot_unwind_from(u, ms, &c.regs, 0, c.stack, c.len, pcs2, flags2, 128,
+	assert_int_equal(taproot_unwind_from(u, ms, &c->regs, 0, c->stack, c->len, pcs2, flags2, 128,
 					     &res2), (int)res.nr);
 	assert_memory_equal(pcs2, pcs, res.nr * sizeof(pcs[0]));
 	assert_true(flags2[0] & TAPROOT_FRAME_EXACT);
@@ -1000,11 +951,11 @@ static void test_from_caller(void **state)
 	taproot_unwinder_free(u);
 	tmaps_free(ms);
 	free(ms);
-	free(c.stack);
+	free(c);
 }
 
 /* A real signal frame: captured in a handler, through __restore_rt. */
-static struct capture *sig_capture;
+static struct ownstack *sig_capture;
 
 static void on_sigusr1(int sig)
 {
@@ -1012,7 +963,7 @@ static void on_sigusr1(int sig)
 	sink = sig;
 }
 
-__attribute__((noinline)) static int sig_level2(struct capture *c, int x)
+__attribute__((noinline)) static int sig_level2(struct ownstack *c, int x)
 {
 	sig_capture = c;
 	raise(SIGUSR1);
@@ -1020,7 +971,7 @@ __attribute__((noinline)) static int sig_level2(struct capture *c, int x)
 	return x + 2;
 }
 
-__attribute__((noinline)) static int sig_level1(struct capture *c, int x)
+__attribute__((noinline)) static int sig_level1(struct ownstack *c, int x)
 {
 	int r = sig_level2(c, x + 1);
 
@@ -1031,7 +982,7 @@ __attribute__((noinline)) static int sig_level1(struct capture *c, int x)
 static void test_self_signal(void **state)
 {
 	static const struct taproot_unwind_ops ops = { .map = map_cb };
-	struct capture c = { .stack = malloc(64 * 1024) };
+	struct ownstack *c = calloc(1, sizeof(*c));
 	struct taproot_unwinder *u = NULL;
 	struct taproot_unwind_result res;
 	struct tmaps *ms = calloc(1, sizeof(*ms));
@@ -1043,18 +994,18 @@ static void test_self_signal(void **state)
 	unsigned int w = 0, exact_at = 0;
 	const struct tmap *exe;
 
-	assert_non_null(c.stack);
+	assert_non_null(c);
 	assert_non_null(ms);
-	find_stack_top();
+	ownstack_init();
 	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
-	assert_int_equal(sig_level1(&c, 1), 5);
+	assert_int_equal(sig_level1(c, 1), 5);
 	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
 	tmaps_self(ms);
 	exe = map_of(ms, (uint64_t)(uintptr_t)&sig_level1);
 	assert_non_null(exe);
 
 	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
-	assert_true(taproot_unwind(u, ms, &c.regs, c.stack, c.len, pcs, flags, 128, &res) > 0);
+	assert_true(taproot_unwind(u, ms, &c->regs, c->stack, c->len, pcs, flags, 128, &res) > 0);
 	for (unsigned int i = 0; i < res.nr; i++) {
 		const struct tmap *m = map_of(ms, pcs[i]);
 		uint64_t v = pcs[i] - (flags[i] & TAPROOT_FRAME_EXACT ? 0 : 1);
@@ -1077,7 +1028,7 @@ static void test_self_signal(void **state)
 	taproot_unwinder_free(u);
 	tmaps_free(ms);
 	free(ms);
-	free(c.stack);
+	free(c);
 }
 
 /* Rules only libdw can evaluate (ld.so has some) go through the slow path. */

@@ -40,8 +40,11 @@
 #include "unwind/unwind-private.h"
 #include "../../kmod/uwalk.h"
 
+/* copied from sp up: test_deep's 300 frames whole, past 16 KiB under ASan */
+#define OWNSTACK_MAX	(256 * 1024)
+#include "ownstack.h"
+
 #define MAX_PCS		TAPROOT_UNWIND_FRAMES_MAX
-#define STACK_MAX	(256 * 1024)
 #define LIBC		"/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBC_BIAS	0x7f1234000000ULL
 #define SYN_BASE	0x7ffe00000000ULL
@@ -501,54 +504,30 @@ static void sweep(const struct world *w, const struct taproot_user_regs *regs,
 
 /* ------------------------------------------------ this process's stacks */
 
-struct capture {
-	struct taproot_user_regs regs;
-	uint8_t *stack;
-	size_t len;
-};
-
-static uint64_t stack_top;		/* end of [stack] */
 static volatile int sink;
 
-/* A plain copy ASan does not check: it reads other frames' redzones. */
-__attribute__((noinline, no_sanitize_address))
-static void copy_stack(uint8_t *dst, const volatile uint8_t *src, size_t len)
+/*
+ * The leaf of each captured stack, a frame of its own. The marks in ax
+ * and r15 let run_both()'s register checks fail: a walk that stops at
+ * frame 0 must keep them, a partial frame (only ip, sp, bp known) must
+ * have them cleared, which the capture's zeros could not tell apart from
+ * registers carried up from the leaf.
+ */
+__attribute__((noinline)) static void capture_here(struct ownstack *c)
 {
-	for (size_t i = 0; i < len; i++)
-		dst[i] = src[i];
-}
-
-__attribute__((noinline))
-static void capture_here(struct capture *c)
-{
-	uint64_t sp, bp, ip;
-
-	/* ip: the address where sp and bp were read */
-	__asm__ volatile("lea 0f(%%rip), %0\n"
-			 "0:\n\t"
-			 "mov %%rsp, %1\n\t"
-			 "mov %%rbp, %2\n"
-			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
-	memset(&c->regs, 0, sizeof(c->regs));
-	c->regs.ip = ip;
-	c->regs.sp = sp;
-	c->regs.bp = bp;
+	OWNSTACK_CAPTURE(c);
 	c->regs.ax = 0xa0;
 	c->regs.r15 = 0xf15;
-	c->len = stack_top - sp;
-	if (c->len > STACK_MAX)
-		c->len = STACK_MAX;
-	copy_stack(c->stack, (const volatile uint8_t *)(uintptr_t)sp, c->len);
 }
 
-__attribute__((noinline)) static int level3(struct capture *c, int x)
+__attribute__((noinline)) static int level3(struct ownstack *c, int x)
 {
 	capture_here(c);
 	sink = x;
 	return x + 3;
 }
 
-__attribute__((noinline)) static int level2(struct capture *c, int x)
+__attribute__((noinline)) static int level2(struct ownstack *c, int x)
 {
 	int r = level3(c, x * 2);
 
@@ -556,7 +535,7 @@ __attribute__((noinline)) static int level2(struct capture *c, int x)
 	return r + 2;
 }
 
-__attribute__((noinline)) static int level1(struct capture *c, int x)
+__attribute__((noinline)) static int level1(struct ownstack *c, int x)
 {
 	int r = level2(c, x + 1);
 
@@ -564,7 +543,7 @@ __attribute__((noinline)) static int level1(struct capture *c, int x)
 	return r + 1;
 }
 
-static struct capture *sig_capture;
+static struct ownstack *sig_capture;
 
 static void on_sigusr1(int sig)
 {
@@ -572,7 +551,7 @@ static void on_sigusr1(int sig)
 	sink = sig;
 }
 
-__attribute__((noinline)) static int sig_level(struct capture *c, int x)
+__attribute__((noinline)) static int sig_level(struct ownstack *c, int x)
 {
 	sig_capture = c;
 	raise(SIGUSR1);
@@ -580,7 +559,7 @@ __attribute__((noinline)) static int sig_level(struct capture *c, int x)
 	return x + 2;
 }
 
-__attribute__((noinline)) static int recurse(struct capture *c, int depth)
+__attribute__((noinline)) static int recurse(struct ownstack *c, int depth)
 {
 	int r;
 
@@ -593,42 +572,18 @@ __attribute__((noinline)) static int recurse(struct capture *c, int depth)
 	return r + 1;
 }
 
-static void find_stack_top(void)
+static struct ownstack *capture_new(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-			stack_top = end;
-	}
-	fclose(f);
-	assert_true(stack_top != 0);
-}
-
-static struct capture *capture_new(void)
-{
-	struct capture *c = calloc(1, sizeof(*c));
+	struct ownstack *c = calloc(1, sizeof(*c));
 
 	assert_non_null(c);
-	c->stack = malloc(STACK_MAX);
-	assert_non_null(c->stack);
-	find_stack_top();
+	ownstack_init();
 	return c;
-}
-
-static void capture_free(struct capture *c)
-{
-	free(c->stack);
-	free(c);
 }
 
 static void test_self(void **state)
 {
-	struct capture *c = capture_new();
+	struct ownstack *c = capture_new();
 	struct world *w;
 	struct both *b = malloc(sizeof(*b));
 
@@ -641,14 +596,14 @@ static void test_self(void **state)
 	assert_int_equal(b->k.end, TAPROOT_KUNWIND_COMPLETE);
 	assert_true(b->k.nr > 5);
 	sweep(w, &c->regs, c->stack, c->len, "self");
-	capture_free(c);
+	free(c);
 	free(b);
 }
 
 static void test_self_signal(void **state)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 }, old;
-	struct capture *c = capture_new();
+	struct ownstack *c = capture_new();
 	struct both *b = malloc(sizeof(*b));
 	unsigned int exact = 0;
 	struct world *w;
@@ -667,13 +622,13 @@ static void test_self_signal(void **state)
 	assert_int_equal(b->k.end, TAPROOT_KUNWIND_COMPLETE);
 	assert_true(exact > 2);
 	sweep(w, &c->regs, c->stack, c->len, "signal");
-	capture_free(c);
+	free(c);
 	free(b);
 }
 
 static void test_deep(void **state)
 {
-	struct capture *c = capture_new();
+	struct ownstack *c = capture_new();
 	struct both *b = malloc(sizeof(*b));
 	struct world *w;
 
@@ -690,7 +645,7 @@ static void test_deep(void **state)
 	assert_int_equal(b->k.nr, MAX_PCS);
 	for (size_t l = 0; l <= c->len; l += 24)
 		run_both(w, &c->regs, c->stack, l, MAX_PCS, b, "deep, cut");
-	capture_free(c);
+	free(c);
 	free(b);
 }
 
@@ -703,9 +658,9 @@ static void test_deep(void **state)
 static void test_perturbed(void **state)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 }, old;
-	struct capture *c[2] = { capture_new(), capture_new() };
+	struct ownstack *c[2] = { capture_new(), capture_new() };
 	struct both *b = malloc(sizeof(*b));
-	uint8_t *stack = malloc(STACK_MAX);
+	uint8_t *stack = malloc(OWNSTACK_MAX);
 	unsigned int ends[TAPROOT_KUNWIND_NR] = { 0 }, iters = 4000, nread[2] = { 0 };
 	static uint64_t read_at[2][512];
 	struct world *w;
@@ -739,7 +694,7 @@ static void test_perturbed(void **state)
 	srand(19);
 	for (unsigned int it = 0; it < iters; it++) {
 		unsigned int ci = it & 1;
-		const struct capture *from = c[ci];
+		const struct ownstack *from = c[ci];
 		size_t words = from->len / 8, span = words < 512 ? words : 512, len;
 		unsigned int nr = 1 + (unsigned int)rand() % 6, max;
 		struct taproot_user_regs regs = from->regs;
@@ -775,8 +730,8 @@ static void test_perturbed(void **state)
 	print_message("\n");
 	assert_true(ends[TAPROOT_KUNWIND_COMPLETE] > 0);
 	assert_true(ends[TAPROOT_KUNWIND_BAD_FRAME] + ends[TAPROOT_KUNWIND_NO_MAPPING] > 0);
-	capture_free(c[0]);
-	capture_free(c[1]);
+	free(c[0]);
+	free(c[1]);
 	free(stack);
 	free(b);
 }
