@@ -137,6 +137,31 @@ text_matches() {
 	return $found
 }
 
+# assert_cases NAME [quiet]: OUT, ERR and RC of a run of a program that
+# reports case by case as tests/vm/progs/abuse.h writes ("ok LABEL" or
+# "not ok LABEL: why" each, then "cases N failed M"): every case passed,
+# the summary counts them all, the exit status is 0. NCASES is then their
+# number. The program's other lines are said unless quiet (a test running
+# it round after round says them once).
+assert_cases() {
+	local name=$1 quiet=${2:-} line b bad=()
+	NCASES=0
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) bad+=("${line#not ok }") ;;
+		"ok "*) NCASES=$((NCASES + 1)) ;;
+		*) [ -n "$quiet" ] || say "$name: $line" ;;
+		esac
+	done <<<"$OUT"
+	[ -z "$ERR" ] || say "$name stderr: $ERR"
+	for b in "${bad[@]}"; do
+		say "$name failed: $b"
+	done
+	[ "${#bad[@]}" -eq 0 ] || die "$name: ${#bad[@]} cases failed, the first: ${bad[0]}"
+	assert_eq "$name exit status" 0 "$RC"
+	assert_match "$name: summary" "$OUT" "^cases $NCASES failed 0\$"
+}
+
 # as_nobody CMD [ARGS...]: CMD as uid/gid 65534 with no groups or capabilities.
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"

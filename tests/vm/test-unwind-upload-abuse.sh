@@ -32,31 +32,10 @@ require_prog upload-abuse
 
 module_fresh
 
-# check_cases NAME: the output of progs/upload-abuse in OUT, RC: every case
-# passed; CASES grows by their number.
-CASES=0
-check_cases() {
-	local name=$1 line n=0 bad=()
-	while IFS= read -r line; do
-		case $line in
-		"not ok "*) bad+=("${line#not ok }") ;;
-		"ok "*) n=$((n + 1)) ;;
-		*) say "$name: $line" ;;
-		esac
-	done <<<"$OUT"
-	[ -z "$ERR" ] || say "$name stderr: $ERR"
-	for b in "${bad[@]}"; do
-		say "$name failed: $b"
-	done
-	[ "${#bad[@]}" -eq 0 ] || die "$name: ${#bad[@]} cases failed, the first: ${bad[0]}"
-	assert_eq "$name exit status" 0 "$RC"
-	assert_match "$name: summary" "$OUT" "^cases $n failed 0\$"
-	CASES=$((CASES + n))
-}
-
 say "malformed and valid uploads, the budget, close"
 run "$PROGS/upload-abuse"
-check_cases upload-abuse
+assert_cases upload-abuse
+CASES=$NCASES
 assert_gt "upload-abuse cases" "$CASES" 60
 
 say "kill -9 of the process holding the device with uploads"
@@ -68,7 +47,8 @@ assert_match "stats while held: a process" "$json" '"unwind_procs": *1[,}]'
 kill -9 "$holder"
 wait "$holder" || true
 run "$PROGS/upload-abuse" --freed
-check_cases upload-abuse-freed
+assert_cases upload-abuse-freed
+CASES=$((CASES + NCASES))
 
 assert_eq "module reference count at the end" 0 "$(refcnt)"
 expect_ok "taprootctl unload" "$CTL" unload

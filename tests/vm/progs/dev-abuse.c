@@ -42,30 +42,12 @@
 
 #include <linux/taproot.h>
 
+#include "abuse.h"
+
 #define DEV "/dev/taproot"
 
 static long P;		/* page size */
 static uint64_t D;	/* data bytes per ring */
-static int ncases, nfailed;
-
-static void check(bool ok, const char *label, const char *fmt, ...)
-{
-	va_list ap;
-
-	ncases++;
-	if (ok) {
-		printf("ok %s\n", label);
-		fflush(stdout);
-		return;
-	}
-	nfailed++;
-	printf("not ok %s: ", label);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static const char *ename(int e)
 {
@@ -87,13 +69,6 @@ static const char *ename(int e)
 	}
 	snprintf(buf, sizeof(buf), "errno %d", e);
 	return buf;
-}
-
-static void die(const char *what)
-{
-	printf("not ok setup: %s: %s\n", what, strerror(errno));
-	printf("cases %d failed %d\n", ncases, nfailed + 1);
-	exit(1);
 }
 
 static off_t ring_off(unsigned int cpu)
@@ -695,6 +670,5 @@ int main(void)
 	if (fd >= 0)
 		close_during_poll(fd);
 
-	printf("cases %d failed %d\n", ncases, nfailed);
-	return nfailed ? 1 : 0;
+	return cases_done();
 }

@@ -34,35 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abuse.h"
+
 #define DEV "/dev/" TAPROOT_DEVICE_NAME
-
-static int ncases, nfailed;
-
-static void check(bool ok, const char *label, const char *fmt, ...)
-{
-	va_list ap;
-
-	ncases++;
-	if (ok) {
-		printf("ok %s\n", label);
-		fflush(stdout);
-		return;
-	}
-	nfailed++;
-	printf("not ok %s: ", label);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void die(const char *what)
-{
-	printf("not ok setup: %s: %s\n", what, strerror(errno));
-	printf("cases %d failed %d\n", ncases, nfailed + 1);
-	exit(1);
-}
 
 static const char *ename(int e)
 {
@@ -760,8 +734,7 @@ int main(int argc, char **argv)
 		expect_freed("after the holder's death: everything freed");
 		fd = open(DEV, O_RDWR | O_CLOEXEC);
 		check(fd >= 0, "the device opens again", "%s", strerror(errno));
-		printf("cases %d failed %d\n", ncases, nfailed);
-		return nfailed ? 1 : 0;
+		return cases_done();
 	}
 	nl_open();
 	set_unwind_mem(TAPROOT_UNWIND_MEM_DEFAULT);
@@ -838,6 +811,5 @@ int main(int argc, char **argv)
 	expect_freed("close: everything freed");
 
 	table_free(&t);
-	printf("cases %d failed %d\n", ncases, nfailed);
-	return nfailed ? 1 : 0;
+	return cases_done();
 }
