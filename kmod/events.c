@@ -34,10 +34,12 @@
  * the waker are walked as the sample handler walks a sample (utab.h,
  * uwalk.h), into a per-CPU buffer of the events, before the record is
  * reserved: a whole walk is written as the snapshot's pcs
- * (TAPROOT_SNAP_F_UPCS) instead of the stack copy. The walks run only with
- * interrupts off and outside an NMI, as the switch and waking probes do,
- * so no walk here nests in another on a CPU, and the RCU-sched read side
- * that the uploaded tables need is there.
+ * (TAPROOT_SNAP_F_UPCS) instead of the stack copy, and every snapshot
+ * says how its walk ended (TAPROOT_SNAP_UNWIND_MASK), for the consumer to
+ * upload what a fallback lacked. The walks run only with interrupts off
+ * and outside an NMI, as the switch and waking probes do, so no walk here
+ * nests in another on a CPU, and the RCU-sched read side that the
+ * uploaded tables need is there.
  *
  * Off-CPU intervals. The interval a task starts when it leaves the CPU
  * (blocked, or preempted and still runnable) is named (tid, seq), seq =
@@ -177,8 +179,11 @@ static u64 *tap_event_walk(const struct tap_config *cfg,
  * pcs in place of the stack copy (TAPROOT_SNAP_F_UPCS, and USTACK_TRUNC
  * at the frame cap), with the leaf's ip, sp and bp alone. One that is not
  * whole gives the copy from the leaf, or with USTACK_PRIVATE the pcs it
- * found, at least the leaf's ip, flagged USTACK_FAULT (*@uflags gets
- * the flags for tap_event_snap_fill() to add).
+ * found, at least the leaf's ip, flagged USTACK_FAULT. Every snapshot with
+ * a user part says how its walk ended (TAPROOT_SNAP_UNWIND_MASK: w.end,
+ * TAPROOT_KUNWIND_NONE when there was none), whichever of those it is;
+ * one without says NONE. *@uflags gets the flags for
+ * tap_event_snap_fill() to add.
  */
 static u32 tap_event_snap_plan(struct tap_snap *snap,
 			       const struct tap_config *cfg, u32 fixed, bool irq,
@@ -190,6 +195,8 @@ static u32 tap_event_snap_plan(struct tap_snap *snap,
 	u64 *upcs;
 	bool whole;
 
+	BUILD_BUG_ON(TAPROOT_KUNWIND_NR - 1 >
+		     TAPROOT_SNAP_UNWIND_MASK >> TAPROOT_SNAP_UNWIND_SHIFT);
 	*snap = (struct tap_snap){
 		.kfrom = irq ? TAP_KSTACK_HERE_IRQ : TAP_KSTACK_HERE,
 		.uregs = uregs,
@@ -198,6 +205,7 @@ static u32 tap_event_snap_plan(struct tap_snap *snap,
 	if (!uregs)
 		goto plan;
 	upcs = tap_event_walk(cfg, uregs, &w);
+	*uflags = (u16)w.end << TAPROOT_SNAP_UNWIND_SHIFT;
 	whole = w.end == TAPROOT_KUNWIND_COMPLETE ||
 		w.end == TAPROOT_KUNWIND_MAX_FRAMES;
 	if (!whole && !(cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE))
@@ -217,9 +225,9 @@ static u32 tap_event_snap_plan(struct tap_snap *snap,
 		snap->upc_nr = 1;
 	}
 	if (w.end == TAPROOT_KUNWIND_MAX_FRAMES)
-		*uflags = TAPROOT_SNAP_F_USTACK_TRUNC;
+		*uflags |= TAPROOT_SNAP_F_USTACK_TRUNC;
 	else if (!whole)
-		*uflags = TAPROOT_SNAP_F_USTACK_FAULT;
+		*uflags |= TAPROOT_SNAP_F_USTACK_FAULT;
 	ubytes = 0;
 plan:
 	return tap_snap_plan(snap, fixed + sizeof(struct taproot_stack_snap),

@@ -239,7 +239,8 @@
  * with TAPROOT_CFG_F_USTACK_PRIVATE, with no stack bytes at all. The user
  * stack of a causal event (a SWITCH's blocked task, a WAKING's waker) is
  * walked the same way: a walk that ends well gives the event's snapshot
- * the pcs in place of the stack bytes (TAPROOT_SNAP_F_UPCS, see "Stacks");
+ * the pcs in place of the stack bytes (TAPROOT_SNAP_F_UPCS, see "Stacks"),
+ * and the snapshot says how the walk ended (TAPROOT_SNAP_UNWIND());
  * TAPROOT_CFG_F_UNWIND_VERIFY does not apply to events.
  *
  * Interned stacks. The first time a stack is seen on a CPU in an epoch, a
@@ -557,6 +558,25 @@ struct taproot_user_regs {
  * no event carries stack bytes: every snapshot with a user part has UPCS,
  * with USTACK_FAULT when the walk did not end well or was not tried
  * (TAPROOT_CFG_F_UNWIND off: the leaf's ip alone).
+ *
+ * A causal event's snapshot also says how the module's walk of its user
+ * stack ended, as a sample's unwind does, in the bits
+ * TAPROOT_SNAP_UNWIND_MASK of its flags (TAPROOT_SNAP_UNWIND(flags)), an
+ * enum taproot_kunwind:
+ *   NONE          no walk: no user part (USER_REGS clear: a kernel thread,
+ *                 an interrupt's wakeup), TAPROOT_CFG_F_UNWIND off, or no
+ *                 walk where the probe ran (interrupts on, no memory for
+ *                 the walk). With UPCS (USTACK_PRIVATE): USTACK_FAULT, the
+ *                 leaf's ip alone.
+ *   COMPLETE      UPCS, without USTACK_TRUNC or USTACK_FAULT.
+ *   MAX_FRAMES    UPCS and USTACK_TRUNC.
+ *   a fallback    (NO_PROC to BAD_FRAME) the walk stopped there: the copy
+ *                 from the leaf, without UPCS; or, with USTACK_PRIVATE,
+ *                 UPCS and USTACK_FAULT with the pcs it found.
+ * So under UPCS, USTACK_TRUNC says MAX_FRAMES and USTACK_FAULT any end but
+ * COMPLETE and MAX_FRAMES; a snapshot without UPCS never says COMPLETE or
+ * MAX_FRAMES. A reader uploads what a fallback lacks (NO_PROC, STALE,
+ * NO_MAPPING) for the task the snapshot is of, as for a sample.
  */
 
 /* taproot_rec_header.flags of a TAPROOT_REC_SAMPLE */
@@ -624,11 +644,13 @@ struct taproot_rec_lost {
  * from user_regs.sp, then padding to 8 bytes. The flags are those of
  * "Stacks" above. With TAPROOT_SNAP_F_UPCS the ustack_len bytes are the
  * module's walk instead: ustack_len / 8 u64 user pcs, leaf first, and
- * user_regs the leaf's ip, sp and bp alone.
+ * user_regs the leaf's ip, sp and bp alone. Whether or not it has UPCS,
+ * TAPROOT_SNAP_UNWIND(flags) says how the module's walk of the user stack
+ * ended (TAPROOT_KUNWIND_NONE: there was none).
  */
 struct taproot_stack_snap {
 	__u16 kstack_nr;
-	__u16 flags;		/* TAPROOT_SNAP_F_* */
+	__u16 flags;		/* TAPROOT_SNAP_F_*, TAPROOT_SNAP_UNWIND_MASK */
 	__u32 ustack_len;
 	struct taproot_user_regs user_regs;
 	/* __u64 kstack[kstack_nr]; __u8 ustack[ustack_len]; */
@@ -640,6 +662,11 @@ struct taproot_stack_snap {
 #define TAPROOT_SNAP_F_USTACK_TRUNC	(1U << 3) /* copy shortened to fit the ring */
 #define TAPROOT_SNAP_F_USTACK_TOP	(1U << 4) /* copy ends at the stack's top */
 #define TAPROOT_SNAP_F_UPCS		(1U << 5) /* ustack: the module's user pcs */
+/* Bits 8-11: enum taproot_kunwind, how the walk of the user stack ended. */
+#define TAPROOT_SNAP_UNWIND_SHIFT	8
+#define TAPROOT_SNAP_UNWIND_MASK	(0xfU << TAPROOT_SNAP_UNWIND_SHIFT)
+#define TAPROOT_SNAP_UNWIND(flags) \
+	(((flags) & TAPROOT_SNAP_UNWIND_MASK) >> TAPROOT_SNAP_UNWIND_SHIFT)
 
 /* taproot_rec_header.flags of a TAPROOT_REC_SWITCH */
 #define TAPROOT_SWITCH_F_PREV		(1U << 0) /* a selected interval of prev starts */
@@ -801,7 +828,10 @@ struct taproot_rec_sample_ref {
 	__u32 reserved;
 };
 
-/* How the module's walk of a user stack ended: taproot_rec_sample.unwind */
+/*
+ * How the module's walk of a user stack ended: taproot_rec_sample.unwind,
+ * TAPROOT_SNAP_UNWIND() of a snapshot's flags.
+ */
 enum taproot_kunwind {
 	TAPROOT_KUNWIND_NONE,		/* not tried: unwinding off, no user part */
 	TAPROOT_KUNWIND_COMPLETE,	/* the outermost frame was reached */
@@ -965,6 +995,12 @@ __TAPROOT_CHECK(sizeof(struct taproot_proc_token) == 16, "proc token");
 __TAPROOT_CHECK(sizeof(struct taproot_maps_set) == 24, "maps upload");
 __TAPROOT_CHECK((TAPROOT_STACK_SLOTS & (TAPROOT_STACK_SLOTS - 1)) == 0,
 		"stack slots: a power of two");
+__TAPROOT_CHECK(TAPROOT_KUNWIND_NR - 1 <=
+		TAPROOT_SNAP_UNWIND_MASK >> TAPROOT_SNAP_UNWIND_SHIFT,
+		"a snapshot's flags hold every taproot_kunwind");
+__TAPROOT_CHECK(!(TAPROOT_SNAP_UNWIND_MASK & ((TAPROOT_SNAP_F_UPCS << 1) - 1)) &&
+		TAPROOT_SNAP_UNWIND_MASK <= 0xffff,
+		"a snapshot's unwind bits: apart from its flags, in 16 bits");
 #undef __TAPROOT_CHECK
 
 #endif /* _UAPI_LINUX_TAPROOT_H */
