@@ -388,9 +388,13 @@ uint64_t taproot_ring_lost(const struct taproot_ring *r);
  * FORK and EXIT records, and SWITCH and WAKING records without a stack
  * snapshot, have exactly their fixed size; a snapshot (..._F_STACKS)
  * follows the fixed part whole, with its kstack_nr and ustack_len limited
- * as a sample's and its arrays inside size, and with TAPROOT_SNAP_F_UPCS
- * USER_REGS, ustack_len a multiple of 8 in 8..8 * TAPROOT_UNWIND_FRAMES_MAX,
- * no USTACK_TOP and not both USTACK_TRUNC and _FAULT; an EXEC's filename_len is
+ * as a sample's and its arrays inside size, its TAPROOT_SNAP_UNWIND() a
+ * TAPROOT_KUNWIND_*, NONE without USER_REGS, neither COMPLETE nor
+ * MAX_FRAMES without UPCS; with TAPROOT_SNAP_F_UPCS USER_REGS, ustack_len
+ * a multiple of 8 in 8..8 * TAPROOT_UNWIND_FRAMES_MAX, no USTACK_TOP, not
+ * both USTACK_TRUNC and _FAULT, USTACK_TRUNC exactly with unwind
+ * MAX_FRAMES and USTACK_FAULT exactly with an unwind other than COMPLETE
+ * and MAX_FRAMES (a fallback, or NONE); an EXEC's filename_len is
  * 1..TAPROOT_EXEC_FILENAME_MAX, inside size, and its last byte the only
  * NUL. A SAMPLE's unwind is a TAPROOT_KUNWIND_*; upc_nr is 0 without
  * UPCS, <= TAPROOT_UNWIND_FRAMES_MAX with it, its pcs in size too; UPCS
@@ -408,7 +412,8 @@ int taproot_rec_check(const void *rec, size_t avail, const char **why);
  * The stack snapshot of a SWITCH or WAKING record that taproot_rec_check()
  * passed, or NULL when it has none (no ..._F_STACKS flag, another type).
  * Its kstack[] follows it, then its ustack bytes (with TAPROOT_SNAP_F_UPCS,
- * ustack_len / 8 u64 user pcs).
+ * ustack_len / 8 u64 user pcs); TAPROOT_SNAP_UNWIND(flags) says how the
+ * module's walk of its user stack ended.
  */
 struct taproot_stack_snap;	/* <linux/taproot.h> */
 const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_header *rec);

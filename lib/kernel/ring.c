@@ -74,12 +74,38 @@ const char *taproot_kunwind_name(unsigned int end)
  * record. The caller reports, with the CPU and the position.
  */
 /*
+ * How a snapshot's walk ended (TAPROOT_SNAP_UNWIND()), against what the
+ * module does (kmod/events.c, tap_event_snap_plan()): an end that is a
+ * TAPROOT_KUNWIND_*; a walk only with a user part; a whole walk (COMPLETE,
+ * MAX_FRAMES) always gives UPCS. With UPCS, tp_snap_upcs_check() goes on.
+ */
+static const char *tp_snap_unwind_check(const struct taproot_stack_snap *sn)
+{
+	unsigned int end = TAPROOT_SNAP_UNWIND(sn->flags);
+
+	if (end >= TAPROOT_KUNWIND_NR)
+		return "snapshot unwind not a TAPROOT_KUNWIND_*";
+	if (!(sn->flags & TAPROOT_SNAP_F_USER_REGS) && end != TAPROOT_KUNWIND_NONE)
+		return "snapshot unwind not NONE without USER_REGS";
+	if (!(sn->flags & TAPROOT_SNAP_F_UPCS) &&
+	    (end == TAPROOT_KUNWIND_COMPLETE || end == TAPROOT_KUNWIND_MAX_FRAMES))
+		return "snapshot unwind COMPLETE or MAX_FRAMES without UPCS";
+	return NULL;
+}
+
+/*
  * A snapshot with the module's user pcs (TAPROOT_SNAP_F_UPCS): a user part,
  * 1..TAPROOT_UNWIND_FRAMES_MAX whole pcs, and of the stack flags only
- * USTACK_TRUNC (the frame cap) or USTACK_FAULT (a walk that stopped).
+ * USTACK_TRUNC, the frame cap, exactly when unwind is MAX_FRAMES, or
+ * USTACK_FAULT, a walk that stopped (or none, with USTACK_PRIVATE),
+ * exactly when unwind is neither COMPLETE nor MAX_FRAMES.
  */
 static const char *tp_snap_upcs_check(const struct taproot_stack_snap *sn)
 {
+	unsigned int end = TAPROOT_SNAP_UNWIND(sn->flags);
+	bool trunc = sn->flags & TAPROOT_SNAP_F_USTACK_TRUNC;
+	bool fault = sn->flags & TAPROOT_SNAP_F_USTACK_FAULT;
+
 	if (!(sn->flags & TAPROOT_SNAP_F_UPCS))
 		return NULL;
 	if (!(sn->flags & TAPROOT_SNAP_F_USER_REGS))
@@ -89,8 +115,12 @@ static const char *tp_snap_upcs_check(const struct taproot_stack_snap *sn)
 		return "snapshot UPCS ustack_len not 8..8*TAPROOT_UNWIND_FRAMES_MAX by 8";
 	if (sn->flags & TAPROOT_SNAP_F_USTACK_TOP)
 		return "snapshot UPCS with USTACK_TOP";
-	if ((sn->flags & TAPROOT_SNAP_F_USTACK_TRUNC) && (sn->flags & TAPROOT_SNAP_F_USTACK_FAULT))
+	if (trunc && fault)
 		return "snapshot UPCS with USTACK_TRUNC and USTACK_FAULT";
+	if (trunc != (end == TAPROOT_KUNWIND_MAX_FRAMES))
+		return "snapshot UPCS: USTACK_TRUNC is not unwind MAX_FRAMES";
+	if (fault != (end != TAPROOT_KUNWIND_COMPLETE && end != TAPROOT_KUNWIND_MAX_FRAMES))
+		return "snapshot UPCS: USTACK_FAULT is not a walk that stopped";
 	return NULL;
 }
 
@@ -110,7 +140,9 @@ static const char *tp_snap_check(const void *rec, size_t off, size_t size)
 		return "snapshot kstack_nr above TAPROOT_KSTACK_MAX";
 	if (sn->ustack_len > TAPROOT_USTACK_MAX)
 		return "snapshot ustack_len above TAPROOT_USTACK_MAX";
-	why = tp_snap_upcs_check(sn);
+	why = tp_snap_unwind_check(sn);
+	if (!why)
+		why = tp_snap_upcs_check(sn);
 	if (why)
 		return why;
 	if (off + sizeof(*sn) + (size_t)sn->kstack_nr * sizeof(uint64_t) +

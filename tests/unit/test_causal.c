@@ -990,10 +990,14 @@ static unsigned int self_pcs(const struct ownstack *u, uint64_t *pcs, unsigned i
 	return res.nr;
 }
 
+/* A snapshot's flags that say its walk ended @end (enum taproot_kunwind). */
+#define SNAP_END(end) ((uint16_t)((end) << TAPROOT_SNAP_UNWIND_SHIFT))
+
 /*
  * A snapshot as the module writes a walk at @sn: kernel frames @st (@nst),
  * then @n pcs as its "stack bytes", the leaf's ip, sp, bp alone; @flags
- * are added to USER_REGS | UPCS. Returns its size.
+ * (the walk's end, SNAP_END(), among them) are added to USER_REGS | UPCS.
+ * Returns its size.
  */
 static size_t put_snap_upcs(struct taproot_stack_snap *sn, const enum kfn *st, unsigned int nst,
 			    const struct ownstack *u, const uint64_t *pcs, unsigned int n,
@@ -1050,7 +1054,8 @@ static void wake_self_upcs(struct fixture *f, struct ownstack *u, uint64_t t, ui
 	r->target_seq = seq;
 	r->waker_pid = r->waker_tid = (uint32_t)getpid();
 	snprintf(r->waker_comm, sizeof(r->waker_comm), "me");
-	size = sizeof(*r) + put_snap_upcs((void *)(r + 1), st, 2, u, pcs, n, 0);
+	size = sizeof(*r) + put_snap_upcs((void *)(r + 1), st, 2, u, pcs, n,
+					  SNAP_END(TAPROOT_KUNWIND_COMPLETE));
 	r->hdr.size = (uint32_t)((size + 7) & ~(size_t)7);
 	feed(f, 1);
 }
@@ -1079,7 +1084,7 @@ static void test_user_stack_upcs(void **state)
 	n = self_pcs(u, pcs, 128);
 
 	/* Blocked: the same stack as from the copy (test_user_stack). */
-	out_self_upcs(f, u, 1000, 3, pcs, n, 0);
+	out_self_upcs(f, u, 1000, 3, pcs, n, SNAP_END(TAPROOT_KUNWIND_COMPLETE));
 	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
 	/* Waker: this process, of a sleeper of process 100. */
 	out(f, 10000, 100, 101, 7, 0x1, false, K_PIPE_READ, 1);
@@ -1116,9 +1121,11 @@ static void test_user_stack_upcs(void **state)
 
 	/* Cut at the frame cap, and a walk that stopped: their markers. */
 	new_pipeline(f, 0, 0);
-	out_self_upcs(f, u, 1000, 3, pcs, 2, TAPROOT_SNAP_F_USTACK_TRUNC);
+	out_self_upcs(f, u, 1000, 3, pcs, 2,
+		      SNAP_END(TAPROOT_KUNWIND_MAX_FRAMES) | TAPROOT_SNAP_F_USTACK_TRUNC);
 	in(f, 5000, (uint32_t)getpid(), (uint32_t)getpid(), 3);
-	out_self_upcs(f, u, 6000, 4, pcs, 1, TAPROOT_SNAP_F_USTACK_FAULT);
+	out_self_upcs(f, u, 6000, 4, pcs, 1,
+		      SNAP_END(TAPROOT_KUNWIND_FAULT) | TAPROOT_SNAP_F_USTACK_FAULT);
 	in(f, 9000, (uint32_t)getpid(), (uint32_t)getpid(), 4);
 	taproot_pipeline_flush(f->p, true);
 	taproot_pipeline_stats(f->p, &st);

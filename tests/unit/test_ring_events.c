@@ -2,8 +2,10 @@
 /*
  * Validation of the causal event records (SWITCH, WAKING, FORK, EXEC,
  * EXIT) by taproot_rec_check(): records built as the module builds them
- * pass; wrong sizes, snapshot lengths that point outside the record and
- * filenames without their NUL are refused with the reason.
+ * pass; wrong sizes, snapshot lengths that point outside the record,
+ * filenames without their NUL, and a snapshot's walk end (its
+ * TAPROOT_SNAP_UNWIND bits) past the last or at odds with its flags in a
+ * way the module never writes are refused with the reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,6 +174,12 @@ static void snapshot_lengths_refused(void **state)
 	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
 }
 
+/* The bits of a snapshot's flags that say its walk ended @end. */
+static uint16_t unwind_bits(unsigned int end)
+{
+	return (uint16_t)(end << TAPROOT_SNAP_UNWIND_SHIFT);
+}
+
 /*
  * Snapshots with the module's user pcs (TAPROOT_SNAP_F_UPCS): ustack_len
  * whole pcs, 1..TAPROOT_UNWIND_FRAMES_MAX, with USER_REGS; USTACK_TRUNC
@@ -184,16 +192,22 @@ static void snapshot_upcs_checked(void **state)
 	struct taproot_rec_header *h = (void *)buf;
 	struct taproot_stack_snap *sn = (void *)((char *)buf + 80);
 	const uint16_t f = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
-	const uint16_t upcs = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS;
+	const uint16_t upcs = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS |
+			      unwind_bits(TAPROOT_KUNWIND_COMPLETE);
 	size_t size;
 
 	size = switch_build(buf, f, 3, 5 * 8);
 	sn->flags = upcs;
 	assert_ok(buf, size);
 	assert_ptr_equal(taproot_rec_snap(h), sn);
-	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_TRUNC | TAPROOT_SNAP_F_KSTACK_TRUNC;
+	assert_int_equal(TAPROOT_SNAP_UNWIND(taproot_rec_snap(h)->flags),
+			 TAPROOT_KUNWIND_COMPLETE);
+	sn->flags = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS |
+		    unwind_bits(TAPROOT_KUNWIND_MAX_FRAMES) |
+		    TAPROOT_SNAP_F_USTACK_TRUNC | TAPROOT_SNAP_F_KSTACK_TRUNC;
 	assert_ok(buf, size);
-	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_FAULT;
+	sn->flags = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS |
+		    unwind_bits(TAPROOT_KUNWIND_NO_CFI) | TAPROOT_SNAP_F_USTACK_FAULT;
 	assert_ok(buf, size);
 
 	/* The most pcs a walk has, in a WAKING whose snapshot starts at 64. */
@@ -219,13 +233,113 @@ static void snapshot_upcs_checked(void **state)
 	assert_corrupt(buf, size, "snapshot UPCS without USER_REGS");
 	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_TOP;
 	assert_corrupt(buf, size, "snapshot UPCS with USTACK_TOP");
-	sn->flags = upcs | TAPROOT_SNAP_F_USTACK_TRUNC | TAPROOT_SNAP_F_USTACK_FAULT;
+	sn->flags = TAPROOT_SNAP_F_USER_REGS | TAPROOT_SNAP_F_UPCS |
+		    unwind_bits(TAPROOT_KUNWIND_MAX_FRAMES) |
+		    TAPROOT_SNAP_F_USTACK_TRUNC | TAPROOT_SNAP_F_USTACK_FAULT;
 	assert_corrupt(buf, size, "snapshot UPCS with USTACK_TRUNC and USTACK_FAULT");
 
 	/* The pcs still inside the record. */
 	sn->flags = upcs;
 	sn->ustack_len = 24;
 	assert_corrupt(buf, size, "snapshot kstack and ustack overflow the record");
+}
+
+/*
+ * How a snapshot's walk ended (TAPROOT_SNAP_UNWIND()), as kmod/events.c
+ * writes it: every end with the copy of a user part (NONE: no walk; a
+ * fallback: the copy from the leaf), none but NONE without one; under
+ * UPCS, COMPLETE alone, MAX_FRAMES with USTACK_TRUNC, the fallbacks and
+ * NONE (USTACK_PRIVATE) with USTACK_FAULT. Every other combination, and
+ * an end past the last, is refused.
+ */
+static void snapshot_unwind_checked(void **state)
+{
+	uint64_t buf[BUF_WORDS];
+	struct taproot_rec_header *h = (void *)buf;
+	struct taproot_stack_snap *sn = (void *)((char *)buf + 80);
+	const uint16_t f = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+	const uint16_t regs = TAPROOT_SNAP_F_USER_REGS, upcs = regs | TAPROOT_SNAP_F_UPCS;
+	const uint16_t trunc = TAPROOT_SNAP_F_USTACK_TRUNC, fault = TAPROOT_SNAP_F_USTACK_FAULT;
+	size_t size;
+	unsigned int end;
+
+	for (end = 0; end < 16; end++) {
+		bool whole = end == TAPROOT_KUNWIND_COMPLETE ||
+			     end == TAPROOT_KUNWIND_MAX_FRAMES;
+
+		/* A copy of the user stack: no walk, or one that fell back. */
+		size = switch_build(buf, f, 2, 64);
+		sn->flags = regs | unwind_bits(end) | TAPROOT_SNAP_F_USTACK_TOP;
+		if (end >= TAPROOT_KUNWIND_NR)
+			assert_corrupt(buf, size, "snapshot unwind not a TAPROOT_KUNWIND_*");
+		else if (whole)
+			assert_corrupt(buf, size,
+				       "snapshot unwind COMPLETE or MAX_FRAMES without UPCS");
+		else
+			assert_ok(buf, size);
+		if (end < TAPROOT_KUNWIND_NR)
+			assert_int_equal(TAPROOT_SNAP_UNWIND(taproot_rec_snap(h)->flags), end);
+
+		/* No user part: no walk. */
+		sn->flags = unwind_bits(end);
+		sn->ustack_len = 0;
+		if (end >= TAPROOT_KUNWIND_NR)
+			assert_corrupt(buf, size, "snapshot unwind not a TAPROOT_KUNWIND_*");
+		else if (end != TAPROOT_KUNWIND_NONE)
+			assert_corrupt(buf, size, "snapshot unwind not NONE without USER_REGS");
+		else
+			assert_ok(buf, size);
+
+		/* The module's pcs, flagged as its walk ended, and every other way. */
+		size = switch_build(buf, f, 2, 3 * 8);
+		sn->flags = upcs | unwind_bits(end);
+		if (end >= TAPROOT_KUNWIND_NR) {
+			assert_corrupt(buf, size, "snapshot unwind not a TAPROOT_KUNWIND_*");
+			continue;
+		}
+		if (end == TAPROOT_KUNWIND_COMPLETE)
+			assert_ok(buf, size);
+		else if (end == TAPROOT_KUNWIND_MAX_FRAMES)
+			assert_corrupt(buf, size,
+				       "snapshot UPCS: USTACK_TRUNC is not unwind MAX_FRAMES");
+		else
+			assert_corrupt(buf, size,
+				       "snapshot UPCS: USTACK_FAULT is not a walk that stopped");
+
+		sn->flags = upcs | unwind_bits(end) | trunc;
+		if (end == TAPROOT_KUNWIND_MAX_FRAMES)
+			assert_ok(buf, size);
+		else
+			assert_corrupt(buf, size,
+				       "snapshot UPCS: USTACK_TRUNC is not unwind MAX_FRAMES");
+
+		sn->flags = upcs | unwind_bits(end) | fault;
+		if (end == TAPROOT_KUNWIND_MAX_FRAMES)
+			assert_corrupt(buf, size,
+				       "snapshot UPCS: USTACK_TRUNC is not unwind MAX_FRAMES");
+		else if (whole)
+			assert_corrupt(buf, size,
+				       "snapshot UPCS: USTACK_FAULT is not a walk that stopped");
+		else
+			assert_ok(buf, size);
+
+		sn->flags = upcs | unwind_bits(end) | trunc | fault;
+		assert_corrupt(buf, size, "snapshot UPCS with USTACK_TRUNC and USTACK_FAULT");
+	}
+
+	/* The same in a WAKING, whose snapshot starts at 64: the waker's. */
+	sn = (void *)((char *)buf + 64);
+	size = waking_build(buf, TAPROOT_WAKING_F_STACKS, 0, 8);
+	sn->flags = upcs | unwind_bits(TAPROOT_KUNWIND_NONE) | fault;	/* private, no walk */
+	assert_ok(buf, size);
+	sn->flags = upcs | unwind_bits(TAPROOT_KUNWIND_NO_PROC);
+	assert_corrupt(buf, size, "snapshot UPCS: USTACK_FAULT is not a walk that stopped");
+	/* An interrupt's wakeup: its kernel stack alone. */
+	size = waking_build(buf, TAPROOT_WAKING_F_STACKS | TAPROOT_WAKING_F_HARDIRQ, 4, 0);
+	sn->flags = 0;
+	assert_ok(buf, size);
+	sn->flags = unwind_bits(TAPROOT_KUNWIND_STALE);
+	assert_corrupt(buf, size, "snapshot unwind not NONE without USER_REGS");
 }
 
 static void waking_sizes_refused(void **state)
@@ -329,6 +443,7 @@ int main(void)
 		cmocka_unit_test(switch_sizes_refused),
 		cmocka_unit_test(snapshot_lengths_refused),
 		cmocka_unit_test(snapshot_upcs_checked),
+		cmocka_unit_test(snapshot_unwind_checked),
 		cmocka_unit_test(waking_sizes_refused),
 		cmocka_unit_test(fork_exit_sizes_fixed),
 		cmocka_unit_test(exec_valid_pass),
