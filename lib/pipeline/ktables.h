@@ -14,7 +14,12 @@
  *    one whose pc was in no uploaded mapping (_NO_MAPPING: a library
  *    mapped since, or one left out) uploads the process: token, maps read
  *    again, each executable mapping's table (once per build ID), then the
- *    mappings. ESTALE: once more at once, then at the next trigger.
+ *    mappings. ESTALE: once more at once, then at the next trigger. A
+ *    causal event's snapshot whose walk ended so (TAPROOT_SNAP_UNWIND(),
+ *    a SWITCH's blocked task, a WAKING's waker, whether or not the waker
+ *    passes the pid filter) triggers the same upload of its process, so
+ *    that a process that mostly blocks is uploaded without waiting for a
+ *    sample; the limits below count both alike.
  *  - Rate limits: a process at most once per KT_PROC_INTERVAL_MS (a pc in
  *    no mapping: KT_NOMAP_INTERVAL_MS, unless mappings were left out); all
  *    the uploading (compiles, /proc reads, ioctls) at most KT_DUTY_PERMILLE
@@ -95,7 +100,10 @@ void tp_ktables_free(struct tp_ktables *k);
  */
 void tp_ktables_set_ring(struct tp_ktables *k, void *ring, const struct tp_kops *ops);
 
-/* A SAMPLE of process @pid whose walk in the module ended @unwind. NULL @k: nothing. */
+/*
+ * A SAMPLE, or a causal event's stack snapshot, of process @pid whose walk
+ * in the module ended @unwind (enum taproot_kunwind). NULL @k: nothing.
+ */
 void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind);
 
 /* Process @pid exited, its last thread: forget its mappings. NULL @k: nothing. */

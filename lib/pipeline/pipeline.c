@@ -1363,8 +1363,9 @@ static bool pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32
 /*
  * A snapshot with the module's walk (TAPROOT_SNAP_F_UPCS): its "stack
  * bytes" are the user pcs, taken whole as an interned stack's, never
- * unwound here; the flags say how the walk ended (USTACK_TRUNC: the frame
- * cap; USTACK_FAULT: it stopped, the reason untold).
+ * unwound here; TAPROOT_SNAP_UNWIND() says how the walk ended (with
+ * USTACK_TRUNC: MAX_FRAMES; with USTACK_FAULT: where it stopped, or NONE
+ * when it was not tried).
  */
 static void pl_snap_upcs(struct taproot_pipeline *p, struct pl_capture *c,
 			 const struct taproot_stack_snap *snap)
@@ -1375,12 +1376,7 @@ static void pl_snap_upcs(struct taproot_pipeline *p, struct pl_capture *c,
 	c->regs = NULL;
 	c->ustack = NULL;
 	c->ustack_len = 0;
-	if (snap->flags & TAPROOT_SNAP_F_USTACK_TRUNC)
-		c->kend = TAPROOT_KUNWIND_MAX_FRAMES;
-	else if (snap->flags & TAPROOT_SNAP_F_USTACK_FAULT)
-		c->kend = TAPROOT_KUNWIND_FAULT;
-	else
-		c->kend = TAPROOT_KUNWIND_COMPLETE;
+	c->kend = TAPROOT_SNAP_UNWIND(snap->flags);
 	p->st.causal_upcs++;
 }
 
@@ -1402,7 +1398,8 @@ static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *th
 		return -TAPROOT_ECORRUPT;
 	if (snap && (snap->flags & TAPROOT_SNAP_F_UPCS) &&
 	    (!(snap->flags & TAPROOT_SNAP_F_USER_REGS) || !snap->ustack_len ||
-	     snap->ustack_len % 8 || snap->ustack_len > 8 * TAPROOT_UNWIND_FRAMES_MAX))
+	     snap->ustack_len % 8 || snap->ustack_len > 8 * TAPROOT_UNWIND_FRAMES_MAX ||
+	     TAPROOT_SNAP_UNWIND(snap->flags) >= TAPROOT_KUNWIND_NR))
 		return -TAPROOT_ECORRUPT;
 	c.user = snap && (snap->flags & TAPROOT_SNAP_F_USER_REGS) && pid;
 	/*
@@ -1437,6 +1434,29 @@ static int pl_resolve_snap(void *arg, uint32_t pid, uint32_t tid, const char *th
 	out->frames = p->frames;
 	out->nr = nf;
 	return 0;
+}
+
+/*
+ * A SWITCH or WAKING whose snapshot says the module could not walk its
+ * task's user stack for want of uploads (NO_PROC, STALE, NO_MAPPING) asks
+ * for them as a sample does (lib/pipeline/ktables.h): a process that
+ * mostly blocks is then walked in its events, not only once a sample
+ * happens to come. The snapshot is prev's in a SWITCH, the waker's
+ * (current at sched_waking) in a WAKING; an interrupt's wakeup has no
+ * user part, so no walk, and waker pid 0.
+ */
+static void pl_event_kupload(struct taproot_pipeline *p, const struct taproot_rec_header *rec)
+{
+	const struct taproot_stack_snap *snap = taproot_rec_snap(rec);
+	uint32_t pid;
+
+	if (!snap)
+		return;
+	if (rec->type == TAPROOT_REC_SWITCH)
+		pid = ((const struct taproot_rec_switch *)rec)->prev_pid;
+	else
+		pid = ((const struct taproot_rec_waking *)rec)->waker_pid;
+	tp_ktables_sample(p->ktables, pid, TAPROOT_SNAP_UNWIND(snap->flags));
 }
 
 /* FORK, EXEC, EXIT: the process model follows the processes' lives. */
@@ -1529,6 +1549,7 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 	}
 	case TAPROOT_REC_SWITCH:
 	case TAPROOT_REC_WAKING:
+		pl_event_kupload(p, rec);
 		if (!p->causal)
 			break;
 		tp_causal_record(p->causal, rec);
@@ -1626,7 +1647,7 @@ void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost)
 	p->st.lost += lost;
 }
 
-int taproot_pipeline_set_ring(struct taproot_pipeline *p, struct taproot_ring *ring)
+int tp_pipeline_set_kring(struct taproot_pipeline *p, void *ring, const struct tp_kops *ops)
 {
 	int err;
 
@@ -1637,8 +1658,13 @@ int taproot_pipeline_set_ring(struct taproot_pipeline *p, struct taproot_ring *r
 		if (err < 0)
 			return err;
 	}
-	tp_ktables_set_ring(p->ktables, ring, NULL);
+	tp_ktables_set_ring(p->ktables, ring, ops);
 	return 0;
+}
+
+int taproot_pipeline_set_ring(struct taproot_pipeline *p, struct taproot_ring *ring)
+{
+	return tp_pipeline_set_kring(p, ring, NULL);
 }
 
 void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pipeline_stats *st)

@@ -245,6 +245,12 @@ void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost);
  */
 int taproot_pipeline_set_ring(struct taproot_pipeline *p, struct taproot_ring *ring);
 
+/*
+ * The same with @ops in place of the module's ioctls on @ring (NULL: those,
+ * @ring a struct taproot_ring): the unit tests' fakes, not programs'.
+ */
+int tp_pipeline_set_kring(struct taproot_pipeline *p, void *ring, const struct tp_kops *ops);
+
 void taproot_pipeline_stats(const struct taproot_pipeline *p,
 			    struct taproot_pipeline_stats *st);
 

@@ -7,8 +7,9 @@
  * lost switch-ins, duplicated records, a waking after the switch-in, a
  * reused tid, scaling by sched_one_in, preemption, interrupt wakers, the
  * state labels, the trimming of tracing trampolines, a blocked stack with
- * user frames (this process's own registers and stack), its process's
- * labels and relabel rules, and the process events. The profiles are
+ * user frames (this process's own registers and stack) or the module's
+ * walk of it, its process's labels and relabel rules, the process events,
+ * and the uploads for the module's unwinder that events ask for. The profiles are
  * written and read back by the real pprof tool (-raw), which must show
  * each value, stack and label, and decoded by protoc (sample types,
  * default type, label kinds).
@@ -335,6 +336,15 @@ static const struct rawsample *find_sample(const struct rawsample *rs, size_t n,
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(rs[i].names, names))
 			return &rs[i];
+	return NULL;
+}
+
+/* The names of the first of @rs (@n) that holds @sub, or NULL. */
+static const char *names_with(const struct rawsample *rs, size_t n, const char *sub)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(rs[i].names, sub))
+			return rs[i].names;
 	return NULL;
 }
 
@@ -1065,7 +1075,9 @@ static void wake_self_upcs(struct fixture *f, struct ownstack *u, uint64_t t, ui
  * the pcs are symbolized as they are (leaf exact, the others at pc - 1),
  * nothing is unwound here, and the stacks are those the unwinder finds
  * from a copy. A walk cut at the frame cap (USTACK_TRUNC) ends in
- * "[max depth]", one that stopped (USTACK_FAULT) in "[truncated]".
+ * "[max depth]", one that stopped (USTACK_FAULT) in the marker of the end
+ * the snapshot tells: "[truncated]" for FAULT, "[no mapping]" for
+ * NO_MAPPING.
  */
 static void test_user_stack_upcs(void **state)
 {
@@ -1076,7 +1088,8 @@ static void test_user_stack_upcs(void **state)
 	struct rawsample rs[4];
 	uint64_t pcs[128];
 	unsigned int n;
-	char *txt, *at;
+	const char *at;
+	char *txt;
 
 	assert_non_null(u);
 	ownstack_init();
@@ -1127,23 +1140,174 @@ static void test_user_stack_upcs(void **state)
 	out_self_upcs(f, u, 6000, 4, pcs, 1,
 		      SNAP_END(TAPROOT_KUNWIND_FAULT) | TAPROOT_SNAP_F_USTACK_FAULT);
 	in(f, 9000, (uint32_t)getpid(), (uint32_t)getpid(), 4);
+	out_self_upcs(f, u, 10000, 5, pcs, 2,
+		      SNAP_END(TAPROOT_KUNWIND_NO_MAPPING) | TAPROOT_SNAP_F_USTACK_FAULT);
+	in(f, 15000, (uint32_t)getpid(), (uint32_t)getpid(), 5);
 	taproot_pipeline_flush(f->p, true);
 	taproot_pipeline_stats(f->p, &st);
-	assert_int_equal(st.causal_upcs, 2);
+	assert_int_equal(st.causal_upcs, 3);
 	assert_int_equal(st.unwind[TAPROOT_UNWIND_MAX_DEPTH], 1);
 	assert_int_equal(st.unwind[TAPROOT_UNWIND_TRUNCATED], 1);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_NO_MAPPING], 1);
 	txt = raw(f, TAPROOT_PROFILE_OFFCPU);
-	assert_int_equal(parse_raw(txt, rs, 4), 2);
-	assert_non_null(find_sample(rs, 2, "__schedule;pipe_read;causal_capture;[truncated];"));
+	assert_int_equal(parse_raw(txt, rs, 4), 3);
+	assert_non_null(find_sample(rs, 3, "__schedule;pipe_read;causal_capture;[truncated];"));
 	/* (pprof -raw's names end at a space: "[max depth]" reads "[max".) */
-	at = strstr(rs[0].names, ";[max") ? rs[0].names : rs[1].names;
-	if (strncmp(at, want, strlen(want)) || !strstr(at, ";[max") ||
-	    strstr(at, "test_user_stack_upcs"))
-		fail_msg("offcpu stack cut at the frame cap: %s", at);
+	at = names_with(rs, 3, ";[max");
+	if (!at || strncmp(at, want, strlen(want)) || strstr(at, "test_user_stack_upcs"))
+		fail_msg("offcpu stack cut at the frame cap: %s", at ? at : txt);
+	at = names_with(rs, 3, ";[no");
+	if (!at || strncmp(at, want, strlen(want)))
+		fail_msg("offcpu stack of a walk without a mapping: %s", at ? at : txt);
 	free(txt);
 
 	new_pipeline(f, 0, 0);
 	free(u);
+}
+
+/* ------------------------------------- uploads the events ask for */
+
+/* The module's ioctls, faked: the pids whose address space a token was asked for. */
+static struct {
+	uint32_t pids[16];
+	unsigned int nr;
+} kfake;
+
+static int kfake_token(void *ring, uint32_t pid, uint64_t *token)
+{
+	assert_ptr_equal(ring, &kfake);
+	if (kfake.nr < 16)
+		kfake.pids[kfake.nr] = pid;
+	kfake.nr++;
+	return -ESRCH;		/* gone: the upload ends there */
+}
+
+static int kfake_table_add(void *ring, const struct taproot_table_add *t, uint32_t *id)
+{
+	fail_msg("a table upload after ESRCH");
+	return -EINVAL;
+}
+
+static int kfake_table_del(void *ring, uint32_t id)
+{
+	fail_msg("a table deleted, none uploaded");
+	return -EINVAL;
+}
+
+static int kfake_maps_set(void *ring, uint32_t pid, uint64_t token,
+			  const struct taproot_proc_map *maps, uint32_t nr)
+{
+	fail_msg("mappings set after ESRCH");
+	return -EINVAL;
+}
+
+static uint64_t kfake_now(void)
+{
+	return 1000000000000ULL;	/* no time goes by: no rate limit comes in */
+}
+
+static const struct tp_kops kfake_ops = {
+	.table_add = kfake_table_add,
+	.table_del = kfake_table_del,
+	.proc_token = kfake_token,
+	.maps_set = kfake_maps_set,
+	.now_ns = kfake_now,
+};
+
+/*
+ * A SWITCH out of process @pid (@type TAPROOT_REC_SWITCH) or a WAKING by it
+ * (TAPROOT_REC_WAKING; @pid 0: a hard interrupt's), with a snapshot of
+ * flags @sflags: with UPCS one pc, else an empty copy.
+ */
+static void event_snap(struct fixture *f, uint16_t type, uint64_t t, uint32_t pid,
+		       uint16_t sflags)
+{
+	struct taproot_rec_header *h = (void *)f->buf;
+	enum kfn st[2] = { K_SCHEDULE, K_PIPE_READ };
+	struct taproot_stack_snap *sn;
+	size_t size;
+
+	memset(f->buf, 0, sizeof(f->buf));
+	if (type == TAPROOT_REC_SWITCH) {
+		struct taproot_rec_switch *r = (void *)f->buf;
+
+		h->flags = TAPROOT_SWITCH_F_PREV | TAPROOT_SWITCH_F_STACKS;
+		r->prev_state = 0x1;
+		r->prev_pid = pid;
+		r->prev_tid = pid + 1;
+		r->prev_seq = t;
+		r->next_pid = r->next_tid = 7;
+		r->sched_one_in = 1;
+		snprintf(r->prev_comm, sizeof(r->prev_comm), "blocker");
+		size = sizeof(*r);
+	} else {
+		struct taproot_rec_waking *r = (void *)f->buf;
+
+		h->flags = TAPROOT_WAKING_F_STACKS | (pid ? 0 : TAPROOT_WAKING_F_HARDIRQ);
+		r->target_pid = 7;
+		r->target_tid = 8;
+		r->target_seq = t;
+		r->waker_pid = pid;
+		r->waker_tid = pid ? pid + 1 : 0;
+		if (pid)
+			snprintf(r->waker_comm, sizeof(r->waker_comm), "waker");
+		size = sizeof(*r);
+	}
+	h->type = type;
+	h->time_ns = t;
+	sn = (void *)((char *)f->buf + size);
+	size += put_snap(sn, st, 2);
+	sn->flags = sflags;
+	if (sflags & TAPROOT_SNAP_F_UPCS) {
+		sn->user_regs.ip = 0x401000;
+		memcpy((char *)f->buf + size, &sn->user_regs.ip, 8);
+		sn->ustack_len = 8;
+		size += 8;
+	}
+	h->size = (uint32_t)((size + 7) & ~(size_t)7);
+	feed(f, 0);
+}
+
+/*
+ * A causal event's snapshot whose walk fell back for want of uploads
+ * (NO_PROC, STALE, NO_MAPPING) has the uploader ask for its task's
+ * process, as a sample does: a SWITCH's prev, a WAKING's waker (not the
+ * woken task); whether the snapshot is a copy or, with USTACK_PRIVATE,
+ * the pcs found. Other ends (whole walks, NO_CFI, no walk) and snapshots
+ * without a user part (an interrupt's wakeup) ask for nothing, nor does
+ * anything once the ring is gone. The ioctls are fakes: a token answered
+ * ESRCH ends each upload.
+ */
+static void test_event_uploads(void **state)
+{
+	struct fixture *f = *state;
+	const uint16_t copy = TAPROOT_SNAP_F_USER_REGS, upcs = copy | TAPROOT_SNAP_F_UPCS;
+	const uint32_t p = 4194401;	/* above PID_MAX_LIMIT: no such process */
+
+	memset(&kfake, 0, sizeof(kfake));
+	assert_int_equal(tp_pipeline_set_kring(f->p, &kfake, &kfake_ops), 0);
+	event_snap(f, TAPROOT_REC_SWITCH, 1000, p, copy | SNAP_END(TAPROOT_KUNWIND_NO_PROC));
+	assert_int_equal(kfake.nr, 1);
+	assert_int_equal(kfake.pids[0], p);
+	event_snap(f, TAPROOT_REC_SWITCH, 2000, p + 1, upcs | SNAP_END(TAPROOT_KUNWIND_COMPLETE));
+	event_snap(f, TAPROOT_REC_SWITCH, 3000, p + 2,
+		   upcs | SNAP_END(TAPROOT_KUNWIND_MAX_FRAMES) | TAPROOT_SNAP_F_USTACK_TRUNC);
+	event_snap(f, TAPROOT_REC_SWITCH, 4000, p + 3, copy | SNAP_END(TAPROOT_KUNWIND_NO_CFI));
+	event_snap(f, TAPROOT_REC_SWITCH, 5000, p + 4, copy | SNAP_END(TAPROOT_KUNWIND_NONE));
+	assert_int_equal(kfake.nr, 1);
+	event_snap(f, TAPROOT_REC_SWITCH, 6000, p + 5,
+		   upcs | SNAP_END(TAPROOT_KUNWIND_STALE) | TAPROOT_SNAP_F_USTACK_FAULT);
+	event_snap(f, TAPROOT_REC_WAKING, 7000, p + 6, copy | SNAP_END(TAPROOT_KUNWIND_NO_MAPPING));
+	event_snap(f, TAPROOT_REC_WAKING, 8000, p + 7, upcs | SNAP_END(TAPROOT_KUNWIND_COMPLETE));
+	event_snap(f, TAPROOT_REC_WAKING, 9000, 0, SNAP_END(TAPROOT_KUNWIND_NONE));
+	assert_int_equal(kfake.nr, 3);
+	assert_int_equal(kfake.pids[1], p + 5);
+	assert_int_equal(kfake.pids[2], p + 6);
+
+	/* No ring, no upload. */
+	assert_int_equal(tp_pipeline_set_kring(f->p, NULL, NULL), 0);
+	event_snap(f, TAPROOT_REC_SWITCH, 10000, p + 8, copy | SNAP_END(TAPROOT_KUNWIND_NO_PROC));
+	assert_int_equal(kfake.nr, 3);
 }
 
 /*
@@ -1262,6 +1426,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_protoc_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_stack_upcs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_uploads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_labels_and_relabel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 	};
