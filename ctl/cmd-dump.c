@@ -90,6 +90,10 @@ _Static_assert(TAPROOT_SNAP_F_USER_REGS == 1 << 0 && TAPROOT_SNAP_F_KSTACK_TRUNC
 	       TAPROOT_SNAP_F_USTACK_FAULT == 1 << 2 && TAPROOT_SNAP_F_USTACK_TRUNC == 1 << 3 &&
 	       TAPROOT_SNAP_F_USTACK_TOP == 1 << 4 && TAPROOT_SNAP_F_UPCS == 1 << 5,
 	       "snap_flag_names follows the TAPROOT_SNAP_F_* bits");
+/* How the walk ended is printed apart ("unwind"), not as flags. */
+_Static_assert((TAPROOT_SNAP_UNWIND_MASK & ((1U << 6) - 1)) == 0 &&
+	       TAPROOT_SNAP_UNWIND_MASK >> TAPROOT_SNAP_UNWIND_SHIFT == 0xf,
+	       "the snapshot's unwind bits lie above snap_flag_names' bits");
 
 static const char *const switch_flag_names[] = {
 	"prev", "next", "preempt", "stacks",	/* TAPROOT_SWITCH_F_* */
@@ -471,12 +475,15 @@ static void print_sample_ref(struct dump *d, const struct taproot_rec_sample_ref
 
 /*
  * The stack snapshot a switch or waking record may carry: a "stack" field
- * of its flags then the stacks as a sample's (text); a "stack" object of
- * "flags" and the stacks (JSON). With UPCS its ustack bytes are the
- * module's user pcs: "upc" lines, "upcs", and no stack bytes (ustack 0).
+ * of its flags, "unwind" (how the module's walk of its user stack ended,
+ * named as a sample's), then the stacks as a sample's (text); a "stack"
+ * object of "flags", "unwind" and the stacks (JSON). With UPCS its ustack
+ * bytes are the module's user pcs: "upc" lines, "upcs", and no stack
+ * bytes (ustack 0).
  */
 static void print_snap(struct dump *d, const struct taproot_stack_snap *sn)
 {
+	unsigned int flags = sn->flags & ~TAPROOT_SNAP_UNWIND_MASK;
 	bool upcs = sn->flags & TAPROOT_SNAP_F_UPCS;
 	const struct stacks st = stacks_at(sn + 1, sn->kstack_nr,
 					   upcs ? sn->ustack_len / 8 : 0,
@@ -485,13 +492,15 @@ static void print_snap(struct dump *d, const struct taproot_stack_snap *sn)
 					   &sn->user_regs : NULL);
 
 	if (!d->j) {
-		rec_flags(d, "stack", sn->flags, NAMES(snap_flag_names));
+		rec_flags(d, "stack", flags, NAMES(snap_flag_names));
+		rec_kunwind(d, TAPROOT_SNAP_UNWIND(sn->flags));
 		print_stacks(d, &st);
 		return;
 	}
 	taproot_json_key(d->j, "stack");
 	taproot_json_object_begin(d->j);
-	rec_flags(d, "flags", sn->flags, NAMES(snap_flag_names));
+	rec_flags(d, "flags", flags, NAMES(snap_flag_names));
+	rec_kunwind(d, TAPROOT_SNAP_UNWIND(sn->flags));
 	print_stacks(d, &st);
 	taproot_json_object_end(d->j);
 }
