@@ -9,9 +9,19 @@
 #   - the offcpu and offwake profiles have whole stacks: the reader's
 #     blocked stack and the writer's waking stack both end at a thread's
 #     or the process's root (clone3, _start), no marker frame;
-# and with --ustack-private no event carries a byte of user stack: every
+#   - every snapshot says how the module's walk ended (the
+#     TAPROOT_SNAP_UNWIND bits 8-11 of its flags) as the uapi header says:
+#     none without user registers, and never none with them (unwinding is
+#     on, the probes walk); under UPCS complete alone, max-frames with
+#     USTACK_TRUNC, a fallback's reason with USTACK_FAULT; a copy of the
+#     stack only with a fallback's reason, never complete or max-frames;
+# with --ustack-private no event carries a byte of user stack: every
 # snapshot with user registers has UPCS (the pcs, at most the leaf's ip,
-# sp and bp among the registers).
+# sp and bp among the registers);
+# and with --events offcpu alone (no samples, which alone asked for the
+# uploads before) the events themselves have taprootctl upload the
+# target: some of its snapshots say no-proc, stale or no-mapping, the
+# uploads happened, and then most of its snapshots have UPCS all the same.
 . "${0%/*}/lib.sh"
 
 require_module
@@ -21,12 +31,14 @@ rounds=150
 load_module
 
 # record_evblock NAME RECORD-OPTIONS...: evblock pipe into $TEST_TMP/NAME/,
-# its raw capture in NAME.raw; sets $target to its pid.
+# its raw capture in NAME.raw, with the profiles of $events; sets $target
+# to its pid.
+events=cpu,offcpu
 record_evblock() {
 	local name=$1
 	shift
-	say "taprootctl record --events cpu,offcpu $* -- evblock pipe $rounds"
-	expect_ok "record ($name)" "$CTL" record --events cpu,offcpu "$@" --ring-pages 1024 \
+	say "taprootctl record --events $events $* -- evblock pipe $rounds"
+	expect_ok "record ($name)" "$CTL" record --events "$events" "$@" --ring-pages 1024 \
 		--raw "$TEST_TMP/$name.raw" --output "$TEST_TMP/$name" \
 		--stats-json "$TEST_TMP/$name.json" -- "$PROGS/evblock" pipe "$rounds" </dev/null
 	echo "$OUT"
@@ -36,17 +48,23 @@ record_evblock() {
 }
 
 # check_raw NAME MODE: the SWITCH and WAKING snapshots of raw capture NAME
-# as MODE (kernel or private) expects them.
+# as MODE (kernel, private, or events: kernel without samples) expects them.
 check_raw() {
 	python3 -S - "$TEST_TMP/$1.raw" "$target" "$2" "$TEST_TMP/$1.json" <<'PY'
 import gzip, json, struct, sys
 
 path, pid, mode, stats = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 SNAP_USER_REGS, SNAP_FAULT, SNAP_TRUNC, SNAP_TOP, SNAP_UPCS = 1, 4, 8, 16, 32
+# enum taproot_kunwind, as taprootctl dump names it; bits 8-11 of the flags
+KUNWIND = ["none", "complete", "max-frames", "no-proc", "stale", "no-mapping",
+           "no-cfi", "slow-rule", "fault", "bad-frame"]
+UPLOADS = ("no-proc", "stale", "no-mapping")	# the ends that ask for uploads
 data = gzip.open(path).read()
 bad = []
 # kind -> [snapshots of the target (or its waker), of them UPCS]
 count = {"switch": [0, 0], "waking": [0, 0]}
+# the target's snapshots with user registers, by how their walk ended
+ends = {}
 private_ok = True
 off = 0
 while off + 8 <= len(data):
@@ -66,6 +84,24 @@ while off + 8 <= len(data):
     knr, sflags, ulen = struct.unpack_from("<HHI", rec, at)
     regs = struct.unpack_from("<18Q", rec, at + 8)
     pcs_at = at + 152 + 8 * knr
+    end = (sflags >> 8) & 0xf
+    name = KUNWIND[end] if end < len(KUNWIND) else f"?{end}"
+    whole = name in ("complete", "max-frames")
+    if end >= len(KUNWIND):
+        bad.append(f"{kind}: unwind {end} not a TAPROOT_KUNWIND_* (flags {sflags:#x})")
+    elif not sflags & SNAP_USER_REGS:
+        if name != "none":
+            bad.append(f"{kind}: unwind {name} without user registers ({sflags:#x})")
+    elif name == "none":
+        bad.append(f"{kind} of pid {who}: user registers but no walk ({sflags:#x})")
+    elif sflags & SNAP_UPCS:
+        if (bool(sflags & SNAP_TRUNC) != (name == "max-frames") or
+                bool(sflags & SNAP_FAULT) == whole):
+            bad.append(f"{kind}: UPCS snapshot unwind {name}, flags {sflags:#x}")
+    elif whole:
+        bad.append(f"{kind}: a stack copy with unwind {name} ({sflags:#x})")
+    if who == pid and sflags & SNAP_USER_REGS:
+        ends[name] = ends.get(name, 0) + 1
     if sflags & SNAP_UPCS:
         pcs = struct.unpack_from(f"<{ulen // 8}Q", rec, pcs_at) if ulen % 8 == 0 else ()
         others = [r for i, r in enumerate(regs) if i not in (6, 7, 16)]
@@ -74,7 +110,7 @@ while off + 8 <= len(data):
                 pcs_at + ulen > size):
             bad.append(f"{kind}: UPCS snapshot flags {sflags:#x} ustack_len {ulen} "
                        f"ip {regs[16]:#x} pcs {[hex(p) for p in pcs[:3]]}")
-        if mode == "kernel" and sflags & (SNAP_FAULT | SNAP_TRUNC):
+        if mode != "private" and sflags & (SNAP_FAULT | SNAP_TRUNC):
             bad.append(f"{kind}: a walk not COMPLETE without --ustack-private ({sflags:#x})")
     elif mode == "private" and (ulen or sflags & SNAP_USER_REGS):
         bad.append(f"{kind} of pid {who}: {ulen} stack bytes, flags {sflags:#x}, not UPCS")
@@ -82,8 +118,11 @@ while off + 8 <= len(data):
         count[kind][0] += 1
         count[kind][1] += bool(sflags & SNAP_UPCS)
 st = json.load(open(stats))
+uploads = st.get("kernel_uploads", {})
 print(f"# {mode}: target's snapshots (with user registers, UPCS): {count}; "
       f"pipeline causal_upcs {st.get('causal_upcs')}")
+print(f"# {mode}: target's snapshots by the walk's end: {ends}; "
+      f"processes' mappings uploaded {uploads.get('maps_uploaded')}")
 for b in bad[:10]:
     print(f"FAIL: {b}")
 if bad:
@@ -95,6 +134,14 @@ for kind, (n, upcs) in count.items():
                  f"(want half, at least {want})")
 if st.get("causal_upcs", 0) < count["switch"][1] // 2:
     sys.exit(f"FAIL: the pipeline took only {st.get('causal_upcs')} causal stacks whole")
+if mode == "events":
+    # No sample asked for anything: what was uploaded, the events asked for.
+    if sum(st.get("kunwind", {}).values()):
+        sys.exit(f"FAIL: --events offcpu, yet samples walked: {st.get('kunwind')}")
+    if not sum(ends.get(e, 0) for e in UPLOADS):
+        sys.exit(f"FAIL: no snapshot of the target asked for an upload: {ends}")
+    if uploads.get("maps_uploaded", 0) < 1:
+        sys.exit(f"FAIL: no mappings uploaded on the events' request: {uploads}")
 PY
 	[ $? -eq 0 ] || die "raw capture ($1) not as expected"
 }
@@ -162,3 +209,8 @@ check_profiles kernel
 
 record_evblock private --ustack-private
 check_raw private private
+
+events=offcpu
+record_evblock events
+check_raw events events
+check_profiles events
