@@ -2,7 +2,7 @@
 # Children are followed in the kernel (TAPROOT_CFG_F_FOLLOW), from their
 # first instruction, however short they live:
 #   - the module alone: a shell in the pid filter, with follow on, runs
-#     short-child 100 times (each spins 30 ms of CPU, forks a grandchild
+#     short-child 50 times (each spins 30 ms of CPU, forks a grandchild
 #     that spins 30 ms too): every child and grandchild is followed, has
 #     samples, one of them within BOUND_MS of its main(), and FORK and EXEC records (a
 #     grandchild's FORK passes only because its parent is followed); once
@@ -24,7 +24,7 @@
 # at all about once in 80 (none of 30 ms did, in about 1000), though its
 # EXIT record (which passes the filter only for a followed process) showed
 # it was followed. So: every process must be followed (a sample or its
-# EXIT), at most SLACK of 200 may lack a sample or have none within
+# EXIT), at most SLACK of the 100 may lack a sample or have none within
 # BOUND_MS (40 ms) of main(), and the median delay, which stalls do not
 # move, must stay within 5 ms. A child followed only once a poll saw it
 # would have none of its samples in its first BOUND_MS, and polling every
@@ -46,10 +46,10 @@ module_fresh
 ctl status status
 assert_match "feature follow offered" "$OUT" "features:.* follow"
 
-say "the module alone: a filtered shell runs short-child 100 times, follow on"
+say "the module alone: a filtered shell runs short-child 50 times, follow on"
 mkfifo "$TEST_TMP/go"
 exec {gofd}<>"$TEST_TMP/go"
-sh -c 'read x; for i in $(seq 100); do "$0" 30 30 >>"$1" || exit 1; done' \
+sh -c 'read x; for i in $(seq 50); do "$0" 30 30 >>"$1" || exit 1; done' \
 	"$SC" "$TMPDIR/kids.log" <"$TEST_TMP/go" >"$TMPDIR/sh.out" 2>"$TMPDIR/sh.err" &
 shpid=$!
 _spawned+=("$shpid")
@@ -61,7 +61,7 @@ assert_match "config shows follow on" "$OUT" "follow: +on"
 dump_begin follow
 ctl start start
 echo go >&"$gofd"
-wait_exit "the shell's 100 short-childs" "$shpid" 90
+wait_exit "the shell's 50 short-childs" "$shpid" 90
 assert_eq "the shell's exit status (stderr: $(<"$TMPDIR/sh.err"))" 0 "$RC"
 ctl "stats once all exited" --json stats
 assert_match "no process followed once all exited" "$OUT" '"followed":0,'
@@ -117,8 +117,8 @@ summary(kids=len(kids), grands=len(grands), missing=missing, unfollowed=unfollow
 PY
 say "$OUT"
 r=$OUT
-assert_eq "children that logged" 100 "$(kv "$r" kids)"
-assert_eq "grandchildren that logged" 100 "$(kv "$r" grands)"
+assert_eq "children that logged" 50 "$(kv "$r" kids)"
+assert_eq "grandchildren that logged" 50 "$(kv "$r" grands)"
 assert_eq "records the dump lost" 0 "$(kv "$r" lost)"
 assert_eq "children and grandchildren not followed: no sample, no EXIT ($(kv "$r" which))" 0 \
 	"$(kv "$r" unfollowed)"
@@ -126,9 +126,9 @@ assert_le "followed, without a sample (the timer stalled; $(kv "$r" which))" "$(
 assert_le "sampled, but none within $BOUND_MS ms of main()" "$(kv "$r" late)" "$SLACK"
 assert_le "median delay of the first sample after main(), us" "$(kv "$r" median_us)" \
 	$((MEDIAN_MS * 1000))
-assert_eq "FORK records of the children" 100 "$(kv "$r" kid_forks)"
-assert_eq "FORK records of the grandchildren, by the followed children" 100 "$(kv "$r" grand_forks)"
-assert_eq "EXEC records of the children" 100 "$(kv "$r" kid_execs)"
+assert_eq "FORK records of the children" 50 "$(kv "$r" kid_forks)"
+assert_eq "FORK records of the grandchildren, by the followed children" 50 "$(kv "$r" grand_forks)"
+assert_eq "EXEC records of the children" 50 "$(kv "$r" kid_execs)"
 
 say "the bound: follow_max=4, a filtered shell forks 10 children that hold"
 module_fresh follow_max=4
