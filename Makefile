@@ -42,7 +42,7 @@ KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 CC ?= gcc
 PKGS := libnl-genl-3.0 libkmod libelf libdw zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
 	-Wstrict-prototypes -Wno-unused-parameter

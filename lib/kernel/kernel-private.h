@@ -201,6 +201,21 @@ int tp_notify_parse(const struct nlmsghdr *nlh, struct taproot_notification *n);
 
 /* ---------------------------------------------------------------- rings */
 
+/*
+ * A buffer in this process that the reader thread copies one CPU's records
+ * into (taproot_ring_start_reader()): the same layout as the kernel's data
+ * area, a power of two mapped twice, with its own head and tail.
+ * Single producer (the filler, under taproot_ring.fill_lock), single
+ * consumer (taproot_ring_consume()).
+ */
+struct tp_ring_buf {
+	uint8_t *data;			/* mapped twice: 2 * size bytes */
+	uint64_t size;			/* a power of two, >= the ring's D */
+	__u64 head;			/* written by the filler (release) */
+	__u64 tail;			/* written by the consumer (release) */
+	uint64_t peak;			/* most bytes held at once */
+};
+
 /* One CPU's ring, as the reader sees it. */
 struct tp_ring_cpu {
 	unsigned int cpu;
@@ -210,11 +225,27 @@ struct tp_ring_cpu {
 	uint64_t size;			/* D */
 	void *cons_map, *prod_map;	/* to munmap; NULL when not ours */
 	size_t cons_len, prod_len;
+	/*
+	 * What taproot_ring_consume() reads: the kernel's ring itself, or,
+	 * once a reader thread runs, buf. src_head and src_tail point at
+	 * the head and tail of that source.
+	 */
+	const uint8_t *src;		/* data, or buf.data */
+	uint64_t src_size;
+	const __u64 *src_head;		/* the ABI's type, as data_head's */
+	__u64 *src_tail;
 	uint64_t tail;			/* what we have released */
 	uint64_t head;			/* head read by this consume call */
 	uint64_t pos;			/* next record to deliver */
 	uint64_t invalid;		/* corrupt records met */
+	/* The reader thread's side (under fill_lock). */
+	struct tp_ring_buf buf;
+	uint64_t ktail;			/* kernel bytes copied to buf and released */
+	const char *corrupt_why;	/* met by the filler, for the next consume */
+	uint64_t corrupt_pos;
 };
+
+struct tp_ring_reader;
 
 struct taproot_ring {
 	int fd;				/* /dev/taproot, -1 in tests */
@@ -222,6 +253,7 @@ struct taproot_ring {
 	unsigned int nr, alloc;
 	struct tp_ring_cpu *cpus;	/* sorted by CPU number */
 	unsigned int *heap;		/* merge: indexes into cpus */
+	struct tp_ring_reader *reader;	/* NULL: consume reads the kernel's rings */
 };
 
 /* An empty reader of rings laid out with pages of @page_size, over @fd. */
@@ -252,6 +284,23 @@ int tp_ring_check_producer(const struct taproot_ring_producer *prod,
  * listed below @n. Returns 0 or -EINVAL for malformed text.
  */
 int tp_cpulist_parse(const char *s, bool *mask, size_t n);
+
+/*
+ * With a reader thread (lib/kernel/ring-reader.c): copy what the kernel's
+ * rings hold into the buffers, as room allows, and report corruption the
+ * thread met through @ops. Called by taproot_ring_consume() before it
+ * reads, so that one call still delivers everything written before it.
+ */
+void tp_ring_reader_fill(struct taproot_ring *r, const struct taproot_ring_ops *ops, void *arg);
+
+/* 0, or the reader thread's poll() error (-errno): it stopped. */
+int tp_ring_reader_error(const struct taproot_ring *r);
+
+/*
+ * Stop the reader thread and free its buffers, with what they still hold
+ * (for taproot_ring_close(); no reader: nothing).
+ */
+void tp_ring_reader_stop(struct taproot_ring *r);
 
 /* ----------------------------------------------------------- the module */
 

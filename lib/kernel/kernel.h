@@ -308,8 +308,29 @@ int taproot_ring_open(const struct taproot_info *info, struct taproot_ring **rp)
 /* Unmap every ring, close /dev/taproot and free @r (NULL is allowed). */
 void taproot_ring_close(struct taproot_ring *r);
 
-/* The /dev/taproot fd, for poll(): POLLIN when a ring has data to read. */
+/*
+ * The fd to poll() for POLLIN when a ring has data to read: /dev/taproot,
+ * or with a reader thread an eventfd it signals (taproot_ring_consume()
+ * clears it).
+ */
 int taproot_ring_fd(const struct taproot_ring *r);
+
+/* taproot_ring_start_reader()'s default buffer, over all CPUs. */
+#define TAPROOT_RING_BUFFER_DEFAULT	(64U << 20)
+
+/*
+ * Start a thread that keeps the kernel's rings drained into buffers of
+ * this process while the caller is busy with other work (a table compile,
+ * an ELF file read for the first time can take longer than a ring holds
+ * at high rates): records are lost only when a buffer is full too. The
+ * buffers share @bytes (at least one ring's size per CPU, each a power of
+ * two; their pages are touched only as records arrive). The thread copies
+ * whole records only, when the module wakes poll() (the watermark);
+ * taproot_ring_consume() copies what is left itself first. Delivery and
+ * validation are unchanged. Once per ring; closed by taproot_ring_close().
+ * Returns 0, -EALREADY, -EINVAL (@bytes 0), -ENOMEM, other -errno.
+ */
+int taproot_ring_start_reader(struct taproot_ring *r, size_t bytes);
 
 /*
  * Wait up to @timeout_ms (-1: forever) for data. Returns 1 when a ring is
@@ -365,8 +386,11 @@ struct taproot_ring_stats {
 	uint64_t data_size;		/* D */
 	uint64_t records;		/* producer: records written, cumulative */
 	uint64_t lost[4];		/* producer: lost[TAPROOT_LOST_*], cumulative */
-	uint64_t unread;		/* bytes between tail and head now */
+	uint64_t unread;		/* bytes between tail and head now, buffered ones too */
 	uint64_t invalid;		/* corrupt records this reader met */
+	uint64_t buffered;		/* of unread, in the reader thread's buffer */
+	uint64_t buffer_size;		/* that buffer's size (0: no reader thread) */
+	uint64_t buffer_peak;		/* most bytes it held at once */
 };
 
 /* Number of rings mapped (possible CPUs below nr_cpus). */

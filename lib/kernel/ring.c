@@ -406,6 +406,10 @@ int tp_ring_add(struct taproot_ring *r, unsigned int cpu, void *cons,
 	c->prod = prod;
 	c->data = (const uint8_t *)window + (prod->data_offset - r->page_size);
 	c->size = prod->data_size;
+	c->src = c->data;
+	c->src_size = c->size;
+	c->src_head = &prod->data_head;
+	c->src_tail = &c->cons->data_tail;
 	if (owned) {
 		c->cons_map = cons;
 		c->cons_len = cons_len;
@@ -597,6 +601,7 @@ void taproot_ring_close(struct taproot_ring *r)
 
 	if (!r)
 		return;
+	tp_ring_reader_stop(r);
 	for (i = 0; i < r->nr; i++) {
 		if (r->cpus[i].prod_map)
 			munmap(r->cpus[i].prod_map, r->cpus[i].prod_len);
@@ -610,16 +615,14 @@ void taproot_ring_close(struct taproot_ring *r)
 	free(r);
 }
 
-int taproot_ring_fd(const struct taproot_ring *r)
-{
-	return r->fd;
-}
-
 int taproot_ring_poll(struct taproot_ring *r, int timeout_ms)
 {
-	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	struct pollfd p = { .fd = taproot_ring_fd(r), .events = POLLIN };
 	int n;
 
+	n = tp_ring_reader_error(r);
+	if (n < 0)
+		return tp_err(n, "the ring's reader thread stopped: %s", strerror(-n));
 	n = poll(&p, 1, timeout_ms);
 	if (n < 0 && errno == EINTR)
 		return -EINTR;
@@ -651,8 +654,16 @@ void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
 	st->records = __atomic_load_n(&c->prod->records, __ATOMIC_RELAXED);
 	for (k = 0; k < TAPROOT_LOST_NR; k++)
 		st->lost[k] = __atomic_load_n(&c->prod->lost[k], __ATOMIC_RELAXED);
-	st->unread = __atomic_load_n(&c->prod->data_head, __ATOMIC_RELAXED) - c->tail;
 	st->invalid = c->invalid;
+	if (!r->reader) {
+		st->unread = __atomic_load_n(&c->prod->data_head, __ATOMIC_RELAXED) - c->tail;
+		return;
+	}
+	st->buffered = __atomic_load_n(&c->buf.head, __ATOMIC_RELAXED) - c->tail;
+	st->buffer_size = c->buf.size;
+	st->buffer_peak = __atomic_load_n(&c->buf.peak, __ATOMIC_RELAXED);
+	st->unread = __atomic_load_n(&c->prod->data_head, __ATOMIC_RELAXED) -
+		     __atomic_load_n(&c->ktail, __ATOMIC_RELAXED) + st->buffered;
 }
 
 uint64_t taproot_ring_lost(const struct taproot_ring *r)
@@ -672,7 +683,7 @@ uint64_t taproot_ring_lost(const struct taproot_ring *r)
 
 static const struct taproot_rec_header *tp_ring_at(const struct tp_ring_cpu *c)
 {
-	return (const struct taproot_rec_header *)(c->data + (c->pos & (c->size - 1)));
+	return (const struct taproot_rec_header *)(c->src + (c->pos & (c->src_size - 1)));
 }
 
 /*
@@ -750,13 +761,17 @@ int taproot_ring_consume(struct taproot_ring *r,
 	 *   D pairs with the producer's READ_ONCE(tail) plus the control dependency
 	 *   of the space check: the kernel never overwrites bytes the reader has not
 	 *   released.
+	 * With a reader thread the source is its buffer, whose filler is the
+	 * producer, with the same pairs (lib/kernel/ring-reader.c).
 	 */
+	if (r->reader)
+		tp_ring_reader_fill(r, ops, arg);
 	for (i = 0; i < r->nr; i++) {
 		c = &r->cpus[i];
 		/* (C): pairs with the producer's smp_wmb() (A). */
-		c->head = __atomic_load_n(&c->prod->data_head, __ATOMIC_ACQUIRE);
+		c->head = __atomic_load_n(c->src_head, __ATOMIC_ACQUIRE);
 		c->pos = c->tail;
-		if (c->head - c->tail > c->size) {
+		if (c->head - c->tail > c->src_size) {
 			tp_ring_corrupt(c, ops, arg, "head more than the data size ahead of tail");
 			continue;
 		}
@@ -785,7 +800,7 @@ int taproot_ring_consume(struct taproot_ring *r,
 			continue;
 		c->tail = c->pos;
 		/* (D): pairs with the producer's READ_ONCE(tail) at reserve. */
-		__atomic_store_n(&c->cons->data_tail, c->tail, __ATOMIC_RELEASE);
+		__atomic_store_n(c->src_tail, c->tail, __ATOMIC_RELEASE);
 	}
 	return delivered;
 }

@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,7 +24,7 @@
 #include "kernel/kernel-private.h"
 
 #define NR_CPUS		3
-#define MAX_SEEN	256
+#define MAX_SEEN	1024
 
 /* ------------------------------------------------------------ fixture */
 
@@ -48,6 +50,7 @@ struct fixture {
 	struct seen seen[MAX_SEEN];
 	unsigned int nr_seen;
 	unsigned int stop_after;		/* 0: never stop */
+	size_t reader_bytes;			/* attach(): 0, or start a reader thread */
 	unsigned int nr_corrupt;
 	unsigned int corrupt_cpu;
 	uint64_t corrupt_pos;
@@ -224,6 +227,8 @@ static void attach(struct fixture *fx)
 		assert_int_equal(tp_ring_add(fx->r, cpu_ids[i], f->cons, f->p, f->window,
 					     f->p + 2 * f->d, false), 0);
 	}
+	if (fx->reader_bytes)
+		assert_int_equal(taproot_ring_start_reader(fx->r, fx->reader_bytes), 0);
 }
 
 static int teardown(void **state)
@@ -454,6 +459,135 @@ static void ring_unknown_type_delivered_and_skipped(void **state)
 	assert_int_equal(fx->seen[0].type, 0x7777);
 	assert_int_equal(fx->seen[1].type, TAPROOT_REC_SAMPLE);
 	assert_int_equal(fx->nr_corrupt, 0);
+}
+
+/* ------------------------------------------------------------ reader thread */
+
+/*
+ * The consume tests again, with a reader thread copying the rings into
+ * its buffers (its fd is -1 here, so it looks every few ms, and races
+ * with the test's producer and consumer): delivery is the same.
+ */
+#define WITH_READER(test)						\
+static void test##_with_reader(void **state)				\
+{									\
+	((struct fixture *)*state)->reader_bytes = 1 << 20;		\
+	test(state);							\
+}
+WITH_READER(ring_merge_delivers_in_time_order)
+WITH_READER(ring_merge_keeps_ring_order_within_cpu)
+WITH_READER(ring_consume_releases_tail_to_head)
+WITH_READER(ring_consume_across_wrap)
+WITH_READER(ring_corrupt_record_drops_rest_of_cpu)
+WITH_READER(ring_head_too_far_ahead_is_corrupt)
+WITH_READER(ring_unknown_type_delivered_and_skipped)
+
+/* Wait (2 s at most) until the reader thread has released all of @f. */
+static void wait_copied(struct fake_ring *f)
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+
+	for (int i = 0; i < 2000; i++) {
+		if (__atomic_load_n(&f->cons->data_tail, __ATOMIC_ACQUIRE) == f->prod->data_head)
+			return;
+		nanosleep(&ms, NULL);
+	}
+	fail_msg("the reader thread did not copy the ring");
+}
+
+/* Samples of time @t.. into @f until it holds about @bytes; returns the next time. */
+static uint64_t produce_bytes(struct fake_ring *f, uint64_t t, size_t bytes)
+{
+	uint64_t start = f->prod->data_head;
+
+	while (f->prod->data_head - start + 256 < bytes)
+		produce_sample(f, t++);
+	return t;
+}
+
+/*
+ * Four rings' worth written while nobody consumes: the thread keeps the
+ * ring drained into its buffer, and one consume delivers every record,
+ * in order; the stats count the buffered bytes and their peak.
+ */
+static void reader_drains_while_consumer_busy(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[1];
+	struct pollfd p = { .events = POLLIN };
+	struct taproot_ring_stats st;
+	uint64_t t = 1, held = 0, head0 = f->prod->data_head;
+
+	fx->reader_bytes = 1 << 20;
+	attach(fx);
+	for (int round = 0; round < 4; round++) {
+		t = produce_bytes(f, t, f->d);
+		wait_copied(f);
+	}
+	held = f->prod->data_head - head0;
+	assert_true(held > 3 * f->d);
+	p.fd = taproot_ring_fd(fx->r);
+	assert_int_equal(poll(&p, 1, 2000), 1);
+	taproot_ring_stats(fx->r, 1, &st);
+	assert_int_equal(st.buffered, held);
+	assert_int_equal(st.unread, held);
+	assert_true(st.buffer_size >= held && st.buffer_peak == held);
+
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), t - 1);
+	for (unsigned int i = 0; i < fx->nr_seen; i++)
+		assert_int_equal(fx->seen[i].time, i + 1);
+	assert_int_equal(fx->nr_corrupt, 0);
+	taproot_ring_stats(fx->r, 1, &st);
+	assert_int_equal(st.unread, 0);
+	assert_int_equal(st.buffered, 0);
+	assert_int_equal(poll(&p, 1, 0), 0);	/* consume cleared the wakeup */
+}
+
+/*
+ * A buffer of one ring's size (the least): with it full, the rest stays
+ * in the kernel's ring (its space not released, nothing overwritten) and
+ * the next consumes deliver everything, in order.
+ */
+static void reader_full_buffer_leaves_rest_in_ring(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[0];
+	struct timespec wait = { .tv_nsec = 30000000 };
+	struct taproot_ring_stats st;
+	uint64_t t, tail;
+
+	fx->reader_bytes = 1;
+	attach(fx);
+	taproot_ring_stats(fx->r, 0, &st);
+	assert_int_equal(st.buffer_size, f->d);
+	t = produce_bytes(f, 1, f->d);
+	wait_copied(f);
+	t = produce_bytes(f, t, f->d);
+	nanosleep(&wait, NULL);
+	tail = __atomic_load_n(&f->cons->data_tail, __ATOMIC_ACQUIRE);
+	assert_true(tail < f->prod->data_head);
+	assert_true(f->prod->data_head - tail > f->d / 2);
+
+	assert_true(taproot_ring_consume(fx->r, &ops, fx) > 0);
+	while (taproot_ring_consume(fx->r, &ops, fx) > 0)
+		;
+	assert_int_equal(fx->nr_seen, t - 1);
+	for (unsigned int i = 0; i < fx->nr_seen; i++)
+		assert_int_equal(fx->seen[i].time, i + 1);
+	assert_int_equal(f->cons->data_tail, f->prod->data_head);
+}
+
+static void reader_start_refused_twice_or_empty(void **state)
+{
+	struct fixture *fx = *state;
+
+	attach(fx);
+	assert_int_equal(taproot_ring_start_reader(fx->r, 0), -EINVAL);
+	assert_int_equal(taproot_ring_start_reader(fx->r, 1 << 16), 0);
+	assert_int_equal(taproot_ring_start_reader(fx->r, 1 << 16), -EALREADY);
+	/* Still reads. */
+	produce_sample(&fx->rings[2], 9);
+	assert_int_equal(taproot_ring_consume(fx->r, &ops, fx), 1);
 }
 
 /* ------------------------------------------------------------ layout */
@@ -816,6 +950,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ring_head_too_far_ahead_is_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(ring_unknown_type_delivered_and_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(ring_producer_page_checked, setup, teardown),
+#define T(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+		T(ring_merge_delivers_in_time_order_with_reader),
+		T(ring_merge_keeps_ring_order_within_cpu_with_reader),
+		T(ring_consume_releases_tail_to_head_with_reader),
+		T(ring_consume_across_wrap_with_reader),
+		T(ring_corrupt_record_drops_rest_of_cpu_with_reader),
+		T(ring_head_too_far_ahead_is_corrupt_with_reader),
+		T(ring_unknown_type_delivered_and_skipped_with_reader),
+		T(reader_drains_while_consumer_busy),
+		T(reader_full_buffer_leaves_rest_in_ring),
+		T(reader_start_refused_twice_or_empty),
+#undef T
 		cmocka_unit_test(rec_check_valid_records_pass),
 		cmocka_unit_test(rec_check_bad_header_refused),
 		cmocka_unit_test(rec_check_sample_lengths_refused),
