@@ -5,8 +5,8 @@
  * DIR/schedlat.pb.gz.
  *
  *   record [--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]
- *          [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]
- *          [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
+ *          [--ring-pages N] [--buffer-mb MB] [--label-tid] [--label-cpu]
+ *          [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
  *          [--raw FILE] --output DIR [-- COMMAND ARGS...]
  *
  * Off-CPU profiles need the module's switch and waking records
@@ -62,6 +62,8 @@
 #include "util/clock.h"
 
 #define RECORD_FREQ_DEFAULT	99	/* Hz: a short session wants more than 19 */
+#define RECORD_BUFFER_MB_MAX	65536	/* --buffer-mb */
+_Static_assert(TAPROOT_RING_BUFFER_DEFAULT == 64U << 20, "record --help says 64");
 #define RECORD_DURATION_DEFAULT	10.0	/* s, without a command */
 #define RECORD_POLL_MS		100	/* longest wait between two reads of the rings */
 #define RECORD_EXEC_WAIT_MS	2000	/* for the released command's exec */
@@ -92,6 +94,7 @@ struct record_opts {
 	bool ustack_set;
 	uint32_t ustack;
 	uint32_t ring_pages;		/* 0: the module's */
+	uint32_t buffer_mb;		/* the reader thread's buffers, 0: none */
 	bool label_tid, label_cpu;
 	bool cpu, offcpu;		/* --events */
 	uint32_t sched_one_in;		/* --sched-one-in */
@@ -233,7 +236,7 @@ static int parse_unwind(const char *val, struct record_opts *o)
 static const char *const record_valued[] = {
 	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
 	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
-	"--unwind",
+	"--unwind", "--buffer-mb",
 };
 
 static bool takes_value(const char *name)
@@ -298,6 +301,8 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 			return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
 		return ret;
 	}
+	if (!strcmp(name, "--buffer-mb"))
+		return parse_u32(name, val, 0, RECORD_BUFFER_MB_MAX, &o->buffer_mb);
 	if (!strcmp(name, "--unwind"))
 		return parse_unwind(val, o);
 	if (!strcmp(name, "--events"))
@@ -1142,6 +1147,10 @@ static int record_start(struct record *r)
 	while (taproot_ring_consume(r->ring, &discard, r) > 0)
 		;
 	r->lost_base = taproot_ring_lost(r->ring);
+	err = r->o.buffer_mb ? taproot_ring_start_reader(r->ring, (size_t)r->o.buffer_mb << 20) : 0;
+	if (err < 0)
+		fprintf(stderr, "taprootctl: record: reading the rings without a reader thread: %s\n",
+			taproot_errmsg(err));
 	/* Unwind tables and mappings for the module's unwinder go through it. */
 	err = taproot_pipeline_set_ring(r->pl, r->ring);
 	if (err < 0)
@@ -1266,7 +1275,8 @@ static int raw_finish(struct record *r, int *ret)
 int do_record(int argc, char **argv)
 {
 	struct record r = {
-		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true },
+		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true,
+		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20 },
 		.release = -1, .execd = -1, .tty = isatty(STDERR_FILENO),
 	};
 	char *path = NULL;

@@ -85,6 +85,12 @@ const struct daemon_option daemon_options[] = {
 	  "the module, 1.." STR(TAPROOT_UNWIND_MEM_MAX) " (default "
 	  STR(TAPROOT_UNWIND_MEM_DEFAULT) "); beyond, processes\n"
 	  "are unwound from snapshots" },
+	{ "buffer-mb", 0, DV_COUNT, DOPT_BUFFER, FIELD(buffer_mb), 0, BUFFER_MB_MAX, "MB",
+	  "MiB, over all CPUs, that a reader thread copies the\n"
+	  "rings into while taprootd is busy (a table compile,\n"
+	  "a new binary read): records are lost only when\n"
+	  "both are full (default " STR(BUFFER_MB_DEFAULT) "; 0: no thread); at\n"
+	  "least one ring's size per CPU" },
 	{ "label", 'l', DV_LABEL, DOPT_LABEL, FIELD(labels), 0, DAEMON_LABELS_MAX, "KEY=VAL",
 	  "add the label KEY=VAL to every sample (" STR(DAEMON_LABELS_MAX) " at\n"
 	  "most; in the file: label KEY VALUE, a line\n"
@@ -152,6 +158,7 @@ void daemon_opts_init(struct daemon_opts *o)
 		.unwind = true,
 		.unwind_frames = TAPROOT_UNWIND_FRAMES_DEFAULT,
 		.unwind_mem_mib = TAPROOT_UNWIND_MEM_DEFAULT,
+		.buffer_mb = BUFFER_MB_DEFAULT,
 	};
 }
 

@@ -45,6 +45,7 @@ struct daemon_opts {
 	 */
 	bool unwind, ustack_private;
 	unsigned long unwind_frames, unwind_mem_mib;
+	unsigned long buffer_mb;	/* the rings' reader thread's buffers, 0: none */
 	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
 	char *debuginfod;		/* server URLs, NULL: $DEBUGINFOD_URLS */
 	/* --push: the store's URL, NULL: none; the rest as push_* below. */
@@ -83,6 +84,7 @@ enum {
 	DOPT_USTACK_PRIVATE = 1 << 21,
 	DOPT_UNWIND_FRAMES = 1 << 22,
 	DOPT_UNWIND_MEM = 1 << 23,
+	DOPT_BUFFER = 1 << 24,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -177,6 +179,9 @@ void daemon_print_config(void);
 #define PUSH_TIMEOUT_DEFAULT	30
 #define PUSH_TIMEOUT_MAX	3600
 #define PUSH_SPOOL_MB_DEFAULT	256
+#define BUFFER_MB_DEFAULT	64	/* TAPROOT_RING_BUFFER_DEFAULT */
+#define BUFFER_MB_MAX		65536
+_Static_assert(BUFFER_MB_DEFAULT << 20 == TAPROOT_RING_BUFFER_DEFAULT, "one default");
 #define PUSH_SPOOL_MB_MAX	(1UL << 20)
 
 /* Log @fmt at syslog priority @prio: on stderr, or to syslog after log_to_syslog(). */

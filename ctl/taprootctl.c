@@ -104,8 +104,8 @@ static const struct taproot_command commands[] = {
 	  "records already printed is printed after them.\n" },
 	{ "record", do_record,
 	  "[--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]\n"
-	  "         [--ring-pages N] [--label-tid] [--label-cpu] [--stats-json FILE]\n"
-	  "         [--events cpu,offcpu] [--sched-one-in N] [--min-block US]\n"
+	  "         [--ring-pages N] [--buffer-mb MB] [--label-tid] [--label-cpu]\n"
+	  "         [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]\n"
 	  "         [--unwind kernel|user|verify] [--ustack-private]\n"
 	  "         [--raw FILE] --output DIR [-- COMMAND ARGS...]",
 	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
@@ -126,6 +126,10 @@ static const struct taproot_command commands[] = {
 	  "--stats-json FILE writes that JSON to FILE too. --label-tid and\n"
 	  "--label-cpu add tid and cpu labels (more distinct samples).\n"
 	  "--ring-pages N resizes the rings for the session (restored after).\n"
+	  "--buffer-mb MB (default 64; 0: none): a reader thread copies the\n"
+	  "rings into MB MiB (over all CPUs, at least a ring per CPU) while\n"
+	  "the pipeline is busy (a table compile, a new binary read): records\n"
+	  "are lost only when both are full.\n"
 	  "--events LIST (default cpu): cpu samples on-CPU stacks; offcpu records\n"
 	  "context switches and wakeups and writes DIR/offcpu.pb.gz (blocked time\n"
 	  "by blocked stack, label state S/D/R+), DIR/offwake.pb.gz (blocked time\n"

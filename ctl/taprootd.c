@@ -633,11 +633,11 @@ static void session_started(struct daemon *d)
 	}
 	d->one_in = err < 0 ? (uint32_t)d->o.sched_one_in : cfg.sched_one_in;
 	d->adapt_at = 0;
-	if (!d->pl || cfg.freq_hz != d->pl_freq) {
-		flush_interval(d, "frequency changed");
-		if (new_pipeline(d, cfg.freq_hz) < 0)
-			return;
-	}
+	/*
+	 * The rings first, their reader thread with them: sampling runs
+	 * already, and making a pipeline (a prewarm, kernel symbols) takes
+	 * longer than a ring holds at high rates.
+	 */
 	if (!d->ring) {
 		err = taproot_ring_open(&d->info, &d->ring);
 		if (err < 0) {
@@ -645,7 +645,20 @@ static void session_started(struct daemon *d)
 			return;
 		}
 		d->lost_base = taproot_ring_lost(d->ring);
+		err = d->o.buffer_mb ? taproot_ring_start_reader(d->ring, d->o.buffer_mb << 20) : 0;
+		if (err < 0)
+			log_msg(LOG_WARNING, "reading the rings without a reader thread: %s",
+				taproot_errmsg(err));
 		pipeline_use_ring(d, d->ring);
+	}
+	if (!d->pl || cfg.freq_hz != d->pl_freq) {
+		flush_interval(d, "frequency changed");
+		if (new_pipeline(d, cfg.freq_hz) < 0) {
+			/* Nothing would read them: the module's counters say what is lost. */
+			taproot_ring_close(d->ring);
+			d->ring = NULL;
+			return;
+		}
 	}
 	log_msg(LOG_INFO, "sampling runs at %" PRIu32 " Hz: reading the rings", cfg.freq_hz);
 	if (have_cfg && d->o.offcpu && (cfg.events & (TAPROOT_EV_SWITCH | TAPROOT_EV_WAKING)) !=

@@ -66,6 +66,8 @@ static void record_refuses_bad_values(void **state)
 	expect(CTL " record --freq=1001 -o /nonexistent", 2, "not '1001'");
 	expect(CTL " record --ustack 7 -o /nonexistent", 2, "multiple of 8");
 	expect(CTL " record --ring-pages 3 -o /nonexistent", 2, "power of two, not '3'");
+	expect(CTL " record --buffer-mb 65537 -o /nonexistent", 2,
+	       "'record --buffer-mb' needs a number in 0..65536, not '65537'");
 	expect(CTL " record --duration -1 -o /nonexistent", 2, "positive number of seconds");
 	expect(CTL " record --events cpu,gpu -o /nonexistent", 2, "unknown kind 'gpu'");
 	expect(CTL " record --pid 1,x -o /nonexistent", 2, "'record --pid' needs a number");
@@ -125,6 +127,7 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --unwind-frames 128", 2, "'--unwind-frames' needs a number in 1..127");
 	expect(DAEMON " --unwind-mem 4097", 2, "'--unwind-mem' needs a number in 1..4096");
 	expect(DAEMON " --unwind-mem 256M", 2, "'--unwind-mem' needs a number in 1..4096");
+	expect(DAEMON " --buffer-mb 65537", 2, "'--buffer-mb' needs a number in 0..65536");
 }
 
 /*
@@ -169,7 +172,7 @@ static void daemon_help_lists_every_key(void **state)
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
 		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
-		"unwind-frames", "unwind-mem",
+		"unwind-frames", "unwind-mem", "buffer-mb",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -274,7 +277,7 @@ static void daemon_print_config_reads_back(void **state)
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
 		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
-		"unwind-frames", "unwind-mem",
+		"unwind-frames", "unwind-mem", "buffer-mb",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
@@ -361,7 +364,7 @@ static void man_pages_cover_every_option(void **state)
 {
 	static const char ctl_words[] =
 		"load unload status start stop config stats dump record report --ko --count "
-		"--duration --pid --ustack-bytes --freq --all --ustack --ring-pages --label-tid "
+		"--duration --pid --ustack-bytes --freq --all --ustack --ring-pages --buffer-mb --label-tid "
 		"--label-cpu --stats-json --events --sched-one-in --min-block --raw --output "
 		"--repeat freq kstack ustack events idle ring-pages watermark pids sched-one-in "
 		"follow unwind ustack-private unwind-verify unwind-frames unwind-mem ";
