@@ -431,6 +431,17 @@ static int kt_proc_hold(struct tp_ktables *k, struct kt_proc *e, uint32_t n)
 	return 0;
 }
 
+/* @e holds no mappings in the module any more: its tables' refs go. */
+static void kt_proc_unload(struct tp_ktables *k, struct kt_proc *e)
+{
+	if (e->uploaded)
+		k->st.procs--;
+	e->uploaded = false;
+	kt_proc_release(e);
+	if (k->full)
+		kt_reclaim(k);
+}
+
 /* Forget @e here and, when it holds mappings there, in the module. */
 static void kt_proc_drop(struct tp_ktables *k, struct kt_proc *e, bool in_module)
 {
@@ -520,7 +531,12 @@ static void kt_upload(struct tp_ktables *k, struct kt_proc *e)
 		}
 	}
 	if (err == -ESRCH) {
-		kt_proc_drop(k, e, false);	/* gone: the module dropped it too */
+		/*
+		 * Gone: the module dropped it too. Kept here until the sweep,
+		 * so that its samples still in the rings wait out the interval
+		 * instead of asking the module again, each.
+		 */
+		kt_proc_unload(k, e);
 	} else if (err == -ENOSPC) {
 		k->st.budget_refusals++;
 		k->full = true;
