@@ -271,6 +271,18 @@ int tp_ring_add(struct taproot_ring *r, unsigned int cpu, void *cons,
 		bool owned);
 
 /*
+ * taproot_ring_consume() reads @c's kernel ring itself (no reader thread).
+ * Inline: ring.c and ring-reader.c both set it, and neither calls up.
+ */
+static inline void tp_ring_read_kernel(struct tp_ring_cpu *c)
+{
+	c->src = c->data;
+	c->src_size = c->size;
+	c->src_head = &c->prod->data_head;
+	c->src_tail = &c->cons->data_tail;
+}
+
+/*
  * Check a producer page against the layout for ring @cpu with pages of
  * @page_size: ABI version, CPU, page size, data_offset == 2P, data size a
  * power of two, at least a page, at most TAPROOT_RING_PAGES_MAX pages.

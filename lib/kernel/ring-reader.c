@@ -246,10 +246,7 @@ static void rr_unswitch(struct taproot_ring *r)
 		struct tp_ring_cpu *c = &r->cpus[i];
 
 		c->tail = c->head = c->pos = c->ktail;
-		c->src = c->data;
-		c->src_size = c->size;
-		c->src_head = &c->prod->data_head;
-		c->src_tail = &c->cons->data_tail;
+		tp_ring_read_kernel(c);
 	}
 }
 

@@ -406,10 +406,7 @@ int tp_ring_add(struct taproot_ring *r, unsigned int cpu, void *cons,
 	c->prod = prod;
 	c->data = (const uint8_t *)window + (prod->data_offset - r->page_size);
 	c->size = prod->data_size;
-	c->src = c->data;
-	c->src_size = c->size;
-	c->src_head = &prod->data_head;
-	c->src_tail = &c->cons->data_tail;
+	tp_ring_read_kernel(c);
 	if (owned) {
 		c->cons_map = cons;
 		c->cons_len = cons_len;

@@ -455,16 +455,12 @@ static void kt_proc_drop(struct tp_ktables *k, struct kt_proc *e, bool in_module
 		else if (err != -ESRCH)
 			kt_error(k, err);
 	}
-	if (e->uploaded)
-		k->st.procs--;
-	kt_proc_release(e);
+	kt_proc_unload(k, e);
 	while (*pp != e)
 		pp = &(*pp)->next;
 	*pp = e->next;
 	k->nr_procs--;
 	free(e);
-	if (k->full)
-		kt_reclaim(k);
 }
 
 /* The mappings of @n were set with @token: what @e holds now. */
