@@ -22,12 +22,9 @@
  * omitted, as proto3 does, except string_table entries (index 0 is "").
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <zlib.h>
 
@@ -562,26 +559,6 @@ long taproot_pprof_encode_part(const struct taproot_profile *p, const char *key,
 	return err ? err : n;
 }
 
-/* -------------------------------------------------------------- files */
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *d = buf;
-
-	while (len) {
-		ssize_t n = write(fd, d, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		d += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int taproot_pprof_write_fd(const struct taproot_profile *p, int fd)
 {
 	void *buf;
@@ -590,97 +567,11 @@ int taproot_pprof_write_fd(const struct taproot_profile *p, int fd)
 
 	if ((err = taproot_pprof_encode(p, true, &buf, &len)))
 		return err;
-	err = write_all(fd, buf, len);
+	err = tp_write_all(fd, buf, len);
 	free(buf);
 	if (err)
 		return tp_err(err, "pprof: write: %s", strerror(-err));
 	return 0;
-}
-
-/* Record "pprof: WHAT PATH: strerror(errno)" and return -errno. */
-static int sys_err(const char *what, const char *path)
-{
-	int e = errno;
-
-	return tp_err(-e, "pprof: %s %s: %s", what, path, strerror(e));
-}
-
-/* fsync the directory that holds @path. */
-static int sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int fd, err = 0;
-
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == path)
-		dir = strdup("/");
-	else
-		dir = strndup(path, (size_t)(slash - path));
-	if (!dir)
-		return -ENOMEM;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0)
-		err = sys_err("fsync", dir);
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return err;
-}
-
-/* @len bytes of @buf into @path, as taproot_pprof_write_file() says. */
-static int write_buf_file(const void *buf, size_t len, const char *path)
-{
-	char *tmp = NULL;
-	int fd = -1, err;
-
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-		tmp = NULL;
-		err = tp_err(-ENOMEM, "pprof: out of memory");
-		goto out;
-	}
-	/* mkostemp creates the file 0600: profiles show every process. */
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = sys_err("cannot create", tmp);
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
-	if (fchmod(fd, 0600) < 0) {
-		err = sys_err("chmod", tmp);
-		goto out;
-	}
-	if ((err = write_all(fd, buf, len))) {
-		err = tp_err(err, "pprof: write %s: %s", tmp, strerror(-err));
-		goto out;
-	}
-	if (fsync(fd) < 0) {
-		err = sys_err("fsync", tmp);
-		goto out;
-	}
-	err = close(fd);
-	fd = -1;
-	if (err < 0) {
-		err = sys_err("close", tmp);
-		goto out;
-	}
-	if (rename(tmp, path) < 0) {
-		err = sys_err("cannot rename to", path);
-		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
-	err = sync_dir(path);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	return err;
 }
 
 int taproot_pprof_write_file(const struct taproot_profile *p, const char *path)
@@ -691,7 +582,7 @@ int taproot_pprof_write_file(const struct taproot_profile *p, const char *path)
 
 	if (err)
 		return err;
-	err = write_buf_file(buf, len, path);
+	err = tp_write_file_private(path, buf, len);
 	free(buf);
 	return err;
 }
@@ -706,7 +597,7 @@ long taproot_pprof_write_part_file(const struct taproot_profile *p, const char *
 
 	if (n <= 0)
 		return n;
-	err = write_buf_file(buf, len, path);
+	err = tp_write_file_private(path, buf, len);
 	free(buf);
 	return err ? err : n;
 }

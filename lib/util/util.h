@@ -72,4 +72,18 @@ int tp_grow(void **v, size_t *alloc, size_t need, size_t size);
  */
 int64_t tp_strpool_add(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
 
+/*
+ * Write the @len bytes at @buf to @fd, again after EINTR or a short write.
+ * 0 or -errno (not recorded).
+ */
+int tp_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Replace @path by a file of mode 0600 holding the @len bytes at @buf:
+ * written to a temporary file beside it, synced, renamed over @path, and
+ * the directory synced, so that a reader sees the old file or the new one,
+ * whole. 0 or -errno (recorded, naming the step and the file).
+ */
+int tp_write_file_private(const char *path, const void *buf, size_t len);
+
 #endif /* TAPROOT_UTIL_H */
