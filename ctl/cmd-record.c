@@ -7,7 +7,8 @@
  *   record [--freq HZ] [--duration S] [--pid PID... | --all] [--ustack BYTES]
  *          [--ring-pages N] [--buffer-mb MB] [--label-tid] [--label-cpu]
  *          [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
- *          [--raw FILE] --output DIR [-- COMMAND ARGS...]
+ *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
+ *          [--critical-path TID|command] [--raw FILE] --output DIR [-- COMMAND ARGS...]
  *
  * Off-CPU profiles need the module's switch and waking records
  * (TAPROOT_FEAT_SCHED_EVENTS); fork, exec and exit records are turned on
@@ -38,6 +39,12 @@
  * kallsyms text, and what the process model read of /proc (and the build
  * IDs of the files it opened) at the point of the stream where it read it,
  * so that `taprootctl report FILE` rebuilds the same profiles later.
+ *
+ * With --trace FILE or --critical-path, the pipeline also keeps the
+ * session's timeline (lib/profile/timeline.h): every off-CPU interval, so
+ * the module must select them all (--sched-one-in 1), and every sample.
+ * FILE gets it as a Chrome trace; DIR/critpath.pb.gz the critical path of
+ * the thread named, or of the COMMAND's first thread.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -105,6 +112,12 @@ struct record_opts {
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
 	char **command;			/* NULL: none */
+	const char *trace;		/* --trace FILE, NULL: none */
+	double trace_window;		/* --trace-window S, 0: the whole session */
+	uint32_t trace_pids[TAPROOT_TIMELINE_MAX_PIDS];	/* --trace-pid */
+	unsigned int nr_trace_pids;
+	const char *critical;		/* --critical-path TID or "command", NULL: none */
+	uint32_t critical_tid;		/* 0: the command's */
 };
 
 struct record {
@@ -121,6 +134,9 @@ struct record {
 	bool started;
 	char hostname[65];		/* a label of every sample */
 	struct taproot_debuginfod *debuginfod;	/* with $DEBUGINFOD_URLS */
+	struct taproot_timeline *timeline;	/* --trace, --critical-path */
+	struct taproot_critpath_stats critpath;
+	bool critpath_written;
 
 	pid_t child;			/* 0: no command */
 	int child_status;		/* waitpid()'s, when child_done */
@@ -236,7 +252,7 @@ static int parse_unwind(const char *val, struct record_opts *o)
 static const char *const record_valued[] = {
 	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
 	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
-	"--unwind", "--buffer-mb",
+	"--unwind", "--buffer-mb", "--trace", "--trace-window", "--trace-pid", "--critical-path",
 };
 
 static bool takes_value(const char *name)
@@ -263,16 +279,54 @@ static int set_flag(const char *name, struct record_opts *o)
 	return EXIT_OK;
 }
 
-static int parse_duration(const char *val, double *d)
+static int parse_duration(const char *name, const char *val, double *d)
 {
 	char *end;
 
 	errno = 0;
 	*d = strtod(val, &end);
 	if (val[0] < '0' || val[0] > '9' || *end || errno || !(*d > 0) || *d > 1e7)
-		return p_usage("'record --duration' needs a positive number of seconds, not '%s'",
-			       val);
+		return p_usage("'record %s' needs a positive number of seconds, not '%s'",
+			       name, val);
 	return EXIT_OK;
+}
+
+/* --trace-pid PID: a process of the timeline. */
+static int add_trace_pid(struct record_opts *o, const char *val)
+{
+	uint32_t pid;
+	int ret = parse_u32("--trace-pid", val, 1, INT32_MAX, &pid);
+
+	if (ret != EXIT_OK)
+		return ret;
+	if (o->nr_trace_pids == TAPROOT_TIMELINE_MAX_PIDS)
+		return p_usage("'record --trace-pid': at most %d processes",
+			       TAPROOT_TIMELINE_MAX_PIDS);
+	o->trace_pids[o->nr_trace_pids++] = pid;
+	return EXIT_OK;
+}
+
+/* --trace, --trace-window, --trace-pid, --critical-path; -ENOENT: none of them. */
+static int set_timeline_value(const char *name, const char *val, struct record_opts *o)
+{
+	if (!strcmp(name, "--trace")) {
+		o->trace = val;
+		return EXIT_OK;
+	}
+	if (!strcmp(name, "--trace-window"))
+		return parse_duration(name, val, &o->trace_window);
+	if (!strcmp(name, "--trace-pid"))
+		return add_trace_pid(o, val);
+	if (!strcmp(name, "--critical-path")) {
+		o->critical = val;
+		if (!strcmp(val, "command"))
+			return EXIT_OK;
+		if (val[0] < '0' || val[0] > '9')
+			return p_usage("'record --critical-path' needs a thread id or 'command', not '%s'",
+				       val);
+		return parse_u32(name, val, 1, INT32_MAX, &o->critical_tid);
+	}
+	return -ENOENT;
 }
 
 /* Option @name (one of record_valued) with its value @val. */
@@ -281,10 +335,13 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 	uint32_t us;
 	int ret;
 
+	ret = set_timeline_value(name, val, o);
+	if (ret != -ENOENT)
+		return ret;
 	if (!strcmp(name, "--freq"))
 		return parse_u32(name, val, 1, TAPROOT_FREQ_MAX, &o->freq);
 	if (!strcmp(name, "--duration"))
-		return parse_duration(val, &o->duration);
+		return parse_duration(name, val, &o->duration);
 	if (!strcmp(name, "--pid"))
 		return add_pids(o, val);
 	if (!strcmp(name, "--ustack")) {
@@ -336,6 +393,20 @@ static int check_args(struct record_opts *o)
 		o->all = true;
 	if (!o->offcpu && (o->sched_one_in || o->min_block_ns))
 		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
+	if ((o->trace_window || o->nr_trace_pids) && !o->trace && !o->critical)
+		return p_usage("'record': --trace-window and --trace-pid go with --trace or --critical-path");
+	if (o->critical && !o->critical_tid && !o->command)
+		return p_usage("'record --critical-path command' needs a COMMAND");
+	if (o->trace || o->critical) {
+		/* The timeline shows a thread running wherever no interval was recorded. */
+		if (!o->offcpu)
+			return p_usage("'record': --trace and --critical-path need --events offcpu "
+				       "(and cpu, for what threads ran)");
+		if (o->sched_one_in > 1)
+			return p_usage("'record': --trace and --critical-path need every off-CPU "
+				       "interval: not with --sched-one-in %" PRIu32, o->sched_one_in);
+		o->sched_one_in = 1;
+	}
 	if (!o->sched_one_in)
 		o->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
 	if (o->ustack_private && o->unwind == RECORD_UNWIND_USER)
@@ -807,6 +878,22 @@ static void write_stats_json(struct record *r, FILE *f, const struct summary_inf
 	if (r->o.raw) {
 		taproot_json_key_string(j, "raw", r->o.raw);
 	}
+	if (r->critpath_written) {
+		const struct taproot_critpath_stats *c = &r->critpath;
+
+		taproot_json_key(j, "critical_path");
+		taproot_json_object_begin(j);
+		taproot_json_key_u64(j, "total_ns", c->total_ns);
+		taproot_json_key_u64(j, "running_ns", c->running_ns);
+		taproot_json_key_u64(j, "runqueue_ns", c->runqueue_ns);
+		taproot_json_key_u64(j, "timer_ns", c->timer_ns);
+		taproot_json_key_u64(j, "irq_ns", c->irq_ns);
+		taproot_json_key_u64(j, "unknown_ns", c->unknown_ns);
+		taproot_json_key_u64(j, "threads", c->threads);
+		taproot_json_key(j, "truncated");
+		taproot_json_bool(j, c->truncated);
+		taproot_json_object_end(j);
+	}
 	if (r->child) {
 		taproot_json_key(j, "command_status");
 		if (r->child_done)
@@ -817,6 +904,40 @@ static void write_stats_json(struct record *r, FILE *f, const struct summary_inf
 	summary_json(j, r->pl, si);
 	taproot_json_object_end(j);
 	taproot_json_free(j);
+}
+
+/* Percent of @part in @whole. */
+static double pct_of(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* The trace's and the critical path's lines of the summary. */
+static void summary_timeline(const struct record *r)
+{
+	const struct taproot_critpath_stats *c = &r->critpath;
+	struct taproot_timeline_stats st;
+
+	if (!r->timeline)
+		return;
+	taproot_timeline_stats(r->timeline, &st);
+	if (r->o.trace)
+		printf("  %-10s%s: %" PRIu64 " intervals, %" PRIu64 " samples, %.3f s "
+		       "(Perfetto, chrome://tracing)\n", "trace:", r->o.trace, st.intervals,
+		       st.samples, (double)(st.last_ns - st.start_ns) / 1e9);
+	if (st.dropped_full || st.no_stack)
+		printf("  %-10s%" PRIu64 " oldest events dropped, %" PRIu64
+		       " without their stack: the timeline's bounds\n", "", st.dropped_full,
+		       st.no_stack);
+	if (!r->critpath_written)
+		return;
+	printf("  %-10s%s/critpath.pb.gz: %.3f s of thread %" PRIu32 " over %" PRIu64
+	       " threads: running %.1f%%, run queue %.1f%%, timers %.1f%%, interrupts %.1f%%, "
+	       "unknown %.1f%%%s\n", "critical:", r->o.output, (double)c->total_ns / 1e9,
+	       r->o.critical_tid ? r->o.critical_tid : (uint32_t)r->child, c->threads,
+	       pct_of(c->running_ns, c->total_ns), pct_of(c->runqueue_ns, c->total_ns),
+	       pct_of(c->timer_ns, c->total_ns), pct_of(c->irq_ns, c->total_ns),
+	       pct_of(c->unknown_ns, c->total_ns), c->truncated ? " (walk cut short)" : "");
 }
 
 static void summary(struct record *r, const char *path, double secs)
@@ -868,6 +989,7 @@ static void summary(struct record *r, const char *path, double secs)
 	if (r->o.raw)
 		printf("  %-10s%s (taprootctl report %s --output DIR rebuilds the profiles)\n",
 		       "raw:", r->o.raw, r->o.raw);
+	summary_timeline(r);
 	summary_print_tail(r->pl, &si);
 }
 
@@ -895,6 +1017,37 @@ static int write_profiles(struct record *r, int *ret)
 		}
 		free(path);
 	}
+	return err;
+}
+
+/* The trace file and DIR/critpath.pb.gz, from the session's timeline. */
+static int write_timeline(struct record *r, int *ret)
+{
+	const char *comments[1] = { r->comment };
+	uint32_t tid = r->o.critical_tid ? r->o.critical_tid : (uint32_t)r->child;
+	char *path = NULL;
+	int err = 0, e;
+
+	if (r->o.trace) {
+		e = taproot_timeline_write_trace_file(r->timeline, r->o.trace);
+		if (e < 0) {
+			*ret = p_err("writing %s: %s", r->o.trace, taproot_errmsg(e));
+			err = e;
+		}
+	}
+	if (!r->o.critical)
+		return err;
+	if (asprintf(&path, "%s/critpath.pb.gz", r->o.output) < 0) {
+		*ret = p_err("out of memory");
+		return -ENOMEM;
+	}
+	e = taproot_timeline_write_critpath(r->timeline, tid, path, comments, 1, &r->critpath);
+	if (e < 0) {
+		*ret = p_err("--critical-path %" PRIu32 ": %s", tid, taproot_errmsg(e));
+		err = e;
+	}
+	r->critpath_written = e == 0;
+	free(path);
 	return err;
 }
 
@@ -1080,6 +1233,17 @@ static int record_pipeline(struct record *r)
 	po.debuginfod = r->debuginfod;
 	if (r->raw)
 		po.procs = &r->procs_opts;
+	if (r->o.trace || r->o.critical) {
+		struct taproot_timeline_opts to = {
+			.window_ns = (uint64_t)(r->o.trace_window * 1e9),
+			.pids = r->o.trace_pids, .nr_pids = r->o.nr_trace_pids,
+		};
+
+		err = taproot_timeline_new(&to, &r->timeline);
+		if (err < 0)
+			return p_err("%s", taproot_errmsg(err));
+		po.timeline = r->timeline;
+	}
 	snprintf(r->comment, sizeof(r->comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, r->o.freq, r->info.kernel_release);
 	po.comments = comments;
@@ -1310,6 +1474,8 @@ int do_record(int argc, char **argv)
 	err = 0;
 	if (r.started)
 		err = write_profiles(&r, &ret);
+	if (r.started && r.timeline && write_timeline(&r, &ret) < 0)
+		err = -1;
 	if (raw_finish(&r, &ret) < 0)
 		err = -1;
 	if (r.child && !r.child_done)
@@ -1321,6 +1487,7 @@ int do_record(int argc, char **argv)
 	}
 	release_signals(&r);
 	taproot_pipeline_free(r.pl);
+	taproot_timeline_free(r.timeline);
 	taproot_debuginfod_free(r.debuginfod);
 	taproot_ksyms_free(r.ksyms);
 	taproot_nl_close(r.nl);

@@ -36,6 +36,7 @@
 #include "process/process.h"
 #include "unwind/unwind.h"
 #include "profile/profile.h"
+#include "profile/timeline.h"
 #include "pipeline/pipeline.h"
 #include "raw/raw.h"
 

@@ -327,6 +327,7 @@ static int pl_new_causal(struct taproot_pipeline *p)
 		.resolve = pl_resolve_snap,
 		.arg = p,
 		.labeling = &p->labeling,
+		.timeline = p->opts.timeline,
 	};
 	/* What an interval is labeled with when its stack is resolved. */
 	const char *early[PL_LABELS_MAX] = {
@@ -1142,14 +1143,16 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 /* Who a CPU sample is of, whichever record it came in. */
 struct pl_who {
 	uint32_t pid, tid;
+	uint64_t time_ns;		/* the record's */
 	uint32_t period_us;		/* 0: the pipeline's period */
 	char thread_comm[17];		/* the record's comm, NUL-terminated */
 };
 
 /* @w from a record's fields; @comm is the record's 16 bytes, NUL padded or not. */
-static void pl_who_set(struct pl_who *w, uint32_t pid, uint32_t tid, uint32_t period_us,
-		       const char comm[16])
+static void pl_who_set(struct pl_who *w, const struct taproot_rec_header *rec, uint32_t pid,
+		       uint32_t tid, uint32_t period_us, const char comm[16])
 {
+	w->time_ns = rec->time_ns;
 	w->pid = pid;
 	w->tid = tid;
 	w->period_us = period_us;
@@ -1166,10 +1169,12 @@ static void pl_who_set(struct pl_who *w, uint32_t pid, uint32_t tid, uint32_t pe
  */
 static bool pl_sample_labels(struct taproot_pipeline *p, const struct pl_who *w,
 			     unsigned int cpu, struct taproot_proc *proc,
-			     struct taproot_profile_label *l, size_t *n)
+			     struct taproot_profile_label *l, size_t *n, const char **commp)
 {
 	const char *comm = proc ? pl_process_comm(p, (int)w->pid, taproot_proc_start_time(proc),
 						  (int)w->tid, w->thread_comm) : w->thread_comm;
+
+	*commp = comm;
 
 	*n = 0;
 	l[(*n)++] = TAPROOT_LABEL_NUM("pid", w->pid);
@@ -1201,7 +1206,7 @@ static int pl_cpu_sample(struct taproot_pipeline *p, const struct pl_who *w, uns
 	struct taproot_profile_label labels[PL_LABELS_MAX];
 	struct taproot_proc *proc;
 	char marker[160];
-	const char *leaf;
+	const char *leaf, *comm;
 	size_t nf = 0, nl;
 	int64_t values[2];
 	int err;
@@ -1209,7 +1214,7 @@ static int pl_cpu_sample(struct taproot_pipeline *p, const struct pl_who *w, uns
 	c->comm = w->thread_comm;
 	/* Labels first: a sample the rules drop costs no unwinding. */
 	proc = pl_sample_proc(p, w->pid, c->user);
-	if (!pl_sample_labels(p, w, cpu, proc, labels, &nl))
+	if (!pl_sample_labels(p, w, cpu, proc, labels, &nl, &comm))
 		return 0;
 	err = pl_stack(p, c, &nf, &proc, marker, sizeof(marker));
 	if (err < 0)
@@ -1223,6 +1228,9 @@ static int pl_cpu_sample(struct taproot_pipeline *p, const struct pl_who *w, uns
 		return err;
 	}
 	p->st.samples++;
+	if (p->opts.timeline)
+		tp_timeline_sample(p->opts.timeline, w->pid, w->tid, cpu, w->time_ns,
+				   comm, w->thread_comm, p->frames, nf);
 
 	leaf = p->frames[0].function;
 	if (!leaf || !leaf[0])
@@ -1275,7 +1283,7 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 
 	if (c.upcs_mode == PL_UPCS_WHOLE)
 		c.regs = NULL;
-	pl_who_set(&w, s->pid, s->tid, s->period_us, s->comm);
+	pl_who_set(&w, &s->hdr, s->pid, s->tid, s->period_us, s->comm);
 	/* TAPROOT_KUNWIND_NONE: the module did not walk it. */
 	p->st.kunwind[s->unwind]++;
 	if (c.upcs_mode == PL_UPCS_VERIFY)
@@ -1319,7 +1327,7 @@ static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sa
 		.upc_nr = st->upc_nr,
 		.kend = st->unwind,
 	};
-	pl_who_set(&w, r->pid, r->tid, r->period_us, r->comm);
+	pl_who_set(&w, &r->hdr, r->pid, r->tid, r->period_us, r->comm);
 	p->st.kunwind[st->unwind]++;
 	return pl_cpu_sample(p, &w, cpu, &c);
 }
@@ -1493,6 +1501,8 @@ static void pl_proc_event(struct taproot_pipeline *p, const struct taproot_rec_h
 
 		if (rec->size < sizeof(*x))
 			goto bad;
+		if (p->opts.timeline)
+			tp_timeline_exit(p->opts.timeline, x->pid, x->tid, rec->time_ns);
 		if ((rec->flags & TAPROOT_EXIT_F_GROUP_DEAD) && x->pid) {
 			taproot_proc_forget(p->procs, (int)x->pid);
 			tp_ktables_exit(p->ktables, x->pid);
@@ -1518,6 +1528,8 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 		p->st.dropped++;
 		return tp_err(err, "pipeline: invalid record: %s", why);
 	}
+	if (p->opts.timeline)
+		tp_timeline_time(p->opts.timeline, rec->time_ns);
 	switch (rec->type) {
 	case TAPROOT_REC_SAMPLE:
 		tp_ktables_sample(p->ktables, ((const struct taproot_rec_sample *)rec)->pid,

@@ -15,6 +15,7 @@
 #include "pipeline/ktables.h"
 #include "process/process.h"
 #include "profile/profile.h"
+#include "profile/timeline.h"
 #include "unwind/unwind.h"
 
 /* ------------------------------------------------------- the pipeline */
@@ -101,6 +102,12 @@ struct taproot_pipeline_opts {
 	 * pipeline. Frames whose file arrives later are named from then on.
 	 */
 	struct taproot_debuginfod *debuginfod;
+	/*
+	 * The session's timeline (NULL: none): with offcpu, every off-CPU
+	 * interval, and every CPU sample and exit, with their stacks. Borrowed:
+	 * it must outlive the pipeline.
+	 */
+	struct taproot_timeline *timeline;
 	const struct taproot_profile_label *static_labels;
 	size_t nr_static_labels;
 };

@@ -66,6 +66,8 @@ struct cz_ival {
 	char thread_comm[17];
 	char comm[17];			/* the process's */
 	char waker[40];			/* the waking thread's comm, "[hardirq]", ... */
+	uint32_t waker_pid, waker_tid;	/* 0: an interrupt */
+	enum tp_wake_kind wake_kind;
 	struct cz_stack *blocked, *waker_stack;
 	struct tp_labels *labels;	/* of the process, a reference; NULL none */
 	bool dropped;			/* by the relabel rules, before its stacks */
@@ -392,6 +394,11 @@ static void cz_waking(struct tp_causal *c, const struct taproot_rec_waking *r)
 	v->wake_capture = r->capture_ns;
 	v->wake_new = fl & TAPROOT_WAKING_F_NEW;
 	cz_comm(comm, r->waker_comm);
+	v->waker_pid = r->waker_pid;
+	v->waker_tid = r->waker_tid;
+	v->wake_kind = fl & TAPROOT_WAKING_F_NMI ? TP_WAKE_NMI :
+		       fl & TAPROOT_WAKING_F_HARDIRQ ? TP_WAKE_HARDIRQ :
+		       fl & TAPROOT_WAKING_F_SOFTIRQ ? TP_WAKE_SOFTIRQ : TP_WAKE_THREAD;
 	if (fl & TAPROOT_WAKING_F_NMI)
 		snprintf(v->waker, sizeof(v->waker), "[nmi]");
 	else if (fl & TAPROOT_WAKING_F_HARDIRQ)
@@ -526,6 +533,40 @@ static size_t cz_offwake_stack(struct tp_causal *c, const struct cz_ival *v,
 	return n;
 }
 
+/*
+ * Interval @v to the timeline: ended (@open false: both ends, or a new
+ * task's first run), or still open at the end of the session.
+ */
+static void cz_timeline(struct tp_causal *c, const struct cz_ival *v, bool open)
+{
+	bool woken = (v->have & CZ_WAKE) && v->t_wake >= v->t_out &&
+		     (open || v->t_wake <= v->t_in);
+	struct tp_timeline_interval iv = {
+		.pid = v->pid, .tid = v->tid, .comm = v->comm, .thread_comm = v->thread_comm,
+		.state = v->state, .t_out = v->t_out, .t_in = open ? 0 : v->t_in,
+		.t_wake = woken ? v->t_wake : 0, .wake = woken ? v->wake_kind : TP_WAKE_NONE,
+		.waker_pid = v->waker_pid, .waker_tid = v->waker_tid,
+		.blocked = v->blocked ? v->blocked->frames : NULL,
+		.nr_blocked = v->blocked ? v->blocked->nr : 0,
+		.waker = v->waker_stack ? v->waker_stack->frames : NULL,
+		.nr_waker = v->waker_stack ? v->waker_stack->nr : 0,
+	};
+
+	if (!c->o.timeline)
+		return;
+	if (!(v->have & CZ_OUT)) {
+		if (!v->wake_new || !(v->have & CZ_WAKE) || v->t_in < v->t_wake)
+			return;
+		/* A new task: waiting for a CPU from its first wakeup. */
+		iv.state = "new";
+		iv.t_out = v->t_wake;
+		iv.thread_comm = v->thread_comm[0] ? v->thread_comm : v->comm;
+	} else if (!open && v->t_in < v->t_out) {
+		return;
+	}
+	tp_timeline_interval(c->o.timeline, &iv);
+}
+
 /* The interval @v has both ends (or is a new task's first run): add it. */
 static void cz_emit(struct tp_causal *c, const struct cz_ival *v)
 {
@@ -620,6 +661,7 @@ static void cz_sweep(struct tp_causal *c, uint64_t before, uint64_t wake_before,
 			if (v->have & CZ_IN) {
 				if (!final && v->round_in >= before)
 					continue;
+				cz_timeline(c, v, false);
 				cz_emit(c, v);
 				cz_remove(c, v);
 				continue;
@@ -637,6 +679,8 @@ static void cz_sweep(struct tp_causal *c, uint64_t before, uint64_t wake_before,
 			t0 = v->have & CZ_OUT ? v->t_out : v->t_wake;
 			if (final || (age && c->last_time > t0 &&
 				      c->last_time - t0 > c->o.max_open_ns)) {
+				if (final && (v->have & CZ_OUT))
+					cz_timeline(c, v, true);
 				if (v->have & CZ_OUT)
 					c->st.unpaired_no_in++;
 				else

@@ -9,6 +9,7 @@
 #include <linux/taproot.h>
 
 #include "profile/profile.h"
+#include "profile/timeline.h"
 
 struct tp_causal;
 
@@ -53,6 +54,8 @@ struct tp_causal_opts {
 	struct taproot_profile *offcpu, *offwake, *schedlat;
 	/* How every sample's labels end (NULL: with its own); borrowed. */
 	struct taproot_labeling *labeling;
+	/* Every interval goes there too, open ones at the final flush (NULL: none); borrowed. */
+	struct taproot_timeline *timeline;
 };
 
 int tp_causal_new(const struct tp_causal_opts *opts, struct tp_causal **cp);

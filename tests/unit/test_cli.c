@@ -86,6 +86,18 @@ static void record_refuses_bad_combinations(void **state)
 	expect(CTL " record -o /nonexistent --bogus", 2, "unknown option '--bogus'");
 	expect(CTL " record -o /nonexistent stray", 2, "unexpected argument 'stray'");
 	expect(CTL " record -o /nonexistent --freq", 2, "'record --freq' needs a value");
+	/* The timeline needs every off-CPU interval, and the options go together. */
+	expect(CTL " record -o /nonexistent --trace t.json", 2, "need --events offcpu");
+	expect(CTL " record -o /nonexistent --events cpu,offcpu --sched-one-in 2 --critical-path 1", 2,
+	       "need every off-CPU interval: not with --sched-one-in 2");
+	expect(CTL " record -o /nonexistent --trace-window 5", 2,
+	       "go with --trace or --critical-path");
+	expect(CTL " record -o /nonexistent --events offcpu --critical-path command", 2,
+	       "'record --critical-path command' needs a COMMAND");
+	expect(CTL " record -o /nonexistent --events offcpu --critical-path main", 2,
+	       "needs a thread id or 'command', not 'main'");
+	expect(CTL " record -o /nonexistent --events offcpu --trace t --trace-window 0", 2,
+	       "'record --trace-window' needs a positive number of seconds");
 }
 
 static void daemon_refuses_bad_options(void **state)
@@ -366,7 +378,8 @@ static void man_pages_cover_every_option(void **state)
 		"load unload status start stop config stats dump record report --ko --count "
 		"--duration --pid --ustack-bytes --freq --all --ustack --ring-pages --buffer-mb --label-tid "
 		"--label-cpu --stats-json --events --sched-one-in --min-block --raw --output "
-		"--repeat freq kstack ustack events idle ring-pages watermark pids sched-one-in "
+		"--repeat --unwind --ustack-private --trace --trace-window --trace-pid "
+		"--critical-path freq kstack ustack events idle ring-pages watermark pids sched-one-in "
 		"follow unwind ustack-private unwind-verify unwind-frames unwind-mem ";
 	char *daemon = man_text("man/taprootd.8"), *conf = man_text("man/taprootd.conf.5");
 	char *ctl = man_text("man/taprootctl.8"), *help, *printed;

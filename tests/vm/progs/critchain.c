@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+// vm-cflags: -fomit-frame-pointer
+/*
+ * A critical-path target with a known chain, each thread named after its
+ * role:
+ *
+ *   main     starts the others, then waits for the worker (pthread_join)
+ *   holder   takes the mutex, lets the worker go, computes in
+ *            holder_compute for HOLD ms of wall time, releases the mutex
+ *   worker   computes in worker_compute for WORK ms, then takes the mutex
+ *            (mutex_wait: blocked until the holder releases it), and ends
+ *   sleeper  naps 5 ms at a time (sleeper_nap) until the process exits:
+ *            woken by timers only, on no one's path
+ *
+ * The main thread's critical path is then: its start, the worker's
+ * compute, the holder's compute for as long as the worker waited for the
+ * mutex, the worker's end. On exit one line per measured step, with
+ * CLOCK_MONOTONIC around each, for a test to compare with the profile:
+ *
+ *   critchain: worker_compute_ns=N mutex_wait_ns=N holder_compute_ns=N main_wait_ns=N
+ *
+ * usage: critchain [HOLD_MS [WORK_MS]]   (defaults 800 and 300)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t held;
+static long hold_ms = 800, work_ms = 300;
+static uint64_t worker_compute_ns, mutex_wait_ns, holder_compute_ns;
+static volatile uint64_t sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/* Spin on the CPU for @ms of wall time; returns the time it took. */
+static uint64_t __attribute__((noinline)) spin(long ms)
+{
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)ms * 1000000;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (uint64_t)i * 2654435761u;
+	return now_ns() - t0;
+}
+
+static uint64_t __attribute__((noinline)) holder_compute(void)
+{
+	uint64_t ns = spin(hold_ms);
+
+	__asm__ volatile("" ::: "memory");	/* not a tail call: stays on the stack */
+	return ns;
+}
+
+static uint64_t __attribute__((noinline)) worker_compute(void)
+{
+	uint64_t ns = spin(work_ms);
+
+	__asm__ volatile("" ::: "memory");
+	return ns;
+}
+
+static uint64_t __attribute__((noinline)) mutex_wait(void)
+{
+	uint64_t t0 = now_ns();
+
+	pthread_mutex_lock(&lock);
+	__asm__ volatile("" ::: "memory");
+	return now_ns() - t0;
+}
+
+static void __attribute__((noinline)) sleeper_nap(void)
+{
+	struct timespec ts = { 0, 5000000 };
+
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "holder");
+	pthread_mutex_lock(&lock);
+	pthread_barrier_wait(&held);
+	holder_compute_ns = holder_compute();
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "worker");
+	pthread_barrier_wait(&held);
+	worker_compute_ns = worker_compute();
+	mutex_wait_ns = mutex_wait();
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "sleeper");
+	for (;;)
+		sleeper_nap();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t h, w, s;
+	uint64_t t0;
+
+	if (argc > 1)
+		hold_ms = atol(argv[1]);
+	if (argc > 2)
+		work_ms = atol(argv[2]);
+	if (hold_ms <= work_ms || work_ms <= 0) {
+		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS]], HOLD_MS > WORK_MS > 0\n");
+		return 2;
+	}
+	pthread_barrier_init(&held, NULL, 2);
+	if (pthread_create(&s, NULL, sleeper, NULL) || pthread_create(&h, NULL, holder, NULL) ||
+	    pthread_create(&w, NULL, worker, NULL)) {
+		perror("critchain: pthread_create");
+		return 1;
+	}
+	t0 = now_ns();
+	pthread_join(w, NULL);
+	printf("critchain: worker_compute_ns=%llu mutex_wait_ns=%llu holder_compute_ns=%llu "
+	       "main_wait_ns=%llu\n", (unsigned long long)worker_compute_ns,
+	       (unsigned long long)mutex_wait_ns, (unsigned long long)holder_compute_ns,
+	       (unsigned long long)(now_ns() - t0));
+	/*
+	 * Not joined: waiting for the sleeper's last nap would put it on the
+	 * path. The exit ends both (the holder has released the mutex, the
+	 * worker took it after).
+	 */
+	fflush(stdout);
+	return 0;
+}
