@@ -1041,7 +1041,7 @@ static int write_timeline(struct record *r, int *ret)
 		*ret = p_err("out of memory");
 		return -ENOMEM;
 	}
-	e = taproot_timeline_write_critpath(r->timeline, tid, path, comments, 1, &r->critpath);
+	e = taproot_timeline_write_critpath(r->timeline, &tid, 1, path, comments, 1, &r->critpath);
 	if (e < 0) {
 		*ret = p_err("--critical-path %" PRIu32 ": %s", tid, taproot_errmsg(e));
 		err = e;

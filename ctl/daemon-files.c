@@ -44,12 +44,25 @@ int daemon_check_output(const char *dir)
 
 /* ------------------------------------------------------------ profiles */
 
-#define SUFFIX		".pb.gz"
 #define STAMP_LEN	16	/* YYYYmmddTHHMMSSZ */
 
-/* The kinds of profile taprootd writes, the prefixes of their names. */
-static const char *const kinds[] = { "cpu", "offcpu", "offwake", "schedlat" };
+/* The kinds of file taprootd writes each interval: KIND-STAMP.SUFFIX. */
+static const struct {
+	const char *kind, *suffix;
+} kinds[] = {
+	{ "cpu", ".pb.gz" }, { "offcpu", ".pb.gz" }, { "offwake", ".pb.gz" },
+	{ "schedlat", ".pb.gz" }, { "critpath", ".pb.gz" }, { "trace", ".json" },
+};
 #define NR_KINDS	(sizeof(kinds) / sizeof(kinds[0]))
+
+/* The suffix of the files of @kind (".pb.gz" for one not in the table). */
+static const char *kind_suffix(const char *kind)
+{
+	for (size_t k = 0; k < NR_KINDS; k++)
+		if (!strcmp(kinds[k].kind, kind))
+			return kinds[k].suffix;
+	return ".pb.gz";
+}
 
 time_t daemon_next_stamp(time_t t, time_t *last)
 {
@@ -66,7 +79,7 @@ char *daemon_profile_path(const char *dir, const char *kind, time_t t)
 
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	if (asprintf(&path, "%s/%s-%s" SUFFIX, dir, kind, stamp) < 0)
+	if (asprintf(&path, "%s/%s-%s%s", dir, kind, stamp, kind_suffix(kind)) < 0)
 		return NULL;
 	return path;
 }
@@ -86,9 +99,9 @@ static bool is_stamp(const char *s)
 static size_t kind_prefix(const char *name, size_t *kind)
 {
 	for (size_t k = 0; k < NR_KINDS; k++) {
-		size_t n = strlen(kinds[k]);
+		size_t n = strlen(kinds[k].kind);
 
-		if (!strncmp(name, kinds[k], n) && name[n] == '-') {
+		if (!strncmp(name, kinds[k].kind, n) && name[n] == '-') {
 			*kind = k;
 			return n + 1;
 		}
@@ -96,13 +109,13 @@ static size_t kind_prefix(const char *name, size_t *kind)
 	return 0;
 }
 
-/* The kind of profile @name is (KIND-STAMP.pb.gz), or -1. */
+/* The kind of file @name is (KIND-STAMP.SUFFIX), or -1. */
 static int profile_kind(const char *name)
 {
 	size_t k, p = kind_prefix(name, &k);
 
-	if (!p || strlen(name) != p + STAMP_LEN + strlen(SUFFIX) || !is_stamp(name + p) ||
-	    strcmp(name + p + STAMP_LEN, SUFFIX))
+	if (!p || strlen(name) != p + STAMP_LEN + strlen(kinds[k].suffix) ||
+	    !is_stamp(name + p) || strcmp(name + p + STAMP_LEN, kinds[k].suffix))
 		return -1;
 	return (int)k;
 }
@@ -112,13 +125,17 @@ bool daemon_is_profile_name(const char *name)
 	return profile_kind(name) >= 0;
 }
 
-/* "KIND-STAMP.pb.gz.tmp.XXXXXX": what taproot_pprof_write_file() left. */
+/* "KIND-STAMP.SUFFIX.tmp.XXXXXX": what tp_write_file_private() left. */
 static bool is_temp_name(const char *name)
 {
-	size_t k, p = kind_prefix(name, &k);
+	size_t k, p = kind_prefix(name, &k), n;
 
-	return p && strlen(name) > p + STAMP_LEN + strlen(SUFFIX) + 5 && is_stamp(name + p) &&
-	       !strncmp(name + p + STAMP_LEN, SUFFIX ".tmp.", strlen(SUFFIX) + 5);
+	if (!p)
+		return false;
+	n = strlen(kinds[k].suffix);
+	return strlen(name) > p + STAMP_LEN + n + 5 && is_stamp(name + p) &&
+	       !strncmp(name + p + STAMP_LEN, kinds[k].suffix, n) &&
+	       !strncmp(name + p + STAMP_LEN + n, ".tmp.", 5);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -188,7 +205,7 @@ unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps, bo
 		if (k < 0 || ++kept[k] <= retain)
 			continue;
 		/* Not while its interval waits to be uploaded. */
-		if (spool_holds(held, (size_t)nr_held, profile_time(names[i]), kinds[k]))
+		if (spool_holds(held, (size_t)nr_held, profile_time(names[i]), kinds[k].kind))
 			continue;
 		if (unlinkat(dfd, names[i], 0) == 0)
 			deleted++;

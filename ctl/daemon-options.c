@@ -101,6 +101,18 @@ const struct daemon_option daemon_options[] = {
 	  "'keep|drop LABEL[,LABEL...] REGEX',\n"
 	  "'replace LABEL[,...] REGEX TARGET [REPLACEMENT]',\n"
 	  "'labeldrop REGEX' (README: Labels)" },
+	{ "trace", 0, DV_ONOFF, DOPT_TRACE, FIELD(trace), 0, 0, "on|off",
+	  "also write each interval's timeline as a Chrome\n"
+	  "trace, trace-STAMP.json (default off; needs offcpu,\n"
+	  "and records every off-CPU interval: sched-one-in\n"
+	  "is 1 and sched-budget off)" },
+	{ "critical-path", 0, DV_TARGET, DOPT_CRITICAL, FIELD(critical), 0, DAEMON_TARGETS_MAX,
+	  "NAME|TID",
+	  "also write each interval's critical path of the\n"
+	  "main thread of every process named NAME (its comm),\n"
+	  "or of thread TID, as critpath-STAMP.pb.gz (up to\n"
+	  STR(DAEMON_TARGETS_MAX) "; a line each in the file; none by default;\n"
+	  "needs offcpu, and records every off-CPU interval)" },
 	{ "metrics", 'm', DV_ADDR, DOPT_METRICS, FIELD(metrics), 0, 0, "ADDR:PORT",
 	  "serve taprootd's counters in the Prometheus text\n"
 	  "format at http://ADDR:PORT/metrics (none by\n"
@@ -169,6 +181,11 @@ int daemon_opts_check(const struct daemon_opts *o)
 			"unwinding every sample would lose its user stack");
 		return -1;
 	}
+	if ((o->trace || o->critical.nr) && !o->offcpu) {
+		log_msg(LOG_ERR, "trace and critical-path need events offcpu: the timeline is "
+			"made of the off-CPU intervals");
+		return -1;
+	}
 	return 0;
 }
 
@@ -226,6 +243,7 @@ void daemon_opts_free(struct daemon_opts *o)
 	}
 	list_free(&o->labels);
 	list_free(&o->relabel);
+	list_free(&o->critical);
 }
 
 int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src)
@@ -236,12 +254,13 @@ int daemon_opts_copy(struct daemon_opts *dst, const struct daemon_opts *src)
 	*dst = *src;
 	for (size_t i = 0; i < NR_STRING_FIELDS; i++)
 		*string_field(dst, i) = NULL;
-	dst->labels = dst->relabel = (struct daemon_list){ 0 };
+	dst->labels = dst->relabel = dst->critical = (struct daemon_list){ 0 };
 	for (size_t i = 0; i < NR_STRING_FIELDS && ok; i++)
 		if (*string_field(s, i))
 			ok = (*string_field(dst, i) = strdup(*string_field(s, i))) != NULL;
 	if (!ok || list_copy(&dst->labels, &src->labels) < 0 ||
-	    list_copy(&dst->relabel, &src->relabel) < 0) {
+	    list_copy(&dst->relabel, &src->relabel) < 0 ||
+	    list_copy(&dst->critical, &src->critical) < 0) {
 		daemon_opts_free(dst);
 		log_msg(LOG_ERR, "out of memory");
 		return -1;
@@ -388,6 +407,29 @@ static int parse_relabel(const char *where, const char *shown, const char *v,
 	return list_add(list, v);
 }
 
+/* A process name (a comm: 1..15 bytes, no blank) or a thread id into @list. */
+static int parse_target(const char *where, const char *shown, const char *v,
+			struct daemon_list *list)
+{
+	size_t n = strlen(v);
+	bool ok = n && n <= 15;
+
+	for (const char *c = v; ok && *c; c++)
+		ok = (unsigned char)*c > ' ' && *c != 0x7f;
+	if (ok && v[0] >= '0' && v[0] <= '9') {
+		char *end;
+		unsigned long id = strtoul(v, &end, 10);
+
+		ok = !*end && id >= 1 && id <= INT32_MAX;
+	}
+	if (!ok) {
+		log_msg(LOG_ERR, "%s'%s' needs a process name (1 to 15 bytes, no blank) or a "
+			"thread id, not '%s'", where, shown, v);
+		return -1;
+	}
+	return list_add(list, v);
+}
+
 /* Add @v to the list setting @opt of @o: its own parser, its bound. */
 static int add_to_list(const struct daemon_option *opt, const char *where, const char *shown,
 		       const char *v, struct daemon_list *list)
@@ -399,7 +441,8 @@ static int add_to_list(const struct daemon_option *opt, const char *where, const
 		return -1;
 	}
 	ret = opt->value == DV_LABEL ? parse_label(where, shown, v, list) :
-				       parse_relabel(where, shown, v, list);
+	      opt->value == DV_TARGET ? parse_target(where, shown, v, list) :
+					parse_relabel(where, shown, v, list);
 	if (ret < 0 && errno == ENOMEM)
 		log_msg(LOG_ERR, "%s%s: out of memory", where, shown);
 	return ret;
@@ -493,6 +536,7 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 		return parse_events(where, shown, val, &o->cpu, &o->offcpu);
 	case DV_LABEL:
 	case DV_RELABEL:
+	case DV_TARGET:
 		return add_to_list(opt, where, shown, val, field);
 	case DV_ADDR:
 		if (daemon_metrics_parse_addr(val, host, sizeof(host), port, sizeof(port)) < 0) {
@@ -649,6 +693,9 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 		break;
 	case DV_RELABEL:
 		printf("drop service_name cron|sshd");
+		break;
+	case DV_TARGET:
+		printf("postgres");
 		break;
 	case DV_ADDR:
 		printf("127.0.0.1:9464");

@@ -23,6 +23,7 @@ struct daemon_list {
 
 #define DAEMON_LABELS_MAX	8	/* label settings */
 #define DAEMON_RELABEL_MAX	64	/* relabel rules, as the library takes */
+#define DAEMON_TARGETS_MAX	16	/* critical-path settings */
 
 /* What taprootd is told: command line, then the --config file under it. */
 struct daemon_opts {
@@ -56,6 +57,14 @@ struct daemon_opts {
 	unsigned long push_spool_mb;	/* bound of DIR/push */
 	struct daemon_list labels;	/* "KEY=VALUE" on every sample */
 	struct daemon_list relabel;	/* rules (taproot_relabel_add()) */
+	/*
+	 * Each interval, the timeline as trace-STAMP.json, and the critical
+	 * paths of the main threads of the processes named (or the threads
+	 * numbered) in critical as critpath-STAMP.pb.gz; either records every
+	 * off-CPU interval (sched-one-in 1, no budget).
+	 */
+	bool trace;
+	struct daemon_list critical;
 };
 
 /* Bits of the options given on the command line: they beat the file. */
@@ -85,6 +94,8 @@ enum {
 	DOPT_UNWIND_FRAMES = 1 << 22,
 	DOPT_UNWIND_MEM = 1 << 23,
 	DOPT_BUFFER = 1 << 24,
+	DOPT_TRACE = 1 << 25,
+	DOPT_CRITICAL = 1 << 26,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -98,6 +109,7 @@ enum daemon_value {
 	DV_LABEL,			/* KEY=VALUE (KEY VALUE in the file), added
 					 * to a struct daemon_list each time */
 	DV_RELABEL,			/* a relabel rule, likewise */
+	DV_TARGET,			/* a process name or a thread id, likewise */
 	DV_ADDR,			/* ADDR:PORT, malloc'ed in the field; none
 					 * by default */
 	DV_URLS,			/* http(s) URLs, blank-separated, likewise */
@@ -125,7 +137,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	33
+#define DAEMON_NR_OPTIONS	35
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */

@@ -70,6 +70,7 @@ struct daemon {
 	struct taproot_ksyms *ksyms;
 	struct taproot_pipeline *pl;
 	uint32_t pl_freq;
+	struct taproot_timeline *timeline;	/* the interval's; NULL: none */
 	struct daemon_metrics *metrics;	/* --metrics, NULL: none */
 	struct taproot_debuginfod *debuginfod;	/* NULL: none */
 	struct daemon_push *push;	/* --push, NULL: none */
@@ -296,6 +297,12 @@ static int make_labels(struct daemon *d)
  * The pipeline uploads unwind tables and mappings through @ring, the open
  * rings (NULL: no more; the ring must still be open, its uploads are freed).
  */
+/* trace or critical-path: the pipeline keeps the interval's timeline. */
+static bool wants_timeline(const struct daemon *d)
+{
+	return d->o.offcpu && (d->o.trace || d->o.critical.nr);
+}
+
 static void pipeline_use_ring(struct daemon *d, struct taproot_ring *ring)
 {
 	int err;
@@ -320,6 +327,12 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	pipeline_use_ring(d, NULL);
 	taproot_pipeline_free(d->pl);
 	d->pl = NULL;
+	taproot_timeline_free(d->timeline);
+	d->timeline = NULL;
+	if (wants_timeline(d) && (err = taproot_timeline_new(NULL, &d->timeline)) < 0) {
+		log_msg(LOG_ERR, "%s", taproot_errmsg(err));
+		return -1;
+	}
 	nl = make_labels(d);
 	if (nl < 0)
 		return -1;
@@ -337,6 +350,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	po.max_stacks = d->o.max_stacks;
 	po.offcpu = d->o.offcpu;
 	po.min_block_ns = (uint64_t)d->o.min_block_us * 1000;
+	po.timeline = d->timeline;
 	snprintf(comment, sizeof(comment), "taprootd %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, freq, d->info.kernel_release);
 	po.comments = comments;
@@ -456,6 +470,62 @@ static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind, time_t 
 			   taproot_profile_kind_name(kind), (int64_t)stamp, until) > 0;
 }
 
+/*
+ * The interval's timeline: trace-STAMP.json and critpath-STAMP.pb.gz (the
+ * stamp of the interval's profiles, *@stamp, or a new one); the next
+ * interval gets a new timeline.
+ */
+static void write_timeline(struct daemon *d, time_t *stamp)
+{
+	struct taproot_timeline *done = d->timeline, *next = NULL;
+	struct taproot_timeline_stats st;
+	struct taproot_critpath_stats cs;
+	uint32_t tids[256];
+	size_t nr = 0;
+	char *path;
+	int err;
+
+	if (!done)
+		return;
+	err = taproot_timeline_new(NULL, &next);
+	if (err < 0)
+		log_msg(LOG_ERR, "a new timeline: %s", taproot_errmsg(err));
+	taproot_pipeline_set_timeline(d->pl, next);
+	d->timeline = next;
+	taproot_timeline_stats(done, &st);
+	if (!st.intervals && !st.samples)
+		goto out;
+	if (!*stamp)
+		*stamp = daemon_next_stamp((time_t)d->interval_start, &d->last_stamp);
+	if (d->o.trace && (path = daemon_profile_path(d->o.output, "trace", *stamp))) {
+		err = taproot_timeline_write_trace_file(done, path);
+		if (err < 0) {
+			log_msg(LOG_ERR, "writing %s: %s", path, taproot_errmsg(err));
+			d->write_errors++;
+		} else {
+			d->profiles++;
+		}
+		free(path);
+	}
+	for (size_t i = 0; i < d->o.critical.nr; i++)
+		nr += taproot_timeline_targets(done, d->o.critical.v[i], tids + nr,
+					       sizeof(tids) / sizeof(tids[0]) - nr);
+	if (nr && (path = daemon_profile_path(d->o.output, "critpath", *stamp))) {
+		err = taproot_timeline_write_critpath(done, tids, nr, path, NULL, 0, &cs);
+		if (err < 0) {
+			log_msg(LOG_ERR, "writing %s: %s", path, taproot_errmsg(err));
+			d->write_errors++;
+		} else {
+			d->profiles++;
+			log_msg(LOG_DEBUG, "%s: the critical paths of %zu threads, %.3f s", path, nr,
+				(double)cs.total_ns / 1e9);
+		}
+		free(path);
+	}
+out:
+	taproot_timeline_free(done);
+}
+
 /* End the current interval: write each profile that has samples. */
 static void flush_interval(struct daemon *d, const char *why)
 {
@@ -495,6 +565,7 @@ static void flush_interval(struct daemon *d, const char *why)
 		}
 		free(path);
 	}
+	write_timeline(d, &stamp);
 	if (spooled)
 		daemon_push_kick(d->push);
 	if (wrote)
@@ -608,13 +679,15 @@ static void configure_module(struct daemon *d)
 	if (d->o.cpu)
 		c.events |= TAPROOT_EV_SAMPLE;
 	c.set |= TAPROOT_CONFIG_SCHED_ONE_IN;
-	c.sched_one_in = (uint32_t)d->o.sched_one_in;
+	/* A timeline with intervals left out would show threads running through them. */
+	c.sched_one_in = wants_timeline(d) ? 1 : (uint32_t)d->o.sched_one_in;
 	err = taproot_nl_set_config(d->nl, &c);
 	if (err < 0)
 		log_msg(LOG_ERR, "turning on switch and waking records: %s", taproot_errmsg(err));
 	else
-		log_msg(LOG_INFO, "off-CPU: switch and waking records on, one interval in %lu",
-			d->o.sched_one_in);
+		log_msg(LOG_INFO, "off-CPU: switch and waking records on, one interval in %" PRIu32
+			"%s", c.sched_one_in, wants_timeline(d) ?
+			" (trace, critical-path: every interval, no sched-budget)" : "");
 }
 
 /* Sampling runs: be the consumer. */
@@ -737,7 +810,8 @@ static void adapt_selection(struct daemon *d, double now)
 	double rate;
 	int err;
 
-	if (!d->running || !d->o.offcpu || !d->o.sched_budget || now - d->adapt_at < ADAPT_S)
+	if (!d->running || !d->o.offcpu || !d->o.sched_budget || wants_timeline(d) ||
+	    now - d->adapt_at < ADAPT_S)
 		return;
 	err = taproot_nl_get_stats(d->nl, &running, &cpus, &nr);
 	if (err < 0)
@@ -1151,6 +1225,7 @@ static void release(struct daemon *d)
 	daemon_push_stop(d->push);
 	daemon_metrics_stop(d->metrics);
 	taproot_pipeline_free(d->pl);
+	taproot_timeline_free(d->timeline);
 	taproot_debuginfod_free(d->debuginfod);
 	free_labels(d);
 	taproot_ksyms_free(d->ksyms);

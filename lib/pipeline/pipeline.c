@@ -1654,6 +1654,13 @@ int taproot_pipeline_prewarm(struct taproot_pipeline *p)
 	return err < 0 ? err : 0;
 }
 
+void taproot_pipeline_set_timeline(struct taproot_pipeline *p, struct taproot_timeline *t)
+{
+	if (p->causal)
+		tp_causal_set_timeline(p->causal, t);
+	p->opts.timeline = t;
+}
+
 void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost)
 {
 	p->st.lost += lost;

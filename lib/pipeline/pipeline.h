@@ -238,6 +238,14 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
  */
 int taproot_pipeline_prewarm(struct taproot_pipeline *p);
 
+/*
+ * Give every record from now on to timeline @t (NULL: none) in place of
+ * opts.timeline; the one before gets what it lacks of the intervals under
+ * way (those still open as open), so that it ends as the session stands.
+ * Borrowed: @t must outlive the pipeline or the next call.
+ */
+void taproot_pipeline_set_timeline(struct taproot_pipeline *p, struct taproot_timeline *t);
+
 /* Count @lost records lost outside the rings' LOST records. */
 void taproot_pipeline_add_lost(struct taproot_pipeline *p, uint64_t lost);
 

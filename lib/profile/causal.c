@@ -704,6 +704,15 @@ void tp_causal_flush(struct tp_causal *c, bool final)
 	cz_sweep(c, c->round + 1, c->round ? c->round - 1 : 0, true, final);
 }
 
+void tp_causal_set_timeline(struct tp_causal *c, struct taproot_timeline *t)
+{
+	for (size_t i = 0; c->o.timeline && i < c->nbuckets; i++)
+		for (struct cz_ival *v = c->buckets[i]; v; v = v->next)
+			if (v->have & CZ_OUT)
+				cz_timeline(c, v, !(v->have & CZ_IN));
+	c->o.timeline = t;
+}
+
 void tp_causal_stats(const struct tp_causal *c, struct taproot_causal_stats *st)
 {
 	*st = c->st;

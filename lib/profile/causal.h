@@ -72,4 +72,11 @@ void tp_causal_flush(struct tp_causal *c, bool final);
 
 void tp_causal_stats(const struct tp_causal *c, struct taproot_causal_stats *st);
 
+/*
+ * From now on, intervals go to timeline @t (NULL: none). The one before
+ * gets the intervals it has not had yet, those still open as open ones:
+ * it ends as the session stands now.
+ */
+void tp_causal_set_timeline(struct tp_causal *c, struct taproot_timeline *t);
+
 #endif /* TAPROOT_CAUSAL_H */

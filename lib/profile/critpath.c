@@ -327,15 +327,31 @@ out:
 	return err;
 }
 
-int taproot_timeline_write_critpath(struct taproot_timeline *t, uint32_t tid, const char *path,
-				    const char *const *comments, size_t nr_comments,
-				    struct taproot_critpath_stats *st)
+/* @st plus @add. */
+static void cp_stats_add(struct taproot_critpath_stats *st, const struct taproot_critpath_stats *add)
 {
+	st->total_ns += add->total_ns;
+	st->running_ns += add->running_ns;
+	st->runqueue_ns += add->runqueue_ns;
+	st->irq_ns += add->irq_ns;
+	st->timer_ns += add->timer_ns;
+	st->unknown_ns += add->unknown_ns;
+	st->threads += add->threads;
+	st->steps += add->steps;
+	st->truncated |= add->truncated;
+}
+
+int taproot_timeline_write_critpath(struct taproot_timeline *t, const uint32_t *tids, size_t nr,
+				    const char *path, const char *const *comments,
+				    size_t nr_comments, struct taproot_critpath_stats *st)
+{
+	struct taproot_critpath_stats one;
 	struct taproot_profile_desc desc;
 	struct taproot_profile *p;
 	struct timespec now;
-	int err;
+	int err = 0;
 
+	memset(st, 0, sizeof(*st));
 	taproot_profile_desc_critpath(&desc);
 	desc.comments = comments;
 	desc.nr_comments = nr_comments;
@@ -345,7 +361,13 @@ int taproot_timeline_write_critpath(struct taproot_timeline *t, uint32_t tid, co
 	err = taproot_profile_new(&desc, &p);
 	if (err < 0)
 		return err;
-	err = taproot_timeline_critical_path(t, tid, p, st);
+	for (size_t i = 0; i < nr && !err; i++) {
+		err = taproot_timeline_critical_path(t, tids[i], p, &one);
+		/* Of several threads, one without events in the window adds nothing. */
+		if (err == -ENOENT && nr > 1)
+			err = 0;
+		cp_stats_add(st, &one);
+	}
 	if (!err)
 		err = taproot_pprof_write_file(p, path);
 	taproot_profile_free(p);

@@ -255,6 +255,27 @@ static void tl_thread_note(struct taproot_timeline *t, uint32_t pid, uint32_t ti
 	tl_name(th->comm, comm);
 }
 
+size_t taproot_timeline_targets(const struct taproot_timeline *t, const char *target,
+				uint32_t *tids, size_t max)
+{
+	char *end;
+	unsigned long id = strtoul(target, &end, 10);
+	size_t n = 0;
+
+	if (target[0] >= '0' && target[0] <= '9' && !*end) {
+		if (max && id <= UINT32_MAX && tl_thread_get(t, (uint32_t)id))
+			tids[n++] = (uint32_t)id;
+		return n;
+	}
+	for (size_t i = 0; i < t->nr_threads && n < max; i++) {
+		const struct tl_thread *th = &t->threads[i];
+
+		if (th->tid == th->pid && !strcmp(th->comm[0] ? th->comm : th->thread_comm, target))
+			tids[n++] = th->tid;
+	}
+	return n;
+}
+
 /* ------------------------------------------------------------ events */
 
 /*

@@ -105,14 +105,23 @@ int taproot_timeline_critical_path(struct taproot_timeline *t, uint32_t tid,
 				   struct taproot_profile *p, struct taproot_critpath_stats *st);
 
 /*
- * The critical path of @tid as a pprof file @path (replaced whole, mode
- * 0600), its profile's comments @comments (@nr_comments, borrowed) and
- * its time the wall clock's now less the timeline's length. Errors as
- * taproot_timeline_critical_path(), and those of the write.
+ * The critical paths of the @nr threads @tids, one profile, as a pprof file
+ * @path (replaced whole, mode 0600), its profile's comments @comments
+ * (@nr_comments, borrowed) and its time the wall clock's now less the
+ * timeline's length; @st sums the walks'. Errors as
+ * taproot_timeline_critical_path() (the first thread's), and those of the write.
  */
-int taproot_timeline_write_critpath(struct taproot_timeline *t, uint32_t tid, const char *path,
-				    const char *const *comments, size_t nr_comments,
-				    struct taproot_critpath_stats *st);
+int taproot_timeline_write_critpath(struct taproot_timeline *t, const uint32_t *tids, size_t nr,
+				    const char *path, const char *const *comments,
+				    size_t nr_comments, struct taproot_critpath_stats *st);
+
+/*
+ * The threads @target names, into @tids (at most @max): a number is that
+ * thread (if it was seen); a name, the main thread (tid == pid) of every
+ * process of that name (its main thread's comm). Returns how many.
+ */
+size_t taproot_timeline_targets(const struct taproot_timeline *t, const char *target,
+				uint32_t *tids, size_t max);
 
 /* ------------------------------------------- fed by the pipeline */
 

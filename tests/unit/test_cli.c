@@ -102,6 +102,10 @@ static void record_refuses_bad_combinations(void **state)
 
 static void daemon_refuses_bad_options(void **state)
 {
+	expect(DAEMON " --critical-path 'a b'", 2,
+	       "'--critical-path' needs a process name (1 to 15 bytes, no blank) or a thread id");
+	expect(DAEMON " --critical-path 0", 2, "or a thread id, not '0'");
+	expect(DAEMON " --trace on", 2, "trace and critical-path need events offcpu");
 	expect(DAEMON " -i 0", 2, "'--interval' needs a number in 1..86400, not '0'");
 	expect(DAEMON " --sched-one-in -3", 2, "'--sched-one-in' needs a number in 1..65536");
 	expect(DAEMON " --events cpu,gpu", 2, "'--events': unknown kind 'gpu'");
@@ -184,7 +188,7 @@ static void daemon_help_lists_every_key(void **state)
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
 		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
-		"unwind-frames", "unwind-mem", "buffer-mb",
+		"unwind-frames", "unwind-mem", "buffer-mb", "trace", "critical-path",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -289,7 +293,7 @@ static void daemon_print_config_reads_back(void **state)
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
 		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
-		"unwind-frames", "unwind-mem", "buffer-mb",
+		"unwind-frames", "unwind-mem", "buffer-mb", "trace", "critical-path",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
@@ -306,9 +310,12 @@ static void daemon_print_config_reads_back(void **state)
 			fail_msg("--print-config lacks the setting %s:\n%s", keys[i], out);
 	}
 	free(out);
-	/* Uncommented: every setting given; output . is checked, then the module. */
-	snprintf(cmd, sizeof(cmd), DAEMON " --print-config | sed 's/^#\\([a-z]\\)/\\1/' > %s",
-		 path);
+	/*
+	 * Uncommented: every setting given (events with offcpu, which the
+	 * example of critical-path needs); output . is checked, then the module.
+	 */
+	snprintf(cmd, sizeof(cmd), DAEMON " --print-config | sed 's/^#\\([a-z]\\)/\\1/; "
+		 "s/^events .*/events cpu,offcpu/' > %s", path);
 	out = run_cli(cmd, &status);
 	assert_int_equal(status, 0);
 	free(out);
