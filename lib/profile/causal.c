@@ -560,7 +560,6 @@ static void cz_timeline(struct tp_causal *c, const struct cz_ival *v, bool open)
 		/* A new task: waiting for a CPU from its first wakeup. */
 		iv.state = "new";
 		iv.t_out = v->t_wake;
-		iv.thread_comm = v->thread_comm[0] ? v->thread_comm : v->comm;
 	} else if (!open && v->t_in < v->t_out) {
 		return;
 	}

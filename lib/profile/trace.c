@@ -396,7 +396,9 @@ static void tr_names(struct tr *tr, FILE *f)
 			fputs("}}", f);
 			last_pid = th->pid;
 		}
-		snprintf(name, sizeof(name), "%s %" PRIu32, n ? n->thread_comm : "", th->tid);
+		/* A thread seen only at its first wakeup has no name of its own yet. */
+		snprintf(name, sizeof(name), "%s %" PRIu32,
+			 !n ? "" : n->thread_comm[0] ? n->thread_comm : n->comm, th->tid);
 		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
 			",\"tid\":%" PRIu32 ",\"args\":{\"name\":", tr_sep(tr), th->pid, th->tid);
 		tr_str(f, name);

@@ -11,6 +11,9 @@
 # function of its own: sleeper_nap (clock_nanosleep, woken by the timer
 # interrupt), reader_wait (read of a pipe, woken by writer_send), mutex_wait
 # (a mutex the writer holds while it computes in writer_compute).
+# Critical path: tests/vm/progs/critchain.c, whose main thread waits for a
+# worker that computes (worker_compute), then waits for a mutex a holder
+# keeps while it computes (holder_compute); a sleeper naps beside them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,5 +37,11 @@ ctl/taprootctl record --events cpu,offcpu --ring-pages 2048 --output /tmp/demo-o
 for kind in offcpu offwake schedlat; do
 	cp "/tmp/demo-off/$kind.pb.gz" "$out/$kind.pb.gz"
 done
+step "a timeline and a critical path: taprootctl record --events cpu,offcpu --trace DIR/trace.json --critical-path command --output DIR -- build/vm/progs/critchain"
+ctl/taprootctl record --events cpu,offcpu --freq 499 --ring-pages 2048 \
+	--trace /tmp/demo-crit/trace.json --critical-path command --output /tmp/demo-crit \
+	-- build/vm/progs/critchain
+cp /tmp/demo-crit/critpath.pb.gz "$out/critpath.pb.gz"
+cp /tmp/demo-crit/trace.json "$out/trace.json"
 step "unloading it: taprootctl unload"
 ctl/taprootctl unload

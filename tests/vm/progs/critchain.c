@@ -19,7 +19,11 @@
  *
  *   critchain: worker_compute_ns=N mutex_wait_ns=N holder_compute_ns=N main_wait_ns=N
  *
- * usage: critchain [HOLD_MS [WORK_MS]]   (defaults 800 and 300)
+ * usage: critchain [HOLD_MS [WORK_MS [START_MS]]]   (defaults 800, 300, 1000)
+ *
+ * The main thread sleeps START_MS first, so that a profiler that reads a
+ * process's maps when it first meets it (at main's switch-out) has the time
+ * to, under emulation too, before the chain runs and the process exits.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -30,7 +34,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t held;
-static long hold_ms = 800, work_ms = 300;
+static long hold_ms = 800, work_ms = 300, start_ms = 1000;
 static uint64_t worker_compute_ns, mutex_wait_ns, holder_compute_ns;
 static volatile uint64_t sink;
 
@@ -126,9 +130,17 @@ int main(int argc, char **argv)
 		hold_ms = atol(argv[1]);
 	if (argc > 2)
 		work_ms = atol(argv[2]);
-	if (hold_ms <= work_ms || work_ms <= 0) {
-		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS]], HOLD_MS > WORK_MS > 0\n");
+	if (argc > 3)
+		start_ms = atol(argv[3]);
+	if (hold_ms <= work_ms || work_ms <= 0 || start_ms < 0 || start_ms >= 1000000) {
+		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS [START_MS]]], "
+			"HOLD_MS > WORK_MS > 0, 0 <= START_MS < 1000000\n");
 		return 2;
+	}
+	{
+		struct timespec ts = { start_ms / 1000, (start_ms % 1000) * 1000000 };
+
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 	}
 	pthread_barrier_init(&held, NULL, 2);
 	if (pthread_create(&s, NULL, sleeper, NULL) || pthread_create(&h, NULL, holder, NULL) ||
