@@ -207,7 +207,7 @@ sparse:
 
 # ------------------------------------------------------------ top level
 
-.PHONY: all deps check vm-check vm-selftest bench bench-quick demo clean FORCE
+.PHONY: all deps check vm-check vm-selftest trace-viewer bench bench-quick demo clean FORCE
 all: kmod userspace
 
 deps:
@@ -233,6 +233,17 @@ export VM_TIMEOUT
 vm-check: kmods userspace vm-progs
 	scripts/vm-check $(FLAVORS)
 
+# The trace each kernel's record-critical-path left (scripts/vm-check keeps
+# it), opened in a real viewer: speedscope in headless Chromium. One per
+# kernel of the matrix, or it fails.
+trace-viewer:
+	@set -- $(wildcard $(B)/vm-check/*.out/critical-path-trace.json); \
+	if [ $$# -ne $(words $(FLAVORS)) ]; then \
+		echo "trace-viewer: $$# traces in $(B)/vm-check/*.out for $(words $(FLAVORS)) kernels"; \
+		exit 1; \
+	fi; \
+	tests/trace-viewer "$$@"
+
 # The harness's own tests: it passes exit codes through and fails a run whose
 # console shows a crash or a WARNING even when the script succeeded; and
 # tests/vm/run recovers the module from a test that leaves it held (the
@@ -257,6 +268,7 @@ check:
 	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace deb
 	$(MAKE) --no-print-directory layering
 	$(MAKE) --no-print-directory vm-check
+	$(MAKE) --no-print-directory trace-viewer
 	@echo "tests/pkg/run 6.1, and make bench-quick beside it ($(B)/bench-quick.log)"
 	@$(MAKE) --no-print-directory bench-quick >$(B)/bench-quick.log 2>&1 & bench=$$!; \
 	tests/pkg/run 6.1; pkg=$$?; \

@@ -14,6 +14,13 @@
  * order, and a slice's start never precedes the end of the one before it
  * (records of different CPUs may disagree by a clock's skew: a start is
  * moved up to the previous end).
+ *
+ * Times are whole microseconds from the window's start (nanoseconds
+ * rounded down), so that a viewer that adds a slice's duration to its
+ * start in floating point lands exactly on the next slice's start: with
+ * fractions, speedscope saw slices that met as nested. A slice shorter
+ * than a microsecond is left out, and one that would continue a slice of
+ * the same name extends it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,6 +51,7 @@ struct tr_item {
 struct tr {
 	const struct taproot_timeline *t;
 	const struct tl_view *v;
+	size_t last_slice;		/* of the thread being built; SIZE_MAX: none */
 	struct tr_item *it;
 	size_t nr, alloc;
 	uint32_t flows;
@@ -61,24 +69,39 @@ static int tr_add(struct tr *tr, const struct tr_item *item)
 	return 0;
 }
 
+/* @t rounded down to a whole microsecond from the window's start. */
+static uint64_t tr_quantum(const struct tr *tr, uint64_t t)
+{
+	return t - (t - tr->v->start) % 1000;
+}
+
 /* A slice [@from, @to] of the thread of event @ev, moved up to start at @*cur or later. */
 static int tr_slice(struct tr *tr, const struct tl_event *e, uint32_t ev, enum tr_slice kind,
 		    uint64_t from, uint64_t to, uint64_t *cur)
 {
 	struct tr_item item = { .pid = e->pid, .tid = e->tid, .ev = ev, .type = TR_SLICE,
 				.slice = (uint8_t)kind };
+	struct tr_item *last = tr->last_slice != SIZE_MAX ? &tr->it[tr->last_slice] : NULL;
 
 	if (from < *cur) {
-		tr->clamped++;
+		if (*cur - from >= 1000)
+			tr->clamped++;
 		from = *cur;
 	}
-	if (to < from)
-		to = from;
+	from = tr_quantum(tr, from);
+	to = to < from ? from : tr_quantum(tr, to);
+	*cur = to;
+	if (to == from)
+		return 0;
+	if (kind != TR_BLOCKED && last && last->slice == kind && last->ts + last->dur == from) {
+		last->dur = to - last->ts;
+		return 0;
+	}
 	item.ts = from;
 	item.dur = to - from;
-	*cur = to;
 	if (kind == TR_BLOCKED && e->stack)
 		tr->stack_used[e->stack - 1] = true;
+	tr->last_slice = tr->nr;
 	return tr_add(tr, &item);
 }
 
@@ -113,8 +136,8 @@ static int tr_thread(struct tr *tr, const struct tl_vthread *th)
 		const struct tl_event *e = &tr->t->ev[ev];
 
 		if (e->kind == TL_SAMPLE) {
-			struct tr_item item = { .ts = e->t0, .pid = e->pid, .tid = e->tid,
-						.ev = ev, .type = TR_INSTANT };
+			struct tr_item item = { .ts = tr_quantum(tr, e->t0), .pid = e->pid,
+						.tid = e->tid, .ev = ev, .type = TR_INSTANT };
 
 			if (e->stack)
 				tr->stack_used[e->stack - 1] = true;
@@ -154,9 +177,12 @@ static int tr_cmp(const void *a, const void *b)
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* The running slice of thread (@pid, @tid) that holds time @ts; NULL: none. */
-static const struct tr_item *tr_running_at(const struct tr *tr, size_t nr, uint32_t pid,
-					   uint32_t tid, uint64_t ts)
+/*
+ * The slice of thread (@pid, @tid) among the first @nr items (sorted) that
+ * holds time @ts, a running one when @running; NULL: none.
+ */
+static const struct tr_item *tr_slice_at(const struct tr *tr, size_t nr, uint32_t pid,
+					 uint32_t tid, uint64_t ts, bool running)
 {
 	size_t lo = 0, hi = nr;
 
@@ -177,32 +203,38 @@ static const struct tr_item *tr_running_at(const struct tr *tr, size_t nr, uint3
 		if (m->pid != pid || m->tid != tid)
 			return NULL;
 		if (m->type == TR_SLICE)
-			return m->slice == TR_RUNNING && m->ts + m->dur >= ts ? m : NULL;
+			return m->ts + m->dur >= ts && (!running || m->slice == TR_RUNNING) ? m : NULL;
 	}
 	return NULL;
 }
 
-/* A flow for each waking by a thread whose running slice holds it. */
+/*
+ * A flow for each waking by a thread, from the waker's running slice to
+ * the woken thread's slice at that time (its runnable one, or the one it
+ * merged into): both ends at the waking, so never backwards.
+ */
 static int tr_flows(struct tr *tr)
 {
 	size_t nr = tr->nr;
 
-	for (size_t i = 0; i < nr; i++) {
-		const struct tr_item *s = &tr->it[i];
-		const struct tl_event *e = &tr->t->ev[s->ev];
+	for (size_t i = 0; i < tr->v->nr_idx; i++) {
+		uint32_t ev = tr->v->idx[i];
+		const struct tl_event *e = &tr->t->ev[ev];
 		struct tr_item f, w;
+		uint64_t at;
 
-		if (s->type != TR_SLICE || s->slice != TR_RUNNABLE || e->wake != TP_WAKE_THREAD ||
-		    !e->t_wake || e->new_task)
+		if (e->kind != TL_OFF || e->wake != TP_WAKE_THREAD || !e->t_wake || e->new_task ||
+		    e->t_wake < tr->v->start || e->t_wake > tr->v->end)
 			continue;
-		if (!tr_running_at(tr, nr, e->waker_pid, e->waker_tid, e->t_wake)) {
+		at = tr_quantum(tr, e->t_wake);
+		if (!tr_slice_at(tr, nr, e->pid, e->tid, at, false) ||
+		    !tr_slice_at(tr, nr, e->waker_pid, e->waker_tid, at, true)) {
 			tr->flows_unbound++;
 			continue;
 		}
-		f = (struct tr_item){ .ts = s->ts, .pid = s->pid, .tid = s->tid, .ev = s->ev,
+		f = (struct tr_item){ .ts = at, .pid = e->pid, .tid = e->tid, .ev = ev,
 				      .flow = ++tr->flows, .type = TR_FLOW_F };
 		w = f;
-		w.ts = e->t_wake;	/* at most the wakee's slice start */
 		w.pid = e->waker_pid;
 		w.tid = e->waker_tid;
 		w.type = TR_FLOW_S;
@@ -245,10 +277,10 @@ static void tr_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Nanoseconds from the window's start, as the format's microseconds. */
+/* Nanoseconds (whole microseconds: tr_quantum()) as the format's microseconds. */
 static void tr_us(FILE *f, const char *key, uint64_t ns)
 {
-	fprintf(f, ",\"%s\":%" PRIu64 ".%03" PRIu64, key, ns / 1000, ns % 1000);
+	fprintf(f, ",\"%s\":%" PRIu64, key, ns / 1000);
 }
 
 static const char *tr_frame_name(const struct taproot_profile_frame *fr)
@@ -433,9 +465,11 @@ static void tr_other(const struct tr *tr, FILE *f)
 
 static int tr_build(struct tr *tr)
 {
-	for (size_t i = 0; i < tr->v->nr_th; i++)
+	for (size_t i = 0; i < tr->v->nr_th; i++) {
+		tr->last_slice = SIZE_MAX;
 		if (tr_thread(tr, &tr->v->th[i]) < 0)
 			return -ENOMEM;
+	}
 	qsort(tr->it, tr->nr, sizeof(tr->it[0]), tr_cmp);
 	if (tr_flows(tr) < 0)
 		return -ENOMEM;
@@ -456,7 +490,7 @@ int taproot_timeline_write_trace(struct taproot_timeline *t, FILE *f)
 		err = tp_err(-ENOMEM, NULL);
 		goto out;
 	}
-	fputs("{\"displayTimeUnit\":\"ns\",\n", f);
+	fputs("{\"displayTimeUnit\":\"ms\",\n", f);
 	tr_other(&tr, f);
 	tr_stack_frames(&tr, f);
 	fputs("\"traceEvents\":[", f);

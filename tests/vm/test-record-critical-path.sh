@@ -16,7 +16,8 @@
 #     slices that never overlap, flows with both ends in slices, times in
 #     order per thread), names the four threads, has a flow from the holder
 #     to the worker and from the worker to main, and the worker's blocked
-#     slices add up to its measured wait within 10%.
+#     slices add up to its measured wait within 10%; under make check the
+#     host then opens it in speedscope (tests/trace-viewer).
 . "${0%/*}/lib.sh"
 
 require_module
@@ -38,6 +39,8 @@ expect_ok "pprof -raw critpath.pb.gz" "$PPROF" -raw -symbolize=none "$dir/critpa
 printf '%s\n' "$OUT" >"$TEST_TMP/critpath.raw"
 expect_ok "tracecheck.py" python3 "$REPO/tests/vm/tracecheck.py" "$TEST_TMP/trace.json" --summary
 printf '%s\n' "$OUT" >"$TEST_TMP/trace-summary.json"
+# make check opens it in a real viewer on the host (tests/trace-viewer).
+[ -z "${TAPROOT_VM_OUT:-}" ] || cp "$TEST_TMP/trace.json" "$TAPROOT_VM_OUT/critical-path-trace.json"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP" <<'PY' || exit 1
 import json, re, sys

@@ -6,15 +6,17 @@ usage: tracecheck.py TRACE.json [--summary]
 
 Checks every event against the format as README documents it, and fails
 (exit 1, one line per problem, at most 50) on any deviation:
-  - the top level: an object with displayTimeUnit "ns", otherData (the
+  - the top level: an object with displayTimeUnit "ms", otherData (the
     producer, the clock, the window, what was left out), stackFrames and
     traceEvents; nothing else;
-  - every event: ph one of M, X, i, s, f; integer pid and tid; ts a number
-    >= 0 (not for M); the fields each phase has, no others;
-  - X slices: dur >= 0, name running, runnable or "blocked S|D", category
-    sched; on each thread they never overlap (a slice starts at or after
-    the end of the one before) and are written in time order, as is every
-    event of a thread ("monotonic times per thread");
+  - every event: ph one of M, X, i, s, f; integer pid and tid; ts an
+    integer >= 0, whole microseconds (not for M); the fields each phase
+    has, no others;
+  - X slices: dur an integer > 0, name running, runnable or "blocked S|D",
+    category sched; on each thread they never overlap (a slice starts at or
+    after the end of the one before), a running or runnable slice never
+    just continues one of the same name, and they are written in time
+    order, as is every event of a thread ("monotonic times per thread");
   - flows: each id has one s and one f, named wakeup, the s not after the
     f, each inside an X slice of its own thread (the s in a running slice);
   - instants (samples): scope t, args.cpu, args.stack a list of names;
@@ -47,7 +49,6 @@ OTHER_KEYS = {"producer", "clock", "start_ns", "end_ns", "session_start_ns", "wi
               "processes", "left_out", "slices_moved_for_clock_skew"}
 LEFT_OUT = {"before_start_ns", "events_over_limit", "events_of_other_processes",
             "stacks_over_limit", "wakeups_without_waker_slice"}
-EPS = 0.0005            # µs: times are written to the nanosecond
 
 
 def check(doc, problems):
@@ -61,8 +62,8 @@ def check(doc, problems):
     extra = set(doc) - {"displayTimeUnit", "otherData", "stackFrames", "traceEvents"}
     if extra:
         bad(f"unknown top-level keys {sorted(extra)}")
-    if doc.get("displayTimeUnit") != "ns":
-        bad("displayTimeUnit is not \"ns\"")
+    if doc.get("displayTimeUnit") != "ms":
+        bad("displayTimeUnit is not \"ms\"")
     other = doc.get("otherData")
     if not isinstance(other, dict) or set(other) != OTHER_KEYS:
         bad(f"otherData keys {sorted(other) if isinstance(other, dict) else other}")
@@ -98,7 +99,7 @@ def check(doc, problems):
         return None
 
     named_threads, named_procs = set(), set()
-    last_ts, last_end = {}, {}
+    last_ts, last_end, last_name = {}, {}, {}
     slices = {}                   # (pid, tid) -> [(ts, end, name)]
     flows = {}                    # id -> {"s": ev, "f": ev}
     summary = {"phases": {}, "slices": {}, "threads": {}, "slice_ns": {}, "instants": 0}
@@ -134,29 +135,33 @@ def check(doc, problems):
                 bad(f"{where}: metadata {e['name']!r} {e['args']!r}")
             continue
         ts = e["ts"]
-        if not isinstance(ts, (int, float)) or ts < 0:
+        if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
             bad(f"{where}: ts {ts!r}")
             continue
-        if ts + EPS < last_ts.get(th, 0):
+        if ts < last_ts.get(th, 0):
             bad(f"{where}: ts {ts} before the thread's previous event ({last_ts[th]})")
         last_ts[th] = max(ts, last_ts.get(th, 0))
         if "sf" in e and e["sf"] not in frames:
             bad(f"{where}: sf {e['sf']} not in stackFrames")
         if ph == "X":
             dur = e["dur"]
-            if not isinstance(dur, (int, float)) or dur < 0:
+            if not isinstance(dur, int) or isinstance(dur, bool) or dur <= 0:
                 bad(f"{where}: dur {dur!r}")
                 continue
             if e["name"] not in SLICES or e["cat"] != "sched":
                 bad(f"{where}: slice {e['name']!r} of category {e['cat']!r}")
-            if ts + EPS < last_end.get(th, 0):
+            if ts < last_end.get(th, 0):
                 bad(f"{where}: slice at {ts} overlaps the one before, to {last_end[th]}")
+            if ts == last_end.get(th) and e["name"] == last_name.get(th) and \
+                    not e["name"].startswith("blocked"):
+                bad(f"{where}: a {e['name']} slice continues the one before")
             last_end[th] = max(last_end.get(th, 0), ts + dur)
+            last_name[th] = e["name"]
             slices.setdefault(th, []).append((ts, ts + dur, e["name"]))
             summary["slices"][e["name"]] = summary["slices"].get(e["name"], 0) + 1
             key = f"{th[0]}/{th[1]}"
             per = summary["slice_ns"].setdefault(key, {})
-            per[e["name"]] = per.get(e["name"], 0) + round(dur * 1000)
+            per[e["name"]] = per.get(e["name"], 0) + dur * 1000
             if "args" in e and "stack" in e["args"] and not (
                     isinstance(e["args"]["stack"], list) and
                     all(isinstance(x, str) for x in e["args"]["stack"])):
@@ -186,7 +191,7 @@ def check(doc, problems):
 
     def inside(e, running_only):
         for a, b, name in slices.get((e["pid"], e["tid"]), []):
-            if a - EPS <= e["ts"] <= b + EPS and (not running_only or name == "running"):
+            if a <= e["ts"] <= b and (not running_only or name == "running"):
                 return True
         return False
 
@@ -194,7 +199,7 @@ def check(doc, problems):
         if set(ends) != {"s", "f"}:
             bad(f"flow {fid}: ends {sorted(ends)}")
             continue
-        if ends["s"]["ts"] > ends["f"]["ts"] + EPS:
+        if ends["s"]["ts"] > ends["f"]["ts"]:
             bad(f"flow {fid}: starts after it ends")
         if not inside(ends["s"], True):
             bad(f"flow {fid}: its start is in no running slice of {ends['s']['tid']}")
