@@ -408,10 +408,16 @@ static bool tl_in_window(const struct tl_event *e, uint64_t start, uint64_t end)
 	return e->t0 >= start && e->t0 <= end;
 }
 
-/* The threads' runs of v->idx, with when each was born and died. */
+/*
+ * The threads' runs of v->idx, with when each was born and died. A thread
+ * runs on after its exit record (the kernel has its files, its memory and
+ * the wakeup of a joiner to finish): it dies at its last switch-out, when
+ * one follows the exit record, else at the record.
+ */
 static int tl_view_threads(const struct taproot_timeline *t, struct tl_view *v)
 {
 	size_t alloc = 0;
+	bool last_out = false;		/* the thread's died is its last switch-out */
 
 	for (size_t i = 0; i < v->nr_idx; i++) {
 		const struct tl_event *e = &t->ev[v->idx[i]];
@@ -423,12 +429,18 @@ static int tl_view_threads(const struct taproot_timeline *t, struct tl_view *v)
 			th = &v->th[v->nr_th++];
 			*th = (struct tl_vthread){ .pid = e->pid, .tid = e->tid, .first = i,
 						   .born = v->start, .died = TL_END };
+			last_out = false;
 			if (e->kind == TL_OFF && e->new_task && e->t0 >= v->start)
 				th->born = e->t0;
 		}
 		th->nr++;
-		if (e->kind == TL_EXIT && th->died == TL_END)
+		if (e->kind == TL_EXIT && th->died == TL_END) {
 			th->died = e->t0;
+		} else if (e->kind == TL_OFF && th->died != TL_END && !last_out &&
+			   e->t0 >= th->died) {
+			th->died = e->t0;
+			last_out = true;
+		}
 	}
 	return 0;
 }

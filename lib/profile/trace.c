@@ -142,11 +142,9 @@ static int tr_thread(struct tr *tr, const struct tl_vthread *th)
 			if (e->stack)
 				tr->stack_used[e->stack - 1] = true;
 			err = tr_add(tr, &item);
-		} else if (e->kind == TL_EXIT) {
-			if (running && e->t0 > cur)
-				err = tr_slice(tr, e, ev, TR_RUNNING, cur, e->t0, &cur);
-			running = false;
-		} else {
+		} else if (e->kind == TL_OFF && e->t0 >= th->died) {
+			break;		/* its last switch-out: nothing after it is drawn */
+		} else if (e->kind == TL_OFF) {
 			if (running && !e->new_task && e->t0 > cur)
 				err = tr_slice(tr, e, ev, TR_RUNNING, cur, e->t0, &cur);
 			if (!err)

@@ -8,7 +8,8 @@
  *   worker (101)  waits at a barrier [12,20] (woken by the holder),
  *                 computes [21,200] (samples at 50, 100, 150), waits for
  *                 the mutex [200,480] (woken by the holder at 480, in at
- *                 490), exits at 500
+ *                 490), exits: its exit record at 495, its joiner's wakeup
+ *                 at 500, its last switch-out at 501
  *   holder (102)  computes from 0 to 505 (samples every 100 and at 470)
  *   sleeper (103) naps: woken by a timer's interrupt every 5
  *
@@ -120,9 +121,14 @@ static struct taproot_timeline *chain(void)
 	for (uint64_t at = 0; at < 500; at += 5)
 		off(t, 103, "sleeper", at, at + 4, at + 4, 0, TP_WAKE_HARDIRQ, f_nap, NF(f_nap),
 		    f_timer, NF(f_timer));
-	tp_timeline_exit(t, 100, 101, T0 + 500 * US);
+	/*
+	 * As on 7.2: the worker's exit record comes before the wakeup of its
+	 * joiner, and its last switch-out (dead, never switched in) after it.
+	 */
+	tp_timeline_exit(t, 100, 101, T0 + 495 * US);
 	off(t, 100, "chain", 10, 500, 502, 101, TP_WAKE_THREAD, f_join, NF(f_join),
 	    f_exit, NF(f_exit));
+	off(t, 101, "worker", 501, 0, 0, 0, TP_WAKE_NONE, f_exit, NF(f_exit), NULL, 0);
 	tp_timeline_time(t, T0 + 505 * US);
 	tp_timeline_exit(t, 100, 102, T0 + 505 * US);
 	tp_timeline_time(t, T0 + 510 * US);
