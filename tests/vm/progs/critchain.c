@@ -143,8 +143,9 @@ int main(int argc, char **argv)
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 	}
 	pthread_barrier_init(&held, NULL, 2);
-	if (pthread_create(&s, NULL, sleeper, NULL) || pthread_create(&h, NULL, holder, NULL) ||
-	    pthread_create(&w, NULL, worker, NULL)) {
+	/* The sleeper last: its start-up then contends with no one's on the path. */
+	if (pthread_create(&h, NULL, holder, NULL) || pthread_create(&w, NULL, worker, NULL) ||
+	    pthread_create(&s, NULL, sleeper, NULL)) {
 		perror("critchain: pthread_create");
 		return 1;
 	}
