@@ -99,7 +99,8 @@ static void cp_add(struct cp *cp, uint32_t pid, uint32_t tid, const char *marker
 	l[0] = TAPROOT_LABEL_STR("thread", th && th->thread_comm[0] ? th->thread_comm : "?");
 	l[1] = TAPROOT_LABEL_NUM("tid", tid);
 	l[2] = TAPROOT_LABEL_NUM("pid", pid);
-	l[3] = TAPROOT_LABEL_STR("comm", th && th->comm[0] ? th->comm : l[0].str);
+	l[3] = TAPROOT_LABEL_STR("comm", tl_process_name(cp->t, pid)[0] ?
+					 tl_process_name(cp->t, pid) : l[0].str);
 	err = taproot_profile_add(cp->p, cp->frames, nf, l, CP_LABELS, &value);
 	if (err < 0 && !cp->err)
 		cp->err = err;

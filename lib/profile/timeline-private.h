@@ -83,6 +83,11 @@ void tl_view_free(struct tl_view *v);
 const struct tl_vthread *tl_view_thread(const struct tl_view *v, uint32_t pid, uint32_t tid);
 /* A thread's names; NULL: never seen. */
 const struct tl_thread *tl_thread_get(const struct taproot_timeline *t, uint32_t tid);
+/*
+ * The name of process @pid: its main thread's (the kernel's definition of a
+ * process's comm), else the one its threads' records gave; "" unknown.
+ */
+const char *tl_process_name(const struct taproot_timeline *t, uint32_t pid);
 /* Stack id + 1 → the stack; NULL for 0. */
 static inline const struct tl_stack *tl_stack_get(const struct taproot_timeline *t, uint32_t id)
 {

@@ -255,6 +255,15 @@ static void tl_thread_note(struct taproot_timeline *t, uint32_t pid, uint32_t ti
 	tl_name(th->comm, comm);
 }
 
+const char *tl_process_name(const struct taproot_timeline *t, uint32_t pid)
+{
+	const struct tl_thread *main = tl_thread_get(t, pid);
+
+	if (main && main->pid == pid && main->thread_comm[0])
+		return main->thread_comm;
+	return main && main->comm[0] ? main->comm : "";
+}
+
 size_t taproot_timeline_targets(const struct taproot_timeline *t, const char *target,
 				uint32_t *tids, size_t max)
 {
@@ -270,7 +279,7 @@ size_t taproot_timeline_targets(const struct taproot_timeline *t, const char *ta
 	for (size_t i = 0; i < t->nr_threads && n < max; i++) {
 		const struct tl_thread *th = &t->threads[i];
 
-		if (th->tid == th->pid && !strcmp(th->comm[0] ? th->comm : th->thread_comm, target))
+		if (th->tid == th->pid && !strcmp(tl_process_name(t, th->pid), target))
 			tids[n++] = th->tid;
 	}
 	return n;

@@ -413,11 +413,10 @@ static void tr_names(struct tr *tr, FILE *f)
 	for (size_t i = 0; i < tr->v->nr_th; i++) {
 		const struct tl_vthread *th = &tr->v->th[i];
 		const struct tl_thread *n = tl_thread_get(tr->t, th->tid);
-		const struct tl_thread *p = tl_thread_get(tr->t, th->pid);
 		char name[48];
 
 		if (i == 0 || th->pid != last_pid) {
-			const char *pn = n && n->comm[0] ? n->comm : p ? p->thread_comm : "";
+			const char *pn = tl_process_name(tr->t, th->pid);
 
 			fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
 				",\"tid\":%" PRIu32 ",\"args\":{\"name\":", tr_sep(tr), th->pid, th->pid);
@@ -427,8 +426,8 @@ static void tr_names(struct tr *tr, FILE *f)
 			last_pid = th->pid;
 		}
 		/* A thread seen only at its first wakeup has no name of its own yet. */
-		snprintf(name, sizeof(name), "%s %" PRIu32,
-			 !n ? "" : n->thread_comm[0] ? n->thread_comm : n->comm, th->tid);
+		snprintf(name, sizeof(name), "%s %" PRIu32, !n ? "" : n->thread_comm[0] ?
+			 n->thread_comm : tl_process_name(tr->t, th->pid), th->tid);
 		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
 			",\"tid\":%" PRIu32 ",\"args\":{\"name\":", tr_sep(tr), th->pid, th->tid);
 		tr_str(f, name);
