@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "profile/causal.h"
+#include "profile/frames.h"
 #include "util/hash.h"
 #include "util/util.h"
 
@@ -44,12 +45,6 @@
 #define CZ_OUT		(1U << 0)
 #define CZ_WAKE		(1U << 1)
 #define CZ_IN		(1U << 2)
-
-/* A copy of resolved frames, their strings after them in one allocation. */
-struct cz_stack {
-	size_t nr, bytes;
-	struct taproot_profile_frame frames[];
-};
 
 struct cz_ival {
 	struct cz_ival *next;		/* hash chain */
@@ -68,7 +63,7 @@ struct cz_ival {
 	char waker[40];			/* the waking thread's comm, "[hardirq]", ... */
 	uint32_t waker_pid, waker_tid;	/* 0: an interrupt */
 	enum tp_wake_kind wake_kind;
-	struct cz_stack *blocked, *waker_stack;
+	struct tp_frames *blocked, *waker_stack;
 	struct tp_labels *labels;	/* of the process, a reference; NULL none */
 	bool dropped;			/* by the relabel rules, before its stacks */
 };
@@ -192,44 +187,16 @@ static void cz_remove(struct tp_causal *c, struct cz_ival *v)
 /* ------------------------------------------------------------ stacks */
 
 /* A copy of @nr frames, or NULL (counted) when memory is short or over the bound. */
-static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profile_frame *f,
-				size_t nr)
+static struct tp_frames *cz_copy(struct tp_causal *c, const struct taproot_profile_frame *f,
+				 size_t nr)
 {
-	size_t size = sizeof(struct cz_stack) + nr * sizeof(f[0]);
-	struct cz_stack *s;
-	char *pos;
+	struct tp_frames *s = tp_frames_copy(f, nr, CZ_MAX_BYTES - c->bytes);
 
-	for (size_t i = 0; i < nr; i++)
-		size += tp_strsize(f[i].function) + tp_strsize(f[i].system_name) +
-			tp_strsize(f[i].file) + tp_strsize(f[i].mapping_path) +
-			(f[i].build_id ? f[i].build_id_len : 0);
-	if (c->bytes + size > CZ_MAX_BYTES || !(s = malloc(size))) {
+	if (!s) {
 		c->st.table_full++;
 		return NULL;
 	}
-	s->nr = nr;
-	s->bytes = size;
-	pos = (char *)&s->frames[nr];
-	for (size_t i = 0; i < nr; i++) {
-		struct taproot_profile_frame *d = &s->frames[i];
-
-		*d = f[i];
-		/* The copy outlives the resolver's cache entry the key names. */
-		d->key = NULL;
-		d->function = tp_strcopy(&pos, f[i].function);
-		d->system_name = tp_strcopy(&pos, f[i].system_name);
-		d->file = tp_strcopy(&pos, f[i].file);
-		d->mapping_path = tp_strcopy(&pos, f[i].mapping_path);
-		if (f[i].build_id && f[i].build_id_len) {
-			memcpy(pos, f[i].build_id, f[i].build_id_len);
-			d->build_id = (const uint8_t *)pos;
-			pos += f[i].build_id_len;
-		} else {
-			d->build_id = NULL;
-			d->build_id_len = 0;
-		}
-	}
-	c->bytes += size;
+	c->bytes += s->bytes;
 	return s;
 }
 
@@ -239,7 +206,7 @@ static struct cz_stack *cz_copy(struct tp_causal *c, const struct taproot_profil
  * With @owner, the interval of the task, its process's name and labels go
  * there, and no stack is resolved for an interval the rules drop.
  */
-static struct cz_stack *cz_snap(struct tp_causal *c, const struct taproot_rec_header *rec,
+static struct tp_frames *cz_snap(struct tp_causal *c, const struct taproot_rec_header *rec,
 				size_t fixed, bool has_snap, uint32_t pid, uint32_t tid,
 				const char *thread_comm, struct cz_ival *owner)
 {
@@ -504,7 +471,7 @@ static size_t cz_offwake_stack(struct tp_causal *c, const struct cz_ival *v,
 	size_t n = 0;
 
 	if (v->waker_stack) {
-		const struct cz_stack *w = v->waker_stack;
+		const struct tp_frames *w = v->waker_stack;
 
 		/*
 		 * Reversed frame by frame, an inline chain (frames marked

@@ -81,7 +81,7 @@ static int cp_push(struct cp *cp, const struct cp_range *r)
 static void cp_add(struct cp *cp, uint32_t pid, uint32_t tid, const char *marker,
 		   uint32_t stack_id, uint64_t ns)
 {
-	const struct tl_stack *s = tl_stack_get(cp->t, stack_id);
+	const struct tp_frames *s = tl_stack_get(cp->t, stack_id);
 	const struct tl_thread *th = tl_thread_get(cp->t, tid);
 	struct taproot_profile_label l[CP_LABELS];
 	int64_t value = (int64_t)ns;
@@ -107,7 +107,7 @@ static void cp_add(struct cp *cp, uint32_t pid, uint32_t tid, const char *marker
 }
 
 /* Whether frames of @s show a timer's expiry (an interrupt's waking). */
-static bool cp_timer_stack(const struct tl_stack *s)
+static bool cp_timer_stack(const struct tp_frames *s)
 {
 	static const char *const timer_fns[] = {
 		"hrtimer_wakeup", "__hrtimer_run_queues", "hrtimer_run_softirq",

@@ -6,18 +6,12 @@
 #ifndef TAPROOT_TIMELINE_PRIVATE_H
 #define TAPROOT_TIMELINE_PRIVATE_H
 
+#include "profile/frames.h"
 #include "profile/timeline.h"
 #include "util/hash.h"
 
 #define TL_MAX_STACK_BYTES	(64u << 20)
 #define TL_END			UINT64_MAX	/* an interval still open */
-
-/* A resolved stack, its strings after its frames, kept once. */
-struct tl_stack {
-	uint64_t hash;
-	size_t nr, bytes;
-	struct taproot_profile_frame frames[];
-};
 
 enum tl_kind {
 	TL_OFF,				/* an off-CPU interval */
@@ -51,8 +45,9 @@ struct taproot_timeline {
 	uint32_t pids[TAPROOT_TIMELINE_MAX_PIDS];
 	struct tl_event *ev;
 	size_t nr_ev, alloc_ev;
-	struct tl_stack **stacks;
-	size_t nr_stacks, alloc_stacks;
+	struct tp_frames **stacks;	/* each distinct stack once, by id */
+	uint64_t *stack_hash;		/* each one's hash, by id */
+	size_t nr_stacks, alloc_stacks, alloc_hashes;
 	struct tp_index stack_ix;
 	struct tl_thread *threads;
 	size_t nr_threads, alloc_threads;
@@ -89,7 +84,7 @@ const struct tl_thread *tl_thread_get(const struct taproot_timeline *t, uint32_t
  */
 const char *tl_process_name(const struct taproot_timeline *t, uint32_t pid);
 /* Stack id + 1 → the stack; NULL for 0. */
-static inline const struct tl_stack *tl_stack_get(const struct taproot_timeline *t, uint32_t id)
+static inline const struct tp_frames *tl_stack_get(const struct taproot_timeline *t, uint32_t id)
 {
 	return id && id <= t->nr_stacks ? t->stacks[id - 1] : NULL;
 }

@@ -48,6 +48,7 @@ void taproot_timeline_free(struct taproot_timeline *t)
 	for (size_t i = 0; i < t->nr_stacks; i++)
 		free(t->stacks[i]);
 	free(t->stacks);
+	free(t->stack_hash);
 	tp_index_free(&t->stack_ix);
 	free(t->threads);
 	tp_index_free(&t->thread_ix);
@@ -122,53 +123,14 @@ static bool tl_stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct taproot_timeline *t = ctx;
 	const struct tl_stack_key *k = key;
-	const struct tl_stack *s = t->stacks[idx];
+	const struct tp_frames *s = t->stacks[idx];
 
-	if (s->hash != k->hash || s->nr != k->nr)
+	if (t->stack_hash[idx] != k->hash || s->nr != k->nr)
 		return false;
 	for (size_t i = 0; i < s->nr; i++)
 		if (!tl_frame_eq(&s->frames[i], &k->f[i]))
 			return false;
 	return true;
-}
-
-/* A copy of @nr frames with their strings, or NULL (memory short, or over the bound). */
-static struct tl_stack *tl_stack_copy(struct taproot_timeline *t,
-				      const struct taproot_profile_frame *f, size_t nr)
-{
-	size_t size = sizeof(struct tl_stack) + nr * sizeof(f[0]);
-	struct tl_stack *s;
-	char *pos;
-
-	for (size_t i = 0; i < nr; i++)
-		size += tp_strsize(f[i].function) + tp_strsize(f[i].system_name) +
-			tp_strsize(f[i].file) + tp_strsize(f[i].mapping_path) +
-			(f[i].build_id ? f[i].build_id_len : 0);
-	if (t->st.stack_bytes + size > TL_MAX_STACK_BYTES || !(s = malloc(size)))
-		return NULL;
-	s->nr = nr;
-	s->bytes = size;
-	pos = (char *)&s->frames[nr];
-	for (size_t i = 0; i < nr; i++) {
-		struct taproot_profile_frame *d = &s->frames[i];
-
-		*d = f[i];
-		d->key = NULL;		/* the copy outlives the resolver's cache */
-		d->function = tp_strcopy(&pos, f[i].function);
-		d->system_name = tp_strcopy(&pos, f[i].system_name);
-		d->file = tp_strcopy(&pos, f[i].file);
-		d->mapping_path = tp_strcopy(&pos, f[i].mapping_path);
-		d->build_id = NULL;
-		if (f[i].build_id && f[i].build_id_len) {
-			memcpy(pos, f[i].build_id, f[i].build_id_len);
-			d->build_id = (const uint8_t *)pos;
-			pos += f[i].build_id_len;
-		} else {
-			d->build_id_len = 0;
-		}
-	}
-	t->st.stack_bytes += size;
-	return s;
 }
 
 /* The id + 1 of the stack @f (@nr frames), kept once; 0: none or not kept (counted). */
@@ -177,7 +139,7 @@ static uint32_t tl_stack_intern(struct taproot_timeline *t, const struct taproot
 {
 	struct tl_stack_key k = { .hash = tl_stack_hash(f, nr), .f = f, .nr = nr };
 	struct tp_index_slot *slot;
-	struct tl_stack *s;
+	struct tp_frames *s;
 
 	if (!nr)
 		return 0;
@@ -187,13 +149,16 @@ static uint32_t tl_stack_intern(struct taproot_timeline *t, const struct taproot
 	if (slot->idx1)
 		return slot->idx1;
 	if (t->nr_stacks >= UINT32_MAX - 1 ||
-	    tp_grow((void **)&t->stacks, &t->alloc_stacks, t->nr_stacks + 1, sizeof(t->stacks[0])) < 0)
+	    tp_grow((void **)&t->stacks, &t->alloc_stacks, t->nr_stacks + 1, sizeof(t->stacks[0])) < 0 ||
+	    tp_grow((void **)&t->stack_hash, &t->alloc_hashes, t->nr_stacks + 1,
+		    sizeof(t->stack_hash[0])) < 0)
 		goto full;
-	s = tl_stack_copy(t, f, nr);
+	s = tp_frames_copy(f, nr, TL_MAX_STACK_BYTES - t->st.stack_bytes);
 	if (!s)
 		goto full;
-	s->hash = k.hash;
+	t->st.stack_bytes += s->bytes;
 	t->stacks[t->nr_stacks] = s;
+	t->stack_hash[t->nr_stacks] = k.hash;
 	tp_index_set(&t->stack_ix, slot, (uint32_t)k.hash, t->nr_stacks);
 	return (uint32_t)++t->nr_stacks;
 full:

@@ -302,7 +302,7 @@ static void tr_stack_frames(const struct tr *tr, FILE *f)
 
 	fputs("\"stackFrames\":{", f);
 	for (size_t id = 0; id < tr->t->nr_stacks; id++) {
-		const struct tl_stack *s = tr->t->stacks[id];
+		const struct tp_frames *s = tr->t->stacks[id];
 
 		if (!tr->stack_used[id])
 			continue;
@@ -325,7 +325,7 @@ static void tr_stack_frames(const struct tr *tr, FILE *f)
 /* ,"sf":...,"args":{"stack":[leaf, ..., root] — stack id + 1 @id, 0: none. */
 static void tr_stack_ref(const struct tr *tr, FILE *f, uint32_t id, const char *more)
 {
-	const struct tl_stack *s = tl_stack_get(tr->t, id);
+	const struct tp_frames *s = tl_stack_get(tr->t, id);
 
 	if (s && s->nr)
 		fprintf(f, ",\"sf\":\"s%" PRIu32 "-%zu\"", id, s->nr - 1);
