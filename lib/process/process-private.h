@@ -25,6 +25,8 @@
 #define TP_PROCS_MAX_DEFAULT	4096	/* processes kept */
 #define TP_ELFS_MAX_DEFAULT	128	/* ELF files open (each may hold a debug file too) */
 #define TP_REFRESH_MS_DEFAULT	200	/* maps re-read at most this often per process */
+#define TP_REFRESH_QUICK	8	/* ... but for its first re-reads (tp_proc_refresh()) */
+#define TP_REFRESH_QUICK_MS	5	/* apart at least */
 #define TP_EXIT_GRACE_MS_DEFAULT 5000	/* an exited process's maps kept this long */
 #define TP_MAPS_LINE_MAX	(4096 + 128)	/* PATH_MAX and the fixed fields */
 #define TP_MAPS_LINES_MAX	(1u << 20)	/* lines read (vm.max_map_count is 65530) */
@@ -162,6 +164,7 @@ struct taproot_proc {
 	int err;				/* why GONE */
 	char reason[96];			/* "process exited", ... */
 	uint64_t read_ms;			/* maps last read */
+	unsigned int quick_reads;		/* re-reads sooner than refresh_ms */
 	uint64_t exited_ms;
 	char root[32];				/* "/proc/PID/root" */
 	struct tp_map *maps;			/* sorted by start, disjoint */

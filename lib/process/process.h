@@ -74,7 +74,10 @@ struct taproot_procs_observer {
 struct taproot_procs_opts {
 	unsigned int max_procs;		/* processes kept (LRU), >= 1 */
 	unsigned int max_elfs;		/* ELF files kept open (LRU), >= 1 */
-	unsigned int refresh_ms;	/* maps re-read at most this often */
+	unsigned int refresh_ms;	/* maps re-read at most this often ... */
+	unsigned int quick_reads;	/* ... but for a process's first quick_reads
+					 * re-reads, 5 ms apart at least: one met while
+					 * its loader still maps its libraries */
 	unsigned int exit_grace_ms;	/* maps of an exited process kept */
 	const char *proc_root;		/* "/proc"; tests point it elsewhere */
 	/* NULL: none. Borrowed: it must outlive the process table. */

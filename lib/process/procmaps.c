@@ -284,6 +284,7 @@ void taproot_procs_opts_default(struct taproot_procs_opts *o)
 	o->max_procs = TP_PROCS_MAX_DEFAULT;
 	o->max_elfs = TP_ELFS_MAX_DEFAULT;
 	o->refresh_ms = TP_REFRESH_MS_DEFAULT;
+	o->quick_reads = TP_REFRESH_QUICK;
 	o->exit_grace_ms = TP_EXIT_GRACE_MS_DEFAULT;
 	o->proc_root = "/proc";
 	o->observer = NULL;
@@ -632,12 +633,25 @@ out:
 	close(dirfd);
 }
 
-/* Read the live @proc again, at most once per refresh interval: true if read. */
+/*
+ * Read the live @proc again, at most once per refresh interval: true if
+ * read. A process met while its loader still maps its libraries (its first
+ * samples come during ld.so) is read without them, and its pcs in them miss
+ * for a whole interval: its first opts.quick_reads re-reads may come
+ * TP_REFRESH_QUICK_MS apart, a few, which bounds what a process whose pcs
+ * keep missing (JIT code without a perf map) costs.
+ */
 static bool tp_proc_refresh(struct taproot_proc *proc)
 {
-	if (proc->state != TP_PROC_LIVE ||
-	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms < proc->procs->opts.refresh_ms)
+	uint64_t since = tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->read_ms;
+
+	if (proc->state != TP_PROC_LIVE)
 		return false;
+	if (since < proc->procs->opts.refresh_ms) {
+		if (proc->quick_reads >= proc->procs->opts.quick_reads || since < TP_REFRESH_QUICK_MS)
+			return false;
+		proc->quick_reads++;
+	}
 	proc->procs->stats.refreshes++;
 	tp_proc_read(proc, 0);
 	return true;

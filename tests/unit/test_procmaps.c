@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -104,8 +105,8 @@ static int fake_teardown(void **state)
 	return 0;
 }
 
-static struct taproot_procs *fake_procs(struct fake *fk, unsigned int refresh_ms,
-					unsigned int max_procs)
+static struct taproot_procs *fake_procs_quick(struct fake *fk, unsigned int refresh_ms,
+					      unsigned int max_procs, unsigned int quick_reads)
 {
 	struct taproot_procs_opts o;
 	struct taproot_procs *procs;
@@ -113,9 +114,17 @@ static struct taproot_procs *fake_procs(struct fake *fk, unsigned int refresh_ms
 	taproot_procs_opts_default(&o);
 	o.proc_root = fk->root;
 	o.refresh_ms = refresh_ms;
+	o.quick_reads = quick_reads;
 	o.max_procs = max_procs;
 	assert_int_equal(taproot_procs_new(&o, &procs), 0);
 	return procs;
+}
+
+/* Without quick re-reads: what a test of the refresh interval sees does not depend on time. */
+static struct taproot_procs *fake_procs(struct fake *fk, unsigned int refresh_ms,
+					unsigned int max_procs)
+{
+	return fake_procs_quick(fk, refresh_ms, max_procs, 0);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -392,6 +401,58 @@ static void fixture_refresh_and_exec(void **state)
 	taproot_procs_free(procs);
 }
 
+/* @ms milliseconds: the quick re-reads come TP_REFRESH_QUICK_MS apart at least. */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A process read before its loader mapped a library: its first re-reads
+ * come soon (two here), then once per refresh interval (a minute here).
+ */
+static void fixture_quick_rereads(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs;
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	static const char *const maps[] = {
+		"00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n",
+		"00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
+		"00300000-00301000 r-xp 00000000 08:01 6 /lib/a.so\n",
+		"00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
+		"00300000-00301000 r-xp 00000000 08:01 6 /lib/a.so\n"
+		"00500000-00501000 r-xp 00000000 08:01 7 /lib/b.so\n",
+		"00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
+		"00300000-00301000 r-xp 00000000 08:01 6 /lib/a.so\n"
+		"00500000-00501000 r-xp 00000000 08:01 7 /lib/b.so\n"
+		"00700000-00701000 r-xp 00000000 08:01 8 /lib/c.so\n",
+	};
+
+	fake_stat(fk, 89, 5);
+	fake_write(fk, 89, "maps", maps[0]);
+	procs = fake_procs_quick(fk, 60000, 16, 2);
+	assert_int_equal(taproot_proc_get(procs, 89, 0, &p), 0);
+	fake_write(fk, 89, "maps", maps[1]);
+	sleep_ms(20);	/* past TP_REFRESH_QUICK_MS, and a coarse clock's tick */
+	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), 0);
+	assert_string_equal(m->path, "/lib/a.so");
+	fake_write(fk, 89, "maps", maps[2]);
+	sleep_ms(20);
+	assert_int_equal(taproot_proc_find_map(p, 0x500010, &m), 0);
+	/* The two quick ones used: now once a minute. */
+	fake_write(fk, 89, "maps", maps[3]);
+	sleep_ms(20);
+	assert_int_equal(taproot_proc_find_map(p, 0x700010, &m), -ENOENT);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.refreshes, 2);
+	taproot_procs_free(procs);
+}
+
 /*
  * The lifecycle records: an exec changes the identity (execs) and the
  * maps at once, even at the same addresses and start time; a FORK of a
@@ -658,6 +719,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fixture_malformed_lines, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_pid_reuse, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_refresh_and_exec, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_quick_rereads, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lifecycle, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lru_eviction, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_stale_range_read_again, fake_setup,
