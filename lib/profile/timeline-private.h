@@ -69,6 +69,7 @@ struct tl_view {
 		size_t first, nr;	/* into idx */
 		uint64_t born;		/* first run: a new task's wakeup, else start */
 		uint64_t died;		/* its exit, TL_END: none */
+		bool died_out;		/* died is its last switch-out */
 	} *th;
 	size_t nr_th;
 };

@@ -385,13 +385,14 @@ static bool tl_in_window(const struct tl_event *e, uint64_t start, uint64_t end)
 /*
  * The threads' runs of v->idx, with when each was born and died. A thread
  * runs on after its exit record (the kernel has its files, its memory and
- * the wakeup of a joiner to finish): it dies at its last switch-out, when
- * one follows the exit record, else at the record.
+ * the wakeup of a joiner to finish, and may block doing so): it dies at
+ * its last switch-out, the one never switched in, when one follows the
+ * exit record, else when it was last seen running after it (a sample, a
+ * switch-in, a waking it did: tl_view_wakers()).
  */
 static int tl_view_threads(const struct taproot_timeline *t, struct tl_view *v)
 {
 	size_t alloc = 0;
-	bool last_out = false;		/* the thread's died is its last switch-out */
 
 	for (size_t i = 0; i < v->nr_idx; i++) {
 		const struct tl_event *e = &t->ev[v->idx[i]];
@@ -403,20 +404,39 @@ static int tl_view_threads(const struct taproot_timeline *t, struct tl_view *v)
 			th = &v->th[v->nr_th++];
 			*th = (struct tl_vthread){ .pid = e->pid, .tid = e->tid, .first = i,
 						   .born = v->start, .died = TL_END };
-			last_out = false;
 			if (e->kind == TL_OFF && e->new_task && e->t0 >= v->start)
 				th->born = e->t0;
 		}
 		th->nr++;
 		if (e->kind == TL_EXIT && th->died == TL_END) {
 			th->died = e->t0;
-		} else if (e->kind == TL_OFF && th->died != TL_END && !last_out &&
-			   e->t0 >= th->died) {
+		} else if (th->died == TL_END || th->died_out || e->t0 < th->died) {
+			continue;
+		} else if (e->kind == TL_OFF && e->t_in == TL_END) {
 			th->died = e->t0;
-			last_out = true;
+			th->died_out = true;
+		} else if (e->kind == TL_OFF) {
+			th->died = e->t_in;	/* blocked while exiting, and running again */
+		} else if (e->kind == TL_SAMPLE) {
+			th->died = e->t0;
 		}
 	}
 	return 0;
+}
+
+/* A thread that woke another after its exit record was running then. */
+static void tl_view_wakers(const struct taproot_timeline *t, struct tl_view *v)
+{
+	for (size_t i = 0; i < v->nr_idx; i++) {
+		const struct tl_event *e = &t->ev[v->idx[i]];
+		struct tl_vthread *w;
+
+		if (e->kind != TL_OFF || e->wake != TP_WAKE_THREAD || !e->t_wake)
+			continue;
+		w = (struct tl_vthread *)tl_view_thread(v, e->waker_pid, e->waker_tid);
+		if (w && w->died != TL_END && !w->died_out && e->t_wake > w->died)
+			w->died = e->t_wake;
+	}
 }
 
 int tl_view_build(const struct taproot_timeline *t, struct tl_view *v)
@@ -438,6 +458,7 @@ int tl_view_build(const struct taproot_timeline *t, struct tl_view *v)
 		tl_view_free(v);
 		return tp_err(-ENOMEM, NULL);
 	}
+	tl_view_wakers(t, v);
 	return 0;
 }
 

@@ -8,8 +8,9 @@
  *   worker (101)  waits at a barrier [12,20] (woken by the holder),
  *                 computes [21,200] (samples at 50, 100, 150), waits for
  *                 the mutex [200,480] (woken by the holder at 480, in at
- *                 490), exits: its exit record at 495, its joiner's wakeup
- *                 at 500, its last switch-out at 501
+ *                 490), exits: its exit record at 495, blocked [496,497]
+ *                 (woken by an interrupt), its joiner's wakeup at 500, its
+ *                 last switch-out at 501
  *   holder (102)  computes from 0 to 505 (samples every 100 and at 470)
  *   sleeper (103) naps: woken by a timer's interrupt every 5
  *
@@ -126,6 +127,8 @@ static struct taproot_timeline *chain(void)
 	 * joiner, and its last switch-out (dead, never switched in) after it.
 	 */
 	tp_timeline_exit(t, 100, 101, T0 + 495 * US);
+	/* As on 7.2-rt: blocked while exiting (an rtmutex), woken, running again. */
+	off(t, 101, "worker", 496, 497, 497, 0, TP_WAKE_HARDIRQ, f_exit, NF(f_exit), NULL, 0);
 	off(t, 100, "chain", 10, 500, 502, 101, TP_WAKE_THREAD, f_join, NF(f_join),
 	    f_exit, NF(f_exit));
 	off(t, 101, "worker", 501, 0, 0, 0, TP_WAKE_NONE, f_exit, NF(f_exit), NULL, 0);
@@ -204,13 +207,16 @@ static void critpath_follows_wakers(void **state)
 	assert_int_equal(sum_with(p, "worker_compute"), 179 * US);
 	assert_int_equal(sum_with(p, "[run queue]"), 13 * US);
 	assert_int_equal(st.runqueue_ns, 13 * US);
-	assert_int_equal(st.running_ns, 497 * US);
-	assert_int_equal(st.unknown_ns + st.irq_ns + st.timer_ns, 0);
+	/* The worker's wait while exiting: an interrupt ends that chain. */
+	assert_int_equal(st.running_ns, 496 * US);
+	assert_int_equal(st.irq_ns, 1 * US);
+	assert_int_equal(st.unknown_ns + st.timer_ns, 0);
 	assert_int_equal(sum_with(p, "sleeper_nap"), 0);
 	assert_int_equal(sum_thread(p, "sleeper"), 0);
 	/* Stretches without samples: the stack each thread was next seen with. */
 	assert_int_equal(sum_with(p, "pthread_join"), (10 + 2) * US);	/* run, run queue */
 	assert_int_equal(sum_with(p, "do_exit"), 10 * US);	/* worker (490,500] */
+	assert_int_equal(sum_with(p, "[hardirq]"), 1 * US);
 	assert_int_equal(sum_with(p, "[running]"), 8 * US);	/* main after its wait */
 	assert_int_equal(sum_thread(p, "holder"), (280 + 8) * US);
 	assert_int_equal(st.threads, 3);
@@ -298,6 +304,36 @@ static void trace_passes_the_strict_reader(void **state)
 	taproot_timeline_free(t);
 }
 
+/*
+ * As on 7.2-rt: a thread's exit record, then its wakeup of its joiner, and
+ * no last switch-out recorded: it was running at that wakeup all the same.
+ */
+static void trace_waker_after_exit(void **state)
+{
+	struct taproot_timeline *t;
+	char path[] = "/tmp/test_timeline.XXXXXX", *out;
+	int fd = mkstemp(path), st;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(taproot_timeline_new(NULL, &t), 0);
+	tp_timeline_time(t, T0);
+	sample(t, 101, "worker", 8, f_worker, NF(f_worker));
+	tp_timeline_exit(t, 100, 101, T0 + 10 * US);
+	off(t, 100, "chain", 5, 12, 13, 101, TP_WAKE_THREAD, f_join, NF(f_join),
+	    f_exit, NF(f_exit));
+	tp_timeline_time(t, T0 + 20 * US);
+	assert_int_equal(taproot_timeline_write_trace_file(t, path), 0);
+	out = run(&st, "python3 tests/vm/tracecheck.py '%s' --summary", path);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "\"flows\": 1"));
+	assert_non_null(strstr(out, "\"100/101\": {\"running\": 12000}"));
+	free(out);
+	unlink(path);
+	taproot_timeline_free(t);
+}
+
 static void trace_window_and_bounds(void **state)
 {
 	struct taproot_timeline_opts o = { .window_ns = 100 * US, .max_events = 64 };
@@ -352,6 +388,7 @@ int main(void)
 		cmocka_unit_test(critpath_unknown_thread),
 		cmocka_unit_test(critpath_waker_not_recorded),
 		cmocka_unit_test(trace_passes_the_strict_reader),
+		cmocka_unit_test(trace_waker_after_exit),
 		cmocka_unit_test(trace_window_and_bounds),
 	};
 
