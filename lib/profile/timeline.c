@@ -288,22 +288,36 @@ void tp_timeline_time(struct taproot_timeline *t, uint64_t time_ns)
 		t->st.last_ns = time_ns;
 }
 
-void tp_timeline_interval(struct taproot_timeline *t, const struct tp_timeline_interval *iv)
+/*
+ * A new event @kind of thread @tid of @pid at @t0; NULL for a process not
+ * kept (counted) or when there is no room.
+ */
+static struct tl_event *tl_add(struct taproot_timeline *t, enum tl_kind kind, uint32_t pid,
+			       uint32_t tid, uint64_t t0)
 {
 	struct tl_event *e;
 
-	if (!tl_pid_kept(t, iv->pid)) {
+	if (!tl_pid_kept(t, pid)) {
 		t->st.other_pids++;
-		return;
+		return NULL;
 	}
-	tl_thread_note(t, iv->pid, iv->tid, iv->comm, iv->thread_comm);
 	e = tl_push(t);
+	if (e) {
+		e->kind = kind;
+		e->pid = pid;
+		e->tid = tid;
+		e->t0 = t0;
+	}
+	return e;
+}
+
+void tp_timeline_interval(struct taproot_timeline *t, const struct tp_timeline_interval *iv)
+{
+	struct tl_event *e = tl_add(t, TL_OFF, iv->pid, iv->tid, iv->t_out);
+
 	if (!e)
 		return;
-	e->kind = TL_OFF;
-	e->pid = iv->pid;
-	e->tid = iv->tid;
-	e->t0 = iv->t_out;
+	tl_thread_note(t, iv->pid, iv->tid, iv->comm, iv->thread_comm);
 	e->t_wake = iv->t_wake;
 	e->t_in = iv->t_in ? iv->t_in : TL_END;
 	e->wake = (uint8_t)iv->wake;
@@ -320,41 +334,20 @@ void tp_timeline_sample(struct taproot_timeline *t, uint32_t pid, uint32_t tid, 
 			uint64_t time_ns, const char *comm, const char *thread_comm,
 			const struct taproot_profile_frame *frames, size_t nr)
 {
-	struct tl_event *e;
+	struct tl_event *e = tl_add(t, TL_SAMPLE, pid, tid, time_ns);
 
-	if (!tl_pid_kept(t, pid)) {
-		t->st.other_pids++;
-		return;
-	}
-	tl_thread_note(t, pid, tid, comm, thread_comm);
-	e = tl_push(t);
 	if (!e)
 		return;
-	e->kind = TL_SAMPLE;
-	e->pid = pid;
-	e->tid = tid;
+	tl_thread_note(t, pid, tid, comm, thread_comm);
 	e->cpu = cpu;
-	e->t0 = time_ns;
 	e->stack = tl_stack_intern(t, frames, nr);
 	t->st.samples++;
 }
 
 void tp_timeline_exit(struct taproot_timeline *t, uint32_t pid, uint32_t tid, uint64_t time_ns)
 {
-	struct tl_event *e;
-
-	if (!tl_pid_kept(t, pid)) {
-		t->st.other_pids++;
-		return;
-	}
-	e = tl_push(t);
-	if (!e)
-		return;
-	e->kind = TL_EXIT;
-	e->pid = pid;
-	e->tid = tid;
-	e->t0 = time_ns;
-	t->st.exits++;
+	if (tl_add(t, TL_EXIT, pid, tid, time_ns))
+		t->st.exits++;
 }
 
 /* ------------------------------------------------------------ views */
