@@ -285,30 +285,25 @@ static int cp_range(struct cp *cp, const struct cp_range *r)
 	return 0;
 }
 
-int taproot_timeline_critical_path(struct taproot_timeline *t, uint32_t tid,
-				   struct taproot_profile *p, struct taproot_critpath_stats *st)
+/* The critical path of @tid in view @v of @t, into @p; as taproot_timeline_critical_path(). */
+static int cp_walk(struct taproot_timeline *t, const struct tl_view *v, uint32_t tid,
+		   struct taproot_profile *p, struct taproot_critpath_stats *st)
 {
 	const struct tl_thread *who = tl_thread_get(t, tid);
 	const struct tl_vthread *th;
-	struct tl_view v;
-	struct cp cp = { .t = t, .v = &v, .p = p, .st = st };
+	struct cp cp = { .t = t, .v = v, .p = p, .st = st };
 	struct cp_range r;
 	int err;
 
 	memset(st, 0, sizeof(*st));
 	if (!who)
 		return tp_err(-ENOENT, "critical path: thread %u was not seen in the session", tid);
-	err = tl_view_build(t, &v);
-	if (err < 0)
-		return err;
-	th = tl_view_thread(&v, who->pid, tid);
-	if (!th) {
-		err = tp_err(-ENOENT, "critical path: thread %u has no event in the window", tid);
-		goto out;
-	}
-	cp.on_path = calloc(v.nr_th, sizeof(bool));
+	th = tl_view_thread(v, who->pid, tid);
+	if (!th)
+		return tp_err(-ENOENT, "critical path: thread %u has no event in the window", tid);
+	cp.on_path = calloc(v->nr_th, sizeof(bool));
 	r = (struct cp_range){ .pid = who->pid, .tid = tid, .lo = th->born,
-			       .hi = th->died < v.end ? th->died : v.end };
+			       .hi = th->died < v->end ? th->died : v->end };
 	st->total_ns = r.hi > r.lo ? r.hi - r.lo : 0;
 	err = cp.on_path ? cp_push(&cp, &r) : -ENOMEM;
 	while (!err && cp.nr && !st->truncated) {
@@ -317,13 +312,26 @@ int taproot_timeline_critical_path(struct taproot_timeline *t, uint32_t tid,
 	}
 	if (!err)
 		err = cp.err;
-	for (size_t i = 0; cp.on_path && i < v.nr_th; i++)
+	for (size_t i = 0; cp.on_path && i < v->nr_th; i++)
 		st->threads += cp.on_path[i];
 	if (err == -ENOMEM)
 		err = tp_err(-ENOMEM, NULL);
-out:
 	free(cp.on_path);
 	free(cp.work);
+	return err;
+}
+
+int taproot_timeline_critical_path(struct taproot_timeline *t, uint32_t tid,
+				   struct taproot_profile *p, struct taproot_critpath_stats *st)
+{
+	struct tl_view v;
+	int err = tl_view_build(t, &v);
+
+	if (err < 0) {
+		memset(st, 0, sizeof(*st));
+		return err;
+	}
+	err = cp_walk(t, &v, tid, p, st);
 	tl_view_free(&v);
 	return err;
 }
@@ -348,6 +356,7 @@ int taproot_timeline_write_critpath(struct taproot_timeline *t, const uint32_t *
 {
 	struct taproot_critpath_stats one;
 	struct taproot_profile_desc desc;
+	struct tl_view v;
 	struct taproot_profile *p;
 	struct timespec now;
 	int err = 0;
@@ -362,13 +371,20 @@ int taproot_timeline_write_critpath(struct taproot_timeline *t, const uint32_t *
 	err = taproot_profile_new(&desc, &p);
 	if (err < 0)
 		return err;
+	/* One view for every thread's walk: it sorts the whole timeline. */
+	err = tl_view_build(t, &v);
+	if (err < 0) {
+		taproot_profile_free(p);
+		return err;
+	}
 	for (size_t i = 0; i < nr && !err; i++) {
-		err = taproot_timeline_critical_path(t, tids[i], p, &one);
+		err = cp_walk(t, &v, tids[i], p, &one);
 		/* Of several threads, one without events in the window adds nothing. */
 		if (err == -ENOENT && nr > 1)
 			err = 0;
 		cp_stats_add(st, &one);
 	}
+	tl_view_free(&v);
 	if (!err)
 		err = taproot_pprof_write_file(p, path);
 	taproot_profile_free(p);
