@@ -67,6 +67,7 @@
 #include "pipeline/interned.h"
 #include "pipeline/pipeline.h"
 #include "profile/causal.h"
+#include "profile/frames.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/util.h"
@@ -148,16 +149,9 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 				      const struct taproot_profile_frame *frames, unsigned int nr,
 				      unsigned int unknown)
 {
-	size_t size = sizeof(struct pl_sym) + nr * sizeof(frames[0]);
-	struct pl_sym *e;
-	char *pos;
+	struct pl_sym *e = malloc(sizeof(struct pl_sym) + tp_frames_size(frames, nr));
 	size_t b;
 
-	for (unsigned int i = 0; i < nr; i++)
-		size += tp_strsize(frames[i].function) + tp_strsize(frames[i].file) +
-			tp_strsize(frames[i].mapping_path) +
-			(frames[i].build_id ? frames[i].build_id_len : 0);
-	e = malloc(size);
 	if (!e)
 		return NULL;
 	e->pid = pid;
@@ -166,24 +160,7 @@ static struct pl_sym *pl_symcache_add(struct pl_symcache *c, int pid, uint64_t s
 	e->flags = flags;
 	e->nr = nr;
 	e->unknown = unknown;
-	pos = (char *)&e->frames[nr];
-	for (unsigned int i = 0; i < nr; i++) {
-		struct taproot_profile_frame *f = &e->frames[i];
-
-		*f = frames[i];
-		f->function = tp_strcopy(&pos, frames[i].function);
-		f->system_name = NULL;
-		f->file = tp_strcopy(&pos, frames[i].file);
-		f->mapping_path = tp_strcopy(&pos, frames[i].mapping_path);
-		if (frames[i].build_id && frames[i].build_id_len) {
-			memcpy(pos, frames[i].build_id, frames[i].build_id_len);
-			f->build_id = (const uint8_t *)pos;
-			pos += frames[i].build_id_len;
-		} else {
-			f->build_id = NULL;
-			f->build_id_len = 0;
-		}
-	}
+	tp_frames_pack(e->frames, frames, nr);
 	b = pl_hash(pid, start_time, pc, flags) & (c->nbuckets - 1);
 	e->next = c->buckets[b];
 	c->buckets[b] = e;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Resolved stacks kept past the call that gave them (lib/profile/frames.c),
- * for the off-CPU join and the timeline. Not for programs.
+ * for the off-CPU join, the timeline and the pipeline's symbol cache. Not
+ * for programs.
  */
 #ifndef TAPROOT_FRAMES_H
 #define TAPROOT_FRAMES_H
@@ -13,6 +14,15 @@ struct tp_frames {
 	size_t nr, bytes;		/* frames; the allocation's size */
 	struct taproot_profile_frame frames[];
 };
+
+/*
+ * Frames packed in one allocation: tp_frames_size() is the room the @nr
+ * frames @f take, tp_frames_pack() copies them into @dst, their strings
+ * and build IDs after them (from &@dst[@nr]), keys as they are.
+ */
+size_t tp_frames_size(const struct taproot_profile_frame *f, size_t nr);
+void tp_frames_pack(struct taproot_profile_frame *dst, const struct taproot_profile_frame *f,
+		    size_t nr);
 
 /*
  * A copy of the @nr frames @f (leaf first) in one allocation to free(),
