@@ -74,41 +74,32 @@ expect_ok "pprof -raw critpath" "$PPROF" -raw -symbolize=none "${crits[0]}"
 printf '%s\n' "$OUT" >"$TEST_TMP/critpath.raw"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP" <<'PY' || exit 1
-import json, re, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
-import pprofraw
+from critcheck import Checks, CriticalPath, measured, near
 
 tmp = sys.argv[2]
-failed = []
-
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok:
-        failed.append(msg)
-
-m = re.search(r"critchain: (.*)", open(f"{tmp}/critchain.txt").read())
-meas = {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
-prof = pprofraw.parse(open(f"{tmp}/critpath.raw", errors="replace").read())
-vt = prof.types[0]
+check = Checks()
+meas = measured(open(f"{tmp}/critchain.txt").read())
+path = CriticalPath(open(f"{tmp}/critpath.raw", errors="replace").read())
+vt = path.vt
 check(vt == "critical/nanoseconds", f"sample type {vt}")
-
-def on(fn):
-    return sum(s.values[vt] for s in prof.samples if fn in s.frames)
+on = path.on
 
 for fn, want in (("holder_compute", meas["mutex_wait_ns"]),
                  ("worker_compute", meas["worker_compute_ns"])):
-    check(abs(on(fn) - want) <= 0.1 * want, f"{fn}: {on(fn)} ns on the path, {want} measured")
+    check(near(on(fn), want), f"{fn}: {on(fn)} ns on the path, {want} measured")
 check(on("sleeper_nap") == 0, "no nap of the sleeper on the path")
 by_comm = {}
-for s in prof.samples:
+for s in path.samples:
     by_comm[s.labels.get("comm")] = by_comm.get(s.labels.get("comm"), 0) + s.values[vt]
 print(f"on the path, by comm: {by_comm}")
 # Other processes may be on it (a kworker that finished main's I/O at its
 # exec), the computing threads only as critchain's.
 check(all(s.labels.get("comm") == "critchain" and {"thread", "tid", "pid"} <= set(s.labels)
-          for s in prof.samples if "holder_compute" in s.frames or "worker_compute" in s.frames),
+          for s in path.samples if "holder_compute" in s.frames or "worker_compute" in s.frames),
       "the computing is critchain's, labelled with its thread, tid and pid")
 names = {v.split()[0] for v in json.load(open(f"{tmp}/trace-summary.json"))["threads"].values()}
 check({"critchain", "worker", "holder", "sleeper"} <= names, f"the trace's threads {sorted(names)}")
-sys.exit(1 if failed else 0)
+check.exit()
 PY
