@@ -57,7 +57,7 @@ LIB_SRCS := $(sort $(wildcard lib/*/*.c))
 # What only the command line uses (JSON writer, command tables, output
 # helpers); the unit tests link it too.
 CTLLIB_SRCS := ctl/json.c ctl/cmd.c ctl/output.c
-CTL_SRCS := ctl/taprootctl.c ctl/summary.c $(sort $(wildcard ctl/cmd-*.c))
+CTL_SRCS := ctl/taprootctl.c ctl/summary.c ctl/timeline-opts.c $(sort $(wildcard ctl/cmd-*.c))
 D_SRCS := ctl/taprootd.c $(sort $(wildcard ctl/daemon-*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))

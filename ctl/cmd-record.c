@@ -112,12 +112,8 @@ struct record_opts {
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
 	char **command;			/* NULL: none */
-	const char *trace;		/* --trace FILE, NULL: none */
-	double trace_window;		/* --trace-window S, 0: the whole session */
-	uint32_t trace_pids[TAPROOT_TIMELINE_MAX_PIDS];	/* --trace-pid */
-	unsigned int nr_trace_pids;
-	const char *critical;		/* --critical-path TID or "command", NULL: none */
-	uint32_t critical_tid;		/* 0: the command's */
+	/* --trace, --critical-path...; and the timeline they make, once started. */
+	struct timeline_opts tl;
 };
 
 struct record {
@@ -134,9 +130,6 @@ struct record {
 	bool started;
 	char hostname[65];		/* a label of every sample */
 	struct taproot_debuginfod *debuginfod;	/* with $DEBUGINFOD_URLS */
-	struct taproot_timeline *timeline;	/* --trace, --critical-path */
-	struct taproot_critpath_stats critpath;
-	bool critpath_written;
 
 	pid_t child;			/* 0: no command */
 	int child_status;		/* waitpid()'s, when child_done */
@@ -171,20 +164,6 @@ struct record {
 
 /* ------------------------------------------------------------ helpers */
 
-static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *v)
-{
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || *end || errno || n < min || n > max)
-		return p_usage("'record %s' needs a number in %" PRIu32 "..%" PRIu32 ", not '%s'",
-			       opt, min, max, s);
-	*v = (uint32_t)n;
-	return EXIT_OK;
-}
-
 static int add_pids(struct record_opts *o, const char *list)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
@@ -194,7 +173,7 @@ static int add_pids(struct record_opts *o, const char *list)
 	if (!copy)
 		return p_err("out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		ret = parse_u32("--pid", tok, 1, INT32_MAX, &pid);
+		ret = parse_u32_arg("record", "--pid", tok, 1, INT32_MAX, &pid);
 		if (ret != EXIT_OK)
 			break;
 		if (o->nr_pids == TAPROOT_MAX_TGIDS) {
@@ -279,95 +258,45 @@ static int set_flag(const char *name, struct record_opts *o)
 	return EXIT_OK;
 }
 
-static int parse_duration(const char *name, const char *val, double *d)
-{
-	char *end;
-
-	errno = 0;
-	*d = strtod(val, &end);
-	if (val[0] < '0' || val[0] > '9' || *end || errno || !(*d > 0) || *d > 1e7)
-		return p_usage("'record %s' needs a positive number of seconds, not '%s'",
-			       name, val);
-	return EXIT_OK;
-}
-
-/* --trace-pid PID: a process of the timeline. */
-static int add_trace_pid(struct record_opts *o, const char *val)
-{
-	uint32_t pid;
-	int ret = parse_u32("--trace-pid", val, 1, INT32_MAX, &pid);
-
-	if (ret != EXIT_OK)
-		return ret;
-	if (o->nr_trace_pids == TAPROOT_TIMELINE_MAX_PIDS)
-		return p_usage("'record --trace-pid': at most %d processes",
-			       TAPROOT_TIMELINE_MAX_PIDS);
-	o->trace_pids[o->nr_trace_pids++] = pid;
-	return EXIT_OK;
-}
-
-/* --trace, --trace-window, --trace-pid, --critical-path; -ENOENT: none of them. */
-static int set_timeline_value(const char *name, const char *val, struct record_opts *o)
-{
-	if (!strcmp(name, "--trace")) {
-		o->trace = val;
-		return EXIT_OK;
-	}
-	if (!strcmp(name, "--trace-window"))
-		return parse_duration(name, val, &o->trace_window);
-	if (!strcmp(name, "--trace-pid"))
-		return add_trace_pid(o, val);
-	if (!strcmp(name, "--critical-path")) {
-		o->critical = val;
-		if (!strcmp(val, "command"))
-			return EXIT_OK;
-		if (val[0] < '0' || val[0] > '9')
-			return p_usage("'record --critical-path' needs a thread id or 'command', not '%s'",
-				       val);
-		return parse_u32(name, val, 1, INT32_MAX, &o->critical_tid);
-	}
-	return -ENOENT;
-}
-
 /* Option @name (one of record_valued) with its value @val. */
 static int set_value(const char *name, const char *val, struct record_opts *o)
 {
 	uint32_t us;
 	int ret;
 
-	ret = set_timeline_value(name, val, o);
+	ret = timeline_opts_set("record", name, val, &o->tl);
 	if (ret != -ENOENT)
 		return ret;
 	if (!strcmp(name, "--freq"))
-		return parse_u32(name, val, 1, TAPROOT_FREQ_MAX, &o->freq);
+		return parse_u32_arg("record", name, val, 1, TAPROOT_FREQ_MAX, &o->freq);
 	if (!strcmp(name, "--duration"))
-		return parse_duration(name, val, &o->duration);
+		return parse_seconds_arg("record", name, val, &o->duration);
 	if (!strcmp(name, "--pid"))
 		return add_pids(o, val);
 	if (!strcmp(name, "--ustack")) {
-		ret = parse_u32(name, val, 0, TAPROOT_USTACK_MAX, &o->ustack);
+		ret = parse_u32_arg("record", name, val, 0, TAPROOT_USTACK_MAX, &o->ustack);
 		if (ret == EXIT_OK && o->ustack % 8)
 			return p_usage("'record --ustack' needs a multiple of 8, not '%s'", val);
 		o->ustack_set = true;
 		return ret;
 	}
 	if (!strcmp(name, "--ring-pages")) {
-		ret = parse_u32(name, val, TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX,
+		ret = parse_u32_arg("record", name, val, TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX,
 				&o->ring_pages);
 		if (ret == EXIT_OK && (o->ring_pages & (o->ring_pages - 1)))
 			return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
 		return ret;
 	}
 	if (!strcmp(name, "--buffer-mb"))
-		return parse_u32(name, val, 0, RECORD_BUFFER_MB_MAX, &o->buffer_mb);
+		return parse_u32_arg("record", name, val, 0, RECORD_BUFFER_MB_MAX, &o->buffer_mb);
 	if (!strcmp(name, "--unwind"))
 		return parse_unwind(val, o);
 	if (!strcmp(name, "--events"))
 		return parse_events(val, o);
 	if (!strcmp(name, "--sched-one-in"))
-		return parse_u32(name, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &o->sched_one_in);
+		return parse_u32_arg("record", name, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &o->sched_one_in);
 	if (!strcmp(name, "--min-block")) {
-		ret = parse_u32(name, val, 0, UINT32_MAX, &us);
+		ret = parse_u32_arg("record", name, val, 0, UINT32_MAX, &us);
 		o->min_block_ns = (uint64_t)us * 1000;
 		return ret;
 	}
@@ -393,11 +322,14 @@ static int check_args(struct record_opts *o)
 		o->all = true;
 	if (!o->offcpu && (o->sched_one_in || o->min_block_ns))
 		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
-	if ((o->trace_window || o->nr_trace_pids) && !o->trace && !o->critical)
-		return p_usage("'record': --trace-window and --trace-pid go with --trace or --critical-path");
-	if (o->critical && !o->critical_tid && !o->command)
+	if (timeline_opts_check("record", &o->tl) != EXIT_OK)
+		return EXIT_USAGE;
+	if (o->tl.critical && !o->tl.critical_tid && strcmp(o->tl.critical, "command"))
+		return p_usage("'record --critical-path' needs a thread id or 'command', not '%s'",
+			       o->tl.critical);
+	if (o->tl.critical && !o->tl.critical_tid && !o->command)
 		return p_usage("'record --critical-path command' needs a COMMAND");
-	if (o->trace || o->critical) {
+	if (timeline_opts_wanted(&o->tl)) {
 		/* The timeline shows a thread running wherever no interval was recorded. */
 		if (!o->offcpu)
 			return p_usage("'record': --trace and --critical-path need --events offcpu "
@@ -878,22 +810,7 @@ static void write_stats_json(struct record *r, FILE *f, const struct summary_inf
 	if (r->o.raw) {
 		taproot_json_key_string(j, "raw", r->o.raw);
 	}
-	if (r->critpath_written) {
-		const struct taproot_critpath_stats *c = &r->critpath;
-
-		taproot_json_key(j, "critical_path");
-		taproot_json_object_begin(j);
-		taproot_json_key_u64(j, "total_ns", c->total_ns);
-		taproot_json_key_u64(j, "running_ns", c->running_ns);
-		taproot_json_key_u64(j, "runqueue_ns", c->runqueue_ns);
-		taproot_json_key_u64(j, "timer_ns", c->timer_ns);
-		taproot_json_key_u64(j, "irq_ns", c->irq_ns);
-		taproot_json_key_u64(j, "unknown_ns", c->unknown_ns);
-		taproot_json_key_u64(j, "threads", c->threads);
-		taproot_json_key(j, "truncated");
-		taproot_json_bool(j, c->truncated);
-		taproot_json_object_end(j);
-	}
+	timeline_opts_json(j, &r->o.tl);
 	if (r->child) {
 		taproot_json_key(j, "command_status");
 		if (r->child_done)
@@ -904,40 +821,6 @@ static void write_stats_json(struct record *r, FILE *f, const struct summary_inf
 	summary_json(j, r->pl, si);
 	taproot_json_object_end(j);
 	taproot_json_free(j);
-}
-
-/* Percent of @part in @whole. */
-static double pct_of(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
-/* The trace's and the critical path's lines of the summary. */
-static void summary_timeline(const struct record *r)
-{
-	const struct taproot_critpath_stats *c = &r->critpath;
-	struct taproot_timeline_stats st;
-
-	if (!r->timeline)
-		return;
-	taproot_timeline_stats(r->timeline, &st);
-	if (r->o.trace)
-		printf("  %-10s%s: %" PRIu64 " intervals, %" PRIu64 " samples, %.3f s "
-		       "(Perfetto, chrome://tracing)\n", "trace:", r->o.trace, st.intervals,
-		       st.samples, (double)(st.last_ns - st.start_ns) / 1e9);
-	if (st.dropped_full || st.no_stack)
-		printf("  %-10s%" PRIu64 " oldest events dropped, %" PRIu64
-		       " without their stack: the timeline's bounds\n", "", st.dropped_full,
-		       st.no_stack);
-	if (!r->critpath_written)
-		return;
-	printf("  %-10s%s/critpath.pb.gz: %.3f s of thread %" PRIu32 " over %" PRIu64
-	       " threads: running %.1f%%, run queue %.1f%%, timers %.1f%%, interrupts %.1f%%, "
-	       "unknown %.1f%%%s\n", "critical:", r->o.output, (double)c->total_ns / 1e9,
-	       r->o.critical_tid ? r->o.critical_tid : (uint32_t)r->child, c->threads,
-	       pct_of(c->running_ns, c->total_ns), pct_of(c->runqueue_ns, c->total_ns),
-	       pct_of(c->timer_ns, c->total_ns), pct_of(c->irq_ns, c->total_ns),
-	       pct_of(c->unknown_ns, c->total_ns), c->truncated ? " (walk cut short)" : "");
 }
 
 static void summary(struct record *r, const char *path, double secs)
@@ -989,7 +872,7 @@ static void summary(struct record *r, const char *path, double secs)
 	if (r->o.raw)
 		printf("  %-10s%s (taprootctl report %s --output DIR rebuilds the profiles)\n",
 		       "raw:", r->o.raw, r->o.raw);
-	summary_timeline(r);
+	timeline_opts_print(&r->o.tl, r->o.output);
 	summary_print_tail(r->pl, &si);
 }
 
@@ -1017,37 +900,6 @@ static int write_profiles(struct record *r, int *ret)
 		}
 		free(path);
 	}
-	return err;
-}
-
-/* The trace file and DIR/critpath.pb.gz, from the session's timeline. */
-static int write_timeline(struct record *r, int *ret)
-{
-	const char *comments[1] = { r->comment };
-	uint32_t tid = r->o.critical_tid ? r->o.critical_tid : (uint32_t)r->child;
-	char *path = NULL;
-	int err = 0, e;
-
-	if (r->o.trace) {
-		e = taproot_timeline_write_trace_file(r->timeline, r->o.trace);
-		if (e < 0) {
-			*ret = p_err("writing %s: %s", r->o.trace, taproot_errmsg(e));
-			err = e;
-		}
-	}
-	if (!r->o.critical)
-		return err;
-	if (asprintf(&path, "%s/critpath.pb.gz", r->o.output) < 0) {
-		*ret = p_err("out of memory");
-		return -ENOMEM;
-	}
-	e = taproot_timeline_write_critpath(r->timeline, &tid, 1, path, comments, 1, &r->critpath);
-	if (e < 0) {
-		*ret = p_err("--critical-path %" PRIu32 ": %s", tid, taproot_errmsg(e));
-		err = e;
-	}
-	r->critpath_written = e == 0;
-	free(path);
 	return err;
 }
 
@@ -1233,17 +1085,9 @@ static int record_pipeline(struct record *r)
 	po.debuginfod = r->debuginfod;
 	if (r->raw)
 		po.procs = &r->procs_opts;
-	if (r->o.trace || r->o.critical) {
-		struct taproot_timeline_opts to = {
-			.window_ns = (uint64_t)(r->o.trace_window * 1e9),
-			.pids = r->o.trace_pids, .nr_pids = r->o.nr_trace_pids,
-		};
-
-		err = taproot_timeline_new(&to, &r->timeline);
-		if (err < 0)
-			return p_err("%s", taproot_errmsg(err));
-		po.timeline = r->timeline;
-	}
+	if (timeline_opts_start(&r->o.tl) != EXIT_OK)
+		return EXIT_ERR;
+	po.timeline = r->o.tl.timeline;
 	snprintf(r->comment, sizeof(r->comment), "taprootctl record %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, r->o.freq, r->info.kernel_release);
 	po.comments = comments;
@@ -1474,8 +1318,12 @@ int do_record(int argc, char **argv)
 	err = 0;
 	if (r.started)
 		err = write_profiles(&r, &ret);
-	if (r.started && r.timeline && write_timeline(&r, &ret) < 0)
+	if (r.started && r.o.tl.timeline &&
+	    timeline_opts_write("record", &r.o.tl, r.o.output, (uint32_t)r.child,
+				r.comment) != EXIT_OK) {
+		ret = EXIT_ERR;
 		err = -1;
+	}
 	if (raw_finish(&r, &ret) < 0)
 		err = -1;
 	if (r.child && !r.child_done)
@@ -1487,7 +1335,7 @@ int do_record(int argc, char **argv)
 	}
 	release_signals(&r);
 	taproot_pipeline_free(r.pl);
-	taproot_timeline_free(r.timeline);
+	timeline_opts_free(&r.o.tl);
 	taproot_debuginfod_free(r.debuginfod);
 	taproot_ksyms_free(r.ksyms);
 	taproot_nl_close(r.nl);

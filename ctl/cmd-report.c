@@ -4,6 +4,8 @@
  * capture file (record --raw FILE), on the same host, without the module.
  *
  *   report FILE --output DIR [--repeat N] [--stats-json FILE] [--json]
+ *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
+ *          [--critical-path TID|NAME]
  *
  * The replay itself is the library's (lib/raw/rawreplay.c: /proc as the
  * recording read it, materialized in a private directory; mapped files
@@ -16,6 +18,11 @@
  * samples, user and kernel frames, the time inside taproot_unwind() and
  * inside the pipeline, and the process's CPU time; the profiles written are
  * the last pass's.
+ *
+ * --trace and --critical-path rebuild the recording's timeline (record's
+ * options of the same names; a NAME is every process of that name) from a
+ * recording that kept every off-CPU interval; with --repeat, the last
+ * pass's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -54,6 +61,7 @@ struct report {
 	const struct taproot_replay_info *info;
 	struct taproot_pipeline *pl;
 	struct rp_pass *passes;
+	struct timeline_opts tl;	/* --trace, --critical-path */
 	/* After pass 1: the summary's figures are one pass's, as record's. */
 	struct taproot_pipeline_stats st1;
 };
@@ -62,6 +70,8 @@ struct report {
 
 static int parse_args(int argc, char **argv, struct report *r)
 {
+	int ret;
+
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -72,21 +82,20 @@ static int parse_args(int argc, char **argv, struct report *r)
 			continue;
 		}
 		if (strcmp(a, "--output") && strcmp(a, "-o") && strcmp(a, "--stats-json") &&
-		    strcmp(a, "--repeat"))
+		    strcmp(a, "--repeat") && strcmp(a, "--trace") && strcmp(a, "--trace-window") &&
+		    strcmp(a, "--trace-pid") && strcmp(a, "--critical-path"))
 			return p_usage("'report': unknown option '%s'", a);
 		if (i + 1 >= argc)
 			return p_usage("'report %s' needs a value", a);
-		if (!strcmp(a, "--repeat")) {
-			const char *v = argv[++i];
-			char *end;
-			unsigned long n;
-
-			errno = 0;
-			n = strtoul(v, &end, 10);
-			if (v[0] < '0' || v[0] > '9' || *end || errno || !n || n > REPORT_REPEAT_MAX)
-				return p_usage("'report --repeat' needs a number in 1..%d, not '%s'",
-					       REPORT_REPEAT_MAX, v);
-			r->repeat = (uint32_t)n;
+		ret = timeline_opts_set("report", a, argv[i + 1], &r->tl);
+		if (ret != -ENOENT) {
+			if (ret != EXIT_OK)
+				return ret;
+			i++;
+		} else if (!strcmp(a, "--repeat")) {
+			ret = parse_u32_arg("report", a, argv[++i], 1, REPORT_REPEAT_MAX, &r->repeat);
+			if (ret != EXIT_OK)
+				return ret;
 		} else if (!strcmp(a, "--stats-json")) {
 			r->stats_json = argv[++i];
 		} else {
@@ -97,6 +106,27 @@ static int parse_args(int argc, char **argv, struct report *r)
 		return p_usage("'report' needs a FILE (written by 'record --raw FILE')");
 	if (!r->output)
 		return p_usage("'report' needs --output DIR");
+	return timeline_opts_check("report", &r->tl);
+}
+
+/* The recording has what the timeline needs: every off-CPU interval. */
+static int check_recording(const struct report *r)
+{
+	const struct taproot_raw_header *h = &r->info->header;
+
+	if (h->abi_version != TAPROOT_ABI_VERSION)
+		return p_err("%s: recorded from a module of ABI version %" PRIu32 ", this "
+			     "taprootctl reads version %d records", r->input, h->abi_version,
+			     TAPROOT_ABI_VERSION);
+	if (!timeline_opts_wanted(&r->tl))
+		return EXIT_OK;
+	if (!h->offcpu)
+		return p_err("'report --trace/--critical-path': %s was recorded without "
+			     "--events offcpu: it has no off-CPU intervals", r->input);
+	if (h->sched_one_in != 1)
+		return p_err("'report --trace/--critical-path': %s kept one off-CPU interval in "
+			     "%" PRIu32 " (--sched-one-in): the timeline needs them all",
+			     r->input, h->sched_one_in);
 	return EXIT_OK;
 }
 
@@ -171,6 +201,7 @@ static void write_json(const struct report *r, FILE *f, const struct summary_inf
 		taproot_json_string(j, r->info->files_other_paths[i]);
 	taproot_json_array_end(j);
 	summary_json(j, r->pl, si);
+	timeline_opts_json(j, &r->tl);
 	taproot_json_key(j, "passes");
 	taproot_json_array_begin(j);
 	for (uint32_t i = 0; i < r->repeat; i++)
@@ -235,6 +266,7 @@ static void summary(const struct report *r, const char *path)
 	for (size_t i = 0; i < 4 && in->files_other_paths[i]; i++)
 		printf("  %-10s%s\n", "", in->files_other_paths[i]);
 	print_passes(r);
+	timeline_opts_print(&r->tl, r->output);
 	summary_print_tail(r->pl, &si);
 }
 
@@ -285,12 +317,11 @@ int do_report(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	r.info = taproot_replay_info(r.rp);
-	if (r.info->header.abi_version != TAPROOT_ABI_VERSION) {
-		ret = p_err("%s: recorded from a module of ABI version %" PRIu32 ", this taprootctl "
-			    "reads version %d records", r.input, r.info->header.abi_version,
-			    TAPROOT_ABI_VERSION);
+	ret = check_recording(&r);
+	if (ret == EXIT_OK)
+		ret = timeline_opts_start(&r.tl);
+	if (ret != EXIT_OK)
 		goto out;
-	}
 	r.passes = calloc(r.repeat, sizeof(*r.passes));
 	if (!r.passes || asprintf(&path, "%s/cpu.pb.gz", r.output) < 0) {
 		path = NULL;
@@ -317,18 +348,23 @@ int do_report(int argc, char **argv)
 	for (uint32_t i = 0; ret == EXIT_OK && i < r.repeat; i++) {
 		if (i)
 			taproot_pipeline_reset(r.pl);
+		if (i == r.repeat - 1)
+			taproot_pipeline_set_timeline(r.pl, r.tl.timeline);
 		ret = run_pass(&r, &r.passes[i]);
 		if (!i)
 			taproot_pipeline_stats(r.pl, &r.st1);
 	}
 	if (ret == EXIT_OK)
 		ret = write_profiles(&r);
+	if (ret == EXIT_OK && r.tl.timeline)
+		ret = timeline_opts_write("report", &r.tl, r.output, 0, comment);
 	if (ret == EXIT_OK)
 		summary(&r, path);
 out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	taproot_pipeline_free(r.pl);
+	timeline_opts_free(&r.tl);
 	taproot_replay_close(r.rp);
 	free(r.passes);
 	free(path);

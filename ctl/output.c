@@ -5,6 +5,7 @@
  * JSON stream of a command's answer. Below the commands and the dispatcher,
  * so that calls go one way: taprootctl.c -> cmd-*.c -> output.c.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -145,3 +146,30 @@ int parse_json_flag(int *argc, char **argv)
 	return EXIT_OK;
 }
 
+
+int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min, uint32_t max,
+		  uint32_t *v)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end || errno || n < min || n > max)
+		return p_usage("'%s %s' needs a number in %" PRIu32 "..%" PRIu32 ", not '%s'",
+			       cmd, opt, min, max, s);
+	*v = (uint32_t)n;
+	return EXIT_OK;
+}
+
+int parse_seconds_arg(const char *cmd, const char *opt, const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (s[0] < '0' || s[0] > '9' || *end || errno || !(*v > 0) || *v > 1e7)
+		return p_usage("'%s %s' needs a positive number of seconds, not '%s'",
+			       cmd, opt, s);
+	return EXIT_OK;
+}

@@ -176,7 +176,9 @@ static const struct taproot_command commands[] = {
 	  "gzip, mode 0600, written atomically) for 'taprootctl report FILE'.\n"
 	  "Refused while sampling already runs (taprootd or another record).\n" },
 	{ "report", do_report,
-	  "FILE --output DIR [--repeat N] [--stats-json FILE] [--json]",
+	  "FILE --output DIR [--repeat N] [--stats-json FILE] [--json]\n"
+	  "         [--trace FILE [--trace-window S] [--trace-pid PID]...]\n"
+	  "         [--critical-path TID|NAME]",
 	  "rebuild the profiles of a 'record --raw FILE' recording into DIR",
 	  "Replays FILE's records through a pipeline with the recording's\n"
 	  "options and writes DIR/cpu.pb.gz (and offcpu, offwake, schedlat when\n"
@@ -191,7 +193,12 @@ static const struct taproot_command commands[] = {
 	  "prints per pass: samples, user and kernel frames, CPU and wall time,\n"
 	  "samples/s and ns per unwound frame for taproot_unwind() alone and for\n"
 	  "the whole pipeline. --stats-json FILE writes the summary and the\n"
-	  "passes as JSON to FILE; --json prints it instead of the text.\n" },
+	  "passes as JSON to FILE; --json prints it instead of the text.\n"
+	  "--trace, --trace-window, --trace-pid and --critical-path are\n"
+	  "record's, over the recording's timeline (the last pass's); a NAME is\n"
+	  "the main thread of every process of that name. They need a\n"
+	  "recording of every off-CPU interval (--events cpu,offcpu, whose\n"
+	  "--sched-one-in was 1); another is refused.\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

@@ -51,6 +51,15 @@ int p_ok(void);
  */
 int parse_json_flag(int *argc, char **argv);
 
+/*
+ * Option @opt of command @cmd with value @s: a decimal number in
+ * @min..@max, or a positive number of seconds (at most 1e7). EXIT_OK, or
+ * EXIT_USAGE after saying what was wanted.
+ */
+int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min, uint32_t max,
+		  uint32_t *v);
+int parse_seconds_arg(const char *cmd, const char *opt, const char *s, double *v);
+
 /* Handlers, one file per group of commands. */
 int do_load(int argc, char **argv);	/* cmd-module.c */
 int do_unload(int argc, char **argv);
@@ -108,6 +117,50 @@ void summary_print_tail(const struct taproot_pipeline *pl, const struct summary_
 /* JSON: the same figures as members of the object @j has open. */
 void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 		  const struct summary_info *si);
+
+/*
+ * The timeline options of record and report (timeline-opts.c): --trace FILE,
+ * --trace-window S, --trace-pid PID, --critical-path TID|NAME (record's
+ * "command" is its COMMAND's first thread; a NAME, the main threads of the
+ * processes of that name, at most TIMELINE_OPTS_MAX_TARGETS).
+ */
+#define TIMELINE_OPTS_MAX_TARGETS	64
+
+struct timeline_opts {
+	const char *trace;		/* --trace FILE, NULL: none */
+	double window;			/* --trace-window S, 0: the whole session */
+	uint32_t pids[TAPROOT_TIMELINE_MAX_PIDS];	/* --trace-pid */
+	unsigned int nr_pids;
+	const char *critical;		/* --critical-path's value, NULL: none */
+	uint32_t critical_tid;		/* when that is a number; else 0 */
+	/* Set by timeline_opts_start() and timeline_opts_write(). */
+	struct taproot_timeline *timeline;
+	uint32_t tids[TIMELINE_OPTS_MAX_TARGETS];	/* the critical path's threads */
+	size_t nr_tids;
+	struct taproot_critpath_stats critpath;
+	bool critpath_written;
+};
+
+/* Option @name with @val if it is one of them (EXIT_OK, EXIT_USAGE), else -ENOENT. */
+int timeline_opts_set(const char *cmd, const char *name, const char *val,
+		      struct timeline_opts *t);
+/* --trace or --critical-path was given: the session needs every off-CPU interval. */
+bool timeline_opts_wanted(const struct timeline_opts *t);
+/* The options together: EXIT_OK or EXIT_USAGE. */
+int timeline_opts_check(const char *cmd, const struct timeline_opts *t);
+/* A new timeline in t->timeline if one is wanted: EXIT_OK or EXIT_ERR. */
+int timeline_opts_start(struct timeline_opts *t);
+/*
+ * The trace file and @dir/critpath.pb.gz; the critical path of
+ * --critical-path's thread, else @command_tid if not 0, else of the
+ * processes it names. EXIT_OK or EXIT_ERR (each failure reported).
+ */
+int timeline_opts_write(const char *cmd, struct timeline_opts *t, const char *dir,
+			uint32_t command_tid, const char *comment);
+/* The summary's lines for them, plain, or the "critical_path" member of @j. */
+void timeline_opts_print(const struct timeline_opts *t, const char *dir);
+void timeline_opts_json(struct taproot_json *j, const struct timeline_opts *t);
+void timeline_opts_free(struct timeline_opts *t);
 
 /* taprootd's state for 'status' (cmd-daemon.c): its own lines, or a "taprootd" member. */
 void daemon_status_plain(void);

@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <linux/taproot.h>
 
+#include "raw/raw.h"
 #include "runcmd.h"
 
 #define CTL	"ctl/taprootctl"
@@ -98,6 +100,59 @@ static void record_refuses_bad_combinations(void **state)
 	       "needs a thread id or 'command', not 'main'");
 	expect(CTL " record -o /nonexistent --events offcpu --trace t --trace-window 0", 2,
 	       "'record --trace-window' needs a positive number of seconds");
+}
+
+/* A raw capture of nothing at @path, its header's off-CPU settings @offcpu, @one_in. */
+static void empty_recording(const char *path, bool offcpu, uint32_t one_in)
+{
+	struct taproot_raw_header h = {
+		.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "test", .freq_hz = 99,
+		.cpu = true, .offcpu = offcpu, .sched_one_in = one_in,
+	};
+	struct taproot_raw_end end = { .duration_ns = 1 };
+	struct taproot_raw_writer *w;
+
+	assert_int_equal(taproot_raw_writer_new(path, &h, &w), 0);
+	assert_int_equal(taproot_raw_writer_finish(w, &end), 0);
+}
+
+/* report's timeline options: refused alone, or for a recording that lacks intervals. */
+static void report_refuses_timeline_without_intervals(void **state)
+{
+	char dir[] = "/tmp/taproot-test-report-XXXXXX", path[256], cmd[768];
+	int status;
+
+	assert_non_null(mkdtemp(dir));
+	expect(CTL " report x.raw -o /nonexistent --trace-window 5", 2,
+	       "'report': --trace-window and --trace-pid go with --trace or --critical-path");
+	expect(CTL " report x.raw -o /nonexistent --trace-pid 0 --trace t", 2,
+	       "'report --trace-pid' needs a number in 1..");
+	expect(CTL " report x.raw -o /nonexistent --critical-path", 2,
+	       "'report --critical-path' needs a value");
+	expect(CTL " report x.raw -o /nonexistent --repeat 0", 2,
+	       "'report --repeat' needs a number in 1..1000, not '0'");
+
+	snprintf(path, sizeof(path), "%s/cpu-only.raw", dir);
+	empty_recording(path, false, 1);
+	snprintf(cmd, sizeof(cmd), CTL " report %s -o %s/out --trace %s/t.json", path, dir, dir);
+	expect(cmd, 1, "was recorded without --events offcpu");
+	snprintf(path, sizeof(path), "%s/one-in-4.raw", dir);
+	empty_recording(path, true, 4);
+	snprintf(cmd, sizeof(cmd), CTL " report %s -o %s/out --critical-path 1", path, dir);
+	expect(cmd, 1, "kept one off-CPU interval in 4 (--sched-one-in)");
+	/* Refused before anything was written. */
+	snprintf(cmd, sizeof(cmd), "%s/out", dir);
+	assert_int_equal(access(cmd, F_OK), -1);
+	snprintf(cmd, sizeof(cmd), "%s/t.json", dir);
+	assert_int_equal(access(cmd, F_OK), -1);
+
+	/* A recording with every interval: a name no process had is said so. */
+	snprintf(path, sizeof(path), "%s/all.raw", dir);
+	empty_recording(path, true, 1);
+	snprintf(cmd, sizeof(cmd), CTL " report %s -o %s/out --critical-path nosuchcomm", path,
+		 dir);
+	expect(cmd, 1, "'report --critical-path nosuchcomm': no process of that name");
+	free(run(&status, "rm -rf %s", dir));
 }
 
 static void daemon_refuses_bad_options(void **state)
@@ -414,6 +469,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record_refuses_bad_values),
 		cmocka_unit_test(record_refuses_bad_combinations),
+		cmocka_unit_test(report_refuses_timeline_without_intervals),
 		cmocka_unit_test(daemon_refuses_bad_options),
 		cmocka_unit_test(daemon_push_secrets),
 		cmocka_unit_test(daemon_help_lists_every_key),

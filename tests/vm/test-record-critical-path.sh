@@ -19,6 +19,10 @@
 #     to the worker and from the worker to main, and the worker's blocked
 #     slices add up to its measured wait within 10%; under make check the
 #     host then opens it in speedscope (tests/trace-viewer).
+# The same recording kept with --raw, taprootctl report --trace
+# --critical-path critchain (the process's name) rebuilds both: the same
+# critical path (pprof -traces, the walk's stats, the thread) and a trace
+# the strict reader sums up the same.
 . "${0%/*}/lib.sh"
 
 require_module
@@ -30,7 +34,7 @@ dir=$TEST_TMP/out
 say "taprootctl record --events cpu,offcpu --trace --critical-path command -- critchain 800 300"
 expect_ok "taprootctl record" "$CTL" record --events cpu,offcpu --freq 499 --ring-pages 4096 \
 	--trace "$TEST_TMP/trace.json" --critical-path command --output "$dir" \
-	--stats-json "$TEST_TMP/stats.json" -- "$PROGS/critchain" 800 300
+	--raw "$TEST_TMP/run.raw" --stats-json "$TEST_TMP/stats.json" -- "$PROGS/critchain" 800 300
 printf '%s\n' "$OUT" >"$TEST_TMP/record.txt"
 echo "$OUT"
 assert_contains "record summary" "$OUT" "command:  exited with status 0"
@@ -44,35 +48,18 @@ printf '%s\n' "$OUT" >"$TEST_TMP/trace-summary.json"
 [ -z "${TAPROOT_VM_OUT:-}" ] || cp "$TEST_TMP/trace.json" "$TAPROOT_VM_OUT/critical-path-trace.json"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP" <<'PY' || exit 1
-import json, re, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
-import pprofraw
+from critcheck import Checks, CriticalPath, measured, near
 
 tmp = sys.argv[2]
-failed = []
-
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok:
-        failed.append(msg)
-
-def near(got, want, tol=0.10):
-    return abs(got - want) <= tol * want
-
-m = re.search(r"critchain: (.*)", open(f"{tmp}/record.txt").read())
-if not m:
-    sys.exit("FAIL: critchain's line is missing from record's output")
-meas = {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
+check = Checks()
+meas = measured(open(f"{tmp}/record.txt").read())
 print(f"critchain measured: {meas}")
 
-prof = pprofraw.parse(open(f"{tmp}/critpath.raw", errors="replace").read())
-check(prof.types == ["critical/nanoseconds"], f"sample types {prof.types}")
-vt = prof.types[0]
-
-def on(fn=None, thread=None):
-    return sum(s.values[vt] for s in prof.samples
-               if (fn is None or fn in s.frames) and
-               (thread is None or s.labels.get("thread") == thread))
+path = CriticalPath(open(f"{tmp}/critpath.raw", errors="replace").read())
+check(path.types == ["critical/nanoseconds"], f"sample types {path.types}")
+on = path.on
 
 total = on()
 stats = json.load(open(f"{tmp}/stats.json"))["critical_path"]
@@ -119,5 +106,36 @@ check(blocked >= meas["mutex_wait_ns"] * 0.9,
 samples = sum(1 for e in ev if e["ph"] == "i" and e["tid"] == tid_of.get("worker") and
               "worker_compute" in e["args"].get("stack", []))
 check(samples > 0, f"{samples} samples of the worker in worker_compute, with their stacks")
-sys.exit(1 if failed else 0)
+check.exit()
+PY
+
+say "taprootctl report --trace --critical-path critchain: the same timeline from the raw file"
+again=$TEST_TMP/again
+expect_ok "taprootctl report" "$CTL" report "$TEST_TMP/run.raw" --output "$again" \
+	--trace "$TEST_TMP/again.json" --critical-path critchain --stats-json "$TEST_TMP/again-stats.json"
+echo "$OUT"
+assert_contains "report summary names the critical path" "$OUT" "critical: $again/critpath.pb.gz"
+expect_ok "pprof -traces critpath.pb.gz" "$PPROF" -traces -symbolize=none "$dir/critpath.pb.gz"
+recorded=$(printf '%s\n' "$OUT" | sed -n '/^-----------+/,$p')
+expect_ok "pprof -traces report's critpath.pb.gz" "$PPROF" -traces -symbolize=none "$again/critpath.pb.gz"
+replayed=$(printf '%s\n' "$OUT" | sed -n '/^-----------+/,$p')
+[ -n "$recorded" ] || die "no traces in record's critpath.pb.gz"
+if [ "$recorded" != "$replayed" ]; then
+	diff <(printf '%s\n' "$recorded") <(printf '%s\n' "$replayed") | head -40
+	die "report's critical path differs from record's (diff above: < record, > report)"
+fi
+expect_ok "tracecheck.py report's trace" python3 "$REPO/tests/vm/tracecheck.py" \
+	"$TEST_TMP/again.json" --summary
+printf '%s\n' "$OUT" >"$TEST_TMP/again-summary.json"
+python3 -S - "$TEST_TMP" <<'PY' || exit 1
+import json, sys
+tmp = sys.argv[1]
+rec, rep = (json.load(open(f"{tmp}/{n}.json"))["critical_path"] for n in ("stats", "again-stats"))
+if rec != rep:
+    sys.exit(f"FAIL: report's walk {rep} is not record's {rec}")
+a, b = (json.load(open(f"{tmp}/{n}.json")) for n in ("trace-summary", "again-summary"))
+if a != b:
+    sys.exit(f"FAIL: report's trace sums up as {b}, record's as {a}")
+print(f"ok: the same walk (tids {rep['tids']}, {rep['total_ns']} ns) and the same trace "
+      f"({sum(a['phases'].values())} events)")
 PY
