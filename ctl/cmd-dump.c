@@ -798,20 +798,6 @@ static void summary(const struct dump *d)
 
 /* ------------------------------------------------------------ arguments */
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
-{
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || *end || errno || n < min || n > max)
-		return p_usage("'dump %s' needs a number in %" PRIu64 "..%" PRIu64 ", not '%s'",
-			       opt, min, max, s);
-	*v = n;
-	return EXIT_OK;
-}
-
 static int parse_args(int argc, char **argv, struct dump *d, double *duration)
 {
 	enum { COUNT, DURATION, PID, USTACK_BYTES, NR_OPTS };
@@ -821,8 +807,6 @@ static int parse_args(int argc, char **argv, struct dump *d, double *duration)
 	const char *arg, *val, *eq;
 	unsigned int o;
 	size_t len;
-	uint64_t v;
-	char *end;
 	int ret = EXIT_OK;
 
 	for (; argc; argc--, argv++) {
@@ -846,24 +830,18 @@ static int parse_args(int argc, char **argv, struct dump *d, double *duration)
 
 		switch (o) {
 		case COUNT:
-			ret = parse_u64(names[o], val, 1, UINT64_MAX, &d->count);
+			ret = parse_u64_arg("dump", names[o], val, 1, UINT64_MAX, &d->count);
 			break;
 		case PID:
-			ret = parse_u64(names[o], val, 1, INT32_MAX, &v);
-			d->pid = (uint32_t)v;
+			ret = parse_u32_arg("dump", names[o], val, 1, INT32_MAX, &d->pid);
 			d->pid_set = true;
 			break;
 		case USTACK_BYTES:
-			ret = parse_u64(names[o], val, 0, TAPROOT_USTACK_MAX, &v);
-			d->ustack_bytes = (uint32_t)v;
+			ret = parse_u32_arg("dump", names[o], val, 0, TAPROOT_USTACK_MAX,
+					    &d->ustack_bytes);
 			break;
 		default: /* DURATION */
-			errno = 0;
-			*duration = strtod(val, &end);
-			if (val[0] < '0' || val[0] > '9' || *end || errno ||
-			    !(*duration > 0) || *duration > 1e7)
-				return p_usage("'dump --duration' needs a positive number of seconds, not '%s'",
-					       val);
+			ret = parse_seconds_arg("dump", names[o], val, duration);
 			break;
 		}
 		if (ret != EXIT_OK)

@@ -147,8 +147,8 @@ int parse_json_flag(int *argc, char **argv)
 }
 
 
-int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min, uint32_t max,
-		  uint32_t *v)
+int parse_u64_arg(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+		  uint64_t *v)
 {
 	unsigned long long n;
 	char *end;
@@ -156,10 +156,21 @@ int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min,
 	errno = 0;
 	n = strtoull(s, &end, 10);
 	if (s[0] < '0' || s[0] > '9' || *end || errno || n < min || n > max)
-		return p_usage("'%s %s' needs a number in %" PRIu32 "..%" PRIu32 ", not '%s'",
+		return p_usage("'%s %s' needs a number in %" PRIu64 "..%" PRIu64 ", not '%s'",
 			       cmd, opt, min, max, s);
-	*v = (uint32_t)n;
+	*v = n;
 	return EXIT_OK;
+}
+
+int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min, uint32_t max,
+		  uint32_t *v)
+{
+	uint64_t n;
+	int ret = parse_u64_arg(cmd, opt, s, min, max, &n);
+
+	if (ret == EXIT_OK)
+		*v = (uint32_t)n;
+	return ret;
 }
 
 int parse_seconds_arg(const char *cmd, const char *opt, const char *s, double *v)

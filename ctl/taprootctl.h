@@ -53,9 +53,11 @@ int parse_json_flag(int *argc, char **argv);
 
 /*
  * Option @opt of command @cmd with value @s: a decimal number in
- * @min..@max, or a positive number of seconds (at most 1e7). EXIT_OK, or
+ * @min..@max (64 or 32 bits), or a positive number of seconds (at most 1e7). EXIT_OK, or
  * EXIT_USAGE after saying what was wanted.
  */
+int parse_u64_arg(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+		  uint64_t *v);
 int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min, uint32_t max,
 		  uint32_t *v);
 int parse_seconds_arg(const char *cmd, const char *opt, const char *s, double *v);
