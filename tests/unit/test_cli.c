@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The command lines of taprootctl record and taprootd, and taprootd's
- * --config file: bad input is refused with a message that names it and
- * the usage exit status (2), before anything touches the module. Runs the
- * built ctl/taprootctl and ctl/taprootd from the source tree.
+ * The command lines of taprootctl record, report and dump and of taprootd,
+ * and taprootd's --config file: bad input is refused with a message that
+ * names it and the usage exit status (2), before anything touches the
+ * module. Runs the built ctl/taprootctl and ctl/taprootd from the source
+ * tree.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,6 +76,15 @@ static void record_refuses_bad_values(void **state)
 	expect(CTL " record --pid 1,x -o /nonexistent", 2, "'record --pid' needs a number");
 	/* More pids may follow --pid as words of their own. */
 	expect(CTL " record --pid 1 2 0 -o /nonexistent", 2, "not '0'");
+}
+
+static void dump_refuses_bad_values(void **state)
+{
+	expect(CTL " dump --count 0", 2, "'dump --count' needs a number in 1..");
+	expect(CTL " dump --pid 1x", 2, "'dump --pid' needs a number in 1..2147483647, not '1x'");
+	expect(CTL " dump --ustack-bytes=-1", 2, "'dump --ustack-bytes' needs a number in 0..");
+	expect(CTL " dump --duration 0", 2, "'dump --duration' needs a positive number of seconds");
+	expect(CTL " dump --pid", 2, "'dump --pid' needs a value");
 }
 
 static void record_refuses_bad_combinations(void **state)
@@ -469,6 +479,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record_refuses_bad_values),
 		cmocka_unit_test(record_refuses_bad_combinations),
+		cmocka_unit_test(dump_refuses_bad_values),
 		cmocka_unit_test(report_refuses_timeline_without_intervals),
 		cmocka_unit_test(daemon_refuses_bad_options),
 		cmocka_unit_test(daemon_push_secrets),
