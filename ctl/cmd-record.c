@@ -8,7 +8,7 @@
  *          [--ring-pages N] [--buffer-mb MB] [--label-tid] [--label-cpu]
  *          [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
  *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
- *          [--critical-path TID|command] [--raw FILE] --output DIR [-- COMMAND ARGS...]
+ *          [--critical-path TID|NAME|command] [--raw FILE] --output DIR [-- COMMAND ARGS...]
  *
  * Off-CPU profiles need the module's switch and waking records
  * (TAPROOT_FEAT_SCHED_EVENTS); fork, exec and exit records are turned on
@@ -44,7 +44,8 @@
  * session's timeline (lib/profile/timeline.h): every off-CPU interval, so
  * the module must select them all (--sched-one-in 1), and every sample.
  * FILE gets it as a Chrome trace; DIR/critpath.pb.gz the critical path of
- * the thread named, or of the COMMAND's first thread.
+ * the thread named, of the main threads of the processes named, or of the
+ * COMMAND's first thread.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -324,10 +325,7 @@ static int check_args(struct record_opts *o)
 		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
 	if (timeline_opts_check("record", &o->tl) != EXIT_OK)
 		return EXIT_USAGE;
-	if (o->tl.critical && !o->tl.critical_tid && strcmp(o->tl.critical, "command"))
-		return p_usage("'record --critical-path' needs a thread id or 'command', not '%s'",
-			       o->tl.critical);
-	if (o->tl.critical && !o->tl.critical_tid && !o->command)
+	if (o->tl.critical && !strcmp(o->tl.critical, "command") && !o->command)
 		return p_usage("'record --critical-path command' needs a COMMAND");
 	if (timeline_opts_wanted(&o->tl)) {
 		/* The timeline shows a thread running wherever no interval was recorded. */

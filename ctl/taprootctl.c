@@ -108,7 +108,8 @@ static const struct taproot_command commands[] = {
 	  "         [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]\n"
 	  "         [--unwind kernel|user|verify] [--ustack-private]\n"
 	  "         [--trace FILE [--trace-window S] [--trace-pid PID]...]\n"
-	  "         [--critical-path TID|command] [--raw FILE] --output DIR [-- COMMAND ARGS...]",
+	  "         [--critical-path TID|NAME|command] [--raw FILE] --output DIR\n"
+	  "         [-- COMMAND ARGS...]",
 	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
 	  "Configures the module (freq, default " STR(99) " Hz; ustack; pids), becomes the\n"
 	  "consumer of the rings, starts sampling, turns every sample into\n"
@@ -163,8 +164,9 @@ static const struct taproot_command commands[] = {
 	  "--trace-pid PID (up to " STR(TAPROOT_TIMELINE_MAX_PIDS) ") only those processes; at most\n"
 	  STR(TAPROOT_TIMELINE_MAX_EVENTS) " events are held (the oldest half dropped past that);\n"
 	  "what was left out is in the file's otherData.\n"
-	  "--critical-path TID (a thread, a pid for its main thread, or\n"
-	  "'command' for the COMMAND's) writes DIR/critpath.pb.gz (critical/\n"
+	  "--critical-path TID (a thread, a pid for its main thread; a NAME for\n"
+	  "the main threads of the processes of that name; 'command' for the\n"
+	  "COMMAND's) writes DIR/critpath.pb.gz (critical/\n"
 	  "nanoseconds, label thread): walking back from its end, its running\n"
 	  "time goes to its own stacks, its run-queue waits to [run queue], and\n"
 	  "its blocked time follows the thread that woke it, recursively;\n"

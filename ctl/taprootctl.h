@@ -154,8 +154,9 @@ int timeline_opts_check(const char *cmd, const struct timeline_opts *t);
 int timeline_opts_start(struct timeline_opts *t);
 /*
  * The trace file and @dir/critpath.pb.gz; the critical path of
- * --critical-path's thread, else @command_tid if not 0, else of the
- * processes it names. EXIT_OK or EXIT_ERR (each failure reported).
+ * --critical-path's thread, of @command_tid for "command" (when not 0),
+ * else of the processes it names. EXIT_OK or EXIT_ERR (each failure
+ * reported).
  */
 int timeline_opts_write(const char *cmd, struct timeline_opts *t, const char *dir,
 			uint32_t command_tid, const char *comment);

@@ -82,7 +82,7 @@ static int find_targets(const char *cmd, struct timeline_opts *t, uint32_t comma
 	if (t->critical_tid) {
 		t->tids[0] = t->critical_tid;
 		t->nr_tids = 1;
-	} else if (command_tid) {
+	} else if (command_tid && !strcmp(t->critical, "command")) {
 		t->tids[0] = command_tid;
 		t->nr_tids = 1;
 	} else {

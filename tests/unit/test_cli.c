@@ -106,8 +106,8 @@ static void record_refuses_bad_combinations(void **state)
 	       "go with --trace or --critical-path");
 	expect(CTL " record -o /nonexistent --events offcpu --critical-path command", 2,
 	       "'record --critical-path command' needs a COMMAND");
-	expect(CTL " record -o /nonexistent --events offcpu --critical-path main", 2,
-	       "needs a thread id or 'command', not 'main'");
+	expect(CTL " record -o /nonexistent --events offcpu --critical-path 0", 2,
+	       "'record --critical-path' needs a number in 1..2147483647, not '0'");
 	expect(CTL " record -o /nonexistent --events offcpu --trace t --trace-window 0", 2,
 	       "'record --trace-window' needs a positive number of seconds");
 }
