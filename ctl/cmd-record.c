@@ -282,8 +282,8 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 		return ret;
 	}
 	if (!strcmp(name, "--ring-pages")) {
-		ret = parse_u32_arg("record", name, val, TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX,
-				&o->ring_pages);
+		ret = parse_u32_arg("record", name, val, TAPROOT_RING_PAGES_MIN,
+				    TAPROOT_RING_PAGES_MAX, &o->ring_pages);
 		if (ret == EXIT_OK && (o->ring_pages & (o->ring_pages - 1)))
 			return p_usage("'record --ring-pages' needs a power of two, not '%s'", val);
 		return ret;
@@ -295,7 +295,8 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 	if (!strcmp(name, "--events"))
 		return parse_events(val, o);
 	if (!strcmp(name, "--sched-one-in"))
-		return parse_u32_arg("record", name, val, 1, TAPROOT_SCHED_ONE_IN_MAX, &o->sched_one_in);
+		return parse_u32_arg("record", name, val, 1, TAPROOT_SCHED_ONE_IN_MAX,
+				     &o->sched_one_in);
 	if (!strcmp(name, "--min-block")) {
 		ret = parse_u32_arg("record", name, val, 0, UINT32_MAX, &us);
 		o->min_block_ns = (uint64_t)us * 1000;

@@ -93,7 +93,8 @@ static int parse_args(int argc, char **argv, struct report *r)
 				return ret;
 			i++;
 		} else if (!strcmp(a, "--repeat")) {
-			ret = parse_u32_arg("report", a, argv[++i], 1, REPORT_REPEAT_MAX, &r->repeat);
+			ret = parse_u32_arg("report", a, argv[++i], 1, REPORT_REPEAT_MAX,
+					    &r->repeat);
 			if (ret != EXIT_OK)
 				return ret;
 		} else if (!strcmp(a, "--stats-json")) {
