@@ -107,8 +107,10 @@ int timeline_opts_write(const char *cmd, struct timeline_opts *t, const char *di
 		if (err < 0)
 			ret = p_err("writing %s: %s", t->trace, taproot_errmsg(err));
 	}
-	if (!t->critical || find_targets(cmd, t, command_tid) != EXIT_OK)
-		return t->critical ? EXIT_ERR : ret;
+	if (!t->critical)
+		return ret;
+	if (find_targets(cmd, t, command_tid) != EXIT_OK)
+		return EXIT_ERR;
 	if (asprintf(&path, "%s/critpath.pb.gz", dir) < 0)
 		return p_err("out of memory");
 	err = taproot_timeline_write_critpath(t->timeline, t->tids, t->nr_tids, path, comments, 1,
