@@ -277,8 +277,9 @@ check:
 	[ $$pkg -eq 0 ] && [ $$bench -eq 0 ]
 
 # The benchmarks (scripts/bench): `make bench` writes BENCHMARKS.md and
-# docs/bench/*.png (about 40 minutes per kernel, scripts/bench); `make bench-quick`, part of
-# make check, only proves that every series runs (build/bench-quick/).
+# docs/bench/*.png (every series: over an hour per kernel; README says
+# which parts take how long); `make bench-quick`, part of make check, only
+# proves that every series runs (build/bench-quick/).
 bench: | $(PPROF)
 	scripts/bench
 
