@@ -98,7 +98,7 @@ int daemon_state_read(const char *path, struct daemon_state *st)
 			st->module_unwind = !strncmp(v, "true", 4);
 #define X(field) else if (!strcmp(key, "kupload_" #field)) \
 			st->kupload.field = strtoull(v, NULL, 10);
-		DAEMON_KUPLOAD_FIELDS(X)
+		TAPROOT_KUPLOAD_FIELDS(X)
 #undef X
 		else if (!strncmp(key, "kunwind_", 8) && kunwind_of(key + 8) >= 0)
 			st->kunwind[kunwind_of(key + 8)] = strtoull(v, NULL, 10);
@@ -271,7 +271,7 @@ void daemon_status_json(struct taproot_json *j)
 	taproot_json_key(j, "kernel_uploads");
 	taproot_json_object_begin(j);
 #define X(field) taproot_json_key_u64(j, #field, st.kupload.field);
-	DAEMON_KUPLOAD_FIELDS(X)
+	TAPROOT_KUPLOAD_FIELDS(X)
 #undef X
 	taproot_json_object_end(j);
 	taproot_json_key(j, "kunwind");

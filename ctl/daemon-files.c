@@ -314,7 +314,7 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);
 	fprintf(f, "\"module_unwind\": %s,\n", st->module_unwind ? "true" : "false");
 #define X(field) fprintf(f, "\"kupload_" #field "\": %" PRIu64 ",\n", st->kupload.field);
-	DAEMON_KUPLOAD_FIELDS(X)
+	TAPROOT_KUPLOAD_FIELDS(X)
 #undef X
 	/* Not "unwind_": those are the ends of this unwinder's walks. */
 	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)

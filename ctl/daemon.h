@@ -295,15 +295,6 @@ struct daemon_state {
 	unsigned long interval;
 };
 
-/*
- * The fields of taproot_kupload_stats the state file holds, each as
- * "kupload_FIELD": X(FIELD) for each.
- */
-#define DAEMON_KUPLOAD_FIELDS(X)						\
-	X(tables_uploaded) X(table_bytes) X(tables_existed) X(tables_deleted)	\
-	X(maps_uploaded) X(maps_forgotten) X(maps_fp) X(maps_left_out)		\
-	X(stale_retries) X(budget_refusals) X(deferred) X(errors) X(work_ns)	\
-	X(tables) X(procs)
 
 /*
  * Write @st to @path atomically (temporary file, rename), creating its

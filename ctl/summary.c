@@ -117,26 +117,13 @@ static void json_unwind(struct taproot_json *j, const struct taproot_pipeline_st
 }
 
 /* The uploads to the module's unwinder (lib/pipeline/ktables.h), in its order. */
-static const struct {
-	const char *name;
-	size_t off;			/* in struct taproot_kupload_stats */
-} kupload_fields[] = {
-#define KUPLOAD(f) { #f, offsetof(struct taproot_kupload_stats, f) }
-	KUPLOAD(tables_uploaded), KUPLOAD(table_bytes), KUPLOAD(tables_existed),
-	KUPLOAD(tables_deleted), KUPLOAD(maps_uploaded), KUPLOAD(maps_forgotten),
-	KUPLOAD(maps_fp), KUPLOAD(maps_left_out), KUPLOAD(stale_retries),
-	KUPLOAD(budget_refusals), KUPLOAD(deferred), KUPLOAD(errors), KUPLOAD(work_ns),
-	KUPLOAD(tables), KUPLOAD(procs),
-#undef KUPLOAD
-};
-
 static void json_kupload(struct taproot_json *j, const struct taproot_kupload_stats *k)
 {
 	taproot_json_key(j, "kernel_uploads");
 	taproot_json_object_begin(j);
-	for (size_t i = 0; i < sizeof(kupload_fields) / sizeof(kupload_fields[0]); i++)
-		taproot_json_key_u64(j, kupload_fields[i].name,
-				     *(const uint64_t *)((const char *)k + kupload_fields[i].off));
+#define X(field) taproot_json_key_u64(j, #field, k->field);
+	TAPROOT_KUPLOAD_FIELDS(X)
+#undef X
 	taproot_json_object_end(j);
 }
 

@@ -10,8 +10,13 @@
  *    KT_TABLES_MAX, each with the count of uploaded processes whose
  *    mappings use it (refs), so that only unused tables are deleted;
  *  - processes: pid -> whether the module holds mappings of it, the token
- *    they were set with, the tables they use (their refs), when it was
- *    last uploaded and last sampled; at most TAPROOT_PROCS_MAX.
+ *    they were set with and when, the tables they use (their refs), when
+ *    it was last uploaded and last sampled; at most TAPROOT_PROCS_MAX;
+ *  - the processes waiting for an upload (a trigger came before their
+ *    interval was over or while the work budget was spent, or their last
+ *    upload left mappings out for want of budget), oldest first: served
+ *    by every trigger and every tick, so that a process that falls quiet
+ *    is uploaded all the same.
  * The uploads of one open /dev/taproot belong to it: a new ring starts
  * from nothing (tp_ktables_set_ring()).
  */
@@ -29,6 +34,7 @@
 #include "unwind/unwind.h"
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/lru.h"
 #include "util/util.h"
 
 #define KT_PROC_INTERVAL_MS	200	/* a process uploaded at most this often */
@@ -41,6 +47,7 @@
 #define KT_TABLES_MAX		65536	/* build IDs known */
 #define KT_PROCS_MAX		TAPROOT_PROCS_MAX
 #define KT_BUCKETS		4096	/* of each hash table: a power of two */
+#define KT_SERVE_LOOK		64	/* waiting processes looked at per serve, at most */
 
 #define MS	1000000ULL
 
@@ -61,9 +68,14 @@ struct kt_proc {
 	bool uploaded;			/* the module holds mappings of it */
 	bool partial;			/* mappings were left out of them */
 	bool never;			/* a kernel thread: nothing to upload */
+	bool waiting;			/* in tp_ktables.waiting */
+	bool slow;			/* ... only for pcs in no mapping, all uploaded */
+	bool put_off;			/* ... and counted deferred */
 	uint64_t token;			/* of the mappings it holds */
-	uint64_t tried_ns;		/* last upload (or deferral) */
+	uint64_t set_ns;		/* when they were set (MAPS_SET returned) */
+	uint64_t tried_ns;		/* last upload */
 	uint64_t seen_ns;		/* last fallback sample */
+	struct tp_lru_node wait;	/* in tp_ktables.waiting */
 	uint32_t nr_tabs;
 	struct kt_table **tabs;		/* refs held, one per mapping with a table */
 };
@@ -75,11 +87,13 @@ struct tp_ktables {
 	struct tp_kops ops;
 	bool disabled;			/* the module has no such ioctls */
 	bool full;			/* ENOSPC, nothing freed since */
+	uint32_t skip;			/* a process never uploaded (the consumer's) */
 
 	struct kt_table *tables[KT_BUCKETS];
 	size_t nr_tables;
 	struct kt_proc *procs_by_pid[KT_BUCKETS];
 	size_t nr_procs;
+	struct tp_lru waiting;		/* processes to upload: newest at the head */
 
 	int64_t bucket_ns;		/* work time available; < 0: debt */
 	uint64_t filled_ns;		/* when the bucket was last filled */
@@ -88,6 +102,7 @@ struct tp_ktables {
 	size_t sweep_at;		/* bucket the next sweep starts at */
 
 	/* scratch of one upload */
+	uint32_t budget_left_out;	/* mappings whose table waits for budget */
 	struct taproot_proc_map *maps;	/* TAPROOT_MAPS_MAX */
 	struct kt_table **tabs;		/* maps[i]'s table, NULL for none */
 	uint64_t (*ranges)[2];		/* the process's mappings when read */
@@ -229,6 +244,7 @@ static int kt_table_upload(struct tp_ktables *k, struct taproot_proc *proc,
 	struct taproot_table_add add = { 0 };
 	struct taproot_unwind_map um;
 	uint32_t table_id = 0;
+	bool cached;
 	int err;
 
 	if (k->full || !k->ring)
@@ -236,10 +252,13 @@ static int kt_table_upload(struct tp_ktables *k, struct taproot_proc *proc,
 	err = taproot_proc_unwind_map(proc, m->start, &um);
 	if (err < 0)
 		return -EAGAIN;
-	err = taproot_unwind_table_export(k->u, &um,
-					  kt_budget_left(k) ? 0 : TAPROOT_EXPORT_CACHED, &add);
-	if (err == -EAGAIN || err == -ENOMEM)
-		return -EAGAIN;		/* not ready: left out this time */
+	cached = !kt_budget_left(k);
+	err = taproot_unwind_table_export(k->u, &um, cached ? TAPROOT_EXPORT_CACHED : 0, &add);
+	if (err == -EAGAIN || err == -ENOMEM) {
+		/* not ready: left out this time */
+		k->budget_left_out += cached && err == -EAGAIN;
+		return -EAGAIN;
+	}
 	if (err == -E2BIG || err == -EINVAL)
 		k->st.errors++;		/* never: the rbp chain */
 	if (err < 0) {
@@ -332,6 +351,7 @@ int tp_ktables_build(struct tp_ktables *k, struct taproot_proc *proc,
 	size_t nr;
 
 	*left_out = 0;
+	k->budget_left_out = 0;
 	if (max > TAPROOT_MAPS_MAX)
 		max = TAPROOT_MAPS_MAX;	/* the room of k->tabs */
 	if (taproot_proc_reread(proc) < 0)
@@ -456,6 +476,8 @@ static void kt_proc_drop(struct tp_ktables *k, struct kt_proc *e, bool in_module
 			kt_error(k, err);
 	}
 	kt_proc_unload(k, e);
+	if (e->waiting)
+		tp_lru_unlink(&k->waiting, &e->wait);
 	while (*pp != e)
 		pp = &(*pp)->next;
 	*pp = e->next;
@@ -477,6 +499,7 @@ static void kt_proc_set(struct tp_ktables *k, struct kt_proc *e, uint64_t token,
 		k->st.procs++;
 	e->uploaded = true;
 	e->token = token;
+	e->set_ns = k->ops.now_ns();
 	e->partial = left_out > 0;
 	k->st.maps_uploaded++;
 	k->st.maps_left_out += left_out;
@@ -513,9 +536,18 @@ static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 	return err;
 }
 
-/* Upload @e's mappings: ESTALE once more at once, then at its next trigger. */
+static void kt_want(struct tp_ktables *k, struct kt_proc *e, bool slow);
+
+/*
+ * Upload @e's mappings: ESTALE once more at once, then again once the
+ * interval is over, as when mappings were left out because their tables
+ * wait for the work budget: the process still wants its upload, whether
+ * or not another trigger comes. (Each try compiles what the budget allows,
+ * and a process's mappings settle, so the tries end.)
+ */
 static void kt_upload(struct tp_ktables *k, struct kt_proc *e)
 {
+	bool again = false;
 	int err = kt_upload_once(k, e);
 
 	if (err == -ESTALE) {
@@ -523,6 +555,7 @@ static void kt_upload(struct tp_ktables *k, struct kt_proc *e)
 		err = kt_upload_once(k, e);
 		if (err == -ESTALE) {
 			k->st.stale_retries++;
+			again = true;
 			err = 0;
 		}
 	}
@@ -542,6 +575,8 @@ static void kt_upload(struct tp_ktables *k, struct kt_proc *e)
 	/* A table refused for room: make some, for the next upload. */
 	if (k->full)
 		kt_reclaim(k);
+	if (again || (!err && k->budget_left_out))
+		kt_want(k, e, false);
 }
 
 /* Refill the work bucket for the time gone by. */
@@ -577,12 +612,66 @@ static void kt_sweep(struct tp_ktables *k, uint64_t now)
 	}
 }
 
-void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind)
+/*
+ * @e wants an upload: into the waiting list if not there yet. @slow: only
+ * for a pc in no mapping while all of them are uploaded, which waits the
+ * longer interval unless another reason joins it.
+ */
+static void kt_want(struct tp_ktables *k, struct kt_proc *e, bool slow)
 {
-	uint64_t now, interval = KT_PROC_INTERVAL_MS * MS;
+	if (e->waiting) {
+		e->slow &= slow;
+		return;
+	}
+	e->waiting = true;
+	e->slow = slow;
+	e->put_off = false;
+	tp_lru_push(&k->waiting, &e->wait);
+}
+
+/*
+ * Upload the waiting processes whose interval is over, oldest first, while
+ * the work budget holds time; at most KT_SERVE_LOOK of them looked at.
+ */
+static void kt_serve(struct tp_ktables *k, uint64_t now)
+{
+	struct tp_lru_node *n, *newer;
+	unsigned int looked = 0;
+
+	kt_fill(k, now);
+	for (n = k->waiting.tail; n && looked < KT_SERVE_LOOK; n = newer, looked++) {
+		struct kt_proc *e = tp_lru_entry(n, struct kt_proc, wait);
+		uint64_t interval = (e->slow ? KT_NOMAP_INTERVAL_MS : KT_PROC_INTERVAL_MS) * MS;
+		uint64_t t;
+
+		newer = n->prev;
+		if (e->tried_ns && now - e->tried_ns < interval)
+			continue;
+		if (k->bucket_ns <= 0) {
+			if (!e->put_off)
+				k->st.deferred++;
+			e->put_off = true;
+			break;
+		}
+		tp_lru_unlink(&k->waiting, n);
+		e->waiting = false;
+		e->tried_ns = now;
+		k->work_start_ns = now;
+		kt_upload(k, e);	/* may make @e wait again, at the head */
+		t = k->ops.now_ns();
+		k->bucket_ns -= (int64_t)(t - now);
+		k->st.work_ns += t - now;
+		now = t;
+	}
+}
+
+void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind,
+		       uint64_t time_ns)
+{
+	uint64_t now;
 	struct kt_proc *e;
 
-	if (!k || !k->ring || k->disabled || !pid)
+	if (!k || !k->ring || k->disabled || !pid || pid == k->skip)
 		return;
 	if (unwind != TAPROOT_KUNWIND_NO_PROC && unwind != TAPROOT_KUNWIND_STALE &&
 	    unwind != TAPROOT_KUNWIND_NO_MAPPING)
@@ -596,22 +685,29 @@ void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind)
 		return;
 	}
 	e->seen_ns = now;
-	/* A pc in no mapping, all of them uploaded: a library mapped since, rarely. */
-	if (unwind == TAPROOT_KUNWIND_NO_MAPPING && e->uploaded && !e->partial)
-		interval = KT_NOMAP_INTERVAL_MS * MS;
-	if (e->never || (e->tried_ns && now - e->tried_ns < interval))
-		return;
-	e->tried_ns = now;
-	kt_fill(k, now);
-	if (k->bucket_ns <= 0) {
-		k->st.deferred++;
+	/*
+	 * Taken before the mappings the module holds now were set: it says
+	 * nothing of them. (A consumer that runs behind would otherwise
+	 * upload each process again for every interval of its backlog.)
+	 */
+	if (e->never || (e->uploaded && time_ns < e->set_ns)) {
+		k->st.old_triggers += !e->never;
 		return;
 	}
-	k->work_start_ns = now;
-	kt_upload(k, e);
-	now = k->ops.now_ns() - now;
-	k->bucket_ns -= (int64_t)now;
-	k->st.work_ns += now;
+	/* A pc in no mapping, all of them uploaded: a library mapped since, rarely. */
+	kt_want(k, e, unwind == TAPROOT_KUNWIND_NO_MAPPING && e->uploaded && !e->partial);
+	kt_serve(k, now);
+}
+
+void tp_ktables_tick(struct tp_ktables *k)
+{
+	if (k && k->ring && !k->disabled && k->waiting.tail)
+		kt_serve(k, k->ops.now_ns());
+}
+
+void tp_ktables_skip(struct tp_ktables *k, uint32_t pid)
+{
+	k->skip = pid;
 }
 
 void tp_ktables_exit(struct tp_ktables *k, uint32_t pid)

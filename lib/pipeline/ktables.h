@@ -19,7 +19,14 @@
  *    a SWITCH's blocked task, a WAKING's waker, whether or not the waker
  *    passes the pid filter) triggers the same upload of its process, so
  *    that a process that mostly blocks is uploaded without waiting for a
- *    sample; the limits below count both alike.
+ *    sample; the limits below count both alike. A trigger taken before
+ *    the process's mappings were last set says nothing of them and is
+ *    ignored (old_triggers): a consumer that runs behind would otherwise
+ *    upload every process again for each interval of its backlog. The
+ *    consumer's own process is never uploaded (tp_ktables_skip()): it is
+ *    sampled while it uploads, and compiling the tables of its own
+ *    libraries would take the budget from the processes being profiled;
+ *    its samples fall back to the stack copy.
  *  - Rate limits: a process at most once per KT_PROC_INTERVAL_MS (a pc in
  *    no mapping: KT_NOMAP_INTERVAL_MS, unless mappings were left out); all
  *    the uploading (compiles, /proc reads, ioctls) at most KT_DUTY_PERMILLE
@@ -28,8 +35,12 @@
  *    and a compile cannot be cut short, so the bucket goes into debt and
  *    the next uploads wait. A table that is not cached is compiled only
  *    while the bucket holds time; a mapping whose table is not ready is
- *    left out of the upload (its pcs fall back, NO_MAPPING, which brings
- *    the process back later), never uploaded as an rbp chain.
+ *    left out of the upload, never uploaded as an rbp chain.
+ *  - Waiting: a trigger that cannot be served at once (the interval, the
+ *    budget) puts its process in a list served oldest first by every
+ *    later trigger and by tp_ktables_tick() (each read of the rings), as
+ *    does an upload that left mappings out for want of budget: a process
+ *    that blocks after its first events is uploaded all the same.
  *  - Budget (ENOSPC): counted; tables that no uploaded process maps are
  *    deleted (TABLE_DEL) and, while nothing could be freed, no new table
  *    is uploaded until a process's exit frees some.
@@ -64,11 +75,19 @@ struct taproot_kupload_stats {
 	uint64_t stale_retries;		/* ESTALE: token and maps read again */
 	uint64_t budget_refusals;	/* ENOSPC: the module's unwind memory is full */
 	uint64_t deferred;		/* uploads put off: the work budget was spent */
+	uint64_t old_triggers;		/* triggers taken before the mappings were set */
 	uint64_t errors;		/* other failures */
 	uint64_t work_ns;		/* time spent uploading, compiles included */
 	uint64_t tables;		/* now: tables uploaded */
 	uint64_t procs;			/* now: processes with mappings uploaded */
 };
+
+/* X(FIELD) for each field of taproot_kupload_stats, in order: its writers' list. */
+#define TAPROOT_KUPLOAD_FIELDS(X)						\
+	X(tables_uploaded) X(table_bytes) X(tables_existed) X(tables_deleted)	\
+	X(maps_uploaded) X(maps_forgotten) X(maps_fp) X(maps_left_out)		\
+	X(stale_retries) X(budget_refusals) X(deferred) X(old_triggers)	\
+	X(errors) X(work_ns) X(tables) X(procs)
 
 struct tp_ktables;
 
@@ -101,10 +120,18 @@ void tp_ktables_free(struct tp_ktables *k);
 void tp_ktables_set_ring(struct tp_ktables *k, void *ring, const struct tp_kops *ops);
 
 /*
- * A SAMPLE, or a causal event's stack snapshot, of process @pid whose walk
- * in the module ended @unwind (enum taproot_kunwind). NULL @k: nothing.
+ * A SAMPLE, or a causal event's stack snapshot, of process @pid taken at
+ * @time_ns (the record's, CLOCK_MONOTONIC) whose walk in the module ended
+ * @unwind (enum taproot_kunwind). NULL @k: nothing.
  */
-void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind);
+void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind,
+		       uint64_t time_ns);
+
+/* Upload what waits and may go now (after each read of the rings). NULL @k: nothing. */
+void tp_ktables_tick(struct tp_ktables *k);
+
+/* Never upload process @pid (0: none): the consumer's own. */
+void tp_ktables_skip(struct tp_ktables *k, uint32_t pid);
 
 /* Process @pid exited, its last thread: forget its mappings. NULL @k: nothing. */
 void tp_ktables_exit(struct tp_ktables *k, uint32_t pid);

@@ -1441,7 +1441,7 @@ static void pl_event_kupload(struct taproot_pipeline *p, const struct taproot_re
 		pid = ((const struct taproot_rec_switch *)rec)->prev_pid;
 	else
 		pid = ((const struct taproot_rec_waking *)rec)->waker_pid;
-	tp_ktables_sample(p->ktables, pid, TAPROOT_SNAP_UNWIND(snap->flags));
+	tp_ktables_sample(p->ktables, pid, TAPROOT_SNAP_UNWIND(snap->flags), rec->time_ns);
 }
 
 /* FORK, EXEC, EXIT: the process model follows the processes' lives. */
@@ -1510,7 +1510,7 @@ int taproot_pipeline_add_record(struct taproot_pipeline *p,
 	switch (rec->type) {
 	case TAPROOT_REC_SAMPLE:
 		tp_ktables_sample(p->ktables, ((const struct taproot_rec_sample *)rec)->pid,
-				  ((const struct taproot_rec_sample *)rec)->unwind);
+				  ((const struct taproot_rec_sample *)rec)->unwind, rec->time_ns);
 		err = pl_sample(p, (const struct taproot_rec_sample *)rec, cpu);
 		if (err < 0 && err != -ENOMEM)
 			err = 0;	/* counted; the next sample goes on */
@@ -1653,6 +1653,7 @@ int tp_pipeline_set_kring(struct taproot_pipeline *p, void *ring, const struct t
 		err = tp_ktables_new(p->procs, p->unwinder, &p->ktables);
 		if (err < 0)
 			return err;
+		tp_ktables_skip(p->ktables, (uint32_t)getpid());
 	}
 	tp_ktables_set_ring(p->ktables, ring, ops);
 	return 0;
@@ -1759,6 +1760,7 @@ void taproot_pipeline_end_round(struct taproot_pipeline *p)
 {
 	if (p->causal)
 		tp_causal_end_round(p->causal);
+	tp_ktables_tick(p->ktables);
 }
 
 void taproot_pipeline_flush(struct taproot_pipeline *p, bool final)

@@ -11,7 +11,11 @@
  *  - its decisions through fake ioctls and a fake clock: which fallbacks
  *    upload, the per-process rate limit, ESTALE retried once, EEXIST
  *    reused, ENOSPC (tables left out, unused ones deleted), the work
- *    budget deferring, exits forgetting, a new ring forgetting.
+ *    budget deferring, exits forgetting, a new ring forgetting;
+ *  - what waits: a trigger the interval or the budget put off is served
+ *    by a tick with no other trigger, as is a process twice stale or
+ *    whose tables waited for the budget; triggers older than the
+ *    mappings set are ignored; the skipped process is never uploaded.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -337,8 +341,8 @@ static void test_decisions(void **state)
 	assert_int_equal(tp_ktables_new(f.procs, f.u, &k), 0);
 
 	/* No ring: nothing, whatever comes. */
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC);
-	tp_ktables_sample(NULL, pid, TAPROOT_KUNWIND_NO_PROC);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
+	tp_ktables_sample(NULL, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
 	tp_ktables_exit(NULL, pid);
 	tp_ktables_set_ring(k, &fake, &fake_ops);
 
@@ -346,24 +350,24 @@ static void test_decisions(void **state)
 	for (unsigned int w = 0; w < TAPROOT_KUNWIND_NR; w++)
 		if (w != TAPROOT_KUNWIND_NO_PROC && w != TAPROOT_KUNWIND_STALE &&
 		    w != TAPROOT_KUNWIND_NO_MAPPING)
-			tp_ktables_sample(k, pid, w);
-	tp_ktables_sample(k, 0, TAPROOT_KUNWIND_NO_PROC);
+			tp_ktables_sample(k, pid, w, fake.now);
+	tp_ktables_sample(k, 0, TAPROOT_KUNWIND_NO_PROC, fake.now);
 	assert_int_equal(fake.tokens, 0);
 
 	/* The first fallback uploads; the next ones wait out the interval. */
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
 	assert_int_equal(fake.tokens, 1);
 	assert_int_equal(fake.sets, 1);
 	assert_int_equal(fake.pid, pid);
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, fake.now);
 	fake.now += 100 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, fake.now);
 	assert_int_equal(fake.sets, 1);
 
 	/* Stale: a new token and maps read again, once at once. */
 	fake.now += 300 * MS;
 	fake.stale_left = 1;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, fake.now);
 	assert_int_equal(fake.tokens, 3);
 	assert_int_equal(fake.sets, 3);
 	tp_ktables_stats(k, &st);
@@ -375,22 +379,25 @@ static void test_decisions(void **state)
 	/* Twice stale: given up until the next trigger, not an error. */
 	fake.now += 300 * MS;
 	fake.stale_left = 2;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, fake.now);
 	tp_ktables_stats(k, &st);
+	assert_int_equal(fake.sets, 5);
 	assert_int_equal(st.stale_retries, 3);
 	assert_int_equal(st.maps_uploaded, 2);
 	assert_int_equal(st.errors, 0);
+	fake.now += 300 * MS;
+	tp_ktables_tick(k);			/* test_waiting has more */
+	assert_int_equal(fake.sets, 6);
 
 	/* A pc in no mapping, everything uploaded: only every 2 s. */
 	fake.now += 300 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING);
-	assert_int_equal(fake.sets, 5);
-	fake.now += 2000 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING);
-	assert_int_equal(fake.sets, 6);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING, fake.now);
 	fake.now += 300 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING, fake.now);
 	assert_int_equal(fake.sets, 6);
+	fake.now += 2000 * MS;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 7);
 
 	/* The exit forgets it in the module; an unknown pid's exit does nothing. */
 	tp_ktables_exit(k, pid);
@@ -403,8 +410,8 @@ static void test_decisions(void **state)
 
 	/* A new ring: what the old one held is forgotten, tables included. */
 	fake.now += 300 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC);
-	assert_int_equal(fake.sets, 7);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
+	assert_int_equal(fake.sets, 8);
 	tp_ktables_set_ring(k, NULL, NULL);
 	assert_int_equal(fake.forgets, 2);
 	tp_ktables_stats(k, &st);
@@ -429,7 +436,7 @@ static void test_budget_and_space(void **state)
 
 	/* EEXIST: the module's id is used, nothing counted as uploaded. */
 	fake.add_err = 1;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
 	tp_ktables_stats(k, &st);
 	assert_true(st.tables_existed >= 2);
 	assert_int_equal(st.tables_uploaded, 0);
@@ -445,7 +452,7 @@ static void test_budget_and_space(void **state)
 	fake_reset();
 	tp_ktables_set_ring(k, &fake, &fake_ops);
 	fake.add_err = -ENOSPC;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
 	tp_ktables_stats(k, &st);
 	assert_int_equal(fake.table_adds, 1);
 	assert_int_equal(st.budget_refusals, 1);
@@ -454,7 +461,7 @@ static void test_budget_and_space(void **state)
 	for (uint32_t i = 0; i < fake.nr; i++)
 		assert_true(fake.maps[i].flags & TAPROOT_MAP_F_FP);
 	fake.now += 300 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING);	/* partial: 200 ms */
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING, fake.now);	/* partial: 200 ms */
 	assert_int_equal(fake.sets, 2);
 	assert_int_equal(fake.table_adds, 1);
 	tp_ktables_set_ring(k, NULL, NULL);
@@ -466,13 +473,107 @@ static void test_budget_and_space(void **state)
 	fake_reset();
 	tp_ktables_set_ring(k, &fake, &fake_ops);
 	fake.tick = 30 * MS;
-	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
 	assert_int_equal(fake.sets, 1);
-	tp_ktables_sample(k, 1, TAPROOT_KUNWIND_NO_PROC);	/* init */
+	tp_ktables_sample(k, 1, TAPROOT_KUNWIND_NO_PROC, fake.now);	/* init */
 	tp_ktables_stats(k, &st);
 	assert_int_equal(st.deferred, 1);
 	assert_true(st.work_ns > 0);
 	assert_int_equal(fake.tokens, 1);
+
+	tp_ktables_free(k);
+	fixture_free(&f);
+}
+
+/* ------------------------------------------------------------ waiting */
+
+static void test_waiting(void **state)
+{
+	struct taproot_kupload_stats st;
+	struct tp_ktables *k;
+	struct fixture f;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t set;
+
+	fake_reset();
+	fixture_new(&f);
+	assert_int_equal(tp_ktables_new(f.procs, f.u, &k), 0);
+	tp_ktables_set_ring(k, &fake, &fake_ops);
+
+	/* The consumer's own process: never, whatever its walks say. */
+	tp_ktables_skip(k, pid);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
+	tp_ktables_tick(k);
+	assert_int_equal(fake.tokens, 0);
+	tp_ktables_skip(k, 0);
+
+	/* Put off by the interval, then served by a tick: no other trigger. */
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
+	assert_int_equal(fake.sets, 1);
+	set = fake.now;
+	fake.now += 10 * MS;
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, fake.now);
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 1);
+	fake.now += 300 * MS;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 2);
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 2);		/* served: no longer waiting */
+
+	/* Taken before the mappings were last set: ignored, nothing waits. */
+	fake.now += 300 * MS;
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, set);
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_MAPPING, fake.now - 300 * MS - 1);
+	fake.now += 300 * MS;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 2);
+	tp_ktables_stats(k, &st);
+	assert_int_equal(st.old_triggers, 2);
+
+	/* Twice stale: tried again once the interval is over, unasked. */
+	fake.stale_left = 2;
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_STALE, fake.now);
+	assert_int_equal(fake.sets, 4);
+	fake.now += 100 * MS;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 4);
+	fake.now += 200 * MS;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 5);
+	tp_ktables_stats(k, &st);
+	assert_int_equal(st.maps_uploaded, 3);
+	assert_int_equal(st.errors, 0);
+	tp_ktables_free(k);
+	fixture_free(&f);
+
+	/*
+	 * The work budget: every clock read takes 30 ms, so the first upload
+	 * spends what was saved up and leaves tables out (nothing compiled
+	 * yet: a new unwinder); the process waits, and a tick once the budget
+	 * filled again uploads it whole.
+	 */
+	fake_reset();
+	fixture_new(&f);
+	assert_int_equal(tp_ktables_new(f.procs, f.u, &k), 0);
+	tp_ktables_set_ring(k, &fake, &fake_ops);
+	fake.tick = 30 * MS;
+	tp_ktables_sample(k, pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
+	tp_ktables_stats(k, &st);
+	assert_int_equal(fake.sets, 1);
+	assert_true(st.maps_left_out > 0);
+	fake.tick = 0;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 1);		/* the bucket is in debt */
+	tp_ktables_stats(k, &st);
+	assert_int_equal(st.deferred, 1);
+	fake.now += 10000 * MS;
+	tp_ktables_tick(k);
+	assert_int_equal(fake.sets, 2);
+	tp_ktables_stats(k, &st);
+	assert_int_equal(st.maps_uploaded, 2);
+	for (uint32_t i = 0; i < fake.nr; i++)
+		assert_true((fake.maps[i].flags & TAPROOT_MAP_F_FP) || fake.maps[i].table_id);
 
 	tp_ktables_free(k);
 	fixture_free(&f);
@@ -486,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_build_self),
 		cmocka_unit_test(test_decisions),
 		cmocka_unit_test(test_budget_and_space),
+		cmocka_unit_test(test_waiting),
 	};
 
 	elf_version(EV_CURRENT);
