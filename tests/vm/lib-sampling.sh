@@ -236,6 +236,39 @@ stats_field() {
 	done
 }
 
+# module_stats: one plain 'taprootctl stats' (no python: it starts slowly
+# under TCG, and with --all it is sampled too) into the associative array
+# MSTAT: running (yes|no), unwind_tables, unwind_procs, unwind_mem_used
+# (0 without uploads) and walks:END, the module's walks on all CPUs that
+# ended END (walks:complete, walks:no-proc, ... as taprootctl names them;
+# 0 when none did).
+declare -A MSTAT=()
+module_stats() {
+	local line re_up='^unwind uploads: ([0-9]+) tables, ([0-9]+) processes, ([0-9]+) bytes'
+	local re_end='([a-z-]+) ([0-9]+)(, )?'
+	local ends e
+	ctl "taprootctl stats" stats
+	MSTAT=([running]=no [unwind_tables]=0 [unwind_procs]=0 [unwind_mem_used]=0)
+	for e in complete max-frames no-proc stale no-mapping no-cfi slow-rule fault bad-frame; do
+		MSTAT[walks:$e]=0
+	done
+	while IFS= read -r line; do
+		if [[ $line =~ ^running:\ (yes|no) ]]; then
+			MSTAT[running]=${BASH_REMATCH[1]}
+		elif [[ $line =~ $re_up ]]; then
+			MSTAT[unwind_tables]=${BASH_REMATCH[1]}
+			MSTAT[unwind_procs]=${BASH_REMATCH[2]}
+			MSTAT[unwind_mem_used]=${BASH_REMATCH[3]}
+		elif [[ $line =~ ^unwind\ walks:\ [0-9]+\ \(([^\)]*)\) ]]; then
+			ends=${BASH_REMATCH[1]}
+			while [[ $ends =~ ^$re_end ]]; do
+				MSTAT[walks:${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+				ends=${ends#"${BASH_REMATCH[0]}"}
+			done
+		fi
+	done <<<"$OUT"
+}
+
 # sched_one_in: ONE_IN = the module's sched-one-in now ('taprootctl config').
 sched_one_in() {
 	ctl "taprootctl config" config

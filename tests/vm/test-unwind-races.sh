@@ -6,7 +6,10 @@
 # signal frames, and a CPU goes offline and online again and again; then
 # the recorder is killed with -9 in the middle of it all.
 #   - while it runs, the module walks stacks from the uploads (complete
-#     walks and stale ones counted, memory held);
+#     walks and stale ones counted, memory held): the CPU goes offline and
+#     online at least three times, and on until the module has walked as
+#     many stacks as this test wants (a loaded host starts the recorder
+#     and uploads at its own pace), within a deadline;
 #   - after the kill, the store of the dead file is gone: no table, no
 #     process, no byte held, and no vmalloc'd allocation of utab left;
 #   - a new recorder (of unwindzoo alone) then gets interned stacks again
@@ -15,7 +18,7 @@
 #     unread records);
 #   - the module unloads. No oops, WARNING or lockdep report (tests/vm/run
 #     and scripts/vm check the kernel log).
-# vm-timeout: 240
+# vm-timeout: 300
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 require_module
@@ -30,17 +33,10 @@ done
 [ -n "$hot" ] || die "no CPU can go offline: run with 2 vCPUs or more"
 trap 'echo 1 >"/sys/devices/system/cpu/cpu$hot/online" 2>/dev/null; _cleanup_spawned' EXIT
 
-# module_stats NAME...: a line of the values of NAME... from one
-# 'taprootctl --json stats' (each a call under TCG and this load: seconds):
-# a module-wide counter, or "walks:END", the walks that ended END on all
-# CPUs.
-module_stats() {
-	ctl "stats" --json stats
-	python3 -S -c 'import json, sys
-s = json.loads(sys.argv[1])
-print(*(sum(c["unwind"][n[6:]] for c in s["cpus"]) if n.startswith("walks:") else s[n]
-        for n in sys.argv[2:]))' "$OUT" "$@"
-}
+# The module's walks this test wants before the kill, and how long it
+# waits for them.
+want_complete=100
+deadline_s=150
 
 load_module
 # Longer than the test: killed at its end.
@@ -49,20 +45,30 @@ spawn swap swap "$PROGS/libswap" 600 50
 spawn storm storm "$PROGS/exec-storm" 600 "$PROGS/tapexec-a" "$PROGS/tapexec-b" 0.05
 
 say "record --all --freq 999, CPU $hot offline and online, then kill -9"
-"$CTL" record --all --freq 999 --duration 60 --output "$TEST_TMP/dead" \
+# Longer than the test: killed below.
+"$CTL" record --all --freq 999 --duration 600 --output "$TEST_TMP/dead" \
 	>"$TEST_TMP/dead.out" 2>&1 &
 rec=$!
 _spawned+=("$rec")
-complete0=0
-for i in 1 2 3; do
-	sleep 1.5
+cycles=0
+t0=${EPOCHREALTIME/./}
+while :; do
+	# A CPU's life in the middle of sampling and uploads: what it is
+	# offline and online for is the sampling of this second.
+	nap 1
 	echo 0 >"/sys/devices/system/cpu/cpu$hot/online" || die "cpu$hot would not go offline"
-	sleep 1
+	nap 1
 	echo 1 >"/sys/devices/system/cpu/cpu$hot/online" || die "cpu$hot would not come back"
+	cycles=$((cycles + 1))
+	module_stats
+	complete=${MSTAT[walks:complete]} stale=${MSTAT[walks:stale]} mem=${MSTAT[unwind_mem_used]}
+	[ "$cycles" -lt 3 ] || [ "$complete" -le "$want_complete" ] || [ "$stale" -eq 0 ] ||
+		[ "$mem" -eq 0 ] || break
+	[ $((${EPOCHREALTIME/./} - t0)) -lt $((deadline_s * 1000000)) ] || break
 done
-read -r complete stale mem <<<"$(module_stats walks:complete walks:stale unwind_mem_used)"
-say "before the kill: $complete complete walks, $stale stale, $mem bytes uploaded"
-assert_gt "the module walked stacks from the uploads" "$complete" 100
+say "before the kill, after $cycles offline/online cycles in $(((${EPOCHREALTIME/./} - t0) / 1000000)) s:" \
+	"$complete complete walks, $stale stale, $mem bytes uploaded"
+assert_gt "the module walked stacks from the uploads" "$complete" "$want_complete"
 assert_gt "the module saw mappings change (libswap, exec-storm)" "$stale" 0
 assert_gt "the recorder's uploads are held" "$mem" 0
 
@@ -72,10 +78,13 @@ wait "$rec" 2>/dev/null || true
 # The file is released once the dead process's descriptors and mappings
 # are gone: wait for the consumer slot to free (a new open would be EBUSY).
 t0=${EPOCHREALTIME/./}
-for _ in $(seq 50); do
-	read -r mem tables procs <<<"$(module_stats unwind_mem_used unwind_tables unwind_procs)"
-	[ "$mem" = 0 ] && break
-	sleep 0.2
+while :; do
+	module_stats
+	mem=${MSTAT[unwind_mem_used]} tables=${MSTAT[unwind_tables]} procs=${MSTAT[unwind_procs]}
+	[ "$mem" != 0 ] || break
+	[ $((${EPOCHREALTIME/./} - t0)) -lt 30000000 ] || break
+	# The release runs in the kernel after the last descendant closes.
+	nap 0.2
 done
 say "the store was freed $(((${EPOCHREALTIME/./} - t0) / 1000)) ms after the kill"
 assert_eq "no byte held after the kill" 0 "$mem"
@@ -102,5 +111,6 @@ if st["stack_refs"] < 100:
     sys.exit(f"FAIL: only {st['stack_refs']} interned samples after the kill")
 PY
 [ $? -eq 0 ] || die "the recorder after the kill is not as expected"
-assert_eq "the second recorder's uploads are gone too" 0 "$(module_stats unwind_mem_used)"
+module_stats
+assert_eq "the second recorder's uploads are gone too" 0 "${MSTAT[unwind_mem_used]}"
 unload_module
