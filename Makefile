@@ -140,6 +140,8 @@ bench-tools: $(BENCH_TOOLS)
 # real pprof, found through $TAPROOT_PPROF. Built offline (about 20 s) from
 # Debian's golang-go and golang-github-google-pprof-dev (scripts/deps).
 PPROF := $(B)/pprof
+.PHONY: pprof
+pprof: $(PPROF)
 $(PPROF):
 	@mkdir -p $(@D)
 	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=$(B)/gocache \
@@ -207,7 +209,7 @@ sparse:
 
 # ------------------------------------------------------------ top level
 
-.PHONY: all deps check vm-check vm-selftest trace-viewer bench bench-quick demo clean FORCE
+.PHONY: all deps check check-loaded vm-check vm-selftest trace-viewer bench bench-quick demo clean FORCE
 all: kmod userspace
 
 deps:
@@ -231,7 +233,14 @@ export VM_TIMEOUT
 # The tests of userspace behaviour alone ("# vm-scope: userspace") run on
 # the first kernel only.
 vm-check: kmods userspace vm-progs
-	scripts/vm-check $(FLAVORS)
+	scripts/vm-check $(VM_CHECK_OPTS) $(FLAVORS)
+
+# The VM tests with a CPU hog on every host core (scripts/vm-check --load):
+# how a new or changed VM test is checked before it lands (README, Tests).
+# Dependencies first, as for check.
+check-loaded:
+	scripts/deps
+	$(MAKE) --no-print-directory vm-check VM_CHECK_OPTS=--load
 
 # The trace each kernel's record-critical-path left (scripts/vm-check keeps
 # it), opened in a real viewer: speedscope in headless Chromium. One per

@@ -243,10 +243,10 @@ ere_quote() {
 }
 
 # require_module: the module for this kernel and the CLI must be built.
-# require_pprof: PPROF = the real pprof, built by 'make build/pprof'.
+# require_pprof: PPROF = the real pprof, built by 'make pprof'.
 require_pprof() {
 	PPROF=$REPO/build/pprof
-	[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make build/pprof' (make vm-check does)"
+	[ -x "$PPROF" ] || die "no ${PPROF#"$REPO"/}: run 'make pprof' (make vm-check does)"
 }
 
 require_module() {
