@@ -269,6 +269,60 @@ module_stats() {
 	done <<<"$OUT"
 }
 
+# wait_uploaded LABEL PID [SECONDS]: waits (default deadline 60 s) until
+# the module holds mappings of a process and a table for each executable
+# file PID maps: what the uploads of a recording of PID alone give once its
+# tables are compiled (the consumer's own process is never uploaded).
+# Seen twice in a row: a process's mappings are set right after its last
+# table, in the same upload.
+wait_uploaded() {
+	local label=$1 pid=$2 secs=${3:-60} files seen=0
+	local range perms off dev ino path
+	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
+	local -A exe=()
+	while read -r range perms off dev ino path; do
+		[[ $perms != *x* || $path != /* ]] || exe[$path]=1
+	done <"/proc/$pid/maps" || die "$label: no /proc/$pid/maps"
+	files=${#exe[@]}
+	while :; do
+		module_stats
+		if [ "${MSTAT[unwind_procs]}" -ge 1 ] && [ "${MSTAT[unwind_tables]}" -ge "$files" ]; then
+			seen=$((seen + 1))
+			[ "$seen" -lt 2 ] || return 0
+		else
+			seen=0
+		fi
+		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] ||
+			die "$label: after $secs s the module holds ${MSTAT[unwind_procs]} processes'" \
+				"mappings and ${MSTAT[unwind_tables]} tables; pid $pid maps $files" \
+				"executable files (${!exe[*]})"
+		# The uploads are the recorder's work, paced by its budget.
+		nap 0.2
+	done
+}
+
+# record_held NAME RECORD-OPTIONS... -- CMD [ARGS...]: taprootctl record
+# of CMD in the background, CMD's stdin a FIFO this shell holds open, so
+# that CMD waits for a line (release_held) as long as the test needs;
+# record's output (CMD's with it) in $TEST_TMP/NAME.out. REC = its pid.
+record_held() {
+	local name=$1
+	shift
+	rm -f "$TEST_TMP/$name.fifo"
+	mkfifo "$TEST_TMP/$name.fifo"
+	exec {HELD_FD}<>"$TEST_TMP/$name.fifo"
+	"$CTL" record "$@" <"$TEST_TMP/$name.fifo" >"$TEST_TMP/$name.out" 2>&1 &
+	REC=$!
+	_spawned+=("$REC")
+}
+
+# release_held: the line the held command waits for ("go"), then its stdin
+# at end of file.
+release_held() {
+	echo go >&"$HELD_FD"
+	exec {HELD_FD}>&-
+}
+
 # sched_one_in: ONE_IN = the module's sched-one-in now ('taprootctl config').
 sched_one_in() {
 	ctl "taprootctl config" config

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The causal events' user stacks are walked in the module: taprootctl
 # record --events cpu,offcpu of progs/evblock (a reader thread blocked on a
-# pipe, woken by a writer thread) uploads the tables, and then
+# pipe, woken by a writer thread) uploads the tables (evblock waits on its
+# stdin until the module holds them: wait_uploaded), and then
 #   - most SWITCH records of the target's switch-outs and most WAKING
 #     records of its writer carry the module's walk instead of a stack copy
 #     (TAPROOT_SNAP_F_UPCS: ustack_len / 8 pcs, the first the leaf's ip,
@@ -22,7 +23,9 @@
 # uploads before) the events themselves have taprootctl upload the
 # target: some of its snapshots say no-proc, stale or no-mapping, the
 # uploads happened, and then most of its snapshots have UPCS all the same.
+# vm-timeout: 300
 . "${0%/*}/lib.sh"
+. "${0%/*}/lib-sampling.sh"
 
 require_module
 require_pprof
@@ -31,20 +34,26 @@ rounds=150
 load_module
 
 # record_evblock NAME RECORD-OPTIONS...: evblock pipe into $TEST_TMP/NAME/,
-# its raw capture in NAME.raw, with the profiles of $events; sets $target
-# to its pid.
+# its raw capture in NAME.raw, with the profiles of $events, released once
+# the module holds its tables and mappings; sets $target to its pid.
 events=cpu,offcpu
 record_evblock() {
 	local name=$1
 	shift
-	say "taprootctl record --events $events $* -- evblock pipe $rounds"
-	expect_ok "record ($name)" "$CTL" record --events "$events" "$@" --ring-pages 1024 \
+	say "taprootctl record --events $events $* -- evblock pipe $rounds, released once uploaded"
+	record_held "$name" --events "$events" "$@" --ring-pages 1024 \
 		--raw "$TEST_TMP/$name.raw" --output "$TEST_TMP/$name" \
-		--stats-json "$TEST_TMP/$name.json" -- "$PROGS/evblock" pipe "$rounds" </dev/null
-	echo "$OUT"
-	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
-	target=$(printf '%s\n' "$OUT" | sed -n 's/^ready pid=\([0-9]*\).*/\1/p' | head -n1)
+		--stats-json "$TEST_TMP/$name.json" -- "$PROGS/evblock" pipe "$rounds"
+	wait_line "record ($name): evblock is ready" "$TEST_TMP/$name.out" '^start$' 60
+	target=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$TEST_TMP/$name.out" | head -n1)
 	[ -n "$target" ] || die "no 'ready pid=' from evblock in record's output"
+	wait_uploaded "record ($name): evblock ($target) uploaded" "$target" 120
+	release_held
+	wait_exit "record ($name) ends with evblock" "$REC" 120
+	OUT=$(cat "$TEST_TMP/$name.out")
+	echo "$OUT"
+	[ "$RC" -eq 0 ] || die "record ($name) exited $RC"
+	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
 }
 
 # check_raw NAME MODE: the SWITCH and WAKING snapshots of raw capture NAME

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Recording sessions one after another on the same loaded module, as a
+# user runs them: each one's command is uploaded and walked in the module.
+# (Issue 35: on 7.2 the later sessions' commands were walked late or
+# never; the recorder spent its upload budget on its own libraries, woken
+# as it was by its release of the command, and on the stale samples of
+# its backlog.) Three times, taprootctl record --events cpu,offcpu of
+# progs/evblock pipe, held before its work (stdin a FIFO) until:
+#   - the module holds the mappings of one process and a table for each
+#     executable file evblock maps (wait_uploaded): evblock alone, the
+#     recorder's own process never;
+# then released:
+#   - the module's walks of evblock's stacks from then on are complete,
+#     at least 100 of them (its reader's switch-outs, its writer's
+#     wakings), and none ends for want of an upload but the one of this
+#     shell, which wakes evblock with "go" and is not uploaded;
+#   - the session ends well and what it uploaded is freed.
+# vm-timeout: 300
+. "${0%/*}/lib.sh"
+. "${0%/*}/lib-sampling.sh"
+require_module
+require_prog evblock
+load_module
+
+for i in 1 2 3; do
+	say "session $i: taprootctl record --events cpu,offcpu -- evblock pipe 150, held"
+	record_held "s$i" --events cpu,offcpu --output "$TEST_TMP/s$i" \
+		--stats-json "$TEST_TMP/s$i.json" -- "$PROGS/evblock" pipe 150
+	wait_line "session $i: evblock is ready" "$TEST_TMP/s$i.out" '^start$' 60
+	target=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$TEST_TMP/s$i.out" | head -n1)
+	[ -n "$target" ] || die "session $i: no 'ready pid=' from evblock: $(cat "$TEST_TMP/s$i.out")"
+	wait_uploaded "session $i: evblock ($target) uploaded" "$target" 120
+	assert_eq "session $i: processes uploaded (evblock alone, not the recorder)" 1 \
+		"${MSTAT[unwind_procs]}"
+	complete0=${MSTAT[walks:complete]}
+	missing0=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping]))
+
+	release_held
+	wait_exit "session $i: record ends with evblock" "$REC" 120
+	[ "$RC" -eq 0 ] || die "session $i: record exited $RC: $(cat "$TEST_TMP/s$i.out")"
+	assert_contains "session $i: summary" "$(cat "$TEST_TMP/s$i.out")" \
+		"command:  exited with status 0"
+	module_stats
+	complete=$((MSTAT[walks:complete] - complete0))
+	missing=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping] - missing0))
+	say "session $i: after the release, $complete complete walks, $missing for want of uploads"
+	assert_gt "session $i: complete walks of evblock after its upload" "$complete" 99
+	[ "$missing" -le 1 ] ||
+		die "session $i: $missing walks ended for want of an upload after evblock's (1 at most: this shell's 'go')"
+	assert_eq "session $i: uploads freed with the session" 0 "${MSTAT[unwind_mem_used]}"
+done
+unload_module
