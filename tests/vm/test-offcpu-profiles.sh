@@ -11,7 +11,7 @@
 #   - offcpu.pb.gz: the off-CPU time whose stack holds the sleeper's and the
 #     reader's function is within 10% of what they measured; state S for
 #     both where they wait (do_nanosleep, pipe_read), D for the vfork parent
-#     where it waits for the child (__wait_for_common under vfork: before
+#     where it waits for the child (the completion's wait under vfork: before
 #     that wait, a preemptible kernel often lets the new child preempt its
 #     parent in kernel_clone, which is R+, rightly), its vfork() unwound
 #     up to vfork_wait;
@@ -147,11 +147,14 @@ def check_count(name, off, wait, calls, one_in):
         fail(f"{name}: {got} intervals of the sleeper in do_nanosleep, not within"
              f" {bound:.0f} of its {calls} calls")
 
+VFORK_WAIT = ("__wait_for_common", "wait_for_completion_state", "wait_for_completion_killable",
+              "wait_for_vfork_done")
+
 def check_vfork(name, off, ns, want):
     """The vfork parent waits for its child in state D, found by its thread
     name and the kernel's vfork frame, and its wait for the child's
-    completion (__wait_for_common; 6.1 on: wait_for_completion_state, 5.10:
-    _killable). Before that wait, on a preemptible kernel (7.2's), the
+    completion (VFORK_WAIT: __wait_for_common, inlined on the rt kernels
+    into wait_for_completion_state, 5.10's _killable). Before that wait, on a preemptible kernel (7.2's), the
     child often preempts its parent at wake_up_new_task: that time is R+,
     and how much of it there is depends on how busy the host is. glibc's
     __vfork keeps its return address in %rdi during the call (its CFI says
@@ -159,7 +162,7 @@ def check_vfork(name, off, ns, want):
     mine = [s for s in off.samples if s.labels.get("thread_comm") == "vforker"
             and "__do_sys_vfork" in s.frames]
     got = sum(s.values[ns] for s in mine)
-    wait = [s for s in mine if "__wait_for_common" in s.frames]
+    wait = [s for s in mine if any(f in VFORK_WAIT for f in s.frames)]
     waited = sum(s.values[ns] for s in wait)
     d = sum(s.values[ns] for s in wait if s.labels.get("state") == "D")
     full = sum(s.values[ns] for s in mine if "vfork_wait" in s.frames)
@@ -170,7 +173,7 @@ def check_vfork(name, off, ns, want):
         fail(f"{name}: the vfork parent's wait has {got / 1e6:.1f} ms off CPU,"
              f" less than half the {want / 1e6:.1f} ms it measured")
     if waited < 0.1 * got:
-        fail(f"{name}: the vfork parent's wait for its child (__wait_for_common) is"
+        fail(f"{name}: the vfork parent's wait for its child ({'/'.join(VFORK_WAIT)}) is"
              f" {waited / 1e6:.1f} ms of its {got / 1e6:.1f} ms in vfork(): not found")
     if d < 0.9 * waited:
         fail(f"{name}: the vfork parent's wait for its child is not mostly state D:"
