@@ -103,6 +103,15 @@ $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/lib
 $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libctl.a $(B)/san/libtaproot.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
+# test_spool: taprootd's push spool, and the logging it calls, before the
+# libraries they call.
+$(B)/plain/tests/test_spool: $(B)/plain/tests/unit/test_spool.o $(B)/plain/ctl/daemon-spool.o \
+		$(B)/plain/ctl/daemon-log.o $(B)/plain/libctl.a $(B)/plain/libtaproot.a
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
+$(B)/san/tests/test_spool: $(B)/san/tests/unit/test_spool.o $(B)/san/ctl/daemon-spool.o \
+		$(B)/san/ctl/daemon-log.o $(B)/san/libctl.a $(B)/san/libtaproot.a
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
+
 # test_uwalk builds the module's user stack walker, plain C, in userspace.
 $(B)/plain/tests/test_uwalk: $(B)/plain/kmod/uwalk.o
 $(B)/san/tests/test_uwalk: $(B)/san/kmod/uwalk.o

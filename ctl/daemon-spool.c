@@ -189,6 +189,29 @@ static int write_part(const char *dir, const struct taproot_profile *prof, const
 	return n > 0;
 }
 
+/*
+ * @until, or past it while the spool holds an interval FROM-UNTIL of @kind
+ * already: two intervals begun within one second (a flush forced soon
+ * after another) must not share a file, and a later UNTIL still bounds
+ * the profile.
+ */
+static int64_t free_until(const char *output, const char *kind, int64_t from, int64_t until)
+{
+	struct spool_entry *v;
+	uint64_t bytes;
+	long n = spool_list(output, &v, &bytes, false);
+	bool taken = true;
+
+	while (taken && n > 0) {
+		taken = false;
+		for (long i = 0; i < n && !taken; i++)
+			taken = v[i].from == from && v[i].until == until && !strcmp(v[i].kind, kind);
+		until += taken;
+	}
+	free(v);
+	return until;
+}
+
 int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
 		int64_t from, int64_t until)
 {
@@ -216,6 +239,8 @@ int spool_write(const char *output, const struct taproot_profile *prof, const ch
 			n, kind, MAX_SERVICES);
 		n = MAX_SERVICES;
 	}
+	if (n > 0)
+		until = free_until(output, kind, from, until);
 	for (long i = 0; i < n && ret >= 0; i++) {
 		ret = write_part(dir, prof, kind, from, until, services[i]);
 		written += ret > 0;
@@ -287,10 +312,10 @@ long spool_list(const char *output, struct spool_entry **vp, uint64_t *bytes, bo
 	return (long)n;
 }
 
-bool spool_holds(const struct spool_entry *v, size_t n, int64_t from, const char *kind)
+bool spool_holds(const struct spool_entry *v, size_t n, int64_t stamp, const char *kind)
 {
 	for (size_t i = 0; i < n; i++)
-		if (v[i].from == from && !strcmp(v[i].kind, kind))
+		if (v[i].from <= stamp && stamp <= v[i].until && !strcmp(v[i].kind, kind))
 			return true;
 	return false;
 }

@@ -355,8 +355,10 @@ struct spool_entry {
 
 /*
  * Split @prof (a profile of @kind, written for the interval [@from,
- * @until)) by service_name into OUTPUT/push. Returns the files written,
- * or -1 after logging (what was written stays).
+ * @until), whole seconds around its time) by service_name into
+ * OUTPUT/push; @until moves up when an earlier interval of @kind has that
+ * name. Returns the files written, or -1 after logging (what was written
+ * stays).
  */
 int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
 		int64_t from, int64_t until);
@@ -372,10 +374,13 @@ bool spool_parse_name(const char *name, struct spool_entry *e);
 long spool_list(const char *output, struct spool_entry **v, uint64_t *bytes, bool temps);
 
 /*
- * Whether the spool holds files of the interval that starts at @from, of
- * @kind: the local profile of that interval is then kept by --retain.
+ * Whether the spool holds files of @kind whose interval holds second
+ * @stamp (a local profile's name): that profile is then kept by --retain.
+ * (A stamp is the second its interval began in, or a later one when an
+ * earlier interval took that second: within [FROM, UNTIL] but for a run
+ * of flushes forced within one second.)
  */
-bool spool_holds(const struct spool_entry *v, size_t n, int64_t from, const char *kind);
+bool spool_holds(const struct spool_entry *v, size_t n, int64_t stamp, const char *kind);
 
 struct daemon_push;
 

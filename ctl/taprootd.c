@@ -364,11 +364,14 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	if (err < 0)
 		log_msg(LOG_WARNING, "%s", taproot_errmsg(err));
 	pipeline_use_ring(d, d->ring);
-	/* The interval starts now, after the warm-up, as interval_start says. */
+	/*
+	 * The interval starts now, after the warm-up: interval_start, read
+	 * first, is the second the profiles' time falls in or one before.
+	 */
+	d->interval_start = wall_s();
 	taproot_pipeline_reset(d->pl);
 	d->pl_freq = freq;
 	d->interval_samples = 0;
-	d->interval_start = wall_s();
 	return 0;
 }
 
@@ -452,11 +455,12 @@ static void write_state(struct daemon *d)
 /*
  * --push: the profile @kind, split by service into the spool, before the
  * local profile is written: a crash in between may leave an interval
- * pushed and not on disk, but never one on disk and not pushed. Its interval is
- * [@stamp, now]: @stamp names the local profile too, which --retain keeps
- * while the spool holds the interval.
+ * pushed and not on disk, but never one on disk and not pushed. Its
+ * interval is [interval_start, now], in whole seconds around it; not its
+ * stamp, which is later than its start when an interval begun in the same
+ * second took that one (a write that came late, then one on time).
  */
-static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind, time_t stamp)
+static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind)
 {
 	struct timespec now;
 	int64_t until;
@@ -464,10 +468,10 @@ static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind, time_t 
 	/* [FROM, UNTIL] holds the profile's time: FROM rounded down, UNTIL up. */
 	clock_gettime(CLOCK_REALTIME, &now);
 	until = (int64_t)now.tv_sec + (now.tv_nsec > 0);
-	if (until <= (int64_t)stamp)
-		until = (int64_t)stamp + 1;
+	if (until <= d->interval_start)
+		until = d->interval_start + 1;
 	return spool_write(d->o.output, taproot_pipeline_profile_of(d->pl, kind),
-			   taproot_profile_kind_name(kind), (int64_t)stamp, until) > 0;
+			   taproot_profile_kind_name(kind), d->interval_start, until) > 0;
 }
 
 /*
@@ -549,7 +553,7 @@ static void flush_interval(struct daemon *d, const char *why)
 		if (!stamp)
 			stamp = daemon_next_stamp((time_t)d->interval_start, &d->last_stamp);
 		if (d->push)
-			spooled |= spool_kind(d, kind, stamp);
+			spooled |= spool_kind(d, kind);
 		path = daemon_profile_path(d->o.output, taproot_profile_kind_name(kind), stamp);
 		if (!path) {
 			log_msg(LOG_ERR, "out of memory");
@@ -570,9 +574,9 @@ static void flush_interval(struct daemon *d, const char *why)
 		daemon_push_kick(d->push);
 	if (wrote)
 		daemon_retain(d->o.output, d->o.retain, false, d->push != NULL);
+	d->interval_start = wall_s();	/* first: see new_pipeline() */
 	taproot_pipeline_reset(d->pl);
 	d->interval_samples = st.samples;
-	d->interval_start = wall_s();
 	write_state(d);
 }
 

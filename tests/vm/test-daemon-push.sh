@@ -17,8 +17,10 @@
 #     the profile's sample types; the bearer token is the first line of
 #     --push-bearer-file, the tenant --push-tenant's;
 #   - what arrives is what taprootd wrote, as the real pprof decodes it:
-#     every sample of an upload is of its service; every upload's from is
-#     the stamp of a full profile (KIND-STAMP.pb.gz) of its kind; no
+#     every sample of an upload is of its service; every upload's
+#     [from, until] holds the stamp of a full profile (KIND-STAMP.pb.gz)
+#     of its kind, each interval's its own (a stamp is later than its
+#     interval's start when an earlier interval took that second); no
 #     (interval, kind, service) is stored twice; for each kind and service
 #     the samples of all the uploads add up, value by value, to the
 #     service's samples in all the full profiles of the kind, so none is
@@ -471,10 +473,10 @@ for e in log:
 # Each (interval, kind, service) stored once; the duplicates are resends.
 keys = collections.defaultdict(list)
 for e in stored:
-    keys[(e["from"], e["kind"], e["service"])].append(e["id"])
+    keys[(e["from"], e["until"], e["kind"], e["service"])].append(e["id"])
 for k, ids in keys.items():
     if len(ids) > 1:
-        fail(f"interval {k[0]}, {k[1]}, {k[2]!r} stored {len(ids)} times, as {ids}")
+        fail(f"interval {k[0]}-{k[1]}, {k[2]}, {k[3]!r} stored {len(ids)} times, as {ids}")
 dups = [e["id"] for e in log if e["dup"]]
 print(f"# {len(log)} uploads answered, {len(stored)} stored, {len(dups)} resent: {dups}")
 if held not in dups:
@@ -496,7 +498,17 @@ for name in os.listdir(out):
     m = re.fullmatch(r"(cpu|offcpu|offwake|schedlat)-(\d{8}T\d{6}Z)\.pb\.gz", name)
     if m:
         full[m[1]][calendar.timegm(time.strptime(m[2], "%Y%m%dT%H%M%SZ"))] = f"{out}/{name}"
-orphans = [e for e in stored if e["from"] not in full[e["kind"]]]
+# Each interval of a kind, in order, is the full profile with the first
+# stamp not taken yet within its [from, until].
+stamp_of = {}					# (kind, from, until) -> stamp
+for kind in {e["kind"] for e in stored}:
+    free = sorted(full[kind])
+    for iv in sorted({(e["from"], e["until"]) for e in stored if e["kind"] == kind}):
+        t = next((t for t in free if iv[0] <= t <= iv[1]), None)
+        if t is not None:
+            free.remove(t)
+            stamp_of[(kind,) + iv] = t
+orphans = [e for e in stored if (e["kind"], e["from"], e["until"]) not in stamp_of]
 cut = {e["from"] for e in orphans}
 last = max([t for k in full for t in full[k] if t <= int(killed_at)], default=0)
 if orphans and len(cut) == 1 and last <= min(cut) <= int(killed_at):
@@ -507,7 +519,7 @@ else:
         near = sorted(full[e["kind"]], key=lambda t: abs(t - e["from"]))[:3]
         fail(f"upload {e['id']}: no full {e['kind']} profile of stamp {e['from']} "
              f"(nearest: {near}; taprootd was killed at {killed_at})")
-uploaded = {(e["kind"], e["from"]) for e in stored}
+uploaded = {(k, t) for (k, _, _), t in stamp_of.items()}
 lonely = {(k, t): p for k in full for t, p in full[k].items() if (k, t) not in uploaded}
 
 by_group = collections.defaultdict(list)	# what adds up to the full profiles
