@@ -70,6 +70,7 @@ struct kt_proc {
 	bool never;			/* a kernel thread: nothing to upload */
 	bool waiting;			/* in tp_ktables.waiting */
 	bool slow;			/* ... only for pcs in no mapping, all uploaded */
+	bool check;			/* ... only on evidence older than the set */
 	bool put_off;			/* ... and counted deferred */
 	uint64_t token;			/* of the mappings it holds */
 	uint64_t set_ns;		/* when they were set (MAPS_SET returned) */
@@ -509,7 +510,10 @@ static void kt_proc_set(struct tp_ktables *k, struct kt_proc *e, uint64_t token,
 
 /*
  * One try: a token, the maps read after it, the set. 0 done (or nothing
- * more to do), -ESTALE to try again, another error.
+ * more to do), -ESTALE to try again, another error. When only old
+ * evidence asked (e->check), a token equal to the one the module's
+ * mappings were set with says they are still those of the address space:
+ * nothing more is read or set.
  */
 static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 {
@@ -523,6 +527,10 @@ static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 		e->never = true;	/* a kernel thread */
 	if (err)
 		return err;
+	if (e->check && e->uploaded && !e->partial && token == e->token) {
+		k->st.maps_current++;
+		return 0;
+	}
 	if (taproot_proc_get(k->procs, (int)e->pid, 0, &proc) < 0)
 		return -ENOMEM;
 	n = tp_ktables_build(k, proc, k->maps, TAPROOT_MAPS_MAX, &left_out);
@@ -536,7 +544,7 @@ static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 	return err;
 }
 
-static void kt_want(struct tp_ktables *k, struct kt_proc *e, bool slow);
+static void kt_want(struct tp_ktables *k, struct kt_proc *e, bool slow, bool check);
 
 /*
  * Upload @e's mappings: ESTALE once more at once, then again once the
@@ -576,7 +584,7 @@ static void kt_upload(struct tp_ktables *k, struct kt_proc *e)
 	if (k->full)
 		kt_reclaim(k);
 	if (again || (!err && k->budget_left_out))
-		kt_want(k, e, false);
+		kt_want(k, e, false, false);
 }
 
 /* Refill the work bucket for the time gone by. */
@@ -615,16 +623,20 @@ static void kt_sweep(struct tp_ktables *k, uint64_t now)
 /*
  * @e wants an upload: into the waiting list if not there yet. @slow: only
  * for a pc in no mapping while all of them are uploaded, which waits the
- * longer interval unless another reason joins it.
+ * longer interval unless another reason joins it; @check: only on old
+ * evidence, which a token equal to the set's answers, unless another
+ * reason joins it.
  */
-static void kt_want(struct tp_ktables *k, struct kt_proc *e, bool slow)
+static void kt_want(struct tp_ktables *k, struct kt_proc *e, bool slow, bool check)
 {
 	if (e->waiting) {
 		e->slow &= slow;
+		e->check &= check;
 		return;
 	}
 	e->waiting = true;
 	e->slow = slow;
+	e->check = check;
 	e->put_off = false;
 	tp_lru_push(&k->waiting, &e->wait);
 }
@@ -685,17 +697,19 @@ void tp_ktables_sample(struct tp_ktables *k, uint32_t pid, unsigned int unwind,
 		return;
 	}
 	e->seen_ns = now;
-	/*
-	 * Taken before the mappings the module holds now were set: it says
-	 * nothing of them. (A consumer that runs behind would otherwise
-	 * upload each process again for every interval of its backlog.)
-	 */
-	if (e->never || (e->uploaded && time_ns < e->set_ns)) {
-		k->st.old_triggers += !e->never;
+	if (e->never)
 		return;
-	}
-	/* A pc in no mapping, all of them uploaded: a library mapped since, rarely. */
-	kt_want(k, e, unwind == TAPROOT_KUNWIND_NO_MAPPING && e->uploaded && !e->partial);
+	/*
+	 * slow: a pc in no mapping, all of them uploaded: a library mapped
+	 * since, rarely. check: taken before the mappings the module holds
+	 * were set, which may be current (a consumer behind its rings would
+	 * otherwise set each process's again for each interval of its
+	 * backlog) or not (it changed since): the token tells; but a pc in
+	 * no mapping may be in one mapped since, which 5.10's generation
+	 * does not count: that needs the maps.
+	 */
+	kt_want(k, e, unwind == TAPROOT_KUNWIND_NO_MAPPING && e->uploaded && !e->partial,
+		e->uploaded && time_ns < e->set_ns && unwind != TAPROOT_KUNWIND_NO_MAPPING);
 	kt_serve(k, now);
 }
 

@@ -20,9 +20,12 @@
  *    passes the pid filter) triggers the same upload of its process, so
  *    that a process that mostly blocks is uploaded without waiting for a
  *    sample; the limits below count both alike. A trigger taken before
- *    the process's mappings were last set says nothing of them and is
- *    ignored (old_triggers): a consumer that runs behind would otherwise
- *    upload every process again for each interval of its backlog. The
+ *    the process's mappings were last set (but for a pc in no mapping)
+ *    only has the token checked: equal to the one they were set with,
+ *    they are current and nothing more is done (maps_current); a
+ *    consumer that runs behind would otherwise read the maps and set them
+ *    again for each interval of its backlog, and one that ignored such
+ *    triggers would learn of a change only as late as it runs behind. The
  *    consumer's own process is never uploaded (tp_ktables_skip()): it is
  *    sampled while it uploads, and compiling the tables of its own
  *    libraries would take the budget from the processes being profiled;
@@ -75,7 +78,7 @@ struct taproot_kupload_stats {
 	uint64_t stale_retries;		/* ESTALE: token and maps read again */
 	uint64_t budget_refusals;	/* ENOSPC: the module's unwind memory is full */
 	uint64_t deferred;		/* uploads put off: the work budget was spent */
-	uint64_t old_triggers;		/* triggers taken before the mappings were set */
+	uint64_t maps_current;		/* tokens that said the mappings held were current */
 	uint64_t errors;		/* other failures */
 	uint64_t work_ns;		/* time spent uploading, compiles included */
 	uint64_t tables;		/* now: tables uploaded */
@@ -86,7 +89,7 @@ struct taproot_kupload_stats {
 #define TAPROOT_KUPLOAD_FIELDS(X)						\
 	X(tables_uploaded) X(table_bytes) X(tables_existed) X(tables_deleted)	\
 	X(maps_uploaded) X(maps_forgotten) X(maps_fp) X(maps_left_out)		\
-	X(stale_retries) X(budget_refusals) X(deferred) X(old_triggers)	\
+	X(stale_retries) X(budget_refusals) X(deferred) X(maps_current)	\
 	X(errors) X(work_ns) X(tables) X(procs)
 
 struct tp_ktables;
