@@ -13,8 +13,9 @@
 #     both where they wait (do_nanosleep, pipe_read), D for the vfork parent
 #     where it waits for the child (the completion's wait under vfork: before
 #     that wait, a preemptible kernel often lets the new child preempt its
-#     parent in kernel_clone, which is R+, rightly), its vfork() unwound
-#     up to vfork_wait;
+#     parent in kernel_clone, which is R+, rightly; in the wait itself, R+
+#     when the child's wakeup came before the switch), never S, its
+#     vfork() unwound up to vfork_wait;
 #   - offwake.pb.gz: more than half of the reader's blocked time has the
 #     writer's function, then `--`, then the reader's function, with the
 #     label waker=writer; the sleeper's wakeups (a timer) have waker
@@ -175,9 +176,13 @@ def check_vfork(name, off, ns, want):
     if waited < 0.1 * got:
         fail(f"{name}: the vfork parent's wait for its child ({'/'.join(VFORK_WAIT)}) is"
              f" {waited / 1e6:.1f} ms of its {got / 1e6:.1f} ms in vfork(): not found")
-    if d < 0.9 * waited:
+    # A wakeup can come between the state's change and the switch: the
+    # parent then leaves the CPU runnable, R+ (more often on a busy host).
+    # Never S: the wait is uninterruptible.
+    other = sum(s.values[ns] for s in wait if s.labels.get("state") not in ("D", "R", "R+"))
+    if d < 0.5 * waited or other:
         fail(f"{name}: the vfork parent's wait for its child is not mostly state D:"
-             f" {d / 1e6:.1f} of {waited / 1e6:.1f} ms")
+             f" {d / 1e6:.1f} of {waited / 1e6:.1f} ms, {other / 1e6:.1f} ms neither D nor R")
     if full < 0.9 * got:
         fail(f"{name}: the vfork parent's wait unwinds to vfork_wait for only"
              f" {full / 1e6:.1f} of {got / 1e6:.1f} ms (the return address in %rdi)")
