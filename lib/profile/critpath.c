@@ -10,10 +10,14 @@
  * stats.total_ns says it). Within a stretch, the thread's events are read
  * from the latest back:
  *  - running (between a switch-in and the next switch-out): the time is
- *    split evenly between the thread's samples in it; with none, it goes
- *    to the stack the thread was next seen with (its switch-out, or the
- *    waking it was doing when the stretch was reached through it), or
- *    "[running]";
+ *    split evenly between the thread's samples in it; with none (a stretch
+ *    shorter than the sampling period mostly has none: between
+ *    preemptions, before a wait), it goes to the thread's sample nearest
+ *    in time, within CP_NEAR_NS; with none near either, to "[running]"
+ *    over the stack the thread was next seen with (its switch-out, or the
+ *    waking it was doing when the stretch was reached through it), so that
+ *    running time never reads as the blocked or preempted stack it ended
+ *    in;
  *  - runnable (woken, or preempted, until switched in): "[run queue]";
  *  - blocked until a thread woke it: that part of the stretch is handed
  *    to the waker, from the waking back to the start of the wait (the
@@ -35,6 +39,9 @@
 #define CP_MAX_FRAMES		1024
 #define CP_MAX_STEPS		(1U << 22)
 #define CP_LABELS		4
+/* How far, in time and in a thread's events, a running stretch's nearest sample is looked for. */
+#define CP_NEAR_NS		100000000ULL
+#define CP_NEAR_EVENTS		256
 
 struct cp_range {
 	uint32_t pid, tid;
@@ -143,33 +150,73 @@ static const char *cp_end(struct cp *cp, const struct tl_event *e, uint64_t ns)
 }
 
 /*
- * The running stretch (@s, @t] of thread @th, whose events up to index @k
- * (of the thread's) hold its samples: split between them, or to @fallback.
+ * The stack id of @th's sample nearest to the stretch (@s, @t], which holds
+ * none: looked for before it from event @k (the last one at or before @t;
+ * -1: none) back, and after it from @k + 1 on, within CP_NEAR_NS and
+ * CP_NEAR_EVENTS each way. 0: none.
  */
-static void cp_running(struct cp *cp, const struct tl_vthread *th, size_t k, uint64_t s,
+static uint32_t cp_near_sample(const struct cp *cp, const struct tl_vthread *th, ptrdiff_t k,
+			       uint64_t s, uint64_t t)
+{
+	uint64_t best = CP_NEAR_NS + 1;
+	uint32_t stack = 0;
+
+	for (ptrdiff_t i = k, n = 0; i >= 0 && n < CP_NEAR_EVENTS; i--, n++) {
+		const struct tl_event *e = &cp->t->ev[cp->v->idx[th->first + (size_t)i]];
+
+		if (e->t0 + CP_NEAR_NS < s)
+			break;
+		if (e->kind == TL_SAMPLE && e->t0 <= s) {
+			best = s - e->t0;
+			stack = e->stack;
+			break;
+		}
+	}
+	for (size_t i = (size_t)(k + 1), n = 0; i < th->nr && n < CP_NEAR_EVENTS; i++, n++) {
+		const struct tl_event *e = &cp->t->ev[cp->v->idx[th->first + i]];
+
+		if (e->t0 > t && e->t0 - t >= best)
+			break;
+		if (e->kind == TL_SAMPLE && e->t0 > t)
+			return e->stack;
+	}
+	return stack;
+}
+
+/*
+ * The running stretch (@s, @t] of thread @th, whose events up to index @k
+ * (of the thread's; -1: none) hold its samples: split between them, or
+ * to its nearest sample, or to "[running]" over @fallback.
+ */
+static void cp_running(struct cp *cp, const struct tl_vthread *th, ptrdiff_t k, uint64_t s,
 		       uint64_t t, uint32_t fallback)
 {
 	size_t n = 0, first = 0;
 	uint64_t each, extra;
+	uint32_t near;
 
 	cp->st->running_ns += t - s;
-	for (size_t i = k + 1; i-- > 0;) {
-		const struct tl_event *e = &cp->t->ev[cp->v->idx[th->first + i]];
+	for (ptrdiff_t i = k; i >= 0; i--) {
+		const struct tl_event *e = &cp->t->ev[cp->v->idx[th->first + (size_t)i]];
 
 		if (e->t0 <= s)
 			break;
 		if (e->kind == TL_SAMPLE && e->t0 <= t) {
 			n++;
-			first = i;
+			first = (size_t)i;
 		}
 	}
 	if (!n) {
-		cp_add(cp, th->pid, th->tid, NULL, fallback, t - s);
+		near = cp_near_sample(cp, th, k, s, t);
+		if (near)
+			cp_add(cp, th->pid, th->tid, NULL, near, t - s);
+		else
+			cp_add(cp, th->pid, th->tid, "[running]", fallback, t - s);
 		return;
 	}
 	each = (t - s) / n;
 	extra = (t - s) - each * n;
-	for (size_t i = first; i <= k; i++) {
+	for (size_t i = first; i <= (size_t)k; i++) {
 		const struct tl_event *e = &cp->t->ev[cp->v->idx[th->first + i]];
 
 		if (e->kind == TL_SAMPLE && e->t0 > s && e->t0 <= t) {
@@ -273,12 +320,7 @@ static int cp_range(struct cp *cp, const struct cp_range *r)
 			cp_add(cp, r->pid, r->tid, "[unknown]", 0, t - r->lo);
 			return 0;
 		}
-		if (k >= 0)
-			cp_running(cp, th, (size_t)k, from, t, fallback);
-		else
-			cp_add(cp, th->pid, th->tid, NULL, fallback, t - from);
-		if (k < 0)
-			cp->st->running_ns += t - from;
+		cp_running(cp, th, k, from, t, fallback);
 		t = from;
 		k = j;
 	}

@@ -15,9 +15,15 @@
  *   sleeper (103) naps: woken by a timer's interrupt every 5
  *
  * (times in microseconds.) The walk back from main's exit gives, exactly:
- * holder_compute (200,480] = 280, worker_compute (21,200] = 179, the run
- * queue 2 + 10 + 1 = 13, the rest to the stacks each thread was seen with
- * at the end of a stretch without samples, and nothing to the sleeper.
+ * holder_compute (200,480] = 280 and, its sample at 100 the nearest to
+ * (12,20], 8 more; worker_compute (21,200] = 179 and, its sample at 150
+ * the nearest to (10,12], (490,496] and (497,500], 11 more; the run queue
+ * 2 + 10 + 1 = 13; main, never sampled, "[running]" over the stack it was
+ * next seen with; and nothing to the sleeper.
+ *
+ * A second chain (waits()) has the waker preempted and blocked while the
+ * thread it wakes waits, and running stretches without a sample of their
+ * own: no time may read as a blocked or preempted stack.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -72,6 +78,17 @@ static const struct taproot_profile_frame f_exit[] = {
 static const struct taproot_profile_frame f_nap[] = {
 	{ .function = "do_nanosleep", .is_kernel = true, .address = 0xffffffff81000040 },
 	{ .function = "sleeper_nap", .mapping_path = "/bin/chain", .address = 0x4010 },
+};
+static const struct taproot_profile_frame f_preempt[] = {
+	{ .function = "preempt_schedule_irq", .is_kernel = true, .address = 0xffffffff81000070 },
+	{ .function = "worker_compute", .mapping_path = "/bin/chain", .address = 0x2010 },
+};
+static const struct taproot_profile_frame f_hpreempt[] = {
+	{ .function = "preempt_schedule_irq", .is_kernel = true, .address = 0xffffffff81000070 },
+	{ .function = "holder_compute", .mapping_path = "/bin/chain", .address = 0x1010 },
+};
+static const struct taproot_profile_frame f_helper[] = {
+	{ .function = "helper_compute", .mapping_path = "/bin/chain", .address = 0x5010 },
 };
 static const struct taproot_profile_frame f_timer[] = {
 	{ .function = "hrtimer_wakeup", .is_kernel = true, .address = 0xffffffff81000050 },
@@ -203,8 +220,8 @@ static void critpath_follows_wakers(void **state)
 	(void)state;
 	assert_int_equal(st.total_ns, 510 * US);
 	assert_int_equal(sum_with(p, NULL), 510 * US);
-	assert_int_equal(sum_with(p, "holder_compute"), 280 * US);
-	assert_int_equal(sum_with(p, "worker_compute"), 179 * US);
+	assert_int_equal(sum_with(p, "holder_compute"), (280 + 8) * US);
+	assert_int_equal(sum_with(p, "worker_compute"), (179 + 2 + 6 + 3) * US);
 	assert_int_equal(sum_with(p, "[run queue]"), 13 * US);
 	assert_int_equal(st.runqueue_ns, 13 * US);
 	/* The worker's wait while exiting: an interrupt ends that chain. */
@@ -213,11 +230,11 @@ static void critpath_follows_wakers(void **state)
 	assert_int_equal(st.unknown_ns + st.timer_ns, 0);
 	assert_int_equal(sum_with(p, "sleeper_nap"), 0);
 	assert_int_equal(sum_thread(p, "sleeper"), 0);
-	/* Stretches without samples: the stack each thread was next seen with. */
+	/* Main, never sampled: "[running]", over the stack it was next seen with. */
 	assert_int_equal(sum_with(p, "pthread_join"), (10 + 2) * US);	/* run, run queue */
-	assert_int_equal(sum_with(p, "do_exit"), 10 * US);	/* worker (490,500] */
+	assert_int_equal(sum_with(p, "do_exit"), 1 * US);	/* the interrupt's */
 	assert_int_equal(sum_with(p, "[hardirq]"), 1 * US);
-	assert_int_equal(sum_with(p, "[running]"), 8 * US);	/* main after its wait */
+	assert_int_equal(sum_with(p, "[running]"), (10 + 8) * US);	/* before, after its wait */
 	assert_int_equal(sum_thread(p, "holder"), (280 + 8) * US);
 	assert_int_equal(st.threads, 3);
 	taproot_profile_free(p);
@@ -269,6 +286,122 @@ static void critpath_waker_not_recorded(void **state)
 	assert_int_equal(st.unknown_ns, (50 + 30) * US);
 	assert_int_equal(sum_with(p, "[unknown]"), 80 * US);
 	assert_int_equal(st.runqueue_ns, 1 * US);
+	taproot_profile_free(p);
+	taproot_timeline_free(t);
+}
+
+/* A preemption of @tid: state R from @out to @in, no waking; its stack @f. */
+static void preempt(struct taproot_timeline *t, uint32_t tid, const char *name, uint64_t out,
+		    uint64_t in, const struct taproot_profile_frame *f)
+{
+	struct tp_timeline_interval iv = {
+		.pid = 100, .tid = tid, .comm = "chain", .thread_comm = name, .state = "R",
+		.t_out = T0 + out * US, .t_in = T0 + in * US, .wake = TP_WAKE_NONE,
+		.blocked = f, .nr_blocked = 2,
+	};
+
+	tp_timeline_time(t, iv.t_out);
+	tp_timeline_interval(t, &iv);
+}
+
+/*
+ * The waker preempted and blocked during the wakee's wait, and stretches
+ * without samples (times in microseconds):
+ *   main (100)    runs (0,5], joins the worker [5,1000] (woken at 1000 by
+ *                 the worker, in at 1002), exits at 1010
+ *   worker (101)  computes (5,100] (samples at 30, 60, 90) preempted at
+ *                 [40,50], [70,75], [92,95]; waits for the mutex
+ *                 [100,900] (woken by the holder at 900, in at 905);
+ *                 computes (905,1000] (sample at 950), wakes main, dies
+ *   holder (102)  computes (samples at 150, 250, 400, 650, 750), preempted
+ *                 at [300,350] and [850,860], blocked [500,600] (woken by
+ *                 the helper at 600, in at 610); unlocks at 900
+ *   helper (103)  computes (500,600] (sample at 550), wakes the holder
+ */
+static struct taproot_timeline *waits(void)
+{
+	static const uint64_t wsamples[] = { 30, 60, 90, 950 }, hsamples[] = { 150, 250, 400, 650, 750 };
+	struct taproot_timeline *t;
+
+	assert_int_equal(taproot_timeline_new(NULL, &t), 0);
+	tp_timeline_time(t, T0);
+	for (size_t i = 0; i < NF(wsamples); i++)
+		sample(t, 101, "worker", wsamples[i], f_worker, NF(f_worker));
+	for (size_t i = 0; i < NF(hsamples); i++)
+		sample(t, 102, "holder", hsamples[i], f_holder, NF(f_holder));
+	sample(t, 103, "helper", 550, f_helper, NF(f_helper));
+	preempt(t, 101, "worker", 40, 50, f_preempt);
+	preempt(t, 101, "worker", 70, 75, f_preempt);
+	preempt(t, 101, "worker", 92, 95, f_preempt);
+	preempt(t, 102, "holder", 300, 350, f_hpreempt);
+	preempt(t, 102, "holder", 850, 860, f_hpreempt);
+	off(t, 102, "holder", 500, 600, 610, 103, TP_WAKE_THREAD, f_barrier, NF(f_barrier),
+	    f_helper, NF(f_helper));
+	off(t, 101, "worker", 100, 900, 905, 102, TP_WAKE_THREAD, f_mutex, NF(f_mutex),
+	    f_unlock, NF(f_unlock));
+	off(t, 100, "chain", 5, 1000, 1002, 101, TP_WAKE_THREAD, f_join, NF(f_join),
+	    f_exit, NF(f_exit));
+	off(t, 101, "worker", 1001, 0, 0, 0, TP_WAKE_NONE, f_exit, NF(f_exit), NULL, 0);
+	tp_timeline_time(t, T0 + 1010 * US);
+	tp_timeline_exit(t, 100, 100, T0 + 1010 * US);
+	return t;
+}
+
+/* The sum of the samples of @p whose stack holds @fn below a frame that is no marker. */
+static int64_t sum_unmarked_with(const struct taproot_profile *p, const char *fn)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct tp_sample *s = &p->samples[i];
+		const struct tp_location *leaf = &p->locations[p->locs[s->loc_off] - 1];
+		uint32_t fid = p->lines[leaf->line_off].function;
+		bool has = false;
+
+		if (tp_profile_str(p, p->funcs[fid - 1].name)[0] == '[')
+			continue;
+		for (uint32_t j = 0; j < s->nlocs && !has; j++) {
+			const struct tp_location *l = &p->locations[p->locs[s->loc_off + j] - 1];
+
+			for (uint32_t k = 0; k < l->nlines && !has; k++) {
+				fid = p->lines[l->line_off + k].function;
+				has = !strcmp(tp_profile_str(p, p->funcs[fid - 1].name), fn);
+			}
+		}
+		if (has)
+			sum += p->values[i * p->nvalues];
+	}
+	return sum;
+}
+
+static void critpath_waker_preempted_and_blocked(void **state)
+{
+	struct taproot_timeline *t = waits();
+	struct taproot_critpath_stats st;
+	struct taproot_profile *p = critpath(t, 100, &st, 0);
+
+	(void)state;
+	assert_int_equal(st.total_ns, 1010 * US);
+	assert_int_equal(sum_with(p, NULL), 1010 * US);
+	/*
+	 * The worker's wait is the holder's running (its sample at 750 the
+	 * nearest to (860,900]), its run queue, and the helper's while the
+	 * holder waited; the worker's stretch (95,100] goes to its sample at 90.
+	 */
+	assert_int_equal(sum_unmarked_with(p, "holder_compute"), (200 + 150 + 240 + 40) * US);
+	assert_int_equal(sum_with(p, "helper_compute"), 100 * US);
+	assert_int_equal(sum_unmarked_with(p, "worker_compute"), (35 + 20 + 17 + 5 + 95) * US);
+	/* main's, the worker's wait and preemptions, the holder's preemptions and wait */
+	assert_int_equal(sum_with(p, "[run queue]"), (2 + 5 + 18 + 60 + 10) * US);
+	assert_int_equal(st.runqueue_ns, 95 * US);
+	assert_int_equal(sum_with(p, "[running]"), (5 + 8) * US);	/* main: never sampled */
+	assert_int_equal(st.unknown_ns + st.irq_ns + st.timer_ns, 0);
+	/* No time reads as a blocked or preempted stack without its marker. */
+	assert_int_equal(sum_unmarked_with(p, "futex_wait"), 0);
+	assert_int_equal(sum_unmarked_with(p, "preempt_schedule_irq"), 0);
+	assert_int_equal(sum_unmarked_with(p, "futex_wake"), 0);
+	assert_int_equal(sum_thread(p, "helper"), 100 * US);
+	assert_int_equal(st.threads, 4);
 	taproot_profile_free(p);
 	taproot_timeline_free(t);
 }
@@ -387,6 +520,7 @@ int main(void)
 		cmocka_unit_test(critpath_ends_at_timers),
 		cmocka_unit_test(critpath_unknown_thread),
 		cmocka_unit_test(critpath_waker_not_recorded),
+		cmocka_unit_test(critpath_waker_preempted_and_blocked),
 		cmocka_unit_test(trace_passes_the_strict_reader),
 		cmocka_unit_test(trace_waker_after_exit),
 		cmocka_unit_test(trace_window_and_bounds),

@@ -55,3 +55,14 @@ class CriticalPath:
         return sum(s.values[self.vt] for s in self.samples
                    if (fn is None or fn in s.frames) and
                    (thread is None or s.labels.get("thread") == thread))
+
+    # The kernel's scheduling functions: the leaf of a blocked or preempted
+    # task's stack, on the path only under a marker ("[run queue]", ...).
+    SCHED = ("__schedule", "schedule", "preempt_schedule", "preempt_schedule_irq",
+             "preempt_schedule_common")
+
+    def unmarked_sched(self):
+        """Nanoseconds on the path whose leaf is a scheduling function: time
+        read as a blocked or preempted stack, without its marker."""
+        return sum(s.values[self.vt] for s in self.samples
+                   if s.frames and s.frames[0] in self.SCHED)

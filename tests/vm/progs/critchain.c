@@ -5,21 +5,30 @@
  * role:
  *
  *   main     starts the others, then waits for the worker (pthread_join)
- *   holder   takes the mutex, lets the worker go, computes in
- *            holder_compute for HOLD ms of wall time, releases the mutex
- *   worker   computes in worker_compute for WORK ms, then takes the mutex
- *            (mutex_wait: blocked until the holder releases it), and ends
+ *   holder   takes the mutex, lets the worker go (a barrier), computes in
+ *            holder_compute for HOLD/ROUNDS ms of wall time, releases the
+ *            mutex, waits for the worker to be done with it (a second
+ *            barrier: else it could take the mutex again first, and each
+ *            wait for the other); ROUNDS times
+ *   worker   waits for the holder at the barrier, computes in
+ *            worker_compute for WORK/ROUNDS ms, then takes the mutex
+ *            (mutex_wait: blocked until the holder releases it),
+ *            releases it and meets the holder; ROUNDS times, and ends
  *   sleeper  naps 5 ms at a time (sleeper_nap) until the process exits:
  *            woken by timers only, on no one's path
  *
  * The main thread's critical path is then: its start, the worker's
  * compute, the holder's compute for as long as the worker waited for the
- * mutex, the worker's end. On exit one line per measured step, with
- * CLOCK_MONOTONIC around each, for a test to compare with the profile:
+ * mutex, round after round (and the short hand-overs at the barriers),
+ * the worker's end. Many rounds make running
+ * stretches shorter than a sampling period (a stretch with no sample of
+ * its own, the case of issue 34). On exit one line with the sums of each
+ * measured step, CLOCK_MONOTONIC around each, for a test to compare with
+ * the profile:
  *
  *   critchain: worker_compute_ns=N mutex_wait_ns=N holder_compute_ns=N main_wait_ns=N
  *
- * usage: critchain [HOLD_MS [WORK_MS [START_MS]]]   (defaults 800, 300, 1000)
+ * usage: critchain [HOLD_MS [WORK_MS [START_MS [ROUNDS]]]]   (defaults 800, 300, 1000, 1)
  *
  * The main thread sleeps START_MS first, so that a profiler that reads a
  * process's maps when it first meets it (at main's switch-out) has the time
@@ -33,8 +42,8 @@
 #include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_barrier_t held;
-static long hold_ms = 800, work_ms = 300, start_ms = 1000;
+static pthread_barrier_t held, done;
+static long hold_ms = 800, work_ms = 300, start_ms = 1000, rounds = 1;
 static uint64_t worker_compute_ns, mutex_wait_ns, holder_compute_ns;
 static volatile uint64_t sink;
 
@@ -46,10 +55,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-/* Spin on the CPU for @ms of wall time; returns the time it took. */
-static uint64_t __attribute__((noinline)) spin(long ms)
+/* Spin on the CPU for @ns of wall time; returns the time it took. */
+static uint64_t __attribute__((noinline)) spin(uint64_t ns)
 {
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)ms * 1000000;
+	uint64_t t0 = now_ns(), end = t0 + ns;
 
 	while (now_ns() < end)
 		for (int i = 0; i < 1000; i++)
@@ -59,7 +68,7 @@ static uint64_t __attribute__((noinline)) spin(long ms)
 
 static uint64_t __attribute__((noinline)) holder_compute(void)
 {
-	uint64_t ns = spin(hold_ms);
+	uint64_t ns = spin((uint64_t)hold_ms * 1000000 / (uint64_t)rounds);
 
 	__asm__ volatile("" ::: "memory");	/* not a tail call: stays on the stack */
 	return ns;
@@ -67,7 +76,7 @@ static uint64_t __attribute__((noinline)) holder_compute(void)
 
 static uint64_t __attribute__((noinline)) worker_compute(void)
 {
-	uint64_t ns = spin(work_ms);
+	uint64_t ns = spin((uint64_t)work_ms * 1000000 / (uint64_t)rounds);
 
 	__asm__ volatile("" ::: "memory");
 	return ns;
@@ -94,10 +103,13 @@ static void *holder(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "holder");
-	pthread_mutex_lock(&lock);
-	pthread_barrier_wait(&held);
-	holder_compute_ns = holder_compute();
-	pthread_mutex_unlock(&lock);
+	for (long r = 0; r < rounds; r++) {
+		pthread_mutex_lock(&lock);
+		pthread_barrier_wait(&held);
+		holder_compute_ns += holder_compute();
+		pthread_mutex_unlock(&lock);
+		pthread_barrier_wait(&done);
+	}
 	return NULL;
 }
 
@@ -105,10 +117,13 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "worker");
-	pthread_barrier_wait(&held);
-	worker_compute_ns = worker_compute();
-	mutex_wait_ns = mutex_wait();
-	pthread_mutex_unlock(&lock);
+	for (long r = 0; r < rounds; r++) {
+		pthread_barrier_wait(&held);
+		worker_compute_ns += worker_compute();
+		mutex_wait_ns += mutex_wait();
+		pthread_mutex_unlock(&lock);
+		pthread_barrier_wait(&done);
+	}
 	return NULL;
 }
 
@@ -132,9 +147,13 @@ int main(int argc, char **argv)
 		work_ms = atol(argv[2]);
 	if (argc > 3)
 		start_ms = atol(argv[3]);
-	if (hold_ms <= work_ms || work_ms <= 0 || start_ms < 0 || start_ms >= 1000000) {
-		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS [START_MS]]], "
-			"HOLD_MS > WORK_MS > 0, 0 <= START_MS < 1000000\n");
+	if (argc > 4)
+		rounds = atol(argv[4]);
+	if (hold_ms <= work_ms || work_ms <= 0 || hold_ms > 1000000 || start_ms < 0 ||
+	    start_ms >= 1000000 || rounds < 1 || rounds > 10000) {
+		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS [START_MS [ROUNDS]]]], "
+			"1000000 >= HOLD_MS > WORK_MS > 0, 0 <= START_MS < 1000000, "
+			"1 <= ROUNDS <= 10000\n");
 		return 2;
 	}
 	{
@@ -143,6 +162,7 @@ int main(int argc, char **argv)
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 	}
 	pthread_barrier_init(&held, NULL, 2);
+	pthread_barrier_init(&done, NULL, 2);
 	/* The sleeper last: its start-up then contends with no one's on the path. */
 	if (pthread_create(&h, NULL, holder, NULL) || pthread_create(&w, NULL, worker, NULL) ||
 	    pthread_create(&s, NULL, sleeper, NULL)) {
