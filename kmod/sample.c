@@ -23,7 +23,7 @@
  * through tap_ring_reserve()/tap_ring_commit(), and takes the stacks with
  * the snapshot the causal events use too (stack.h): the unwinder from the
  * interrupted registers, as perf's callchain does, and user memory read
- * only with copy_from_user_nmi() (never VMAs, mmap_lock or
+ * only with tap_ucopy() (ucopy.h; never VMAs, mmap_lock or
  * get_user_pages).
  *
  * The user stack. With TAPROOT_CFG_F_UNWIND the handler first walks it

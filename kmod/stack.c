@@ -22,6 +22,7 @@
 
 #include "ring.h"
 #include "stack.h"
+#include "ucopy.h"
 #include "utab.h"
 #include "uwalk.h"
 
@@ -107,27 +108,13 @@ static u32 tap_ustack_span(unsigned long sp, u32 len)
 }
 
 /*
- * Copy up to @len bytes of current's user stack from @sp into @dst, up to
- * the first byte that cannot be read. Returns the bytes copied.
- *
- * The copy runs in the sample timer's hardirq and in the sched probes
- * (runqueue lock held), into the vmalloc'd ring. On kernels from 5.18 with
- * CONFIG_HARDENED_USERCOPY (Debian's), check_object_size() checks a
- * vmalloc destination under vmap_area_lock: a lock not to be taken in
- * hardirq, and a deadlock when the timer interrupts its holder on the
- * same CPU. copy_from_user_nofault() made that check until "mm: Fix
- * copy_from_user_nofault()" (6.3, backported to some stables only);
- * copy_from_user_nmi() (x86, exported to GPL modules everywhere) stopped
- * making it earlier, in 6.1 ("x86/uaccess: avoid check_object_size() in
- * copy_from_user_nmi()"): a raw copy with page faults disabled after the
- * checks an interrupt may make. Before 5.18 the check has no vmalloc
- * lookup. So copy_from_user_nmi() is safe on every kernel but 5.18-6.0.
- * It returns the bytes it did not copy: a copy stops at the first byte
- * that cannot be read, and what it copied before is good.
+ * Copy up to @len bytes of current's user stack from @sp into @dst (the
+ * vmalloc'd ring), up to the first byte that cannot be read (ucopy.c: no
+ * hardened-usercopy lookup of the destination). Returns the bytes copied.
  */
 static u32 tap_copy_ustack(u8 *dst, unsigned long sp, u32 len)
 {
-	return len - copy_from_user_nmi(dst, (const void __user *)sp, len);
+	return tap_ucopy(dst, sp, len);
 }
 
 u32 tap_kstack_regs(u64 *out, u32 max, struct pt_regs *regs, bool *trunc)

@@ -7,8 +7,8 @@
  * so that a stack is planned, captured and flagged one way.
  *
  * Every helper runs in any context (task with preemption off, softirq,
- * hardirq, NMI, under the runqueue lock): none sleeps, locks, allocates or
- * prints, and user memory is read only with copy_from_user_nmi().
+ * hardirq, under the runqueue lock): none sleeps, locks, allocates or
+ * prints, and user memory is read only with tap_ucopy() (ucopy.h).
  */
 #ifndef _TAPROOT_STACK_H
 #define _TAPROOT_STACK_H

@@ -16,7 +16,8 @@
  *   stack.c  stacks of the current task, for samples and events
  *   uwalk.c  the user stack walker on uploaded tables (uwalk.h; plain C,
  *            also built in userspace by its fuzz target and test)
- *   uwalk-user.c  its reads of user memory: copy_from_user_nmi()
+ *   ucopy.c  reads of user memory in atomic context (ucopy.h), for the
+ *            stack copy and the walker, never checked by hardened usercopy
  *   utab.c   uploaded unwind tables and process mappings (utab.h): the
  *            ioctls of /dev/taproot, and their lookup by the sampler
  *

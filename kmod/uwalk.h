@@ -23,8 +23,8 @@
  * Read @len bytes of the walked task's user memory at @addr into @dst
  * (an on-stack buffer of the walker): 0, or nonzero when any byte could
  * not be read (the walk then ends with TAPROOT_KUNWIND_FAULT). Never
- * faults pages in, never sleeps. The module's is copy_from_user_nmi();
- * the fuzz target's reads its random memory.
+ * faults pages in, never sleeps. The module's is tap_ucopy()'s
+ * (ucopy.c); the fuzz target's reads its random memory.
  */
 int tap_uwalk_read(void *dst, __u64 addr, __u32 len);
 
