@@ -5,9 +5,23 @@
  * The slots of all possible CPUs are one vmalloc'd array of u64 ids,
  * TAPROOT_STACK_SLOTS per CPU (32 KiB each): too large for the static
  * per-CPU area a module may use. 0 is no id.
+ *
+ * Ids are SipHash-2-4 of the stack under a random key of each epoch: an
+ * unkeyed or known hash would let a process craft a stack whose id is
+ * another process's, and so have its own samples stand for that one's
+ * (the consumer resolves a reference by id alone). Nobody but the
+ * consumer sees ids, and the key never leaves the module. The keys of
+ * the current epoch and of the last are kept by the epoch's parity: a
+ * sample reads the epoch, then the key of its parity, which the next
+ * change of epoch leaves alone (only the one after that writes it again;
+ * a sample that spans two changes of epoch, both from process context,
+ * gets an id of neither key: a stack interned once more).
  */
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/siphash.h>
 #include <linux/smp.h>
 #include <linux/vmalloc.h>
 
@@ -16,11 +30,14 @@
 
 static u64 *tap_intern_slots;
 static atomic_t tap_intern_cur_epoch = ATOMIC_INIT(1);
+static siphash_key_t tap_intern_keys[2];	/* by the epoch's parity */
+static DEFINE_MUTEX(tap_intern_mutex);		/* changes of epoch */
 
 int __init tap_intern_init(void)
 {
 	tap_intern_slots = vzalloc(array3_size(nr_cpu_ids, TAPROOT_STACK_SLOTS,
 					       sizeof(u64)));
+	get_random_bytes(&tap_intern_keys[1], sizeof(tap_intern_keys[1]));
 	return tap_intern_slots ? 0 : -ENOMEM;
 }
 
@@ -31,38 +48,31 @@ void tap_intern_exit(void)
 
 void tap_intern_new_epoch(void)
 {
-	atomic_inc(&tap_intern_cur_epoch);
+	u32 next;
+
+	mutex_lock(&tap_intern_mutex);
+	next = atomic_read(&tap_intern_cur_epoch) + 1;
+	get_random_bytes(&tap_intern_keys[next & 1], sizeof(tap_intern_keys[0]));
+	/* The key before the epoch: pairs with tap_intern_epoch()'s acquire. */
+	atomic_set_release(&tap_intern_cur_epoch, next);
+	mutex_unlock(&tap_intern_mutex);
 }
 
 u32 tap_intern_epoch(void)
 {
-	return atomic_read(&tap_intern_cur_epoch);
-}
-
-/* One round of a multiply-xorshift mix (as in splitmix64's finaliser). */
-static inline u64 tap_intern_mix(u64 h, u64 v)
-{
-	h ^= v;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 31);
+	return atomic_read_acquire(&tap_intern_cur_epoch);
 }
 
 u64 tap_intern_id(u32 epoch, u32 pid, u16 flags, const u64 *kpcs, u32 knr,
 		  const u64 *upcs, u32 unr)
 {
-	u64 h = tap_intern_mix(0x6a09e667f3bcc909ULL,
-			       (u64)epoch << 32 | pid);
-	u32 i;
+	const siphash_key_t *key = &tap_intern_keys[epoch & 1];
+	u64 h;
 
 	/* The counts keep a kernel pc from passing for a user one. */
-	h = tap_intern_mix(h, (u64)flags << 32 | knr << 16 | unr);
-	for (i = 0; i < knr; i++)
-		h = tap_intern_mix(h, kpcs[i]);
-	for (i = 0; i < unr; i++)
-		h = tap_intern_mix(h, upcs[i]);
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 32;
+	h = siphash_4u64((u64)epoch << 32 | pid, (u64)flags << 32 | knr << 16 | unr,
+			 siphash(kpcs, knr * sizeof(u64), key),
+			 siphash(upcs, unr * sizeof(u64), key), key);
 	return h ? h : 1;
 }
 

@@ -29,10 +29,11 @@ void tap_intern_new_epoch(void);
 u32 tap_intern_epoch(void);
 
 /*
- * The id of a stack of process @pid in @epoch: a 64-bit hash of them, the
- * flags that say how to read the pcs, the kernel pcs and the user pcs;
- * never 0. The epoch is hashed in so that a slot filled in an earlier
- * epoch never matches.
+ * The id of a stack of process @pid in @epoch: a 64-bit keyed hash
+ * (SipHash, a random key of each epoch: intern.c) of them, the flags that
+ * say how to read the pcs, the kernel pcs and the user pcs; never 0. The
+ * epoch is hashed in so that a slot filled in an earlier epoch never
+ * matches. Any context.
  */
 u64 tap_intern_id(u32 epoch, u32 pid, u16 flags, const u64 *kpcs, u32 knr,
 		  const u64 *upcs, u32 unr);

@@ -14,7 +14,10 @@
 #     offsets, run_b with libswapb's): none continues with a return
 #     address that the other library's table would have found;
 #   - the module did see the mappings change (stale walks counted), and
-#     walked enough samples in the leaves for this to mean something.
+#     walked enough samples in the leaves for this to mean something;
+#   - no STACK record's id is the unkeyed hash the module once used (ids
+#     are keyed, per epoch, so that no process can craft a stack whose id
+#     is another's).
 # (The profile's stacks of the fallback samples are unwound by taprootctl
 # from its own view of the maps, read after the sample: a process that
 # swaps libraries this fast can be seen in the wrong one there, a limit
@@ -81,6 +84,28 @@ while off + 8 <= len(data):
         refs[sid] = refs.get(sid, 0) + 1
     elif rtype == 8:
         stacks.append(rec)
+# The module's ids before they were keyed (a multiply-xorshift chain from
+# a constant): any stack's id was computable, and invertible.
+M = (1 << 64) - 1
+def mix(h, v):
+    h = ((h ^ v) * 0x9e3779b97f4a7c15) & M
+    return h ^ (h >> 31)
+def unkeyed(epoch, pid, flags, pcs, knr, unr):
+    h = mix(mix(0x6a09e667f3bcc909, epoch << 32 | pid), flags << 32 | knr << 16 | unr)
+    for v in pcs:
+        h = mix(h, v)
+    h ^= h >> 29
+    h = (h * 0xbf58476d1ce4e5b9) & M
+    h ^= h >> 32
+    return h or 1
+public = 0
+for rec in stacks:
+    flags = struct.unpack_from("<H", rec, 6)[0]
+    sid, epoch, pid, knr, unr = struct.unpack_from("<QIIHB", rec, 16)
+    pcs = struct.unpack_from(f"<{knr + unr}Q", rec, 40)
+    public += unkeyed(epoch, pid, flags, pcs, knr, unr) == sid
+if not stacks or public:
+    sys.exit(f"FAIL: {public} of {len(stacks)} stack ids are the unkeyed hash of their stack")
 walks = right = wrong = 0
 for rec in stacks:
     sid = struct.unpack_from("<Q", rec, 16)[0]
