@@ -88,8 +88,17 @@
 #include "taproot.h"
 #include "utab.h"
 
-/* Process hash: heads of RCU lists, by tgid. */
-#define TAP_UPROC_BITS		10
+/*
+ * Process hash: heads of RCU lists, by a keyed hash of the tgid (the
+ * store's siphash key): pids are the unprivileged's to choose, by forking,
+ * and a known hash would let them fill one chain that every sample walks
+ * with interrupts off. A chain holds TAP_UPROC_CHAIN_MAX at most (MAPS_SET
+ * of one more is ENOSPC), so a lookup reads at most that many entries;
+ * with TAPROOT_PROCS_MAX spread over the buckets by a hash nobody outside
+ * knows, 4 a chain on average, a full one does not happen but by design.
+ */
+#define TAP_UPROC_BITS		12
+#define TAP_UPROC_CHAIN_MAX	32
 /* Bytes copied from userspace between two chances to reschedule. */
 #define TAP_UTAB_CHUNK		(256U << 10)
 /* A table's share of the store's indexes (xarray and build ID hash). */
@@ -577,7 +586,18 @@ static long tap_utab_table_del(struct tap_ustore *s, u32 __user *uarg)
 
 static struct hlist_head *tap_uproc_head(struct tap_ustore *s, u32 tgid)
 {
-	return &s->procs[hash_32(tgid, TAP_UPROC_BITS)];
+	return &s->procs[siphash_1u32(tgid, &s->key) & (BIT(TAP_UPROC_BITS) - 1)];
+}
+
+/* Whether @tgid's chain has room for one more; under the mutex. */
+static bool tap_uproc_room(struct tap_ustore *s, u32 tgid)
+{
+	struct tap_uproc *p;
+	unsigned int n = 0;
+
+	hlist_for_each_entry(p, tap_uproc_head(s, tgid), node)
+		n++;
+	return n < TAP_UPROC_CHAIN_MAX;
 }
 
 /* Under the mutex. */
@@ -617,8 +637,10 @@ static void tap_uproc_remove(struct tap_ustore *s, struct tap_uproc *p)
 }
 
 /*
- * The process @pid names in the caller's pid namespace, with a reference;
- * ERR_PTR(-ESRCH) when there is none (a thread id is not a process).
+ * The process @pid names, with a reference; ERR_PTR(-ESRCH) when there is
+ * none (a thread id is not a process). @pid is global, of the initial pid
+ * namespace, as every record and the TGID filter give pids: a consumer in
+ * a pid namespace of its own uploads for the pids its records name.
  */
 static struct task_struct *tap_utab_task(u32 pid)
 {
@@ -626,7 +648,7 @@ static struct task_struct *tap_utab_task(u32 pid)
 
 	if (pid <= PID_MAX_LIMIT) {
 		rcu_read_lock();
-		t = pid_task(find_vpid(pid), PIDTYPE_TGID);
+		t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
 		if (t)
 			get_task_struct(t);
 		rcu_read_unlock();
@@ -787,7 +809,7 @@ static long tap_utab_maps_set(struct tap_ustore *s,
 		goto err;
 	}
 	old = tap_uproc_find(s, tgid);
-	if (!old && s->nr_procs >= TAPROOT_PROCS_MAX) {
+	if (!old && (s->nr_procs >= TAPROOT_PROCS_MAX || !tap_uproc_room(s, tgid))) {
 		err = -ENOSPC;
 		goto err;
 	}
@@ -831,7 +853,7 @@ static struct tap_ustore *tap_ustore_new(void)
 	err = tap_utab_charge(sizeof(*s));
 	if (err)
 		return ERR_PTR(err);
-	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	s = kvzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s) {
 		tap_utab_uncharge(sizeof(*s));
 		return ERR_PTR(-ENOMEM);
@@ -842,7 +864,7 @@ static struct tap_ustore *tap_ustore_new(void)
 	/* procs[]: zeroed heads are empty lists. */
 	err = tap_gen_start(s);
 	if (err) {
-		kfree(s);
+		kvfree(s);
 		tap_utab_uncharge(sizeof(*s));
 		return ERR_PTR(err);
 	}
@@ -936,7 +958,7 @@ void tap_utab_release(struct file *file)
 	xa_for_each(&s->tables, id, t)
 		tap_utab_remove(s, t);
 	xa_destroy(&s->tables);
-	kfree(s);
+	kvfree(s);
 	tap_utab_uncharge(sizeof(*s));
 	file->private_data = NULL;
 	mutex_unlock(&tap_utab_mutex);
@@ -944,13 +966,14 @@ void tap_utab_release(struct file *file)
 
 /* ------------------------------------------------------------ lookup */
 
-/* Under RCU-sched. */
+/* Under RCU-sched; at most TAP_UPROC_CHAIN_MAX entries read. */
 static const struct tap_uproc *tap_uproc_lookup(struct tap_ustore *s, u32 tgid)
 {
 	struct hlist_node *n;
+	unsigned int i = 0;
 
 	for (n = rcu_dereference_sched(hlist_first_rcu(tap_uproc_head(s, tgid)));
-	     n; n = rcu_dereference_sched(hlist_next_rcu(n))) {
+	     n && i < TAP_UPROC_CHAIN_MAX; n = rcu_dereference_sched(hlist_next_rcu(n)), i++) {
 		const struct tap_uproc *p = hlist_entry(n, struct tap_uproc, node);
 
 		if (p->tgid == tgid)

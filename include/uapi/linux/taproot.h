@@ -937,7 +937,9 @@ struct taproot_proc_map {
  * it is now, for TAPROOT_IOC_MAPS_SET: opaque, valid for this open file
  * only. ESRCH: no such process (a thread id that is not a thread group
  * id is none); EINVAL: a kernel thread, pid 0; EOPNOTSUPP: a kernel on
- * which the module cannot tell when mappings change.
+ * which the module cannot tell when mappings change. The pids of these
+ * ioctls are global (the initial pid namespace's), as those of the
+ * records and the TGID filter, whatever namespace the caller is in.
  */
 struct taproot_proc_token {
 	__u32 pid;		/* thread group id */
@@ -951,7 +953,9 @@ struct taproot_proc_token {
  * process, whatever the token, even if it has exited). ESTALE: the
  * address space is no longer the token's (on some kernels any mmap or
  * munmap since counts); ENOENT: a table_id that is not uploaded; ESRCH;
- * ENOSPC: beyond the budget, or TAPROOT_PROCS_MAX processes; EINVAL.
+ * ENOSPC: beyond the budget, or TAPROOT_PROCS_MAX processes (or 32 in
+ * one bucket of the module's keyed hash of them, which chance alone does
+ * not make); EINVAL.
  */
 struct taproot_maps_set {
 	__u32 pid;
