@@ -108,6 +108,10 @@ bool tap_follow_has(u64 gen, u32 tgid)
 	u64 want = tap_follow_slot(gen, tgid);
 	u32 i = tap_follow_home(tgid), n;
 
+	/* The idle tasks' tgid: never followed, and its value is a tombstone's. */
+	if (!tgid)
+		return false;
+
 	for (n = 0; n < TAP_FOLLOW_PROBES; n++, i = (i + 1) & TAP_FOLLOW_MASK) {
 		u64 s = READ_ONCE(tap_follow_slots[i]);
 
