@@ -75,20 +75,24 @@ static int __init tap_init(void)
 
 	tap_events_init();
 
-	err = tap_dev_init();
+	err = tap_genl_init();
 	if (err)
 		goto err_sample;
 
-	err = tap_genl_init();
+	/*
+	 * Last: once /dev/taproot appears a consumer may open it (udev
+	 * starts taprootd) and at once configure over netlink.
+	 */
+	err = tap_dev_init();
 	if (err)
-		goto err_dev;
+		goto err_genl;
 
 	pr_info("loaded: ABI %u, ring_pages=%u\n", TAPROOT_ABI_VERSION,
 		tap_ring_pages);
 	return 0;
 
-err_dev:
-	tap_dev_exit();
+err_genl:
+	tap_genl_exit();
 err_sample:
 	tap_sample_exit();
 err_intern:
@@ -102,10 +106,10 @@ err_rings:
 
 static void __exit tap_exit(void)
 {
-	tap_sample_exit();	/* first: no handler runs after it */
+	tap_dev_exit();		/* no open file holds the module: no consumer */
+	tap_sample_exit();	/* no handler runs after it */
 	tap_events_exit();	/* nor a probe after this */
 	tap_genl_exit();
-	tap_dev_exit();
 	tap_intern_exit();
 	tap_config_exit();
 	tap_rings_exit();	/* last: every producer and reader is gone */
