@@ -135,13 +135,6 @@ static __always_inline bool tap_task_passes(const struct tap_config *cfg,
 	       (!filtered || tap_config_tgid_filtered(cfg, t->tgid));
 }
 
-static inline void tap_copy_comm(char *dst, const struct task_struct *t)
-{
-	BUILD_BUG_ON(TASK_COMM_LEN != 16);
-	memcpy(dst, t->comm, TASK_COMM_LEN);
-	dst[TASK_COMM_LEN - 1] = '\0';
-}
-
 /*
  * Walk current's user stack from @uregs into this CPU's event pcs, as the
  * sample handler does (sample.c), when the configuration asks for it;

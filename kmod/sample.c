@@ -228,8 +228,7 @@ static void tap_sample_fill_task(struct taproot_rec_sample *rec,
 	rec->cpu = smp_processor_id();
 	rec->period_us = tap_sample_period_us;
 	BUILD_BUG_ON(sizeof(rec->comm) != TASK_COMM_LEN);
-	memcpy(rec->comm, task->comm, sizeof(rec->comm));
-	rec->comm[sizeof(rec->comm) - 1] = '\0';
+	tap_copy_comm(rec->comm, task);
 }
 
 /*
@@ -347,8 +346,7 @@ static void tap_sample_write_ref(const struct tap_config *cfg,
 	rec->tid = current->pid;
 	rec->cpu = smp_processor_id();
 	rec->period_us = tap_sample_period_us;
-	memcpy(rec->comm, current->comm, sizeof(rec->comm));
-	rec->comm[sizeof(rec->comm) - 1] = '\0';
+	tap_copy_comm(rec->comm, current);
 	rec->stack_id = id;
 	rec->epoch = epoch;
 	rec->reserved = 0;

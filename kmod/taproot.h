@@ -32,6 +32,8 @@
 #define _TAPROOT_KMOD_H
 
 #include <linux/compiler.h>
+#include <linux/sched.h>
+#include <linux/string.h>
 #include <linux/types.h>
 #include <linux/taproot.h>
 
@@ -63,6 +65,25 @@ static inline pid_t tap_dev_consumer_tgid(void)
 
 int tap_genl_init(void);
 void tap_genl_exit(void);
+
+/*
+ * @t's comm into @dst, a record's TASK_COMM_LEN bytes: the name, then
+ * zeros. Not the bytes after its NUL, which set_task_comm() does not clear
+ * on every kernel: an earlier, longer name of the task (a thread named
+ * after what it did before) would reach the consumer. @t's name may change
+ * meanwhile: each byte is read once, and the copy ends at the first NUL.
+ * Any context.
+ */
+static inline void tap_copy_comm(char *dst, const struct task_struct *t)
+{
+	unsigned int i;
+	char c;
+
+	BUILD_BUG_ON(TASK_COMM_LEN != 16);
+	for (i = 0; i < TASK_COMM_LEN - 1 && (c = READ_ONCE(t->comm[i])); i++)
+		dst[i] = c;
+	memset(dst + i, 0, TASK_COMM_LEN - i);
+}
 
 int tap_config_init(void);
 void tap_config_exit(void);
