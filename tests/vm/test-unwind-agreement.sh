@@ -12,9 +12,14 @@
 #     leaf down to _start, no marker frame), so each was compared;
 #   - then, with the default (--unwind kernel), the samples are interned
 #     stacks: most of them SAMPLE_REF records, none unresolved, and the
-#     profile's stacks just as whole (at most 1% end in a marker: a sample
-#     in the kernel during rt_sigreturn has its user pc past the end of
-#     __restore_rt, where neither unwinder has a rule).
+#     profile's stacks just as whole: at most 1% end in a marker, but for
+#     two places where neither unwinder goes on, counted apart: a sample in
+#     the kernel during rt_sigreturn has its user pc past the end of
+#     __restore_rt, where no rule is; ld.so's _dl_runtime_resolve_xsave
+#     (a lazy binding) keeps its CFA in rbx, which the compact rules cannot
+#     say. Their share grows with how busy the host is (the first calls of
+#     each symbol and the signals are the same work, done in fewer samples
+#     of the program's own).
 # vm-timeout: 240
 . "${0%/*}/lib.sh"
 
@@ -75,9 +80,12 @@ for name, test in KINDS.items():
             print(f"#   not whole ({c}): {' <- '.join(fr)}")
         fail(f"{name}: {ok} whole stacks of {n} samples (want {want:.0%}, at least 3)")
 # A marker frame ("[truncated]", "[no cfi]", ...) ends a stack unwound
-# no further.
-broken = sum(c for c, fr in mine if fr[-1].startswith("["))
-print(f"# {mode}: {total} samples, {broken} ending in a marker")
+# no further; KNOWN: where neither unwinder can go on (above).
+KNOWN = ("__restore_rt", "_dl_runtime_resolve_xsave")
+known = sum(c for c, fr in mine
+            if fr[-1].startswith("[") and len(fr) > 1 and fr[-2] in KNOWN)
+broken = sum(c for c, fr in mine if fr[-1].startswith("[")) - known
+print(f"# {mode}: {total} samples, {broken} ending in a marker, {known} more at {KNOWN}")
 for c, fr in mine:
     if fr[-1].startswith("["):
         print(f"#   ({c}) {' <- '.join(fr)}")

@@ -2,9 +2,11 @@
 # taprootctl record -- tapwork (built -O2 -fomit-frame-pointer, with a
 # shared library: tests/vm/progs/tapwork.c) uploads to the module's
 # unwinder what it needs, and frees it all after:
-#   - while recording, `taprootctl stats --json` shows the module holding
-#     tables and the mappings of at least one process (unwind_tables,
-#     unwind_procs, unwind_mem_used > 0);
+#   - while recording, `taprootctl stats` shows the module holding tables
+#     and the mappings of at least one process (unwind_tables,
+#     unwind_procs, unwind_mem_used > 0): tapwork runs until it does, and
+#     until the module has walked 200 samples whole, most of its walks (or
+#     for 90 s), then is stopped;
 #   - record's --stats-json counts the uploads (kernel_uploads:
 #     tables_uploaded + tables_existed >= 2, tapwork's and libtapwork's at
 #     least; maps_uploaded >= 1; errors 0) and most of the module's walks
@@ -21,15 +23,15 @@
 # stacks, the release of the uploads, the unwind flag) is checked on
 # every kernel by unwind-agreement, unwind-races and unwind-private.
 # vm-scope: userspace
-# vm-timeout: 180
+# vm-timeout: 240
 . "${0%/*}/lib.sh"
+. "${0%/*}/lib-sampling.sh"
 
 require_module
 for p in tapwork libtapwork; do
 	[ -e "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs"
 done
 
-secs=${TAPROOT_TAPWORK_SECONDS:-6}
 load_module
 
 # A leaf of `taprootctl stats --json`: unwind_tables, total.stack_refs,
@@ -44,22 +46,31 @@ for k in sys.argv[2].split("."):
 print(v)' "$OUT" "$1"
 }
 
-say "taprootctl record -- tapwork $secs, stats read while it runs"
+say "taprootctl record -- tapwork, stats read while it runs, until the uploads are held"
 out=$TEST_TMP/rec
+# Longer than any wait below: tapwork is stopped (SIGALRM, its own end)
+# once the module holds what record uploaded.
 "$CTL" record --freq 199 --output "$out" --stats-json "$TEST_TMP/stats.json" \
-	-- "$PROGS/tapwork" "$secs" >"$TEST_TMP/record.out" 2>&1 &
+	-- "$PROGS/tapwork" 600 >"$TEST_TMP/record.out" 2>&1 &
 rec=$!
-tables=0 procs=0 mem=0
-# One read of the three at a time, until they are all seen held together.
-while kill -0 "$rec" 2>/dev/null; do
-	expect_ok "stats --json" "$CTL" stats --json
-	read -r tables procs mem <<<"$(python3 -S -c '
-import json, sys
-v = json.loads(sys.argv[1])
-print(v.get("unwind_tables", -1), v.get("unwind_procs", -1), v.get("unwind_mem_used", -1))' "$OUT")"
-	[ "$tables" -gt 0 ] && [ "$procs" -gt 0 ] && [ "$mem" -gt 0 ] && break
-	sleep 0.2
+_spawned+=("$rec")
+deadline=$((${EPOCHREALTIME/./} + 90000000))
+while :; do
+	module_stats
+	tables=${MSTAT[unwind_tables]} procs=${MSTAT[unwind_procs]} mem=${MSTAT[unwind_mem_used]}
+	whole=$((MSTAT[walks:complete] + MSTAT[walks:max-frames]))
+	walks=$((whole + MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping] +
+		MSTAT[walks:no-cfi] + MSTAT[walks:slow-rule] + MSTAT[walks:fault] + MSTAT[walks:bad-frame]))
+	[ "$tables" -eq 0 ] || [ "$procs" -eq 0 ] || [ "$mem" -eq 0 ] || [ "$whole" -lt 200 ] ||
+		[ $((whole * 2)) -le "$walks" ] || break
+	kill -0 "$rec" 2>/dev/null || break
+	[ "${EPOCHREALTIME/./}" -lt "$deadline" ] || break
+	# The uploads are record's work, paced by its budget.
+	nap 0.2
 done
+# tapwork ends its work on SIGALRM, as when its time is up.
+read -r work _ <"/proc/$rec/task/$rec/children" 2>/dev/null || work=
+[ -z "$work" ] || kill -ALRM "$work"
 wait "$rec" || { cat "$TEST_TMP/record.out"; die "record exited $?"; }
 cat "$TEST_TMP/record.out"
 say "while recording: $tables tables, $procs processes, $mem bytes in the module"
