@@ -45,6 +45,16 @@ class Profile:
 _LABEL = re.compile(r"(\w+):\[(.*?)\](?=\s+\w+:\[|\s*$)")
 
 
+# A location's line: "FUNCTION FILE:LINE s=START" (FILE may be empty); a
+# marker's function has spaces ("[run queue]").
+_LINE = re.compile(r"^\s*(.*?) \S*:\d+ s=\d+\s*$")
+
+
+def _function(line):
+    m = _LINE.match(line)
+    return m.group(1) if m else line.split()[0]
+
+
 def parse(text):
     lines = text.split("\n")
     types, raw, locs, maps = [], [], {}, {}
@@ -83,9 +93,9 @@ def parse(text):
                 loc = [int(m.group(3) or 0), []]
                 locs[int(m.group(1))] = loc
                 if m.group(4).strip():
-                    loc[1].append(m.group(4).split()[0])
+                    loc[1].append(_function(m.group(4)))
             elif loc is not None and line.strip():
-                loc[1].append(line.split()[0])
+                loc[1].append(_function(line))
         elif section == "mappings":
             m = re.match(r"^(\d+): \S+ (\S+)", line)
             if m:
