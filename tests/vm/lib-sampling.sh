@@ -301,6 +301,31 @@ wait_uploaded() {
 	done
 }
 
+# wait_walks_current LABEL [SECONDS]: waits (default deadline 60 s) until
+# the module's walks go on whole: between two reads of its stats, walks
+# ended complete and none ended for want of an upload (no-proc, stale,
+# no-mapping). With one process recorded, whose maps no longer change:
+# its uploads are current. MSTAT holds the last read.
+wait_walks_current() {
+	local label=$1 secs=${2:-60} done0 miss0 done1 miss1
+	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
+	module_stats
+	done0=${MSTAT[walks:complete]}
+	miss0=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping]))
+	while :; do
+		# The walks are the sampled threads' to make, at their pace.
+		nap 0.5
+		module_stats
+		done1=${MSTAT[walks:complete]}
+		miss1=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping]))
+		[ "$done1" -le "$done0" ] || [ "$miss1" -ne "$miss0" ] || return 0
+		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] ||
+			die "$label: after $secs s the module's walks still end for want of" \
+				"uploads ($((miss1 - miss0)) in the last 0.5 s, $((done1 - done0)) complete)"
+		done0=$done1 miss0=$miss1
+	done
+}
+
 # record_held NAME RECORD-OPTIONS... -- CMD [ARGS...]: taprootctl record
 # of CMD in the background, CMD's stdin a FIFO this shell holds open, so
 # that CMD waits for a line (release_held) as long as the test needs;

@@ -28,21 +28,30 @@
  *
  *   critchain: worker_compute_ns=N mutex_wait_ns=N holder_compute_ns=N main_wait_ns=N
  *
- * usage: critchain [HOLD_MS [WORK_MS [START_MS [ROUNDS]]]]   (defaults 800, 300, 1000, 1)
+ * usage: critchain [HOLD_MS [WORK_MS [START_MS|stdin [ROUNDS]]]]   (defaults 800, 300, 1000, 1)
  *
- * The main thread sleeps START_MS first, so that a profiler that reads a
- * process's maps when it first meets it (at main's switch-out) has the time
- * to, under emulation too, before the chain runs and the process exits.
+ * The threads are started first (their stacks mapped), then the main
+ * thread sleeps START_MS before it lets the chain run, so that a profiler
+ * that reads a process's maps when it first meets it has the time to,
+ * under emulation too, before the chain runs and the process exits. With
+ * "stdin" instead, it prints "critchain: ready pid=PID" and waits for a
+ * line (or the end) of its standard input: a test lets it go once the
+ * profiler is seen ready. Nothing maps or unmaps memory from then until
+ * the last line (no allocation: read(2), not stdio).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_barrier_t held, done;
+static pthread_barrier_t start, held, done;
 static long hold_ms = 800, work_ms = 300, start_ms = 1000, rounds = 1;
 static uint64_t worker_compute_ns, mutex_wait_ns, holder_compute_ns;
 static volatile uint64_t sink;
@@ -103,6 +112,7 @@ static void *holder(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "holder");
+	pthread_barrier_wait(&start);
 	for (long r = 0; r < rounds; r++) {
 		pthread_mutex_lock(&lock);
 		pthread_barrier_wait(&held);
@@ -117,6 +127,7 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "worker");
+	pthread_barrier_wait(&start);
 	for (long r = 0; r < rounds; r++) {
 		pthread_barrier_wait(&held);
 		worker_compute_ns += worker_compute();
@@ -136,31 +147,43 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+/* Waits for a line of standard input, or its end. */
+static void wait_stdin(void)
+{
+	char c;
+	ssize_t n;
+
+	printf("critchain: ready pid=%d\n", (int)getpid());
+	fflush(stdout);
+	do
+		n = read(0, &c, 1);
+	while (n > 0 ? c != '\n' : n < 0 && errno == EINTR);
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t h, w, s;
+	bool gate = false;
 	uint64_t t0;
 
 	if (argc > 1)
 		hold_ms = atol(argv[1]);
 	if (argc > 2)
 		work_ms = atol(argv[2]);
-	if (argc > 3)
-		start_ms = atol(argv[3]);
+	if (argc > 3) {
+		gate = !strcmp(argv[3], "stdin");
+		start_ms = gate ? 0 : atol(argv[3]);
+	}
 	if (argc > 4)
 		rounds = atol(argv[4]);
 	if (hold_ms <= work_ms || work_ms <= 0 || hold_ms > 1000000 || start_ms < 0 ||
 	    start_ms >= 1000000 || rounds < 1 || rounds > 10000) {
-		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS [START_MS [ROUNDS]]]], "
+		fprintf(stderr, "usage: critchain [HOLD_MS [WORK_MS [START_MS|stdin [ROUNDS]]]], "
 			"1000000 >= HOLD_MS > WORK_MS > 0, 0 <= START_MS < 1000000, "
 			"1 <= ROUNDS <= 10000\n");
 		return 2;
 	}
-	{
-		struct timespec ts = { start_ms / 1000, (start_ms % 1000) * 1000000 };
-
-		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-	}
+	pthread_barrier_init(&start, NULL, 3);
 	pthread_barrier_init(&held, NULL, 2);
 	pthread_barrier_init(&done, NULL, 2);
 	/* The sleeper last: its start-up then contends with no one's on the path. */
@@ -169,7 +192,15 @@ int main(int argc, char **argv)
 		perror("critchain: pthread_create");
 		return 1;
 	}
+	if (gate) {
+		wait_stdin();
+	} else {
+		struct timespec ts = { start_ms / 1000, (start_ms % 1000) * 1000000 };
+
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	}
 	t0 = now_ns();
+	pthread_barrier_wait(&start);
 	pthread_join(w, NULL);
 	printf("critchain: worker_compute_ns=%llu mutex_wait_ns=%llu holder_compute_ns=%llu "
 	       "main_wait_ns=%llu\n", (unsigned long long)worker_compute_ns,
