@@ -48,36 +48,6 @@ void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r)
 	u->flags = r->flags;
 }
 
-void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
-		   u64 *upcs)
-{
-	struct taproot_user_regs start;
-	u8 why;
-
-	w->nr = 0;
-	w->maps = tap_utab_lookup(current, &why);
-	if (!w->maps) {
-		w->end = why;
-		return;
-	}
-	w->max_frames = max_frames;
-	tap_fill_user_regs(&start, uregs);
-	tap_uwalk(w, &start, upcs);
-	if (!tap_utab_unchanged(current, w->maps)) {
-		w->nr = 0;
-		w->end = TAPROOT_KUNWIND_STALE;
-	}
-}
-
-struct pt_regs *tap_current_user_regs(void)
-{
-	struct task_struct *task = current;
-
-	if ((task->flags & PF_KTHREAD) || !task->mm)
-		return NULL;
-	return task_pt_regs(task);
-}
-
 /*
  * How many of @len bytes of current's user stack from @sp can hold frames:
  * fewer than @len only when the copy would run past the top of the stack
@@ -105,6 +75,38 @@ static u32 tap_ustack_span(unsigned long sp, u32 len)
 	if (sp >= top || top - sp >= len)
 		return len;
 	return top - sp;
+}
+
+void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
+		   u64 *upcs)
+{
+	struct taproot_user_regs start;
+	u8 why;
+
+	w->nr = 0;
+	w->maps = tap_utab_lookup(current, &why);
+	if (!w->maps) {
+		w->end = why;
+		return;
+	}
+	w->max_frames = max_frames;
+	tap_fill_user_regs(&start, uregs);
+	/* As far up as the largest copy would go (a user sp: no wrap). */
+	w->stack_hi = start.sp + tap_ustack_span(start.sp, TAPROOT_USTACK_MAX);
+	tap_uwalk(w, &start, upcs);
+	if (!tap_utab_unchanged(current, w->maps)) {
+		w->nr = 0;
+		w->end = TAPROOT_KUNWIND_STALE;
+	}
+}
+
+struct pt_regs *tap_current_user_regs(void)
+{
+	struct task_struct *task = current;
+
+	if ((task->flags & PF_KTHREAD) || !task->mm)
+		return NULL;
+	return task_pt_regs(task);
 }
 
 /*

@@ -52,7 +52,10 @@
  * /proc/PID/maps after the token, under the mmap read lock: a change that
  * began before the token has ended by then, and the maps read include it.
  * tap_utab_unchanged() closes the last window, a change that begins while
- * a walk runs.
+ * a walk runs. MAPS_SET also takes only mappings that lie within the
+ * process's executable VMAs, checked under the mmap lock with the
+ * generation: the walker's pcs and code reads stay in code the process
+ * runs (uwalk.h), whatever the uploader claims.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -657,15 +660,41 @@ static struct task_struct *tap_utab_task(u32 pid)
 }
 
 /*
- * The address space of process @pid now: its identity and generation
- * (and the global tgid). -ESRCH: no such process, or it has exited;
- * -EINVAL: a kernel thread.
+ * Whether each of the @nr sorted mappings @m lies within executable
+ * mappings of @mm, with no gap: what the walker may read code from and
+ * take pcs in. Under the mmap lock; visits each VMA once at most.
  */
-static int tap_utab_space(u32 pid, u32 *tgid, u64 *mm_id, u64 *gen)
+static bool tap_umaps_exec(struct mm_struct *mm, const struct tap_umap *m, u32 nr)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr;
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		for (addr = m[i].start; addr < m[i].end; addr = vma->vm_end) {
+			vma = find_vma(mm, addr);
+			if (!vma || vma->vm_start > addr || !(vma->vm_flags & VM_EXEC))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The address space of process @pid now: its identity and generation
+ * (and the global tgid). With @m, also whether its @nr mappings lie in
+ * the process's executable mappings (*@exec), read under the mmap lock
+ * with the generation: a change that would make them so or not moves it.
+ * -ESRCH: no such process, or it has exited; -EINVAL: a kernel thread;
+ * -EINTR: killed while waiting for the lock.
+ */
+static int tap_utab_space(u32 pid, u32 *tgid, u64 *mm_id, u64 *gen,
+			  const struct tap_umap *m, u32 nr, bool *exec)
 {
 	struct task_struct *t;
 	struct mm_struct *mm;
 	bool kthread;
+	int err = 0;
 
 	t = tap_utab_task(pid);
 	if (IS_ERR(t))
@@ -677,9 +706,17 @@ static int tap_utab_space(u32 pid, u32 *tgid, u64 *mm_id, u64 *gen)
 	if (!mm)
 		return kthread ? -EINVAL : -ESRCH;
 	*mm_id = tap_mm_id(mm);
-	*gen = tap_mm_gen(mm);
+	if (!m) {
+		*gen = tap_mm_gen(mm);
+	} else if (mmap_read_lock_killable(mm)) {
+		err = -EINTR;
+	} else {
+		*gen = tap_mm_gen(mm);
+		*exec = tap_umaps_exec(mm, m, nr);
+		mmap_read_unlock(mm);
+	}
 	mmput(mm);
-	return 0;
+	return err;
 }
 
 static u64 tap_utab_token(const struct tap_ustore *s, u32 tgid, u64 mm_id,
@@ -703,7 +740,7 @@ static long tap_utab_proc_token(struct tap_ustore *s,
 		return -EINVAL;
 	if (!s->gen_on)
 		return -EOPNOTSUPP;
-	err = tap_utab_space(a.pid, &tgid, &mm_id, &gen);
+	err = tap_utab_space(a.pid, &tgid, &mm_id, &gen, NULL, 0, NULL);
 	if (err)
 		return err;
 	a.token = tap_utab_token(s, tgid, mm_id, gen);
@@ -774,6 +811,7 @@ static long tap_utab_maps_set(struct tap_ustore *s,
 	size_t bytes;
 	u64 mm_id, gen;
 	u32 tgid, i;
+	bool exec;
 	int err;
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
@@ -801,10 +839,11 @@ static long tap_utab_maps_set(struct tap_ustore *s,
 	if (err)
 		goto err;
 
-	err = tap_utab_space(a.pid, &tgid, &mm_id, &gen);
+	err = tap_utab_space(a.pid, &tgid, &mm_id, &gen, p->map, a.nr, &exec);
 	if (err)
 		goto err;
-	if (tap_gen_busy(gen) || tap_utab_token(s, tgid, mm_id, gen) != a.token) {
+	/* Not the maps the token was for, or not code the process runs now. */
+	if (tap_gen_busy(gen) || tap_utab_token(s, tgid, mm_id, gen) != a.token || !exec) {
 		err = -ESTALE;
 		goto err;
 	}

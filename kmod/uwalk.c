@@ -60,9 +60,12 @@ struct tap_uwalk_next {
 	int signal;		/* restored by a signal frame: exact, all known */
 };
 
+/* A read of the stack: below w->stack_hi only (the callers check the low end). */
 static int tap_uwalk_rd(struct tap_uwalk *w, void *dst, __u64 addr, __u32 len)
 {
 	w->reads++;
+	if (addr > w->stack_hi || w->stack_hi - addr < len)
+		return -1;
 	return tap_uwalk_read(dst, addr, len);
 }
 
@@ -256,13 +259,18 @@ found:
 	return TAP_UWALK_STEP_OK;
 }
 
-/* Whether the code at @pc is the sigreturn trampoline; unreadable: no. */
-static int tap_uwalk_is_sigreturn(struct tap_uwalk *w, __u64 pc)
+/*
+ * Whether the code at @pc, in mapping @m, is the sigreturn trampoline;
+ * unreadable, or running past @m: no.
+ */
+static int tap_uwalk_is_sigreturn(struct tap_uwalk *w, const struct tap_umap *m,
+				  __u64 pc)
 {
 	__u8 code[sizeof(tap_sigreturn_code)];
 	unsigned int i;
 
-	if (tap_uwalk_rd(w, code, pc, sizeof(code)))
+	w->reads++;
+	if (m->end - pc < sizeof(code) || tap_uwalk_read(code, pc, sizeof(code)))
 		return 0;
 	for (i = 0; i < sizeof(code); i++)
 		if (code[i] != tap_sigreturn_code[i])
@@ -270,22 +278,24 @@ static int tap_uwalk_is_sigreturn(struct tap_uwalk *w, __u64 pc)
 	return 1;
 }
 
+/* The address whose mapping and row a frame's are: a return address's call. */
+static __u64 tap_uwalk_lookup_pc(__u64 pc, int exact)
+{
+	return exact ? pc : pc - 1;
+}
+
 /*
  * One step up from the frame in w->regs, whose pc is exact (the leaf's, or
- * one a signal frame restored: w->exact) or a return address: the
- * caller's registers into @n. Returns TAP_UWALK_STEP_OK or the walk's end:
- * lib/unwind's unwind_frame().
+ * one a signal frame restored: w->exact) or a return address, in mapping
+ * @m: the caller's registers into @n. Returns TAP_UWALK_STEP_OK or the
+ * walk's end: lib/unwind's unwind_frame().
  */
-static int tap_uwalk_step(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
-			  struct tap_uwalk_next *n)
+static int tap_uwalk_step(struct tap_uwalk *w, const struct tap_umap *m,
+			  int bp_known, __u64 stack_lo, struct tap_uwalk_next *n)
 {
-	__u64 pc = w->regs.ip, lookup = w->exact ? pc : pc - 1;
+	__u64 pc = w->regs.ip, lookup = tap_uwalk_lookup_pc(pc, w->exact);
 	const struct taproot_unwind_rule *r;
-	const struct tap_umap *m;
 
-	m = tap_uwalk_map(w->maps, lookup);
-	if (!m)
-		return TAPROOT_KUNWIND_NO_MAPPING;
 	if (!m->table)
 		return tap_uwalk_fp(w, bp_known, stack_lo, n);
 	r = tap_uwalk_rule(m->table, lookup - m->bias);
@@ -294,7 +304,7 @@ static int tap_uwalk_step(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
 	switch (r->kind) {
 	case TAPROOT_RULE_NONE:
 		/* musl's __restore_rt has no CFI; lib reads its code from the ELF */
-		if (tap_uwalk_is_sigreturn(w, pc))
+		if (tap_uwalk_is_sigreturn(w, m, pc))
 			return tap_uwalk_signal(w, stack_lo, n);
 		return tap_uwalk_fp(w, bp_known, stack_lo, n);
 	case TAPROOT_RULE_SIGNAL:
@@ -313,6 +323,7 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 {
 	/* lib's stack copy starts at the leaf's sp: nothing below is read */
 	__u64 stack_lo = start->sp;
+	const struct tap_umap *m;
 	__u32 max = w->max_frames;
 	int bp_known = 1, end = TAPROOT_KUNWIND_MAX_FRAMES;
 
@@ -323,12 +334,20 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 	w->partial = 0;
 	if (max > TAPROOT_UNWIND_FRAMES_MAX)
 		max = TAPROOT_UNWIND_FRAMES_MAX;
+	if (!max)
+		goto out;
 
-	while (w->nr < max) {
+	/* The leaf's pc is the sampled register's, whatever it maps to. */
+	pcs[w->nr++] = w->regs.ip;
+	m = tap_uwalk_map(w->maps, w->regs.ip);
+	for (;;) {
 		struct tap_uwalk_next n = { .bp_known = 0 };
 
-		pcs[w->nr++] = w->regs.ip;
-		end = tap_uwalk_step(w, bp_known, stack_lo, &n);
+		if (!m) {
+			end = TAPROOT_KUNWIND_NO_MAPPING;
+			break;
+		}
+		end = tap_uwalk_step(w, m, bp_known, stack_lo, &n);
 		if (end != TAP_UWALK_STEP_OK)
 			break;
 		/*
@@ -355,10 +374,22 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 			end = TAPROOT_KUNWIND_MAX_FRAMES;
 			break;
 		}
+		/*
+		 * A pc read from memory is kept only in an uploaded mapping:
+		 * the walk stops before any other word reaches the ring, and
+		 * w->regs stay those of the last pc kept.
+		 */
+		m = tap_uwalk_map(w->maps, tap_uwalk_lookup_pc(n.regs.ip, n.signal));
+		if (!m) {
+			end = TAPROOT_KUNWIND_NO_MAPPING;
+			break;
+		}
 		w->regs = n.regs;
 		bp_known = n.bp_known;
 		w->exact = n.signal;
 		w->partial = !n.signal;
+		pcs[w->nr++] = w->regs.ip;
 	}
+out:
 	w->end = (__u8)end;
 }

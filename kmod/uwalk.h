@@ -29,12 +29,18 @@
 int tap_uwalk_read(void *dst, __u64 addr, __u32 len);
 
 /*
- * One walk. The caller sets maps and max_frames (1..TAPROOT_UNWIND_FRAMES_MAX)
- * and calls tap_uwalk(); the rest is its result.
+ * One walk. The caller sets maps, max_frames (1..TAPROOT_UNWIND_FRAMES_MAX)
+ * and stack_hi, and calls tap_uwalk(); the rest is its result. The walk
+ * reads the stack in [the leaf's sp, stack_hi) only (a read beyond fails,
+ * as one of unreadable memory does), code only within an uploaded mapping
+ * (the sigreturn check at a pc), and keeps a pc read from memory only
+ * when an uploaded mapping holds it: what tables and mappings can make it
+ * read and tell is bounded by what the process runs and that window.
  */
 struct tap_uwalk {
 	const struct tap_umaps *maps;
 	__u32 max_frames;
+	__u64 stack_hi;
 
 	__u32 nr;		/* pcs written */
 	__u8 end;		/* enum taproot_kunwind, never _NONE */

@@ -23,14 +23,17 @@
  *   the mappings, 1 a stack address, 2 raw, 3 zero), u16 or u64 payload.
  * Memory is the stack image at STACK_BASE + sp_off and the code image at
  * CODE_BASE, in allocations of exactly their size; tap_uwalk_read() fails
- * elsewhere. Tables are allocated to exactly their lengths, so ASan sees
+ * elsewhere. The walker's reach (stack_hi) is the first half of the stack
+ * image. Tables are allocated to exactly their lengths, so ASan sees
  * an index the walker did not check.
  *
  * Checked: at most max_frames (capped at TAPROOT_UNWIND_FRAMES_MAX) pcs
- * and nothing written past them, pcs[0] the start ip, an end in range
- * and never NONE, at most 2 reads per frame, and the end registers those
- * of the last pc's frame as uwalk.h says. FUZZ_DEBUG prints the walk.
+ * and nothing written past them, pcs[0] the start ip, every other pc in a
+ * mapping, every read within the reach or, for code, a mapping, an end in
+ * range and never NONE, at most 2 reads per frame, and the end registers
+ * those of the last pc's frame as uwalk.h says. FUZZ_DEBUG prints the walk.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,14 +86,29 @@ struct world {
 	struct tap_umaps maps;
 	uint8_t *code, *stack;
 	size_t code_len, stack_len;
-	uint64_t stack_base;
+	uint64_t stack_base, stack_hi;
+	bool strayed;		/* a read outside the reach and the mappings */
 };
 
 static struct world *cur;
 
+/* Whether [@addr, @addr + @len) lies in one mapping of @w. */
+static bool in_map(const struct world *w, uint64_t addr, uint64_t len)
+{
+	for (unsigned int i = 0; i < w->maps.nr; i++)
+		if (addr >= w->map[i].start && addr < w->map[i].end &&
+		    w->map[i].end - addr >= len)
+			return true;
+	return false;
+}
+
 int tap_uwalk_read(void *dst, __u64 addr, __u32 len)
 {
 	uint64_t off = addr - cur->stack_base;
+
+	if (!(addr >= cur->stack_base && addr <= cur->stack_hi && cur->stack_hi - addr >= len) &&
+	    !in_map(cur, addr, len))
+		cur->strayed = true;
 
 	if (addr >= cur->stack_base && off <= cur->stack_len && cur->stack_len - off >= len) {
 		memcpy(dst, cur->stack + off, len);
@@ -282,6 +300,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&walk, 0xa5, sizeof(walk));
 	walk.maps = &w.maps;
 	walk.max_frames = max;
+	w.stack_hi = regs.sp + (w.stack_len / 2 & ~7ULL);
+	walk.stack_hi = w.stack_hi;
 	tap_uwalk(&walk, &regs, pcs);
 
 	if (getenv("FUZZ_DEBUG")) {
@@ -292,6 +312,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "  #%u %#llx\n", i, (unsigned long long)pcs[i]);
 	}
 	check(walk.nr <= cap);
+	check(!w.strayed);
+	for (unsigned int i = 1; i < walk.nr && i < cap; i++)
+		check(in_map(&w, pcs[i] - 1, 1) || in_map(&w, pcs[i], 1));
 	check(pcs[cap] == CANARY);
 	for (unsigned int i = walk.nr; i < cap; i++)
 		check(pcs[i] == CANARY);

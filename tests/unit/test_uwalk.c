@@ -384,7 +384,10 @@ static void both_print(const struct both *b, const char *what)
 /*
  * Both walkers on @regs and the @len bytes @stack copied from regs->sp,
  * at most @max frames: they must agree (see the top of the file), and the
- * walker's result must keep uwalk.h's promises.
+ * walker's result must keep uwalk.h's promises. The walker's reach is
+ * the copy (stack_hi its end), and it keeps no pc in no mapping: where
+ * lib's last pc is one, the walker stops a frame before it, with the
+ * registers of that frame (lib's resume from them finds it again).
  */
 static void run_both(const struct world *w, const struct taproot_user_regs *regs,
 		     const uint8_t *stack, size_t len, unsigned int max, struct both *b,
@@ -400,6 +403,7 @@ static void run_both(const struct world *w, const struct taproot_user_regs *regs
 	memset(&b->k, 0xa5, sizeof(b->k));
 	b->k.maps = &w->kmaps;
 	b->k.max_frames = max;
+	b->k.stack_hi = regs->sp + len;
 	tap_uwalk(&b->k, regs, b->kpcs);
 	assert_true(taproot_unwind(unwinder, (void *)w, regs, stack, len, b->upcs,
 				   b->uflags, max, &b->u) >= 0);
@@ -413,7 +417,12 @@ static void run_both(const struct world *w, const struct taproot_user_regs *regs
 		     !memcmp(b->kpcs, b->upcs, b->k.nr * sizeof(b->kpcs[0])) &&
 		     (b->k.nr == b->u.nr || (b->uflags[b->k.nr - 1] & TAPROOT_FRAME_SLOW));
 	} else {
-		ok = b->k.nr == b->u.nr && b->k.end == kend_of(b->u.end) &&
+		/* lib keeps a caller's pc in no mapping; the walker does not */
+		unsigned int unr = b->u.nr;
+
+		if (b->u.end == TAPROOT_UNWIND_NO_MAPPING && unr > 1)
+			unr--;
+		ok = b->k.nr == unr && b->k.end == kend_of(b->u.end) &&
 		     !memcmp(b->kpcs, b->upcs, b->k.nr * sizeof(b->kpcs[0]));
 	}
 	if (!ok) {
@@ -760,16 +769,16 @@ static void test_plt(void **state)
 	assert_true(plt != 0);
 	print_message("  libc's PLT at %#llx: CFA rsp%+d, +8 from byte %u\n",
 		      (unsigned long long)plt, r->cfa_off, r->plt_thr);
+	/* in libc's text, each says where it was: a caller the walker keeps */
 	for (unsigned int k8 = 0; k8 < 64; k8++)
-		stack[k8] = 0x1000 + k8;	/* no mapping: each says where it was */
+		stack[k8] = w->code[0].start + 0x100 + 16 * k8;
 	for (unsigned int off = 0; off < 16; off++) {
 		uint64_t cfa = (uint64_t)r->cfa_off + (off >= r->plt_thr ? 8 : 0);
 
 		regs.ip = LIBC_BIAS + plt + 16 + off;	/* entry 1 */
-		run_both(w, &regs, (const uint8_t *)stack, sizeof(stack), MAX_PCS, b, "plt");
+		run_both(w, &regs, (const uint8_t *)stack, sizeof(stack), 2, b, "plt");
 		assert_int_equal(b->k.nr, 2);
 		assert_int_equal(b->kpcs[1], stack[(cfa + (uint64_t)r->ra_off) / 8]);
-		assert_int_equal(b->k.end, TAPROOT_KUNWIND_NO_MAPPING);
 		assert_int_equal(b->k.regs.sp, SYN_BASE + cfa);
 		assert_int_equal(b->k.regs.bp, regs.bp);	/* rbp kept */
 	}
@@ -885,7 +894,8 @@ static void test_sigreturn_nocfi(void **state)
 
 	/* the leaf at the trampoline, as a handler's return left it */
 	regs.ip = NOCFI_START + 1;
-	k = (struct tap_uwalk){ .maps = &w->kmaps, .max_frames = 2 };
+	k = (struct tap_uwalk){ .maps = &w->kmaps, .max_frames = 2,
+			       .stack_hi = SYN_BASE + sizeof(stack) };
 	tap_uwalk(&k, &regs, pcs);
 	assert_int_equal(k.nr, 2);
 	assert_int_equal(k.end, TAPROOT_KUNWIND_MAX_FRAMES);
@@ -980,7 +990,8 @@ static void test_bad_tables(void **state)
 	struct taproot_user_regs regs = { .sp = SYN_BASE };
 	uint64_t stack[8] = { 0x1015, 0x1015 };
 	__u64 out[8];
-	struct tap_uwalk k = { .maps = &um, .max_frames = 8 };
+	struct tap_uwalk k = { .maps = &um, .max_frames = 8,
+			       .stack_hi = SYN_BASE + sizeof(stack) };
 
 	kmem = (struct kmem){ (const uint8_t *)stack, SYN_BASE, sizeof(stack), NULL, NULL, 0 };
 	regs.ip = 0x1015;		/* SP rule: its RA, then the same pc above */

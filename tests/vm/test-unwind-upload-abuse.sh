@@ -23,7 +23,16 @@
 #   - GET_STATS counts tables, processes and bytes; closing the device
 #     frees everything (UNWIND_MEM_USED back to 0, no vmalloc area of the
 #     upload code left in /proc/vmallocinfo), and so does kill -9 of the
-#     process that holds it with a big table uploaded.
+#     process that holds it with a big table uploaded;
+#   - a hostile uploader (issue 28), the consumer of progs/stack-secret,
+#     which spins with a value on its stack and a return address into its
+#     code 1 MiB up: MAPS_SET of the whole address space, of a stack page,
+#     of its code and a page past it: ESTALE; with one rule over its code
+#     that reads the return address 64 bytes up (near) or 1 MiB up (far)
+#     and ustack-private, 3 s of its samples tell no user pc but the
+#     leaf's outside its code, never the value planted for the rule (the
+#     walker keeps a pc only in a mapping, reads the stack no higher than
+#     a copy would), and no stack bytes.
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
@@ -49,6 +58,21 @@ wait "$holder" || true
 run "$PROGS/upload-abuse" --freed
 assert_cases upload-abuse-freed
 CASES=$((CASES + NCASES))
+
+say "a hostile uploader: what it can make the walker read and tell, with ustack-private"
+spawn target stack-secret "$PROGS/stack-secret"
+wait_line "stack-secret is ready" "$TMPDIR/stack-secret.out" '^stack-secret: ready '
+[[ $LINE =~ pid=([0-9]+)\ secret=(0x[0-9a-f]+)\ marker=(0x[0-9a-f]+) ]] ||
+	die "stack-secret's line: $LINE"
+tpid=${BASH_REMATCH[1]} secret=${BASH_REMATCH[2]} marker=${BASH_REMATCH[3]}
+run "$PROGS/upload-abuse" --hostile near "$tpid" "$secret" 3
+assert_cases upload-abuse-hostile-near
+CASES=$((CASES + NCASES))
+run "$PROGS/upload-abuse" --hostile far "$tpid" "$marker" 3
+assert_cases upload-abuse-hostile-far
+CASES=$((CASES + NCASES))
+kill "$target"
+wait "$target" 2>/dev/null || true
 
 assert_eq "module reference count at the end" 0 "$(refcnt)"
 expect_ok "taprootctl unload" "$CTL" unload

@@ -216,10 +216,25 @@
  * sampled task's own mm, so a table that lies makes wrong pcs, nothing
  * worse.
  *
+ * What the holder of an open /dev/taproot (who may have dropped its
+ * privileges after the open) can make the module read and tell, whatever
+ * it uploads: TAPROOT_IOC_MAPS_SET takes only mappings that lie within
+ * executable mappings of the process when it is set (else ESTALE); a walk
+ * reads the sampled task's stack from its sp up to TAPROOT_USTACK_MAX
+ * bytes above it, no higher than a stack copy would go (the top of the
+ * stack the process started on), and code only within an uploaded
+ * mapping (the 9 bytes of the sigreturn check at a pc); and a pc read
+ * from memory reaches the ring only when an uploaded mapping holds it
+ * (else the walk ends there, TAPROOT_KUNWIND_NO_MAPPING). So the records
+ * say which code addresses lie where a copy would have read, and nothing
+ * else of the process's memory: with TAPROOT_CFG_F_USTACK_PRIVATE, no
+ * word of its data, its stack or its environment.
+ *
  * Mappings are bound to the process's address space as it was when the
  * consumer asked for a token (TAPROOT_IOC_PROC_TOKEN), before it read
  * /proc/PID/maps: TAPROOT_IOC_MAPS_SET fails with ESTALE when the process
- * has exec'd, or may have unmapped something, since. After the set, a
+ * has exec'd, or may have unmapped something, since, or when a mapping
+ * given is not, now, all executable memory of the process. After the set, a
  * sample whose process exec'd or may have changed its mappings falls back
  * (TAPROOT_KUNWIND_STALE) until the consumer sets them again.
  *
@@ -839,7 +854,7 @@ enum taproot_kunwind {
 	/* The fallbacks: */
 	TAPROOT_KUNWIND_NO_PROC,	/* no mappings uploaded for the process */
 	TAPROOT_KUNWIND_STALE,		/* it exec'd or changed its mappings since */
-	TAPROOT_KUNWIND_NO_MAPPING,	/* a pc in no uploaded mapping */
+	TAPROOT_KUNWIND_NO_MAPPING,	/* a pc in no uploaded mapping: kept if the leaf's */
 	TAPROOT_KUNWIND_NO_CFI,		/* no row for a pc, and no rbp chain */
 	TAPROOT_KUNWIND_SLOW_RULE,	/* a rule the module does not evaluate */
 	TAPROOT_KUNWIND_FAULT,		/* user memory could not be read */

@@ -11,6 +11,16 @@
  *   upload-abuse --hold    open, upload a big table and mappings, print
  *                          "holding", sleep until killed (the kill -9 case)
  *   upload-abuse --freed   nothing is held any more, the device opens
+ *   upload-abuse --hostile near|far PID VALUE SECONDS
+ *                          the consumer as an attacker: uploads for process
+ *                          PID (tests/vm/progs/stack-secret.c) a table whose
+ *                          one rule reads the return address 64 bytes
+ *                          (near) or 1 MiB (far) above sp, over its
+ *                          program's code; tries mappings that are not its
+ *                          code; samples it SECONDS with the module's
+ *                          unwinding and ustack-private, and checks what
+ *                          the rings tell of it: no user pc but the leaf's
+ *                          outside its code, never VALUE, no stack bytes
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -548,12 +558,28 @@ static void stale_case(int fd, struct child *ch, char what, const struct taproot
 		expect(e, want, label);
 }
 
+/*
+ * 64 KiB of executable memory of this process (and of its children,
+ * forked after), then a page that is not: mappings are set only where
+ * the process has code (MAPS_SET checks).
+ */
+static uint64_t xcode;
+
+static void xcode_map(void)
+{
+	void *p = mmap(NULL, 0x11000, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect((char *)p + 0x10000, 0x1000, PROT_NONE))
+		die("mmap executable memory");
+	xcode = (uint64_t)(uintptr_t)p;
+}
+
 static void proc_cases(int fd, uint32_t tid)
 {
 	struct taproot_proc_map m[4] = {
-		{ .start = 0x1000, .end = 0x2000, .table_id = tid },
-		{ .start = 0x2000, .end = 0x3000, .flags = TAPROOT_MAP_F_FP },
-		{ .start = 0x5000, .end = 0x9000, .bias = 0x1000, .table_id = tid },
+		{ .start = xcode + 0x1000, .end = xcode + 0x2000, .table_id = tid },
+		{ .start = xcode + 0x2000, .end = xcode + 0x3000, .flags = TAPROOT_MAP_F_FP },
+		{ .start = xcode + 0x5000, .end = xcode + 0x9000, .bias = 0x1000, .table_id = tid },
 	};
 	struct taproot_proc_map bad[2];
 	struct taproot_proc_token pt;
@@ -594,7 +620,7 @@ static void proc_cases(int fd, uint32_t tid)
 	expect(maps_set(fd, self, tok, (void *)8, 2), EFAULT, "maps: array at 8: EFAULT");
 	bad[0] = m[2], bad[1] = m[0];
 	expect(maps_set(fd, self, tok, bad, 2), EINVAL, "maps: not sorted: EINVAL");
-	bad[0] = m[0], bad[1] = m[0], bad[1].start = 0x1800, bad[1].end = 0x2800;
+	bad[0] = m[0], bad[1] = m[0], bad[1].start = xcode + 0x1800, bad[1].end = xcode + 0x2800;
 	expect(maps_set(fd, self, tok, bad, 2), EINVAL, "maps: overlapping: EINVAL");
 	bad[0] = m[0], bad[0].end = bad[0].start;
 	expect(maps_set(fd, self, tok, bad, 1), EINVAL, "maps: start == end: EINVAL");
@@ -607,6 +633,10 @@ static void proc_cases(int fd, uint32_t tid)
 	bad[0] = m[0], bad[0].table_id = tid + 1000;
 	expect(maps_set(fd, self, tok, bad, 1), ENOENT, "maps: unknown table: ENOENT");
 	expect(maps_set(fd, self, tok ^ 1, m, 3), ESTALE, "maps: wrong token: ESTALE");
+	bad[0] = m[1], bad[0].end = xcode + 0x11000;
+	expect(set_retry(fd, self, bad, 1), ESTALE, "maps: past its executable memory: ESTALE");
+	bad[0] = m[1], bad[0].start = 0x1000, bad[0].end = 0x2000;
+	expect(set_retry(fd, self, bad, 1), ESTALE, "maps: where it has nothing mapped: ESTALE");
 	expect(maps_set(fd, 0x7fffffff, tok, m, 3), ESRCH, "maps: no such pid: ESRCH");
 
 	e = set_retry(fd, self, m, 3);
@@ -712,7 +742,7 @@ static void expect_freed(const char *label)
 /* Big table + self mappings, then wait to be killed. */
 static __attribute__((noreturn)) void hold(void)
 {
-	struct taproot_proc_map m = { .start = 0x1000, .end = 0x2000 };
+	struct taproot_proc_map m = { .start = xcode, .end = xcode + 0x1000 };
 	int fd = open(DEV, O_RDWR | O_CLOEXEC);
 	uint64_t tok;
 	uint32_t id;
@@ -730,6 +760,253 @@ static __attribute__((noreturn)) void hold(void)
 		pause();
 }
 
+
+/* ------------------------------------------------------------ hostile */
+
+static void nl_simple(uint8_t cmd, const char *what)
+{
+	struct nlreq r;
+	int err;
+
+	nl_init(&r, nl_family, cmd, TAPROOT_GENL_VERSION);
+	err = nl_talk(&r, NULL, NULL);
+	if (err) {
+		errno = err;
+		die(what);
+	}
+}
+
+/* Samples of @pid alone at 999 Hz, unwound in the module, ustack-private. */
+static void hostile_config(uint32_t pid)
+{
+	uint32_t flags = TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE;
+	uint32_t freq = 999, events = TAPROOT_EV_SAMPLE;
+	struct nlattr *nest;
+	struct nlreq r;
+	int err;
+
+	nl_init(&r, nl_family, TAPROOT_CMD_SET_CONFIG, TAPROOT_GENL_VERSION);
+	nl_put(&r, TAPROOT_A_CFG_FLAGS, &flags, sizeof(flags));
+	nl_put(&r, TAPROOT_A_CFG_FREQ_HZ, &freq, sizeof(freq));
+	nl_put(&r, TAPROOT_A_CFG_EVENTS, &events, sizeof(events));
+	nest = (struct nlattr *)((char *)&r + NLMSG_ALIGN(r.n.nlmsg_len));
+	nl_put(&r, TAPROOT_A_CFG_TGIDS | NLA_F_NESTED, NULL, 0);
+	nl_put(&r, TAPROOT_A_CFG_TGID, &pid, sizeof(pid));
+	nest->nla_len = (uint16_t)((char *)&r + r.n.nlmsg_len - (char *)nest);
+	err = nl_talk(&r, NULL, NULL);
+	if (err) {
+		errno = err;
+		die("SET_CONFIG of the hostile session");
+	}
+}
+
+/* The executable mapping of @pid's program (its first), from its maps. */
+static void code_of(uint32_t pid, uint64_t *start, uint64_t *end)
+{
+	char path[64], exe[512], line[1024], file[512];
+	unsigned long long a, b;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		die("readlink of the target's exe");
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		die("the target's maps");
+	*start = *end = 0;
+	while (!*end && fgets(line, sizeof(line), f)) {
+		char perms[8];
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %511s", &a, &b, perms, file) >= 3 &&
+		    perms[2] == 'x' && !strcmp(file, exe))
+			*start = a, *end = b;
+	}
+	fclose(f);
+	if (!*end) {
+		errno = ENOENT;
+		die("no executable mapping of the target's program");
+	}
+}
+
+struct ring {
+	struct taproot_ring_consumer *cons;
+	const struct taproot_ring_producer *prod;
+	const uint8_t *data;
+	uint64_t d;
+};
+
+/* Ring @cpu as a reader maps it (uapi "The rings"); false if not possible. */
+static bool ring_map(int fd, unsigned int cpu, struct ring *r)
+{
+	long P = sysconf(_SC_PAGESIZE);
+	off_t off = (off_t)TAPROOT_MMAP_OFFSET(cpu);
+	const struct taproot_ring_producer *prod;
+	uint8_t *win;
+
+	r->cons = mmap(NULL, P, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	if (r->cons == MAP_FAILED)
+		return false;
+	prod = mmap(NULL, P, PROT_READ, MAP_SHARED, fd, off + P);
+	if (prod == MAP_FAILED)
+		die("mmap a ring's producer page");
+	r->d = prod->data_size;
+	munmap((void *)prod, P);
+	win = mmap(NULL, P + 2 * r->d, PROT_READ, MAP_SHARED, fd, off + P);
+	if (win == MAP_FAILED)
+		die("mmap a ring's data");
+	r->prod = (const void *)win;
+	r->data = win + P;
+	return true;
+}
+
+struct told {
+	uint64_t start, end, value;
+	unsigned long samples, walked, pcs, strays, values, bytes;
+	uint64_t stray;
+};
+
+/* User pcs @pcs[0..@nr) of the target: the leaf's from its registers, the rest its code. */
+static void told_pcs(struct told *t, const uint64_t *pcs, unsigned int nr)
+{
+	t->walked += nr > 1;
+	for (unsigned int i = 0; i < nr; i++) {
+		t->pcs++;
+		t->values += pcs[i] == t->value;
+		if (i && (pcs[i] <= t->start || pcs[i] > t->end)) {
+			t->strays++;
+			t->stray = pcs[i];
+		}
+	}
+}
+
+/* The records of ring @r since its tail, about process @pid, into @t. */
+static void ring_read(struct ring *r, uint32_t pid, struct told *t)
+{
+	uint64_t head = __atomic_load_n(&r->prod->data_head, __ATOMIC_ACQUIRE);
+	uint64_t pos = r->cons->data_tail;
+
+	while (pos < head) {
+		const struct taproot_rec_header *h = (const void *)(r->data + (pos & (r->d - 1)));
+		uint64_t pcs[TAPROOT_UNWIND_FRAMES_MAX];
+
+		if (h->size < sizeof(*h) || h->size % 8 || h->size > head - pos)
+			die("a record of impossible size");
+		if (h->type == TAPROOT_REC_SAMPLE && h->size >= sizeof(struct taproot_rec_sample)) {
+			const struct taproot_rec_sample *s = (const void *)h;
+			size_t at = sizeof(*s) + (size_t)s->kstack_nr * 8;
+			unsigned int nr = s->hdr.flags & TAPROOT_SAMPLE_F_UPCS ? s->upc_nr : 0;
+
+			if (s->pid == pid && at + nr * 8 + s->ustack_len <= h->size) {
+				t->samples++;
+				t->bytes += s->ustack_len;
+				memcpy(pcs, (const uint8_t *)h + at, nr * 8);
+				told_pcs(t, pcs, nr);
+			}
+		} else if (h->type == TAPROOT_REC_STACK &&
+			   h->size >= sizeof(struct taproot_rec_stack)) {
+			const struct taproot_rec_stack *k = (const void *)h;
+			size_t at = sizeof(*k) + (size_t)k->kstack_nr * 8;
+
+			if (k->pid == pid && at + k->upc_nr * 8 <= h->size) {
+				memcpy(pcs, (const uint8_t *)h + at, k->upc_nr * 8);
+				told_pcs(t, pcs, k->upc_nr);
+			}
+		} else if (h->type == TAPROOT_REC_SAMPLE_REF &&
+			   h->size >= sizeof(struct taproot_rec_sample_ref)) {
+			/* of a STACK record counted above */
+			t->samples += ((const struct taproot_rec_sample_ref *)h)->pid == pid;
+		}
+		pos += h->size;
+	}
+	__atomic_store_n(&r->cons->data_tail, pos, __ATOMIC_RELEASE);
+}
+
+static int hostile(int argc, char **argv)
+{
+	static struct ring rings[1024];
+	bool far = argc > 2 && !strcmp(argv[2], "far");
+	uint32_t pid = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 0;
+	struct told t = { .value = argc > 4 ? strtoull(argv[4], NULL, 0) : 0 };
+	unsigned int secs = argc > 5 ? (unsigned int)atoi(argv[5]) : 0, nr = 0;
+	struct taproot_proc_map m = { 0 }, bad;
+	struct timespec end, now;
+	uint64_t stack_word;
+	struct table tb;
+	int fd;
+
+	if (argc != 6 || !pid || !secs) {
+		fprintf(stderr, "usage: upload-abuse --hostile near|far PID VALUE SECONDS\n");
+		return 2;
+	}
+	nl_open();
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open " DEV);
+	code_of(pid, &t.start, &t.end);
+
+	/* One rule over all the code: the return address at CFA - 8. */
+	table_make(&tb, 1, 0x66);
+	tb.a.base = 0;
+	tb.pcs[0] = 0;
+	tb.rr[0] = 1;
+	tb.rules[1] = (struct taproot_unwind_rule){
+		.kind = TAPROOT_RULE_SP, .rbp = TAPROOT_RBP_SAME,
+		.cfa_off = far ? TAPROOT_RULE_OFF_MAX : 72, .ra_off = -8,
+	};
+	expect(xioctl(fd, TAPROOT_IOC_TABLE_ADD, &tb.a), 0, "hostile: the table uploads");
+
+	/* Mappings that are not the target's code: refused. */
+	bad = (struct taproot_proc_map){ .start = 0x10000, .end = 0x7ffffffff000ULL,
+					 .flags = TAPROOT_MAP_F_FP };
+	expect(set_retry(fd, pid, &bad, 1), ESTALE, "hostile: the whole address space: ESTALE");
+	bad.start = ((uint64_t)(uintptr_t)&stack_word & ~0xfffULL);	/* ours, not its */
+	bad.end = bad.start + 0x1000;
+	expect(set_retry(fd, pid, &bad, 1), ESTALE, "hostile: a stack page: ESTALE");
+	bad = (struct taproot_proc_map){ .start = t.start, .end = t.end + 0x1000,
+					 .bias = t.start, .table_id = tb.a.table_id };
+	expect(set_retry(fd, pid, &bad, 1), ESTALE, "hostile: its code and a page past it: ESTALE");
+	m = (struct taproot_proc_map){ .start = t.start, .end = t.end, .bias = t.start,
+				       .table_id = tb.a.table_id };
+	expect(set_retry(fd, pid, &m, 1), 0, "hostile: its code, with the crafted rule: set");
+
+	hostile_config(pid);
+	for (unsigned int cpu = 0; cpu < 1024 && nr < 1024; cpu++)
+		if (ring_map(fd, cpu, &rings[nr]))
+			nr++;
+	if (!nr)
+		die("no ring to read");
+	nl_simple(TAPROOT_CMD_START, "START");
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += secs;
+	do {
+		usleep(20000);
+		for (unsigned int i = 0; i < nr; i++)
+			ring_read(&rings[i], pid, &t);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	nl_simple(TAPROOT_CMD_STOP, "STOP");
+	for (unsigned int i = 0; i < nr; i++)
+		ring_read(&rings[i], pid, &t);
+
+	printf("# %s: %lu samples of pid %u, %lu pcs, %lu with callers; code %#llx-%#llx\n",
+	       far ? "far" : "near", t.samples, pid, t.pcs, t.walked,
+	       (unsigned long long)t.start, (unsigned long long)t.end);
+	check(t.samples >= 50, "hostile: the target was sampled", "%lu samples", t.samples);
+	check(!t.values, "hostile: the value planted on its stack is never told",
+	      "%lu pcs are %#llx", t.values, (unsigned long long)t.value);
+	check(!t.strays, "hostile: no user pc but the leaf's outside its code",
+	      "%lu, the last %#llx", t.strays, (unsigned long long)t.stray);
+	check(!t.bytes, "hostile: ustack-private: no stack bytes", "%lu bytes", t.bytes);
+	table_free(&tb);
+	close(fd);
+	return cases_done();
+}
+
 int main(int argc, char **argv)
 {
 	struct table t;
@@ -738,10 +1015,13 @@ int main(int argc, char **argv)
 	uint32_t id, id2, big, small;
 	int fd, e;
 
+	xcode_map();
 	if (argc > 1 && !strcmp(argv[1], "--hold")) {
 		nl_open();
 		hold();
 	}
+	if (argc > 1 && !strcmp(argv[1], "--hostile"))
+		return hostile(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "--freed")) {
 		nl_open();
 		expect_freed("after the holder's death: everything freed");
@@ -817,7 +1097,7 @@ int main(int argc, char **argv)
 	e = upload(fd, 16, 0x45, &small);
 	expect(e, ENOSPC, "budget: lowered below use: ENOSPC");
 	{
-		struct taproot_proc_map m = { .start = 0x1000, .end = 0x2000,
+		struct taproot_proc_map m = { .start = xcode, .end = xcode + 0x1000,
 					      .flags = TAPROOT_MAP_F_FP };
 		uint64_t tok;
 
