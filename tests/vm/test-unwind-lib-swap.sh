@@ -43,8 +43,10 @@ echo "$OUT"
 for p in libswap libswapa libswapb; do
 	nm -S "$PROGS/$p" >"$TEST_TMP/$p.nm" || die "nm $p failed"
 done
-python3 -S - "$TEST_TMP" <<'PY'
-import gzip, json, re, struct, sys
+python3 -S - "$TEST_TMP" "$REPO/tests/vm" <<'PY'
+import json, re, struct, sys
+sys.path.insert(0, sys.argv[2])
+import rawrecords
 
 tmp = sys.argv[1]
 def syms(name):
@@ -69,16 +71,10 @@ def within(pc, rng, bias):
 
 # A stack is written once per CPU and epoch (STACK), then referenced by
 # each sample of it (SAMPLE_REF): count the samples by stack id.
-data = gzip.open(f"{tmp}/rec.raw").read()
 stacks, refs = [], {}
-off = 0
-while off + 8 <= len(data):
-    typ, ln = struct.unpack_from("<II", data, off)
-    rec = data[off + 16:off + 8 + ln]
-    off += 8 + ln
-    if typ != 5 or len(rec) < 40:
+for rtype, rec in rawrecords.read(f"{tmp}/rec.raw"):
+    if len(rec) < 40:
         continue
-    rtype = struct.unpack_from("<H", rec, 4)[0]
     if rtype == 9:
         sid = struct.unpack_from("<Q", rec, 48)[0]
         refs[sid] = refs.get(sid, 0) + 1

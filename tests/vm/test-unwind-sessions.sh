@@ -13,7 +13,11 @@
 #   - at least 100 of evblock's off-CPU events (its reader's switch-outs,
 #     its writer's wakings: 300 in all) carry the module's walk, whole
 #     (record's causal_upcs), and none of the module's walks of samples
-#     from then on ends for want of an upload;
+#     from then on ends for want of the process's or a mapping's upload
+#     (no-proc, no-mapping). A walk may still end stale: 6.1 counts
+#     mapping changes by a hash of the mm, which another process's may
+#     share (kmod/utab.c), and the recorder then uploads again (seen on
+#     6.1-rt: 10 such walks in a session);
 #   - the session ends well and what it uploaded is freed.
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
@@ -32,7 +36,8 @@ for i in 1 2 3; do
 	wait_uploaded "session $i: evblock ($target) uploaded" "$target" 120
 	assert_eq "session $i: processes uploaded (evblock alone, not the recorder)" 1 \
 		"${MSTAT[unwind_procs]}"
-	missing0=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping]))
+	missing0=$((MSTAT[walks:no-proc] + MSTAT[walks:no-mapping]))
+	stale0=${MSTAT[walks:stale]}
 
 	release_held
 	wait_exit "session $i: record ends with evblock" "$REC" 120
@@ -40,12 +45,13 @@ for i in 1 2 3; do
 	assert_contains "session $i: summary" "$(cat "$TEST_TMP/s$i.out")" \
 		"command:  exited with status 0"
 	module_stats
-	missing=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping] - missing0))
+	missing=$((MSTAT[walks:no-proc] + MSTAT[walks:no-mapping] - missing0))
+	stale=$((MSTAT[walks:stale] - stale0))
 	[[ $(<"$TEST_TMP/s$i.json") =~ \"causal_upcs\":\ *([0-9]+) ]] ||
 		die "session $i: no causal_upcs in record's --stats-json"
 	upcs=${BASH_REMATCH[1]}
 	say "session $i: $upcs off-CPU stacks walked whole by the module;" \
-		"$missing samples' walks after the release ended for want of uploads"
+		"$missing samples' walks after the release ended for want of uploads, $stale stale"
 	assert_gt "session $i: evblock's off-CPU stacks walked by the module" "$upcs" 99
 	assert_eq "session $i: samples' walks for want of uploads after evblock's" 0 "$missing"
 	assert_eq "session $i: uploads freed with the session" 0 "${MSTAT[unwind_mem_used]}"
