@@ -37,12 +37,16 @@
  *                         shows too;
  *   HAS_MM_VMACACHE_SEQNUM mm->vmacache_seqnum (before 6.1), bumped under
  *                         the write lock whenever a VMA is removed;
- *   HAS_MMAP_LOCK_ACQUIRE_RETURNED_* (6.1): a counter per hash of the mm's
- *                         address, bumped by a probe on the tracepoint
- *                         mmap_lock_acquire_returned each time a write
- *                         lock is taken; attached while a store exists. Two
- *                         mms that share a counter make each other's
- *                         mappings stale more often, never less.
+ *   HAS_DO_MAS_MUNMAP (6.1): a counter per hash of the mm's address,
+ *                         bumped by a kprobe on do_mas_align_munmap(),
+ *                         which every removal enters first; or, where that
+ *                         kprobe cannot be placed,
+ *   HAS_MMAP_LOCK_ACQUIRE_RETURNED_* the same counter, bumped by a probe on
+ *                         the tracepoint mmap_lock_acquire_returned each
+ *                         time a write lock is taken. Either is attached
+ *                         while a store exists. Two mms that share a
+ *                         counter make each other's mappings stale more
+ *                         often, never less.
  * Removing or replacing a mapping takes the mmap lock for writing, so it
  * moves the generation before it touches anything. The token of
  * TAPROOT_IOC_PROC_TOKEN is a keyed hash (siphash, a key of each store) of
@@ -67,6 +71,7 @@
 #include <linux/hashtable.h>
 #include <linux/jhash.h>
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
@@ -224,6 +229,13 @@ static inline bool tap_gen_busy(u64 gen)
 	return false;
 }
 
+/* A change of @mm's mappings begins: the bump is seen before it. */
+static inline void tap_mm_changing(struct mm_struct *mm)
+{
+	atomic_inc(tap_mm_gen_slot(mm));
+	smp_mb__after_atomic();
+}
+
 /*
  * Every mmap write lock taken, in the taker's context: the bump is seen
  * before anything done under the lock.
@@ -231,11 +243,67 @@ static inline bool tap_gen_busy(u64 gen)
 static inline void tap_mmap_locked(struct mm_struct *mm, bool write,
 				   bool success)
 {
-	if (write && success) {
-		atomic_inc(tap_mm_gen_slot(mm));
-		smp_mb__after_atomic();
-	}
+	if (write && success)
+		tap_mm_changing(mm);
 }
+
+#if defined(HAS_DO_MAS_MUNMAP) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
+/*
+ * 6.1: every removal of mappings (munmap, a MAP_FIXED mapping over
+ * another, mremap) enters do_mas_align_munmap(mas, vma, mm, ...) under
+ * the mmap write lock before it changes anything. A kprobe there is
+ * preferred to the tracepoint, whose every firing (every mmap lock taken,
+ * page faults' too) has the kernel format the memory cgroup's path under
+ * the global css_set_lock: 4.9% more guest instructions on a fault-heavy
+ * load (BENCHMARKS.md, issue 28). New mappings then keep the generation,
+ * as 5.10's vmacache_seqnum does; only removals make mappings wrong.
+ */
+#define TAP_MUNMAP_SYMBOL	"do_mas_align_munmap"
+static struct kprobe tap_munmap_kp;
+static bool tap_munmap_kp_on;	/* under the mutex */
+
+static int tap_probe_munmap(struct kprobe *p, struct pt_regs *regs)
+{
+	tap_mm_changing((struct mm_struct *)regs_get_kernel_argument(regs, 2));
+	return 0;
+}
+
+/* 0, attached; or register_kprobe()'s error (no such symbol, no kprobes). */
+static int tap_munmap_kp_start(void)
+{
+	int err;
+
+	/* a kprobe is registered anew from a cleared struct */
+	memset(&tap_munmap_kp, 0, sizeof(tap_munmap_kp));
+	tap_munmap_kp.symbol_name = TAP_MUNMAP_SYMBOL;
+	tap_munmap_kp.pre_handler = tap_probe_munmap;
+	err = register_kprobe(&tap_munmap_kp);
+	tap_munmap_kp_on = !err;
+	if (err)
+		pr_info_once("no kprobe on %s (%d): mappings' generation from the mmap_lock tracepoint\n",
+			     TAP_MUNMAP_SYMBOL, err);
+	return err;
+}
+
+static bool tap_munmap_kp_stop(void)
+{
+	if (!tap_munmap_kp_on)
+		return false;
+	unregister_kprobe(&tap_munmap_kp);
+	tap_munmap_kp_on = false;
+	return true;
+}
+#else
+static int tap_munmap_kp_start(void)
+{
+	return -ENOENT;
+}
+
+static bool tap_munmap_kp_stop(void)
+{
+	return false;
+}
+#endif
 
 #ifdef HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH
 static void tap_probe_mmap_lock(void *data, struct mm_struct *mm,
@@ -268,6 +336,10 @@ static int tap_gen_start(struct tap_ustore *s)
 	struct tracepoint *tp = NULL;
 	int err;
 
+	if (!tap_munmap_kp_start()) {
+		s->gen_on = true;
+		return 0;
+	}
 	for_each_kernel_tracepoint(tap_find_mmap_lock_tp, &tp);
 	if (!tp) {
 		pr_warn_once("tracepoint mmap_lock_acquire_returned not found: no process mappings\n");
@@ -286,6 +358,10 @@ static int tap_gen_start(struct tap_ustore *s)
 
 static void tap_gen_stop(struct tap_ustore *s)
 {
+	if (tap_munmap_kp_stop()) {
+		s->gen_on = false;
+		return;
+	}
 	if (!tap_mmap_lock_tp)
 		return;
 	WARN_ON_ONCE(tracepoint_probe_unregister(tap_mmap_lock_tp,

@@ -651,7 +651,7 @@ static void proc_cases(int fd, uint32_t tid)
 	/* Changes between the token and the set. */
 	ch = child_start();
 	stale_case(fd, &ch, 0, m, 0, "child: no change: set");
-	/* 5.10 counts removals only; later kernels every write lock. */
+	/* 5.10 and 6.1 count removals only; 6.12 and 7.2 every write lock. */
 	stale_case(fd, &ch, 'n', m, -1, "child: a new mapping elsewhere: set or ESTALE");
 	stale_case(fd, &ch, 'u', m, ESTALE, "child: munmap+mmap of another file there: ESTALE");
 	stale_case(fd, &ch, 'f', m, ESTALE, "child: MAP_FIXED over the mapping: ESTALE");
