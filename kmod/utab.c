@@ -254,9 +254,10 @@ static inline void tap_mmap_locked(struct mm_struct *mm, bool write,
  * the mmap write lock before it changes anything. A kprobe there is
  * preferred to the tracepoint, whose every firing (every mmap lock taken,
  * page faults' too) has the kernel format the memory cgroup's path under
- * the global css_set_lock: 4.9% more guest instructions on a fault-heavy
- * load (BENCHMARKS.md, issue 28). New mappings then keep the generation,
- * as 5.10's vmacache_seqnum does; only removals make mappings wrong.
+ * the global css_set_lock (the cost: RELIABILITY.md, issue 28). New
+ * mappings then keep the generation, as 5.10's vmacache_seqnum does; only
+ * removals make mappings wrong. The helper is static: nothing checks its
+ * arguments at build time, unwind-upload-abuse's ESTALE cases do.
  */
 #define TAP_MUNMAP_SYMBOL	"do_mas_align_munmap"
 static struct kprobe tap_munmap_kp;
