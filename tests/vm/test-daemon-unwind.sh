@@ -140,6 +140,10 @@ for m in ('taprootd_kernel_walks_total{result="complete"}', "taprootd_stack_refs
           "taprootd_module_unwind"):
     print(f"# {m} {values.get(m)}")
     assert values.get(m, 0) > 0, m
+# Counted from zero: present, whatever their value.
+for m in ("taprootd_kernel_upload_maps_current_total", "taprootd_kernel_upload_deferred_total"):
+    print(f"# {m} {values.get(m)}")
+    assert m in values, f"{m} not served"
 PY
 
 say "[$SECONDS s] taprootd stopped: the module's unwind memory is released"
