@@ -18,7 +18,11 @@
  *    waking it was doing when the stretch was reached through it), so that
  *    running time never reads as the blocked or preempted stack it ended
  *    in;
- *  - runnable (woken, or preempted, until switched in): "[run queue]";
+ *  - runnable (woken, or preempted, until switched in): "[run queue]"
+ *    over the stack it left the CPU with; a preempted thread whose stack
+ *    has no user frame (its walk failed: a mapping not uploaded yet, a
+ *    stale one) over its nearest sample's instead, as a running stretch's,
+ *    so that a failed walk does not take the time from the code that ran;
  *  - blocked until a thread woke it: that part of the stretch is handed
  *    to the waker, from the waking back to the start of the wait (the
  *    waker is running at the waking; what it did before, blocked or not,
@@ -242,20 +246,42 @@ static ptrdiff_t cp_last_before(const struct cp *cp, const struct tl_vthread *th
 	return (ptrdiff_t)lo - 1;
 }
 
-/* The part of off-CPU interval @e in (@lo, *@t]: run queue, then the wait. */
-static int cp_off(struct cp *cp, const struct cp_range *r, const struct tl_event *e, uint64_t *t)
+/* Whether stack @id holds a frame of user code. */
+static bool cp_user_stack(const struct cp *cp, uint32_t id)
+{
+	const struct tp_frames *s = tl_stack_get(cp->t, id);
+
+	for (size_t i = 0; s && i < s->nr; i++)
+		if (!s->frames[i].is_kernel)
+			return true;
+	return false;
+}
+
+/*
+ * The part of off-CPU interval @e, event @j of thread @th, in (@lo, *@t]:
+ * run queue, then the wait.
+ */
+static int cp_off(struct cp *cp, const struct cp_range *r, const struct tl_vthread *th,
+		  ptrdiff_t j, const struct tl_event *e, uint64_t *t)
 {
 	uint64_t s = e->t0 > r->lo ? e->t0 : r->lo;
 	bool woken = e->t_wake && e->t_wake >= e->t0 && e->t_wake <= tl_off_end(cp->v, e);
 	uint64_t ready = woken ? e->t_wake : tl_off_end(cp->v, e);
+	bool preempted = e->state[0] == 'R' && !e->new_task;
 
 	if (e->new_task || e->state[0] == 'R')
 		ready = e->t0;
 	if (*t > ready) {
 		uint64_t a = ready > s ? ready : s;
+		uint32_t stack = e->stack, near;
 
+		if (preempted && !cp_user_stack(cp, stack)) {
+			near = cp_near_sample(cp, th, j, e->t0, e->t0);
+			if (near && cp_user_stack(cp, near))
+				stack = near;
+		}
 		cp->st->runqueue_ns += *t - a;
-		cp_add(cp, e->pid, e->tid, "[run queue]", e->stack, *t - a);
+		cp_add(cp, e->pid, e->tid, "[run queue]", stack, *t - a);
 		*t = a;
 	}
 	if (*t <= s)
@@ -304,7 +330,7 @@ static int cp_range(struct cp *cp, const struct cp_range *r)
 			off = NULL;
 		}
 		if (off && t <= tl_off_end(cp->v, off)) {
-			int err = cp_off(cp, r, off, &t);
+			int err = cp_off(cp, r, th, j, off, &t);
 
 			if (err < 0)
 				return err;

@@ -406,6 +406,60 @@ static void critpath_waker_preempted_and_blocked(void **state)
 	taproot_timeline_free(t);
 }
 
+/*
+ * A preemption whose walk failed (a stack of kernel frames only) reads as
+ * the run queue over the thread's nearest sample, not over a stack without
+ * the code that ran: the worker computes (0,100] (samples at 20 and 80),
+ * preempted [40,50] with its stack walked, [60,64] without; a kernel-only
+ * stack stays as it is when no sample is near.
+ */
+static void critpath_preempted_walk_failed(void **state)
+{
+	static const struct taproot_profile_frame f_kernel_only[] = {
+		{ .function = "preempt_schedule_irq", .is_kernel = true,
+		  .address = 0xffffffff81000070 },
+		{ .function = "irqentry_exit", .is_kernel = true, .address = 0xffffffff81000080 },
+	};
+	struct taproot_critpath_stats st;
+	struct taproot_timeline *t;
+	struct taproot_profile *p;
+
+	(void)state;
+	assert_int_equal(taproot_timeline_new(NULL, &t), 0);
+	tp_timeline_time(t, T0);
+	sample(t, 101, "worker", 20, f_worker, NF(f_worker));
+	sample(t, 101, "worker", 80, f_worker, NF(f_worker));
+	preempt(t, 101, "worker", 40, 50, f_preempt);
+	preempt(t, 101, "worker", 60, 64, f_kernel_only);
+	tp_timeline_time(t, T0 + 100 * US);
+	tp_timeline_exit(t, 100, 101, T0 + 100 * US);
+	p = critpath(t, 101, &st, 0);
+	assert_int_equal(st.total_ns, 100 * US);
+	assert_int_equal(st.runqueue_ns, 14 * US);
+	assert_int_equal(sum_with(p, "[run queue]"), 14 * US);
+	/* Every nanosecond is worker_compute's: run queue, running, both. */
+	assert_int_equal(sum_with(p, "worker_compute"), 100 * US);
+	assert_int_equal(sum_with(p, "irqentry_exit"), 0);
+	taproot_profile_free(p);
+	taproot_timeline_free(t);
+
+	/*
+	 * No sample within CP_NEAR_NS: the kernel stack is all there is, for
+	 * the run queue [40,50] and for the running (0,40] before it, read
+	 * as "[running]" over the stack it ended in.
+	 */
+	assert_int_equal(taproot_timeline_new(NULL, &t), 0);
+	tp_timeline_time(t, T0);
+	preempt(t, 101, "worker", 40, 50, f_kernel_only);
+	tp_timeline_time(t, T0 + 100 * US);
+	tp_timeline_exit(t, 100, 101, T0 + 100 * US);
+	p = critpath(t, 101, &st, 0);
+	assert_int_equal(st.runqueue_ns, 10 * US);
+	assert_int_equal(sum_with(p, "irqentry_exit"), (10 + 40) * US);
+	taproot_profile_free(p);
+	taproot_timeline_free(t);
+}
+
 /* The trace of the chain through tests/vm/tracecheck.py, the strict reader. */
 static void trace_passes_the_strict_reader(void **state)
 {
@@ -521,6 +575,7 @@ int main(void)
 		cmocka_unit_test(critpath_unknown_thread),
 		cmocka_unit_test(critpath_waker_not_recorded),
 		cmocka_unit_test(critpath_waker_preempted_and_blocked),
+		cmocka_unit_test(critpath_preempted_walk_failed),
 		cmocka_unit_test(trace_passes_the_strict_reader),
 		cmocka_unit_test(trace_waker_after_exit),
 		cmocka_unit_test(trace_window_and_bounds),
