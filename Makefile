@@ -226,11 +226,12 @@ deps:
 
 # Every kernel of the matrix present but the "manual" ones, the longest
 # guests first, so that the last two end close together: those with every
-# test (the first also runs the tests of userspace behaviour), then the
-# smoke subsets of the cloud kernels (slower to boot and run than rt's).
-# scripts/vm-check runs on each what scripts/kernels says.
+# test (the first also runs the tests of userspace behaviour), then the rt
+# subset, then the smoke subsets of the cloud kernels (slower to boot and
+# run than rt's). scripts/vm-check runs on each what scripts/kernels says.
 FLAVORS ?= $(shell scripts/kernels --long | \
-	awk '$$4 == "full" { print 0, $$1 } $$4 == "smoke" { print ($$1 ~ /cloud/ ? 1 : 2), $$1 }' | \
+	awk '$$4 == "full" { print 0, $$1 } $$4 == "rt" { print 1, $$1 } \
+	     $$4 == "smoke" { print ($$1 ~ /cloud/ ? 2 : 3), $$1 }' | \
 	sort -s -k1,1n | cut -d' ' -f2)
 # A whole kernel's suite takes minutes under TCG on 2 cores, more when the
 # host is busy; scripts/vm's default 600 s is for single tests.
