@@ -21,6 +21,14 @@
  *                          unwinding and ustack-private, and checks what
  *                          the rings tell of it: no user pc but the leaf's
  *                          outside its code, never VALUE, no stack bytes
+ *   upload-abuse --chain SECONDS TARGET PID...
+ *                          uploads the code mapping of TARGET, then of each
+ *                          PID (the processes of a long chain of the
+ *                          module's process hash: scripts/bench-guest,
+ *                          insns part "uprocs"), prints "uploaded N", waits
+ *                          for a line on its standard input, samples TARGET
+ *                          alone SECONDS at 999 Hz, unwound in the module,
+ *                          and prints "sampled N" (its samples read)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -926,15 +934,119 @@ static void ring_read(struct ring *r, uint32_t pid, struct told *t)
 	__atomic_store_n(&r->cons->data_tail, pos, __ATOMIC_RELEASE);
 }
 
+/* Every ring of @fd mapped into @rings (room for 1024); how many. */
+static unsigned int rings_map(int fd, struct ring *rings)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int cpu = 0; cpu < 1024 && nr < 1024; cpu++)
+		if (ring_map(fd, cpu, &rings[nr]))
+			nr++;
+	if (!nr)
+		die("no ring to read");
+	return nr;
+}
+
+/* A session of @pid's samples: START, @secs of reading @rings into @t, STOP. */
+static void sample_for(struct ring *rings, unsigned int nr, uint32_t pid, unsigned int secs,
+		       struct told *t)
+{
+	struct timespec end, now;
+
+	nl_simple(TAPROOT_CMD_START, "START");
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += secs;
+	do {
+		usleep(20000);
+		for (unsigned int i = 0; i < nr; i++)
+			ring_read(&rings[i], pid, t);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	nl_simple(TAPROOT_CMD_STOP, "STOP");
+	for (unsigned int i = 0; i < nr; i++)
+		ring_read(&rings[i], pid, t);
+}
+
+/* Samples of @pid alone at 999 Hz, unwound in the module. */
+static void chain_config(uint32_t pid)
+{
+	uint32_t flags = TAPROOT_CFG_F_UNWIND, freq = 999, events = TAPROOT_EV_SAMPLE;
+	struct nlattr *nest;
+	struct nlreq r;
+	int err;
+
+	nl_init(&r, nl_family, TAPROOT_CMD_SET_CONFIG, TAPROOT_GENL_VERSION);
+	nl_put(&r, TAPROOT_A_CFG_FLAGS, &flags, sizeof(flags));
+	nl_put(&r, TAPROOT_A_CFG_FREQ_HZ, &freq, sizeof(freq));
+	nl_put(&r, TAPROOT_A_CFG_EVENTS, &events, sizeof(events));
+	nest = (struct nlattr *)((char *)&r + NLMSG_ALIGN(r.n.nlmsg_len));
+	nl_put(&r, TAPROOT_A_CFG_TGIDS | NLA_F_NESTED, NULL, 0);
+	nl_put(&r, TAPROOT_A_CFG_TGID, &pid, sizeof(pid));
+	nest->nla_len = (uint16_t)((char *)&r + r.n.nlmsg_len - (char *)nest);
+	err = nl_talk(&r, NULL, NULL);
+	if (err) {
+		errno = err;
+		die("SET_CONFIG of the chain's session");
+	}
+}
+
+/*
+ * --chain: TARGET's mapping set first, so that the PIDs' come before it
+ * in its chain (a set goes to the head), then the PIDs'; a process gone
+ * or refused (ENOSPC: a chain full) is counted out, not fatal.
+ */
+static int chain(int argc, char **argv)
+{
+	static struct ring rings[1024];
+	unsigned int secs = argc > 2 ? (unsigned int)atoi(argv[2]) : 0, nr, set = 0;
+	uint32_t target = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 0;
+	struct told t = { 0 };
+	char line[16];
+	int fd;
+
+	if (argc < 4 || !secs || !target) {
+		fprintf(stderr, "usage: upload-abuse --chain SECONDS TARGET PID...\n");
+		return 2;
+	}
+	nl_open();
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open " DEV);
+	for (int i = 3; i < argc; i++) {
+		uint32_t pid = (uint32_t)strtoul(argv[i], NULL, 0);
+		uint64_t start, end;
+		struct taproot_proc_map m;
+		int e;
+
+		code_of(pid, &start, &end);
+		m = (struct taproot_proc_map){ .start = start, .end = end,
+					       .flags = TAPROOT_MAP_F_FP };
+		e = set_retry(fd, pid, &m, 1);
+		if (!e)
+			set++;
+		else if (i == 3)
+			die("the target's mapping");
+	}
+	printf("uploaded %u\n", set);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		die("no go on stdin");
+	chain_config(target);
+	nr = rings_map(fd, rings);
+	sample_for(rings, nr, target, secs, &t);
+	printf("sampled %lu\n", t.samples);
+	close(fd);
+	return 0;
+}
+
 static int hostile(int argc, char **argv)
 {
 	static struct ring rings[1024];
 	bool far = argc > 2 && !strcmp(argv[2], "far");
 	uint32_t pid = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 0;
 	struct told t = { .value = argc > 4 ? strtoull(argv[4], NULL, 0) : 0 };
-	unsigned int secs = argc > 5 ? (unsigned int)atoi(argv[5]) : 0, nr = 0;
+	unsigned int secs = argc > 5 ? (unsigned int)atoi(argv[5]) : 0, nr;
 	struct taproot_proc_map m = { 0 }, bad;
-	struct timespec end, now;
 	uint64_t stack_word;
 	struct table tb;
 	int fd;
@@ -975,23 +1087,8 @@ static int hostile(int argc, char **argv)
 	expect(set_retry(fd, pid, &m, 1), 0, "hostile: its code, with the crafted rule: set");
 
 	hostile_config(pid);
-	for (unsigned int cpu = 0; cpu < 1024 && nr < 1024; cpu++)
-		if (ring_map(fd, cpu, &rings[nr]))
-			nr++;
-	if (!nr)
-		die("no ring to read");
-	nl_simple(TAPROOT_CMD_START, "START");
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += secs;
-	do {
-		usleep(20000);
-		for (unsigned int i = 0; i < nr; i++)
-			ring_read(&rings[i], pid, &t);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
-	nl_simple(TAPROOT_CMD_STOP, "STOP");
-	for (unsigned int i = 0; i < nr; i++)
-		ring_read(&rings[i], pid, &t);
+	nr = rings_map(fd, rings);
+	sample_for(rings, nr, pid, secs, &t);
 
 	printf("# %s: %lu samples of pid %u, %lu pcs, %lu with callers; code %#llx-%#llx\n",
 	       far ? "far" : "near", t.samples, pid, t.pcs, t.walked,
@@ -1022,6 +1119,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "--hostile"))
 		return hostile(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "--chain"))
+		return chain(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "--freed")) {
 		nl_open();
 		expect_freed("after the holder's death: everything freed");
