@@ -14,7 +14,11 @@
 #     offsets, run_b with libswapb's): none continues with a return
 #     address that the other library's table would have found;
 #   - the module did see the mappings change (stale walks counted), and
-#     walked enough samples in the leaves for this to mean something;
+#     walked enough samples in the leaves for this to mean something (200:
+#     recorded again, up to three times, until the recordings together
+#     hold that many, since how many samples the module walks rather than
+#     leaves stale depends on how soon record's uploads follow each swap:
+#     172 in one recording of 5.10 in a make check, 2026-11-27);
 #   - no STACK record's id is the unkeyed hash the module once used (ids
 #     are keyed, per epoch, so that no process can craft a stack whose id
 #     is another's).
@@ -22,7 +26,7 @@
 # from its own view of the maps, read after the sample: a process that
 # swaps libraries this fast can be seen in the wrong one there, a limit
 # of every profiler that reads /proc instead of being told of each mmap.)
-# vm-timeout: 180
+# vm-timeout: 360
 . "${0%/*}/lib.sh"
 . "${0%/*}/lib-sampling.sh"
 
@@ -33,17 +37,23 @@ done
 command -v nm >/dev/null || die "no nm (binutils)"
 load_module
 
-# 300 ms in each library: uploads (at most one per process every 200 ms)
-# catch up after most swaps, so that most samples are walked in the
-# module, and the first ones after each swap are stale.
-expect_ok "record -- libswap" "$CTL" record --freq 999 --output "$TEST_TMP/rec" \
-	--raw "$TEST_TMP/rec.raw" --stats-json "$TEST_TMP/stats.json" -- "$PROGS/libswap" 6 300
-printf '%s\n' "$OUT" >"$TEST_TMP/out.txt"
-echo "$OUT"
 for p in libswap libswapa libswapb; do
 	nm -S "$PROGS/$p" >"$TEST_TMP/$p.nm" || die "nm $p failed"
 done
-python3 -S - "$TEST_TMP" "$REPO/tests/vm" <<'PY'
+
+# 300 ms in each library: uploads (at most one per process every 200 ms)
+# catch up after most swaps, so that most samples are walked in the
+# module, and the first ones after each swap are stale. Each recording's
+# walks are checked; their counts add up across recordings.
+walks=0 stale=0
+for attempt in 1 2 3; do
+	rm -rf "$TEST_TMP/rec" "$TEST_TMP/rec.raw"
+	expect_ok "record -- libswap (recording $attempt)" "$CTL" record --freq 999 \
+		--output "$TEST_TMP/rec" --raw "$TEST_TMP/rec.raw" \
+		--stats-json "$TEST_TMP/stats.json" -- "$PROGS/libswap" 6 300
+	printf '%s\n' "$OUT" >"$TEST_TMP/out.txt"
+	echo "$OUT"
+	python3 -S - "$TEST_TMP" "$REPO/tests/vm" <<'PY' || die "the module's walks of libswap are not as expected"
 import json, re, struct, sys
 sys.path.insert(0, sys.argv[2])
 import rawrecords
@@ -126,9 +136,13 @@ print(f"# module walks in the leaves: {right} samples right, {wrong} wrong"
       f" ({len(stacks)} stacks); all walks {k}")
 if wrong:
     sys.exit(f"FAIL: {wrong} walks continued with the wrong library's return address")
-if walks < 200:
-    sys.exit(f"FAIL: only {walks} module walks in the leaves: nothing tested")
-if k["stale"] == 0:
-    sys.exit("FAIL: the module never saw the mappings change")
+with open(f"{tmp}/counts", "w") as f:
+    f.write(f"{walks} {k['stale']}\n")
 PY
-[ $? -eq 0 ] || die "the module's walks of libswap are not as expected"
+	read -r w st <"$TEST_TMP/counts"
+	walks=$((walks + w)) stale=$((stale + st))
+	say "recording $attempt: $w module walks in the leaves, $st stale; $walks in all"
+	[ "$walks" -lt 200 ] || break
+done
+assert_le "module walks in the leaves (else nothing tested): 200" 200 "$walks"
+assert_gt "stale walks: the module saw the mappings change" "$stale" 0
