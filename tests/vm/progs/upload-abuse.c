@@ -78,6 +78,16 @@ static const char *ename(int e)
 }
 
 /* ioctl: 0 or the errno. */
+/* The device, opened for reading and writing; exits if it cannot be. */
+static int dev_open(void)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("open " DEV);
+	return fd;
+}
+
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? errno : 0;
@@ -751,12 +761,10 @@ static void expect_freed(const char *label)
 static __attribute__((noreturn)) void hold(void)
 {
 	struct taproot_proc_map m = { .start = xcode, .end = xcode + 0x1000 };
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = dev_open();
 	uint64_t tok;
 	uint32_t id;
 
-	if (fd < 0)
-		die("open " DEV);
 	if (upload(fd, 1U << 20, 0x55, &id))
 		die("upload");
 	m.table_id = id;
@@ -784,10 +792,9 @@ static void nl_simple(uint8_t cmd, const char *what)
 	}
 }
 
-/* Samples of @pid alone at 999 Hz, unwound in the module, ustack-private. */
-static void hostile_config(uint32_t pid)
+/* Samples of @pid alone at 999 Hz, configuration flags @flags. */
+static void session_config(uint32_t pid, uint32_t flags)
 {
-	uint32_t flags = TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE;
 	uint32_t freq = 999, events = TAPROOT_EV_SAMPLE;
 	struct nlattr *nest;
 	struct nlreq r;
@@ -804,7 +811,7 @@ static void hostile_config(uint32_t pid)
 	err = nl_talk(&r, NULL, NULL);
 	if (err) {
 		errno = err;
-		die("SET_CONFIG of the hostile session");
+		die("SET_CONFIG of the session");
 	}
 }
 
@@ -967,29 +974,6 @@ static void sample_for(struct ring *rings, unsigned int nr, uint32_t pid, unsign
 		ring_read(&rings[i], pid, t);
 }
 
-/* Samples of @pid alone at 999 Hz, unwound in the module. */
-static void chain_config(uint32_t pid)
-{
-	uint32_t flags = TAPROOT_CFG_F_UNWIND, freq = 999, events = TAPROOT_EV_SAMPLE;
-	struct nlattr *nest;
-	struct nlreq r;
-	int err;
-
-	nl_init(&r, nl_family, TAPROOT_CMD_SET_CONFIG, TAPROOT_GENL_VERSION);
-	nl_put(&r, TAPROOT_A_CFG_FLAGS, &flags, sizeof(flags));
-	nl_put(&r, TAPROOT_A_CFG_FREQ_HZ, &freq, sizeof(freq));
-	nl_put(&r, TAPROOT_A_CFG_EVENTS, &events, sizeof(events));
-	nest = (struct nlattr *)((char *)&r + NLMSG_ALIGN(r.n.nlmsg_len));
-	nl_put(&r, TAPROOT_A_CFG_TGIDS | NLA_F_NESTED, NULL, 0);
-	nl_put(&r, TAPROOT_A_CFG_TGID, &pid, sizeof(pid));
-	nest->nla_len = (uint16_t)((char *)&r + r.n.nlmsg_len - (char *)nest);
-	err = nl_talk(&r, NULL, NULL);
-	if (err) {
-		errno = err;
-		die("SET_CONFIG of the chain's session");
-	}
-}
-
 /*
  * --chain: TARGET's mapping set first, so that the PIDs' come before it
  * in its chain (a set goes to the head), then the PIDs'; a process gone
@@ -1009,9 +993,7 @@ static int chain(int argc, char **argv)
 		return 2;
 	}
 	nl_open();
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open " DEV);
+	fd = dev_open();
 	for (int i = 3; i < argc; i++) {
 		uint32_t pid = (uint32_t)strtoul(argv[i], NULL, 0);
 		uint64_t start, end;
@@ -1031,7 +1013,7 @@ static int chain(int argc, char **argv)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		die("no go on stdin");
-	chain_config(target);
+	session_config(target, TAPROOT_CFG_F_UNWIND);
 	nr = rings_map(fd, rings);
 	sample_for(rings, nr, target, secs, &t);
 	printf("sampled %lu\n", t.samples);
@@ -1056,9 +1038,7 @@ static int hostile(int argc, char **argv)
 		return 2;
 	}
 	nl_open();
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open " DEV);
+	fd = dev_open();
 	code_of(pid, &t.start, &t.end);
 
 	/* One rule over all the code: the return address at CFA - 8. */
@@ -1086,7 +1066,7 @@ static int hostile(int argc, char **argv)
 				       .table_id = tb.a.table_id };
 	expect(set_retry(fd, pid, &m, 1), 0, "hostile: its code, with the crafted rule: set");
 
-	hostile_config(pid);
+	session_config(pid, TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE);
 	nr = rings_map(fd, rings);
 	sample_for(rings, nr, pid, secs, &t);
 
@@ -1135,9 +1115,7 @@ int main(int argc, char **argv)
 	check(!st0.mem && !st0.tables && !st0.procs, "stats: nothing uploaded before",
 	      "mem %llu tables %u procs %u", (unsigned long long)st0.mem, st0.tables, st0.procs);
 
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open " DEV);
+	fd = dev_open();
 	expect(xioctl(fd, _IO(TAPROOT_IOC_MAGIC, 99), NULL), ENOTTY, "unknown ioctl: ENOTTY");
 	expect(xioctl(fd, _IOW(TAPROOT_IOC_MAGIC, 1, uint32_t), NULL), ENOTTY,
 	       "TABLE_ADD number, wrong size: ENOTTY");
