@@ -171,6 +171,17 @@ $(B)/fixtures/cfi-debug-frame.so: tests/unit/fixtures/cfi-debug-frame.c
 	$(CC) -O2 -g -fPIC -shared -fno-asynchronous-unwind-tables \
 		-fno-unwind-tables -o $@ $<
 $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi: | $(CFI_FIXTURES)
+
+# ----------------------------------- Go fixtures (tests/unit/test_gotab.c)
+# tests/unit/fixtures/gosplit.go built by the host's Go four ways: an
+# executable and a PIE, each with and without symbols and DWARF.
+GO_FIXTURES := $(addprefix $(B)/fixtures/go/gosplit-,exe exe-stripped pie pie-stripped)
+GO_BUILD = GO111MODULE=off GOCACHE=$(B)/gocache go build -trimpath
+$(B)/fixtures/go/gosplit-%: tests/unit/fixtures/gosplit.go
+	@mkdir -p $(@D)
+	$(GO_BUILD) $(if $(findstring pie,$*),-buildmode=pie) \
+		$(if $(findstring stripped,$*),-ldflags='-s -w') -o $@ $<
+$(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab: | $(GO_FIXTURES)
 # ------------------------------------------------------------------------
 
 # Each unit test binary runs from the source tree (tests may read fixtures
@@ -409,7 +420,7 @@ $(B)/fuzz/seedgen: $(B)/plain/tests/fuzz/seedgen.o $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 .PHONY: fuzz-build fuzz-quick fuzz
-fuzz-build: $(FUZZ_BINS) $(B)/fuzz/seedgen $(CFI_FIXTURES)
+fuzz-build: $(FUZZ_BINS) $(B)/fuzz/seedgen $(CFI_FIXTURES) $(GO_FIXTURES)
 fuzz-quick: fuzz-build
 	tests/fuzz/run
 fuzz: fuzz-build

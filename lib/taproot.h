@@ -33,6 +33,7 @@
 
 #include "util/error.h"
 #include "kernel/kernel.h"
+#include "runtime/runtime.h"
 #include "process/process.h"
 #include "unwind/unwind.h"
 #include "profile/profile.h"

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Go's function table, .gopclntab (lib/runtime/runtime.h). The layouts, as
+ * Go's own reader (debug/gosym) and runtime (runtime/symtab.go) read them:
+ *
+ *   header   u32 magic, u8 0, u8 0, u8 quantum, u8 pointer size, then
+ *            pointer-sized words: nfunc, and from 1.16 nfiles, [1.18+:
+ *            text start], then the offsets of the name table, the unit
+ *            table, the file table, the pc-value tables and the function
+ *            table. Go 1.2 has nfunc alone, the function table right after
+ *            it, and the file table's offset after that.
+ *   functab  nfunc + 1 rows {entry, _func offset}: u32 offsets from the
+ *            text start in 1.18+, pointer-sized addresses before; the last
+ *            row's entry is the end of the last function.
+ *   _func    entry (u32 offset in 1.18+, else an address), then u32
+ *            fields: name offset, args, deferreturn, pcsp, pcfile, pcln,
+ *            npcdata, cu offset (1.16+), ...
+ *   pc-value a run of (value delta, pc delta) pairs from (-1, entry): the
+ *            value delta zig-zag coded, the pc delta in quantum units, both
+ *            unsigned varints; a zero value delta after the first pair ends
+ *            the run. A value holds for pcs below the pc it was paired
+ *            with.
+ *
+ * Every read goes through rd32()/rd64()/str(), which check the offset
+ * against the table's size: the table is the profiled host's, not ours.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+#define GO_MAGIC_1_2	0xfffffffbu
+#define GO_MAGIC_1_16	0xfffffffau
+#define GO_MAGIC_1_18	0xfffffff0u
+#define GO_MAGIC_1_20	0xfffffff1u
+
+#define GO_STR_MAX	4096	/* a name or path longer is malformed */
+
+/* The _func fields used here, as debug/gosym numbers them (0: entry). */
+enum { F_NAME = 1, F_PCSP = 4, F_PCFILE = 5, F_PCLN = 6, F_CU = 8 };
+
+static bool rd32(const struct tp_gotab *t, size_t off, uint32_t *v)
+{
+	if (off > t->size || t->size - off < 4)
+		return false;
+	memcpy(v, t->data + off, 4);
+	return true;
+}
+
+static bool rd64(const struct tp_gotab *t, size_t off, uint64_t *v)
+{
+	if (off > t->size || t->size - off < 8)
+		return false;
+	memcpy(v, t->data + off, 8);
+	return true;
+}
+
+/* The NUL-terminated string at @base + @off, or NULL. */
+static const char *str(const struct tp_gotab *t, size_t base, uint64_t off)
+{
+	size_t pos, n;
+
+	if (base > t->size || off >= t->size - base)
+		return NULL;
+	pos = base + off;
+	n = t->size - pos < GO_STR_MAX ? t->size - pos : GO_STR_MAX;
+	return memchr(t->data + pos, '\0', n) ? (const char *)t->data + pos : NULL;
+}
+
+static bool new_rows(const struct tp_gotab *t)
+{
+	return t->layout >= TP_GO_1_18;
+}
+
+/* Row @i of the function table: its entry and its _func's offset in data. */
+static bool row(const struct tp_gotab *t, uint32_t i, uint64_t *entry, uint64_t *func)
+{
+	uint32_t e32, f32;
+
+	if (new_rows(t)) {
+		if (!rd32(t, t->functab + 8 * (size_t)i, &e32) ||
+		    !rd32(t, t->functab + 8 * (size_t)i + 4, &f32))
+			return false;
+		*entry = t->text + e32;
+		*func = f32;
+	} else {
+		if (!rd64(t, t->functab + 16 * (size_t)i, entry) ||
+		    !rd64(t, t->functab + 16 * (size_t)i + 8, func))
+			return false;
+	}
+	return true;
+}
+
+/* Field @n (F_*) of the _func at @off. */
+static bool field(const struct tp_gotab *t, size_t off, int n, uint32_t *v)
+{
+	size_t first = new_rows(t) ? 4 : 8;	/* after the entry */
+
+	return rd32(t, off + first + 4 * (size_t)(n - 1), v);
+}
+
+static int header(struct tp_gotab *t, uint32_t magic)
+{
+	uint64_t w[8];
+	int nw, i;
+
+	switch (magic) {
+	case GO_MAGIC_1_2:  t->layout = TP_GO_1_2;  nw = 1; break;
+	case GO_MAGIC_1_16: t->layout = TP_GO_1_16; nw = 7; break;
+	case GO_MAGIC_1_18: t->layout = TP_GO_1_18; nw = 8; break;
+	case GO_MAGIC_1_20: t->layout = TP_GO_1_20; nw = 8; break;
+	default: return -EINVAL;
+	}
+	for (i = 0; i < nw; i++)
+		if (!rd64(t, 8 + 8 * (size_t)i, &w[i]))
+			return -EINVAL;
+	if (w[0] > UINT32_MAX)
+		return -EINVAL;
+	t->nfunc = (uint32_t)w[0];
+	if (t->layout == TP_GO_1_2) {
+		uint32_t fileoff, nfiles;
+
+		t->functab = 16;
+		t->funcdata = t->funcnames = t->pctab = t->cutab = 0;
+		/* nfunc rows and the end: the file table's offset follows */
+		if (t->nfunc > (t->size - 16) / 16 ||
+		    !rd32(t, 16 + 16 * (size_t)t->nfunc + 8, &fileoff) ||
+		    !rd32(t, fileoff, &nfiles) || nfiles > (t->size - fileoff) / 4)
+			return -EINVAL;
+		t->filetab = fileoff;
+		t->nfiles = nfiles;
+		return 0;
+	}
+	i = 2;
+	t->text = 0;
+	if (t->layout >= TP_GO_1_18)
+		t->text = w[i++];
+	for (int k = i; k < nw; k++)
+		if (w[k] > t->size)
+			return -EINVAL;
+	t->funcnames = w[i];
+	t->cutab = w[i + 1];
+	t->filetab = w[i + 2];
+	t->pctab = w[i + 3];
+	t->functab = t->funcdata = w[i + 4];
+	return 0;
+}
+
+int tp_gotab_open(struct tp_gotab *t, const void *data, size_t size)
+{
+	const uint8_t *d = data;
+	uint64_t prev = 0, entry, func;
+	size_t rowsz;
+	uint32_t magic;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->data = d;
+	t->size = size;
+	if (size < 16 || d[4] || d[5])
+		return -EINVAL;
+	if (d[6] != 1 && d[6] != 2 && d[6] != 4)
+		return -EINVAL;
+	if (d[7] != 8)			/* 32-bit Go: not on amd64 */
+		return d[7] == 4 ? -ENOTSUP : -EINVAL;
+	t->quantum = d[6];
+	memcpy(&magic, d, 4);
+	err = header(t, magic);
+	if (err)
+		return err;
+
+	/* nfunc rows and the end row, within the table, sorted */
+	rowsz = new_rows(t) ? 8 : 16;
+	if (t->functab > size || t->nfunc >= (size - t->functab) / rowsz)
+		return -EINVAL;
+	for (uint32_t i = 0; i <= t->nfunc; i++) {
+		if (!row(t, i, &entry, &func) || entry < prev)
+			return -EINVAL;
+		prev = entry;
+	}
+	return 0;
+}
+
+long tp_gotab_find(const void *data, size_t size)
+{
+	static const uint32_t magics[] = {
+		GO_MAGIC_1_20, GO_MAGIC_1_18, GO_MAGIC_1_16, GO_MAGIC_1_2,
+	};
+	const uint8_t *d = data;
+	struct tp_gotab t;
+	uint32_t m;
+
+	/* The linker aligns the table; 4 is the least any layout needs. */
+	for (size_t off = 0; size >= 16 && off <= size - 16; off += 4) {
+		if (d[off + 3] != 0xff || d[off + 4] || d[off + 5] || d[off + 7] != 8)
+			continue;
+		memcpy(&m, d + off, 4);
+		for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+			if (m == magics[i] && tp_gotab_open(&t, d + off, size - off) == 0)
+				return (long)off;
+	}
+	return -1;
+}
+
+int tp_gotab_nth(const struct tp_gotab *t, uint32_t i, struct tp_gofunc *f)
+{
+	uint64_t entry, end, func, own;
+	uint32_t name, e32;
+
+	if (i >= t->nfunc)
+		return -ENOENT;
+	if (!row(t, i, &entry, &func) || !row(t, i + 1, &end, &own))
+		return -EINVAL;
+	if (func > t->size || t->funcdata > t->size - func)
+		return -EINVAL;
+	f->off = t->funcdata + func;
+	/* The _func names its own entry: a row that points elsewhere is corrupt. */
+	if (new_rows(t)) {
+		if (!rd32(t, f->off, &e32) || t->text + e32 != entry)
+			return -EINVAL;
+	} else if (!rd64(t, f->off, &own) || own != entry) {
+		return -EINVAL;
+	}
+	if (!field(t, f->off, F_NAME, &name))
+		return -EINVAL;
+	f->entry = entry;
+	f->end = end;
+	f->name = str(t, t->funcnames, name);
+	if (!f->name)
+		f->name = "?";
+	return 0;
+}
+
+int tp_gotab_func(const struct tp_gotab *t, uint64_t pc, struct tp_gofunc *f)
+{
+	uint64_t entry, end, func;
+	uint32_t lo = 0, hi = t->nfunc;
+
+	if (!t->nfunc)
+		return -ENOENT;
+	if (!row(t, 0, &entry, &func) || !row(t, t->nfunc, &end, &func))
+		return -EINVAL;
+	if (pc < entry || pc >= end)
+		return -ENOENT;
+	/* the last row whose entry is <= pc: rows are sorted (tp_gotab_open) */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (!row(t, mid, &entry, &func))
+			return -EINVAL;
+		if (entry <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return tp_gotab_nth(t, lo, f);
+}
+
+/* An unsigned varint of at most 32 bits at *@pos, which it advances. */
+static bool uvarint(const struct tp_gotab *t, size_t *pos, uint32_t *v)
+{
+	uint32_t x = 0;
+
+	for (unsigned int shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (*pos >= t->size)
+			return false;
+		b = t->data[(*pos)++];
+		x |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The value at @pc of the pc-value table at @off for @f. */
+static int pcvalue(const struct tp_gotab *t, const struct tp_gofunc *f,
+		   uint32_t off, uint64_t pc, int32_t *value)
+{
+	uint64_t at = f->entry;
+	int32_t val = -1;
+	size_t pos;
+
+	if (!off)			/* the function has no such table */
+		return -ENOENT;
+	if (t->pctab > t->size || off >= t->size - t->pctab)
+		return -EINVAL;
+	pos = t->pctab + off;
+	/* Each step consumes bytes of a bounded table: the loop ends. */
+	for (bool first = true;; first = false) {
+		uint32_t uv, dpc;
+
+		if (!uvarint(t, &pos, &uv))
+			return -EINVAL;
+		if (!uv && !first)
+			return -ENOENT;
+		if (!uvarint(t, &pos, &dpc))
+			return -EINVAL;
+		/* zig-zag: the low bit is the sign */
+		val += (int32_t)((uv & 1) ? ~(uv >> 1) : (uv >> 1));
+		at += (uint64_t)dpc * t->quantum;
+		if (pc < at) {
+			*value = val;
+			return 0;
+		}
+		if (at >= f->end)
+			return -ENOENT;
+	}
+}
+
+int tp_gotab_line(const struct tp_gotab *t, const struct tp_gofunc *f,
+		  uint64_t pc, const char **file, int32_t *line)
+{
+	uint32_t pcfile, pcln, cu, name;
+	int32_t fno;
+	int err;
+
+	if (pc < f->entry || pc >= f->end)
+		return -ENOENT;
+	if (!field(t, f->off, F_PCFILE, &pcfile) || !field(t, f->off, F_PCLN, &pcln))
+		return -EINVAL;
+	err = pcvalue(t, f, pcfile, pc, &fno);
+	if (!err)
+		err = pcvalue(t, f, pcln, pc, line);
+	if (err)
+		return err;
+	if (fno < 0)
+		return -ENOENT;
+	if (t->layout == TP_GO_1_2) {
+		/* an index into the file table, whose entry 0 is its length */
+		if (fno == 0 || (uint32_t)fno >= t->nfiles ||
+		    !rd32(t, t->filetab + 4 * (size_t)fno, &name))
+			return fno == 0 ? -ENOENT : -EINVAL;
+		*file = str(t, 0, name);
+	} else {
+		/* an index into the function's unit's slice of the unit table */
+		if (!field(t, f->off, F_CU, &cu) ||
+		    (uint64_t)cu + (uint32_t)fno > (SIZE_MAX - t->cutab) / 4 ||
+		    !rd32(t, t->cutab + 4 * ((size_t)cu + (uint32_t)fno), &name))
+			return -EINVAL;
+		if (name == UINT32_MAX)
+			return -ENOENT;
+		*file = str(t, t->filetab, name);
+	}
+	return *file ? 0 : -EINVAL;
+}
+
+int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
+		     uint64_t pc, int32_t *delta)
+{
+	uint32_t pcsp;
+
+	if (pc < f->entry || pc >= f->end)
+		return -ENOENT;
+	if (!field(t, f->off, F_PCSP, &pcsp))
+		return -EINVAL;
+	return pcvalue(t, f, pcsp, pc, delta);
+}

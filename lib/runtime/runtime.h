@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtaproot, language runtimes layer: readers of the tables that language
+ * runtimes keep about their own code, for the symbolizer (names, files,
+ * lines) and the unwinder (frame sizes) above it (lib/runtime/).
+ * Conventions (errors, ownership, threads): lib/taproot.h.
+ */
+#ifndef TAPROOT_RUNTIME_H
+#define TAPROOT_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* ------------------------------------------------ Go: .gopclntab (gopclntab.c) */
+/*
+ * The function table every Go binary carries for its own runtime (stack
+ * traces, garbage collection): for each function its entry, name, and
+ * pc-value tables of source file, line and stack-pointer delta. Stripping
+ * (-ldflags=-s -w) removes the ELF symbols and DWARF, never this table, so
+ * it names and unwinds stripped Go binaries. Layouts of Go 1.2 to 1.15,
+ * 1.16-1.17, 1.18-1.19 and 1.20 on are read, little-endian, 8-byte
+ * pointers (amd64).
+ *
+ * The table comes from a file of the profiled host: every offset in it is
+ * checked against its size, strings must end inside it, and the function
+ * table must be sorted (tp_gotab_open() refuses it otherwise). A malformed
+ * pc-value table ends a lookup with -EINVAL, never a read out of bounds.
+ * Addresses are link-time (the ELF file's), as the table holds them.
+ */
+enum tp_go_layout {
+	TP_GO_1_2 = 1,		/* magic 0xfffffffb: Go 1.2 to 1.15 */
+	TP_GO_1_16,		/* 0xfffffffa: 1.16, 1.17 */
+	TP_GO_1_18,		/* 0xfffffff0: 1.18, 1.19 */
+	TP_GO_1_20,		/* 0xfffffff1: 1.20 and later */
+};
+
+struct tp_gotab {
+	const uint8_t *data;		/* the table, borrowed: outlives this */
+	size_t size;
+	enum tp_go_layout layout;
+	uint8_t quantum;		/* pc step of the pc-value tables */
+	uint32_t nfunc;
+	uint32_t nfiles;		/* Go 1.2: entries of filetab */
+	uint64_t text;			/* what 1.18+ entry offsets count from */
+	/* Offsets into data. */
+	size_t functab;			/* {entry, _func offset} rows, nfunc + 1 */
+	size_t funcdata;		/* what _func offsets count from */
+	size_t funcnames;		/* what name offsets count from */
+	size_t cutab;			/* 1.16+: file index of each unit */
+	size_t filetab;			/* file names */
+	size_t pctab;			/* what pc-value offsets count from */
+};
+
+/* One function of a table: tp_gotab_func() fills it. */
+struct tp_gofunc {
+	uint64_t entry, end;		/* [entry, end) */
+	const char *name;		/* in the table (NUL-terminated), or "?" */
+	size_t off;			/* its _func record, in data */
+};
+
+/*
+ * Reads the header of the table of @size bytes at @data (the .gopclntab
+ * section, or where tp_gotab_find() found it) into @t, and checks it.
+ * Returns 0, or -EINVAL (not a table, or malformed), -ENOTSUP (a layout or
+ * pointer size this reader does not know).
+ */
+int tp_gotab_open(struct tp_gotab *t, const void *data, size_t size);
+
+/*
+ * Where a table begins in @size bytes at @data (a read-only segment of a
+ * binary whose section headers are gone): the offset of the first header
+ * tp_gotab_open() accepts, or -1.
+ */
+long tp_gotab_find(const void *data, size_t size);
+
+/* The function holding @pc into @f: 0, or -ENOENT, -EINVAL. */
+int tp_gotab_func(const struct tp_gotab *t, uint64_t pc, struct tp_gofunc *f);
+
+/* The @i-th function by address (i < nfunc) into @f: 0, or -ENOENT, -EINVAL. */
+int tp_gotab_nth(const struct tp_gotab *t, uint32_t i, struct tp_gofunc *f);
+
+/*
+ * The source file and line of @pc in @f (of an inlined call, the inlined
+ * function's): 0, or -ENOENT (no line there), -EINVAL. *@file points
+ * into the table.
+ */
+int tp_gotab_line(const struct tp_gotab *t, const struct tp_gofunc *f,
+		  uint64_t pc, const char **file, int32_t *line);
+
+/*
+ * How far the stack pointer at @pc in @f lies below its value at the
+ * function's entry, in bytes (0 at the entry; the return address is just
+ * above the entry's sp): 0, or -ENOENT, -EINVAL.
+ */
+int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
+		     uint64_t pc, int32_t *delta);
+
+#endif /* TAPROOT_RUNTIME_H */
