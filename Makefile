@@ -181,7 +181,8 @@ $(B)/fixtures/go/gosplit-%: tests/unit/fixtures/gosplit.go
 	@mkdir -p $(@D)
 	$(GO_BUILD) $(if $(findstring pie,$*),-buildmode=pie) \
 		$(if $(findstring stripped,$*),-ldflags='-s -w') -o $@ $<
-$(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab: | $(GO_FIXTURES)
+$(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab \
+$(B)/plain/tests/test_symbolize $(B)/san/tests/test_symbolize: | $(GO_FIXTURES)
 # ------------------------------------------------------------------------
 
 # Each unit test binary runs from the source tree (tests may read fixtures

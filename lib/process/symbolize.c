@@ -6,7 +6,9 @@
  * User pcs: the process model finds the mapping and its ELF file (cached);
  * on first use this file gets, once, a sorted symbol table (its .symtab,
  * else that of a separate debug file, else .dynsym) and, when DWARF is
- * there, a libdw handle for inline chains and file:line. Separate debug
+ * there, a libdw handle for inline chains and file:line. A Go binary's own
+ * function table (.gopclntab, kept by stripped binaries too) names its
+ * functions, files and lines instead. Separate debug
  * files are found by build ID (/usr/lib/debug/.build-id/xx/rest.debug)
  * and by .gnu_debuglink (next to the file, in .debug/, under
  * /usr/lib/debug/DIR/; CRC checked), each first inside the process's root,
@@ -35,6 +37,7 @@
 #include <zlib.h>
 
 #include "process/process-private.h"
+#include "runtime/runtime.h"
 
 /* ------------------------------------------------------- demangling */
 
@@ -101,6 +104,10 @@ struct tp_elfsym {
 	/* A debuginfod fetch of the debug file was under way at generation: */
 	bool debug_pending;
 	uint64_t debug_generation;
+	/* Go's function table, over libelf's section data or go_image */
+	struct tp_gotab go;
+	bool has_go;
+	void *go_image;			/* the segment it was found in, owned */
 };
 
 struct tp_dwfn {
@@ -120,6 +127,7 @@ static void tp_elfsym_free(struct tp_elfsym *s)
 	free(s->cus);
 	free(s->syms);
 	free(s->debug_path);
+	free(s->go_image);
 	free(s);
 }
 
@@ -483,6 +491,53 @@ static bool tp_debug_arrived(struct taproot_elf *e, struct taproot_debuginfod *d
 }
 
 /* Build what symbolization of @e needs, once (again when debug info arrives). */
+/*
+ * Go's function table of @e into s->go: its section (.gopclntab; in a PIE,
+ * .data.rel.ro.gopclntab), over libelf's data, valid while @e is open,
+ * which outlives s. With no section headers, the first table found in a
+ * segment that is not code (the executable's read-only data; the PIE's
+ * relocated data), read into s->go_image.
+ */
+static void tp_find_gotab(struct taproot_elf *e, struct tp_elfsym *s)
+{
+	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		Elf_Data *d;
+
+		scn = tp_find_section(e->elf, names[i], &sh);
+		if (!scn || sh.sh_type == SHT_NOBITS)
+			continue;
+		d = elf_getdata(scn, NULL);
+		s->has_go = d && d->d_buf && tp_gotab_open(&s->go, d->d_buf, d->d_size) == 0;
+		return;
+	}
+	if (e->fd < 0 || tp_find_section(e->elf, ".text", &sh))
+		return;
+	for (size_t i = 0; i < e->nr_segs; i++) {
+		const struct tp_seg *g = &e->segs[i];
+		uint8_t *buf;
+		long at;
+
+		if ((g->flags & PF_X) || !g->filesz || g->filesz > TP_GOTAB_SCAN_MAX ||
+		    g->offset > e->size || g->filesz > e->size - g->offset)
+			continue;
+		buf = malloc(g->filesz);
+		if (!buf)
+			return;
+		if (pread(e->fd, buf, g->filesz, (off_t)g->offset) == (ssize_t)g->filesz &&
+		    (at = tp_gotab_find(buf, g->filesz)) >= 0 &&
+		    tp_gotab_open(&s->go, buf + at, g->filesz - (size_t)at) == 0) {
+			s->go_image = buf;
+			s->has_go = true;
+			return;
+		}
+		free(buf);
+	}
+}
+
 static int tp_elfsym_get(struct taproot_elf *e, struct taproot_debuginfod *dbg,
 			 struct tp_elfsym **sp)
 {
@@ -526,6 +581,7 @@ static int tp_elfsym_get(struct taproot_elf *e, struct taproot_debuginfod *dbg,
 		return err;
 	}
 	tp_symtab_finish(s);
+	tp_find_gotab(e, s);
 	if (!s->debug_path)
 		s->debug_path = strdup("");
 	if (!s->debug_path) {
@@ -985,6 +1041,29 @@ static void tp_call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, unsig
 }
 
 /*
+ * The frame of Go code at @vaddr, from the binary's own table: its function,
+ * and the file and line when the table has them. False when the table has
+ * no function there (C code of a cgo binary: the symbols then).
+ */
+static bool tp_sym_go_frame(const struct tp_elfsym *es, uint64_t vaddr, struct taproot_frame *f)
+{
+	struct tp_gofunc fn;
+	const char *file;
+	int32_t line;
+
+	if (tp_gotab_func(&es->go, vaddr, &fn) != 0)
+		return false;
+	f->function = fn.name;
+	f->sym_offset = vaddr - fn.entry;
+	f->known = true;
+	if (tp_gotab_line(&es->go, &fn, vaddr, &file, &line) == 0 && line > 0) {
+		f->file = file;
+		f->line = (unsigned int)line;
+	}
+	return true;
+}
+
+/*
  * Frames for ELF vaddr @vaddr of @e into s->frames: DWARF's inline chain
  * when there is one, else the symbol table's function; "[unknown]" when
  * neither knows. Returns the number of frames.
@@ -1007,6 +1086,8 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 
 	f[0] = base;
 	if (tp_elfsym_get(e, s->debuginfod, &es))
+		return 1;
+	if (es->has_go && tp_sym_go_frame(es, vaddr, &f[0]))
 		return 1;
 	sym = tp_symtab_lookup(es, vaddr);
 	if (sym) {

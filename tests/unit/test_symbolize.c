@@ -613,6 +613,88 @@ static void unterminated_line_strings_not_read(void **state)
 	lib_remove(&l);
 }
 
+/*
+ * Go binaries (tests/unit/fixtures/gosplit.go, built by the Makefile) are
+ * named from their own function table, stripped or not, executable or
+ * PIE: main.hotA's middle is main.hotA, in gosplit.go, at the line Go's
+ * addr2line gives for the executable; the stripped builds (no symbols,
+ * no DWARF) say the same at the same addresses, and so do copies of them
+ * whose section headers are gone (the table found in their segments).
+ */
+static void go_binaries_named_from_their_table(void **state)
+{
+	static const char *const kinds[] = { "exe", "pie" };
+	struct env *env = *state;
+
+	for (size_t k = 0; k < 2; k++) {
+		char path[128], stripped[160], noshdr[160], *out, want_file[512] = "", *colon;
+		const struct taproot_frame *f;
+		struct taproot_elf *e;
+		unsigned int want_line = 0;
+		uint64_t hot;
+		FILE *p;
+
+		snprintf(path, sizeof(path), "build/fixtures/go/gosplit-%s", kinds[k]);
+		snprintf(stripped, sizeof(stripped), "%s-stripped", path);
+		hot = nm_address(path, "main.hotA") + 0x10;
+		if (k == 0) {	/* Go's tools do not read a PIE's table */
+			char cmd[256], line[512];
+
+			snprintf(cmd, sizeof(cmd), "echo %#llx | go tool addr2line %s",
+				 (unsigned long long)hot, path);
+			p = popen(cmd, "r");
+			assert_non_null(p);
+			assert_non_null(fgets(line, sizeof(line), p));
+			assert_string_equal(line, "main.hotA\n");
+			assert_non_null(fgets(line, sizeof(line), p));
+			pclose(p);
+			colon = strrchr(line, ':');
+			assert_non_null(colon);
+			want_line = (unsigned int)strtoul(colon + 1, NULL, 10);
+			*colon = '\0';
+			snprintf(want_file, sizeof(want_file), "%s", line);
+			assert_true(want_line > 0);
+		}
+		/* the stripped build without section headers (e_shoff, e_shnum, e_shstrndx 0) */
+		snprintf(noshdr, sizeof(noshdr), "/tmp/test_symbolize-go-%d-%s", (int)getpid(), kinds[k]);
+		{
+			char cmd[512];
+			Elf64_Ehdr eh;
+			FILE *c;
+
+			snprintf(cmd, sizeof(cmd), "cp %s %s", stripped, noshdr);
+			run(cmd);
+			c = fopen(noshdr, "r+");
+			assert_non_null(c);
+			assert_int_equal(fread(&eh, sizeof(eh), 1, c), 1);
+			eh.e_shoff = 0;
+			eh.e_shnum = 0;
+			eh.e_shstrndx = 0;
+			rewind(c);
+			assert_int_equal(fwrite(&eh, sizeof(eh), 1, c), 1);
+			assert_int_equal(fclose(c), 0);
+		}
+		for (int st = 0; st < 3; st++) {
+			const char *bin = st == 2 ? noshdr : st ? stripped : path;
+
+			assert_int_equal(taproot_elf_open(env->procs, bin, &e), 0);
+			assert_int_equal(taproot_sym_elf(env->sym, e, hot, 0, &f), 1);
+			assert_string_equal(f[0].function, "main.hotA");
+			assert_true(f[0].known);
+			assert_int_equal(f[0].sym_offset, 0x10);
+			assert_non_null(f[0].file);
+			out = strstr(f[0].file, "gosplit.go");
+			assert_non_null(out);
+			assert_true(f[0].line > 0);
+			if (want_line) {
+				assert_string_equal(f[0].file, want_file);
+				assert_int_equal(f[0].line, want_line);
+			}
+		}
+		unlink(noshdr);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -629,6 +711,7 @@ int main(void)
 		cmocka_unit_test(unknown_and_exited),
 		cmocka_unit_test(corrupted_library_symbolizes_safely),
 		cmocka_unit_test(unterminated_line_strings_not_read),
+		cmocka_unit_test(go_binaries_named_from_their_table),
 	};
 
 	return cmocka_run_group_tests(tests, env_setup, env_teardown);
