@@ -39,7 +39,6 @@
 #define TP_PERFMAP_BYTES_MAX	(256u << 20)	/* perf map file size read */
 #define TP_INLINE_MAX		16		/* frames for one pc (inline depth) */
 #define TP_DEBUG_FILE_MAX	(4ull << 30)	/* debug files larger are not CRC'ed/read */
-#define TP_GOTAB_SCAN_MAX	(256u << 20)	/* a segment searched for Go's table */
 
 /* ------------------------------------------------------------ ELF files */
 

@@ -104,10 +104,10 @@ struct tp_elfsym {
 	/* A debuginfod fetch of the debug file was under way at generation: */
 	bool debug_pending;
 	uint64_t debug_generation;
-	/* Go's function table, over libelf's section data or go_image */
+	/* Go's function table (tp_gotab_elf()), and the bytes it read, owned */
 	struct tp_gotab go;
 	bool has_go;
-	void *go_image;			/* the segment it was found in, owned */
+	void *go_image;
 };
 
 struct tp_dwfn {
@@ -491,53 +491,6 @@ static bool tp_debug_arrived(struct taproot_elf *e, struct taproot_debuginfod *d
 }
 
 /* Build what symbolization of @e needs, once (again when debug info arrives). */
-/*
- * Go's function table of @e into s->go: its section (.gopclntab; in a PIE,
- * .data.rel.ro.gopclntab), over libelf's data, valid while @e is open,
- * which outlives s. With no section headers, the first table found in a
- * segment that is not code (the executable's read-only data; the PIE's
- * relocated data), read into s->go_image.
- */
-static void tp_find_gotab(struct taproot_elf *e, struct tp_elfsym *s)
-{
-	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		Elf_Data *d;
-
-		scn = tp_find_section(e->elf, names[i], &sh);
-		if (!scn || sh.sh_type == SHT_NOBITS)
-			continue;
-		d = elf_getdata(scn, NULL);
-		s->has_go = d && d->d_buf && tp_gotab_open(&s->go, d->d_buf, d->d_size) == 0;
-		return;
-	}
-	if (e->fd < 0 || tp_find_section(e->elf, ".text", &sh))
-		return;
-	for (size_t i = 0; i < e->nr_segs; i++) {
-		const struct tp_seg *g = &e->segs[i];
-		uint8_t *buf;
-		long at;
-
-		if ((g->flags & PF_X) || !g->filesz || g->filesz > TP_GOTAB_SCAN_MAX ||
-		    g->offset > e->size || g->filesz > e->size - g->offset)
-			continue;
-		buf = malloc(g->filesz);
-		if (!buf)
-			return;
-		if (pread(e->fd, buf, g->filesz, (off_t)g->offset) == (ssize_t)g->filesz &&
-		    (at = tp_gotab_find(buf, g->filesz)) >= 0 &&
-		    tp_gotab_open(&s->go, buf + at, g->filesz - (size_t)at) == 0) {
-			s->go_image = buf;
-			s->has_go = true;
-			return;
-		}
-		free(buf);
-	}
-}
-
 static int tp_elfsym_get(struct taproot_elf *e, struct taproot_debuginfod *dbg,
 			 struct tp_elfsym **sp)
 {
@@ -581,7 +534,8 @@ static int tp_elfsym_get(struct taproot_elf *e, struct taproot_debuginfod *dbg,
 		return err;
 	}
 	tp_symtab_finish(s);
-	tp_find_gotab(e, s);
+	/* Go's table, over libelf's data of @e (which outlives s) or go_image */
+	s->has_go = tp_gotab_elf(e->elf, e->fd, &s->go, &s->go_image) == 0;
 	if (!s->debug_path)
 		s->debug_path = strdup("");
 	if (!s->debug_path) {

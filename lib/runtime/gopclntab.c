@@ -26,7 +26,11 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
 
 #include "runtime/runtime.h"
 
@@ -36,6 +40,7 @@
 #define GO_MAGIC_1_20	0xfffffff1u
 
 #define GO_STR_MAX	4096	/* a name or path longer is malformed */
+#define GO_SCAN_MAX	(256u << 20)	/* a segment read to look for a table */
 
 /* The _func fields used here, as debug/gosym numbers them (0: entry). */
 enum { F_NAME = 1, F_PCSP = 4, F_PCFILE = 5, F_PCLN = 6, F_CU = 8 };
@@ -277,9 +282,12 @@ static bool uvarint(const struct tp_gotab *t, size_t *pos, uint32_t *v)
 	return false;
 }
 
-/* The value at @pc of the pc-value table at @off for @f. */
+/*
+ * The value at @pc of the pc-value table at @off for @f, and in *@until
+ * (when not NULL) the end of the run of pcs that share it.
+ */
 static int pcvalue(const struct tp_gotab *t, const struct tp_gofunc *f,
-		   uint32_t off, uint64_t pc, int32_t *value)
+		   uint32_t off, uint64_t pc, int32_t *value, uint64_t *until)
 {
 	uint64_t at = f->entry;
 	int32_t val = -1;
@@ -305,6 +313,8 @@ static int pcvalue(const struct tp_gotab *t, const struct tp_gofunc *f,
 		at += (uint64_t)dpc * t->quantum;
 		if (pc < at) {
 			*value = val;
+			if (until)
+				*until = at < f->end ? at : f->end;
 			return 0;
 		}
 		if (at >= f->end)
@@ -323,9 +333,9 @@ int tp_gotab_line(const struct tp_gotab *t, const struct tp_gofunc *f,
 		return -ENOENT;
 	if (!field(t, f->off, F_PCFILE, &pcfile) || !field(t, f->off, F_PCLN, &pcln))
 		return -EINVAL;
-	err = pcvalue(t, f, pcfile, pc, &fno);
+	err = pcvalue(t, f, pcfile, pc, &fno, NULL);
 	if (!err)
-		err = pcvalue(t, f, pcln, pc, line);
+		err = pcvalue(t, f, pcln, pc, line, NULL);
 	if (err)
 		return err;
 	if (fno < 0)
@@ -350,7 +360,7 @@ int tp_gotab_line(const struct tp_gotab *t, const struct tp_gofunc *f,
 }
 
 int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
-		     uint64_t pc, int32_t *delta)
+		     uint64_t pc, int32_t *delta, uint64_t *until)
 {
 	uint32_t pcsp;
 
@@ -358,5 +368,66 @@ int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
 		return -ENOENT;
 	if (!field(t, f->off, F_PCSP, &pcsp))
 		return -EINVAL;
-	return pcvalue(t, f, pcsp, pc, delta);
+	return pcvalue(t, f, pcsp, pc, delta, until);
+}
+
+/* ------------------------------------------------------ in an ELF file */
+
+static Elf_Scn *section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, n = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) && ++n < 65536) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (gelf_getshdr(scn, &sh) && (s = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(s, name))
+			return sh.sh_type == SHT_NOBITS ? NULL : scn;
+	}
+	return NULL;
+}
+
+int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
+{
+	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
+	size_t nphdr, shnum;
+
+	if (image)
+		*image = NULL;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		Elf_Scn *scn = section(elf, names[i]);
+		Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+
+		if (scn)
+			return d && d->d_buf && tp_gotab_open(t, d->d_buf, d->d_size) == 0 ?
+			       0 : -ENOENT;
+	}
+	/* Only a file without section headers is searched: others have none. */
+	if (fd < 0 || !image || elf_getshdrnum(elf, &shnum) != 0 || shnum ||
+	    elf_getphdrnum(elf, &nphdr) != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < nphdr && i < 1024; i++) {
+		GElf_Phdr ph;
+		uint8_t *buf;
+		long at;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_flags & PF_X) || !ph.p_filesz || ph.p_filesz > GO_SCAN_MAX)
+			continue;
+		buf = malloc(ph.p_filesz);
+		if (!buf)
+			return -ENOMEM;
+		if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+		    (at = tp_gotab_find(buf, ph.p_filesz)) >= 0 &&
+		    tp_gotab_open(t, buf + at, ph.p_filesz - (size_t)at) == 0) {
+			*image = buf;
+			return 0;
+		}
+		free(buf);
+	}
+	return -ENOENT;
 }

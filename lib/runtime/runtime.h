@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 #include "util/error.h"
 
 /* ------------------------------------------------ Go: .gopclntab (gopclntab.c) */
@@ -92,9 +94,20 @@ int tp_gotab_line(const struct tp_gotab *t, const struct tp_gofunc *f,
 /*
  * How far the stack pointer at @pc in @f lies below its value at the
  * function's entry, in bytes (0 at the entry; the return address is just
- * above the entry's sp): 0, or -ENOENT, -EINVAL.
+ * above the entry's sp): 0, or -ENOENT, -EINVAL. @until, when not NULL,
+ * gets the end of the run of pcs from @pc on with the same delta.
  */
 int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
-		     uint64_t pc, int32_t *delta);
+		     uint64_t pc, int32_t *delta, uint64_t *until);
+
+/*
+ * The Go table of the ELF file @elf into @t: its section (.gopclntab, or a
+ * PIE's .data.rel.ro.gopclntab), over libelf's data; else, when the file
+ * has no section headers and @fd (the file's, -1: none) can be read, the
+ * first table in a segment that is not code, read into *@image (malloc'ed:
+ * the caller frees it once done with @t; NULL otherwise). Returns 0, or
+ * -ENOENT (no table: not Go, or unreadable), -ENOMEM.
+ */
+int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image);
 
 #endif /* TAPROOT_RUNTIME_H */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/runtime.h"
 #include "unwind/unwind-private.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -210,6 +211,9 @@ struct compile {
 	struct tp_cfi_rule *rules;
 	size_t nr_rules, alloc_rules;
 	struct tp_index rule_index;
+	/* Go's function table, when the file has one */
+	struct tp_gotab go;
+	bool has_go;
 };
 
 static uint64_t uleb(const uint8_t **pp, const uint8_t *end, bool *ok)
@@ -326,6 +330,8 @@ static bool read_encoded(uint8_t enc, const uint8_t **pp, const uint8_t *end,
 #define TP_CFI_MAX_REG		127
 #define TP_CFI_WALK_FDE		(1ULL << 26)
 #define TP_CFI_WALK_BUDGET	(1ULL << 30)
+/* A Go frame larger is nonsense: the module's bound on a rule's offsets */
+#define TP_GO_FRAME_MAX		(TAPROOT_RULE_OFF_MAX - 8)
 
 /* Skip a ULEB128 register operand; false when it is past TP_CFI_MAX_REG. */
 static bool reg_ok(const uint8_t **pp, const uint8_t *end, bool *ok)
@@ -598,6 +604,17 @@ static int enumerate(struct compile *cc, struct cfi_sec *s)
 	return ret;
 }
 
+/*
+ * Which of two FDEs at one address is compiled (the other overlaps it):
+ * .eh_frame's, then Go's table, then .debug_frame's, whose FDEs in a Go
+ * binary say nothing of rbp (Go's table says where it is saved), so that
+ * a Go binary unwinds the same stripped or not.
+ */
+static int src_rank(uint8_t src)
+{
+	return src == TP_CFI_SRC_EH ? 0 : src == TP_CFI_SRC_GO ? 1 : 2;
+}
+
 static int fde_cmp(const void *a, const void *b)
 {
 	const struct fde *x = a, *y = b;
@@ -605,7 +622,7 @@ static int fde_cmp(const void *a, const void *b)
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;	/* .eh_frame first */
+		return src_rank(x->src) < src_rank(y->src) ? -1 : 1;
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
@@ -774,7 +791,95 @@ static void compile_text_ranges(struct compile *cc)
 	}
 }
 
-/* Collect the FDEs of .eh_frame, then of .debug_frame, into cc->fdes. */
+/* Each Go function in the text, as an FDE of its own (TP_CFI_SRC_GO). */
+static int enumerate_go(struct compile *cc)
+{
+	for (uint32_t i = 0; i < cc->go.nfunc; i++) {
+		struct tp_gofunc f;
+
+		if (tp_gotab_nth(&cc->go, i, &f) != 0 || f.entry == f.end ||
+		    !in_text(cc, f.entry, f.end))
+			continue;
+		if (tp_grow((void **)&cc->fdes, &cc->alloc_fdes, cc->nr_fdes + 1,
+			    sizeof(*cc->fdes)))
+			return -ENOMEM;
+		cc->fdes[cc->nr_fdes++] = (struct fde){ f.entry, f.end, 0, TP_CFI_SRC_GO };
+	}
+	return 0;
+}
+
+/*
+ * Go functions where a walk ends: a goroutine's first frame (goexit), a
+ * thread's (mstart, rt0_go), and those that switch stacks without a frame
+ * that leads back (mcall, morestack).
+ */
+static bool go_outermost(const char *name)
+{
+	static const char *const names[] = {
+		"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+		"runtime.mcall", "runtime.morestack",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The rows of the Go function of pseudo-FDE @f: from each run of pcs with
+ * one stack-pointer delta D (bytes below the entry's sp), CFA = rsp + D +
+ * 8 and the return address at CFA - 8, as for any frame. Go saves the
+ * caller's rbp at the top of a frame that has one (MOVQ BP, size-8(SP)):
+ * CFA - 16 once D >= 16, else rbp is untouched.
+ */
+static int compile_go(struct compile *cc, const struct fde *f, struct tp_cfi_table *t)
+{
+	struct tp_gofunc fn;
+	uint64_t pc = f->lo;
+
+	if (tp_gotab_func(&cc->go, f->lo, &fn) != 0 || fn.entry != f->lo)
+		return 0;
+	if (go_outermost(fn.name)) {
+		struct tp_cfi_rule r = { .kind = TP_CFI_END, .src = TP_CFI_SRC_GO };
+		int id = intern(cc, &r);
+
+		t->covered += f->hi - f->lo;
+		return id < 0 ? id : add_row(cc, f->lo, (unsigned int)id);
+	}
+	while (pc < f->hi) {
+		struct tp_cfi_rule r = {
+			.kind = TP_CFI_SP, .src = TP_CFI_SRC_GO, .ra_off = -8,
+		};
+		uint64_t until;
+		int32_t d;
+		int id, ret;
+
+		/* A table that says nothing here, or nonsense: no rule. */
+		if (tp_gotab_spdelta(&cc->go, &fn, pc, &d, &until) != 0 || d < 0 ||
+		    d > TP_GO_FRAME_MAX)
+			return add_row(cc, pc, 0);
+		r.cfa_off = d + 8;
+		if (d >= 16) {
+			r.rbp = TP_RBP_CFA;
+			r.rbp_off = -16;
+		}
+		id = intern(cc, &r);
+		if (id < 0)
+			return id;
+		ret = add_row(cc, pc, (unsigned int)id);
+		if (ret)
+			return ret;
+		t->covered += until - pc;
+		pc = until;
+	}
+	return 0;
+}
+
+/*
+ * Collect the FDEs of .eh_frame, then of .debug_frame, then Go's functions
+ * (which have neither), into cc->fdes.
+ */
 static int compile_enumerate(struct compile *cc)
 {
 	GElf_Shdr sh;
@@ -789,6 +894,12 @@ static int compile_enumerate(struct compile *cc)
 		cc->eh_cfi = dwarf_getcfi_elf(cc->elf);
 		if (s.data && cc->eh_cfi)
 			ret = enumerate(cc, &s);
+		if (ret)
+			return ret;
+	}
+	cc->has_go = tp_gotab_elf(cc->elf, -1, &cc->go, NULL) == 0;
+	if (cc->has_go) {
+		ret = enumerate_go(cc);
 		if (ret)
 			return ret;
 	}
@@ -828,7 +939,11 @@ static int compile_fdes(struct compile *cc, struct tp_cfi_table *t)
 			cc->skipped++;
 			continue;
 		}
-		ret = compile_fde(cc, f->src == TP_CFI_SRC_EH ? cc->eh_cfi : cc->dbg_cfi, f, t);
+		if (f->src == TP_CFI_SRC_GO)
+			ret = compile_go(cc, f, t);
+		else
+			ret = compile_fde(cc, f->src == TP_CFI_SRC_EH ? cc->eh_cfi : cc->dbg_cfi,
+					  f, t);
 		if (!ret)
 			ret = add_row(cc, f->hi, 0);
 		if (ret)

@@ -71,7 +71,8 @@ struct tp_cfi_rule {
 	int32_t rbp_off;
 };
 
-enum { TP_CFI_SRC_EH = 0, TP_CFI_SRC_DEBUG = 1 };
+/* Where a table's rows came from: CFI sections, or Go's own table. */
+enum { TP_CFI_SRC_EH = 0, TP_CFI_SRC_DEBUG = 1, TP_CFI_SRC_GO = 2 };
 
 /*
  * The compiled CFI of one ELF: rows sorted by vaddr; row i covers
@@ -96,7 +97,10 @@ struct tp_cfi_table {
 
 /*
  * Compile the CFI of @elf (.eh_frame, then .debug_frame for the text that
- * .eh_frame does not cover) into *@tp, which the caller frees with
+ * .eh_frame does not cover, then Go's function table for the Go functions
+ * neither covers: a rule per run of equal stack-pointer deltas, the saved
+ * rbp at CFA - 16 in a frame of 16 bytes or more, the goroutine's and the
+ * thread's first frames outermost) into *@tp, which the caller frees with
  * tp_cfi_table_free(). An ELF without CFI gives an empty table (nr 0), not
  * an error. FDEs that overlap one already compiled, that lie outside the
  * executable PT_LOAD segments or whose addresses cannot be decoded are

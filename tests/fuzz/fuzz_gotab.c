@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (uint32_t i = 0; i < t.nfunc && i < 512; i++) {
 		const char *file;
+		uint64_t until;
 		int32_t v;
 
 		if (tp_gotab_nth(&t, i, &f) != 0)
@@ -47,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(tp_gotab_func(&t, pc, &g) == 0 && g.entry <= pc && pc < g.end);
 			if (tp_gotab_line(&t, &f, pc, &file, &v) == 0)
 				check(file && strlen(file) < 4096);
-			(void)tp_gotab_spdelta(&t, &f, pc, &v);
+			if (tp_gotab_spdelta(&t, &f, pc, &v, &until) == 0)
+				check(until > pc && until <= f.end);
 		}
 	}
 	return 0;

@@ -9,6 +9,14 @@
  *
  * The ELF files: those of the list below that exist, and the paths in
  * $TAPROOT_CFI_ELFS (colon separated) — e.g. a libLLVM for a big one.
+ *
+ * Go binaries have no CFI: their rows come from Go's function table. For
+ * the unit tests' Go fixtures (gofix.h), stripped or not, executable or
+ * PIE, the rule at each instruction of main's functions must be the one
+ * the instructions imply (go tool objdump): CFA = rsp + delta + 8, the
+ * return address at CFA - 8, rbp saved at CFA - 16 in a frame of 16 bytes
+ * or more; a goroutine's first function ends the walk; and nearly all of
+ * the Go text has a rule.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +34,9 @@
 #include <gelf.h>
 
 #include "unwind/unwind-private.h"
+#include "runcmd.h"
+#include "gofix.h"
+#include "nm.h"
 
 static const char *const system_elfs[] = {
 	"/lib/x86_64-linux-gnu/libc.so.6",
@@ -447,6 +458,71 @@ static void test_huge_register_refused(void **state)
 	free(buf);
 }
 
+struct go_check {
+	struct tp_cfi_table *t[2];	/* the build with symbols, the stripped */
+	size_t checked, bad;
+};
+
+static void go_check_one(void *ctx, uint64_t pc, const char *asm_text, int32_t d)
+{
+	struct go_check *c = ctx;
+
+	for (int k = 0; k < 2; k++) {
+		const struct tp_cfi_rule *r = &c->t[k]->rules[tp_cfi_lookup(c->t[k], pc)];
+		bool ok = r->kind == TP_CFI_SP && r->cfa_off == d + 8 && r->ra_off == -8 &&
+			  (d >= 16 ? r->rbp == TP_RBP_CFA && r->rbp_off == -16
+				   : r->rbp == TP_RBP_SAME);
+
+		if (!ok && c->bad++ < 10)
+			print_message("%#llx (%s), delta %d: rule %s cfa %+d rbp %u %+d\n",
+				      (unsigned long long)pc, asm_text, d, tp_cfi_kind_name(r->kind),
+				      r->cfa_off, r->rbp, r->rbp_off);
+		c->checked++;
+	}
+}
+
+/* The table of the ELF file at @path (the caller frees it). */
+static struct tp_cfi_table *compile_file(const char *path)
+{
+	struct tp_cfi_table *t = NULL;
+	struct elf_file f;
+
+	if (!elf_open(path, &f))
+		fail_msg("%s: cannot open (make builds it)", path);
+	assert_int_equal(tp_cfi_compile(f.elf, &t), 0);
+	elf_close(&f);
+	return t;
+}
+
+static void test_go_rows(void **state)
+{
+	for (size_t i = 0; i < NR_GO_FIXTURES; i += 2) {
+		struct go_check c = {
+			.t = { compile_file(go_fixtures[i]), compile_file(go_fixtures[i + 1]) },
+		};
+		uint64_t goexit = nm_address(go_fixtures[i], "runtime.goexit.abi0");
+		size_t funcs = go_main_deltas(go_fixtures[i], go_check_one, &c);
+
+		print_message("%s: %u rows, %u rules, %llu bytes of text covered; "
+			      "%zu instructions of %zu functions of main checked\n",
+			      go_fixtures[i], c.t[0]->nr, c.t[0]->nr_rules,
+			      (unsigned long long)c.t[0]->covered, c.checked / 2, funcs);
+		assert_true(funcs >= 5 && c.checked > 100);
+		assert_int_equal(c.bad, 0);
+		/* rows from the first function to the end of the last: nearly all ruled */
+		assert_true(c.t[0]->nr > 1000);
+		assert_true(c.t[0]->covered * 100 >= 95ull * c.t[0]->pcs[c.t[0]->nr - 1]);
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(c.t[k]->rules[tp_cfi_lookup(c.t[k], goexit + 1)].kind,
+					 TP_CFI_END);
+			/* the stripped build's table is the same */
+			assert_int_equal(c.t[k]->nr, c.t[0]->nr);
+			assert_int_equal(c.t[k]->covered, c.t[0]->covered);
+			tp_cfi_table_free(c.t[k]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_no_cfi_empty_table),
 		cmocka_unit_test(test_huge_register_refused),
 		cmocka_unit_test(test_oracle),
+		cmocka_unit_test(test_go_rows),
 	};
 
 	elf_version(EV_CURRENT);

@@ -38,14 +38,10 @@
 
 #include "runtime/runtime.h"
 #include "runcmd.h"
+#include "gofix.h"
 
-static const char *const fixtures[] = {
-	"build/fixtures/go/gosplit-exe",
-	"build/fixtures/go/gosplit-exe-stripped",
-	"build/fixtures/go/gosplit-pie",
-	"build/fixtures/go/gosplit-pie-stripped",
-};
-#define NR_FIXTURES (sizeof(fixtures) / sizeof(fixtures[0]))
+#define fixtures go_fixtures
+#define NR_FIXTURES NR_GO_FIXTURES
 
 /* A fixture read whole, and where its table and text are. */
 struct gobin {
@@ -388,25 +384,29 @@ static void pie_names_and_lines_match_dwarf(void **state)
 	unload(&b);
 }
 
-/*
- * What the instruction @asm (Go assembler syntax) does to SP: *@d changes
- * by it; returns false for a RET, where the straight-line walk stops.
- */
-static bool sp_effect(const char *asm_text, int32_t *d)
-{
-	unsigned int imm;
+struct sp_check {
+	struct gobin *b;		/* [2]: the build with symbols, the stripped */
+	const char *names[2];
+	size_t checked, bad;
+};
 
-	if (!strncmp(asm_text, "RET", 3))
-		return false;
-	if (sscanf(asm_text, "SUBQ $0x%x, SP", &imm) == 1)
-		*d += (int32_t)imm;
-	else if (sscanf(asm_text, "ADDQ $0x%x, SP", &imm) == 1)
-		*d -= (int32_t)imm;
-	else if (!strncmp(asm_text, "PUSHQ ", 6) || !strncmp(asm_text, "PUSHFQ", 6))
-		*d += 8;
-	else if (!strncmp(asm_text, "POPQ ", 5) || !strncmp(asm_text, "POPFQ", 5))
-		*d -= 8;
-	return true;
+static void sp_check_one(void *ctx, uint64_t pc, const char *asm_text, int32_t d)
+{
+	struct sp_check *c = ctx;
+
+	for (int k = 0; k < 2; k++) {
+		struct tp_gofunc f;
+		uint64_t until;
+		int32_t ours;
+
+		assert_int_equal(tp_gotab_func(&c->b[k].t, pc, &f), 0);
+		assert_int_equal(tp_gotab_spdelta(&c->b[k].t, &f, pc, &ours, &until), 0);
+		assert_true(until > pc && until <= f.end);
+		if (ours != d && c->bad++ < 10)
+			print_message("%s %s %#llx (%s): ours %d, instructions %d\n", c->names[k],
+				      f.name, (unsigned long long)pc, asm_text, ours, d);
+		c->checked++;
+	}
 }
 
 /*
@@ -417,12 +417,9 @@ static bool sp_effect(const char *asm_text, int32_t *d)
  */
 static void sp_deltas_of(const char *exe, const char *stripped)
 {
-	char *out, *line, *save = NULL;
-	size_t checked = 0, bad = 0, funcs = 0;
 	struct gobin b[2];
-	bool walking = false;
-	int32_t d = 0;
-	int st;
+	struct sp_check c = { .b = b, .names = { exe, stripped } };
+	size_t funcs;
 
 	load(exe, &b[0]);
 	load(stripped, &b[1]);
@@ -438,45 +435,12 @@ static void sp_deltas_of(const char *exe, const char *stripped)
 		assert_string_equal(f0.name, f1.name);
 		pc = f0.end;
 	}
-
-	out = run(&st, "go tool objdump -s '^main\\.' %s", exe);
-	assert_int_equal(st, 0);
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *field[4], *in = NULL, *asm_text;
-		unsigned long long pc;
-		int nf = 0;
-
-		if (!strncmp(line, "TEXT ", 5)) {
-			walking = true;
-			d = 0;
-			funcs++;
-			continue;
-		}
-		/* "  file:line<TAB><TAB>0xADDR<TAB><TAB>BYTES<TAB><TAB>ASM" */
-		for (char *w = strtok_r(line, "\t", &in); w && nf < 4; w = strtok_r(NULL, "\t", &in))
-			field[nf++] = w;
-		if (!walking || nf < 4 || sscanf(field[1], "0x%llx", &pc) != 1)
-			continue;
-		asm_text = field[3];
-		for (int k = 0; k < 2; k++) {
-			struct tp_gofunc f;
-			int32_t ours;
-
-			assert_int_equal(tp_gotab_func(&b[k].t, pc, &f), 0);
-			assert_int_equal(tp_gotab_spdelta(&b[k].t, &f, pc, &ours), 0);
-			if (ours != d && bad++ < 10)
-				print_message("%s %s %#llx (%s): ours %d, instructions %d\n",
-					      k ? stripped : exe, f.name, pc, asm_text, ours, d);
-			checked++;
-		}
-		walking = sp_effect(asm_text, &d);
-	}
+	funcs = go_main_deltas(exe, sp_check_one, &c);
 	print_message("%s and %s: %zu instructions of %zu functions of main\n",
-		      exe, stripped, checked / 2, funcs);
+		      exe, stripped, c.checked / 2, funcs);
 	assert_true(funcs >= 5);
-	assert_true(checked > 100);
-	assert_int_equal(bad, 0);
-	free(out);
+	assert_true(c.checked > 100);
+	assert_int_equal(c.bad, 0);
 	unload(&b[0]);
 	unload(&b[1]);
 }
@@ -502,7 +466,7 @@ static void read_all(const struct tp_gotab *t, uint64_t text, uint64_t span, uns
 		assert_non_null(f.name);
 		if (tp_gotab_line(t, &f, pc, &file, &v) == 0)
 			assert_non_null(file);
-		(void)tp_gotab_spdelta(t, &f, pc, &v);
+		(void)tp_gotab_spdelta(t, &f, pc, &v, NULL);
 	}
 }
 
