@@ -173,11 +173,12 @@ $(B)/fixtures/cfi-debug-frame.so: tests/unit/fixtures/cfi-debug-frame.c
 $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi: | $(CFI_FIXTURES)
 
 # ----------------------------------- Go fixtures (tests/unit/test_gotab.c)
-# tests/unit/fixtures/gosplit.go built by the host's Go four ways: an
-# executable and a PIE, each with and without symbols and DWARF.
+# The VM tests' Go workload, tests/vm/progs/gosplit.go, built by the host's
+# Go four ways: an executable and a PIE, each with and without symbols and
+# DWARF.
 GO_FIXTURES := $(addprefix $(B)/fixtures/go/gosplit-,exe exe-stripped pie pie-stripped)
 GO_BUILD = GO111MODULE=off GOCACHE=$(B)/gocache go build -trimpath
-$(B)/fixtures/go/gosplit-%: tests/unit/fixtures/gosplit.go
+$(B)/fixtures/go/gosplit-%: tests/vm/progs/gosplit.go
 	@mkdir -p $(@D)
 	$(GO_BUILD) $(if $(findstring pie,$*),-buildmode=pie) \
 		$(if $(findstring stripped,$*),-ldflags='-s -w') -o $@ $<

@@ -694,6 +694,14 @@ static int add_row(struct compile *cc, uint64_t pc, unsigned int rule)
 	return 0;
 }
 
+/* Rule @r, interned, from @pc on. */
+static int add_rule_row(struct compile *cc, uint64_t pc, const struct tp_cfi_rule *r)
+{
+	int id = intern(cc, r);
+
+	return id < 0 ? id : add_row(cc, pc, (unsigned int)id);
+}
+
 /* Walk the rows of FDE @f. */
 static int compile_fde(struct compile *cc, Dwarf_CFI *cfi, const struct fde *f,
 		       struct tp_cfi_table *t)
@@ -704,13 +712,10 @@ static int compile_fde(struct compile *cc, Dwarf_CFI *cfi, const struct fde *f,
 	/* Too costly to walk (see program_ok()): libdw's at unwind time. */
 	if (f->cost > TP_CFI_WALK_FDE || f->cost > cc->budget) {
 		struct tp_cfi_rule r = { .kind = TP_CFI_SLOW, .src = f->src };
-		int id = intern(cc, &r);
 
-		if (id < 0)
-			return id;
 		t->covered += f->hi - f->lo;
 		t->slow += f->hi - f->lo;
-		return add_row(cc, f->lo, (unsigned int)id);
+		return add_rule_row(cc, f->lo, &r);
 	}
 	cc->budget -= f->cost;
 	while (pc < f->hi) {
@@ -718,7 +723,6 @@ static int compile_fde(struct compile *cc, Dwarf_CFI *cfi, const struct fde *f,
 		Dwarf_Addr start, end;
 		struct tp_cfi_rule r;
 		bool signal;
-		int id;
 
 		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0) {
 			/* libdw finds no FDE here after all: no CFI */
@@ -729,10 +733,7 @@ static int compile_fde(struct compile *cc, Dwarf_CFI *cfi, const struct fde *f,
 		free(frame);
 		if (end <= pc || end > f->hi)
 			end = f->hi;
-		id = intern(cc, &r);
-		if (id < 0)
-			return id;
-		ret = add_row(cc, pc, (unsigned int)id);
+		ret = add_rule_row(cc, pc, &r);
 		if (ret)
 			return ret;
 		if (r.kind != TP_CFI_NONE)
@@ -842,10 +843,9 @@ static int compile_go(struct compile *cc, const struct fde *f, struct tp_cfi_tab
 		return 0;
 	if (go_outermost(fn.name)) {
 		struct tp_cfi_rule r = { .kind = TP_CFI_END, .src = TP_CFI_SRC_GO };
-		int id = intern(cc, &r);
 
 		t->covered += f->hi - f->lo;
-		return id < 0 ? id : add_row(cc, f->lo, (unsigned int)id);
+		return add_rule_row(cc, f->lo, &r);
 	}
 	while (pc < f->hi) {
 		struct tp_cfi_rule r = {
@@ -853,7 +853,7 @@ static int compile_go(struct compile *cc, const struct fde *f, struct tp_cfi_tab
 		};
 		uint64_t until;
 		int32_t d;
-		int id, ret;
+		int ret;
 
 		/* A table that says nothing here, or nonsense: no rule. */
 		if (tp_gotab_spdelta(&cc->go, &fn, pc, &d, &until) != 0 || d < 0 ||
@@ -864,10 +864,7 @@ static int compile_go(struct compile *cc, const struct fde *f, struct tp_cfi_tab
 			r.rbp = TP_RBP_CFA;
 			r.rbp_off = -16;
 		}
-		id = intern(cc, &r);
-		if (id < 0)
-			return id;
-		ret = add_row(cc, pc, (unsigned int)id);
+		ret = add_rule_row(cc, pc, &r);
 		if (ret)
 			return ret;
 		t->covered += until - pc;

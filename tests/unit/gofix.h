@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The Go fixtures of the unit tests (tests/unit/fixtures/gosplit.go, built
+ * The Go fixtures of the unit tests (tests/vm/progs/gosplit.go, built
  * by the Makefile four ways) and the stack-pointer deltas Go's own
  * disassembler implies for their code: the independent answer test_gotab
  * (the table reader) and test_cfi (the rows compiled from it) check

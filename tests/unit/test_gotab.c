@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Go's function table reader (lib/runtime/gopclntab.c) against Go's own
- * tools, on tests/unit/fixtures/gosplit.go built by the Makefile with the
+ * tools, on tests/vm/progs/gosplit.go built by the Makefile with the
  * host's Go as an executable and a PIE, each with and without symbols and
  * DWARF (-ldflags=-s -w):
  *   - the table is found by its section, and by its header alone in the

@@ -614,7 +614,7 @@ static void unterminated_line_strings_not_read(void **state)
 }
 
 /*
- * Go binaries (tests/unit/fixtures/gosplit.go, built by the Makefile) are
+ * Go binaries (tests/vm/progs/gosplit.go, built by the Makefile) are
  * named from their own function table, stripped or not, executable or
  * PIE: main.hotA's middle is main.hotA, in gosplit.go, at the line Go's
  * addr2line gives for the executable; the stripped builds (no symbols,

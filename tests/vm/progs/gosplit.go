@@ -1,0 +1,64 @@
+// The Go workload of the VM test runtime-go (tests/vm/build-progs builds it
+// three ways: gosplit, gosplit-stripped with -ldflags=-s -w, and
+// gosplit-pie-stripped), and the unit tests' Go fixture (the Makefile
+// builds it four ways in build/fixtures/go/). For SECONDS it runs two call chains,
+// main -> outerA -> hotA and main -> outerB -> hotB, 7 units of work to 3,
+// and measures the time each takes with the monotonic clock; then prints
+//
+//	gosplit: a=NS b=NS
+//
+// The leaves set up no frame (no locals, no calls): a walk that follows
+// frame pointers skips their caller; one that reads Go's table does not.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+var sink uint64
+
+//go:noinline
+func hotA(n int) uint64 {
+	var s uint64
+	for i := 0; i < n; i++ {
+		s += uint64(i) * 2654435761
+	}
+	return s
+}
+
+//go:noinline
+func hotB(n int) uint64 {
+	var s uint64
+	for i := 0; i < n; i++ {
+		s ^= uint64(i) * 40503
+	}
+	return s
+}
+
+//go:noinline
+func outerA() { sink += hotA(70000) }
+
+//go:noinline
+func outerB() { sink += hotB(30000) }
+
+func main() {
+	secs, err := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
+	if len(os.Args) != 2 || err != nil || secs <= 0 {
+		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS")
+		os.Exit(2)
+	}
+	var ta, tb time.Duration
+	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	for time.Now().Before(end) {
+		t0 := time.Now()
+		outerA()
+		t1 := time.Now()
+		outerB()
+		tb += time.Since(t1)
+		ta += t1.Sub(t0)
+	}
+	fmt.Printf("gosplit: a=%d b=%d\n", ta.Nanoseconds(), tb.Nanoseconds())
+}
