@@ -306,6 +306,27 @@ static int kt_table_upload(struct tp_ktables *k, struct taproot_proc *proc,
 }
 
 /*
+ * The module's name for the table of @e (TAPROOT_BUILD_ID_MAX bytes at
+ * most) into @out, *@len bytes: its build ID, or, for a file without one
+ * (Go's own linker writes none), three hashes of the file's identity, 20
+ * bytes that no file with a build ID would share but by a 160-bit chance.
+ */
+static const uint8_t *kt_table_key(const struct taproot_elf *e,
+				   uint8_t out[TAPROOT_BUILD_ID_MAX], size_t *len)
+{
+	const uint8_t *key = taproot_elf_key(e, len);
+	uint64_t h[3];
+
+	if (*len <= TAPROOT_BUILD_ID_MAX)
+		return key;
+	for (int i = 0; i < 3; i++)
+		h[i] = tp_hash_fin(tp_hash_mix(tp_hash_bytes(key, *len), (uint64_t)i + 1));
+	memcpy(out, h, TAPROOT_BUILD_ID_MAX);
+	*len = TAPROOT_BUILD_ID_MAX;
+	return out;
+}
+
+/*
  * The mapping @m of @proc as the module takes it, into @out and its table
  * into *@tp (NULL: none). 1: @out is to upload; 0: never (vsyscall: not
  * the process's memory); -EAGAIN: left out this time.
@@ -314,6 +335,7 @@ static int kt_map_one(struct tp_ktables *k, struct taproot_proc *proc,
 		      const struct taproot_map *m, struct taproot_proc_map *out,
 		      struct kt_table **tp)
 {
+	uint8_t short_key[TAPROOT_BUILD_ID_MAX];
 	const uint8_t *id;
 	size_t len = 0;
 	int err;
@@ -326,8 +348,8 @@ static int kt_map_one(struct tp_ktables *k, struct taproot_proc *proc,
 	/* JIT code, the vDSO, other special mappings, files that cannot be read. */
 	if (!m->elf || (m->flags & (TAPROOT_MAP_ANON | TAPROOT_MAP_VDSO | TAPROOT_MAP_SPECIAL)))
 		return 1;
-	id = taproot_elf_build_id(m->elf, &len);
-	if (!id || !len || len > TAPROOT_BUILD_ID_MAX)
+	id = kt_table_key(m->elf, short_key, &len);
+	if (!len)
 		return 1;
 	*tp = kt_table_find(k, id, len);
 	if (!*tp) {

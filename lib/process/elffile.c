@@ -582,6 +582,12 @@ const uint8_t *taproot_elf_build_id(const struct taproot_elf *e, size_t *len)
 	return e->build_id_len ? e->build_id : NULL;
 }
 
+const uint8_t *taproot_elf_key(const struct taproot_elf *e, size_t *len)
+{
+	*len = e->key_len;
+	return e->key;
+}
+
 const char *taproot_elf_path(const struct taproot_elf *e)
 {
 	return e->path;

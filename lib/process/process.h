@@ -269,6 +269,13 @@ struct Elf *taproot_elf_handle(const struct taproot_elf *e);
 /* The NT_GNU_BUILD_ID of @e, *@len bytes; NULL (*@len 0) when it has none. */
 const uint8_t *taproot_elf_build_id(const struct taproot_elf *e, size_t *len);
 
+/*
+ * What names @e's contents, *@len bytes (never 0): its build ID, else its
+ * file's identity (device, inode, size, mtime), as Go's own linker leaves
+ * binaries without a GNU build ID.
+ */
+const uint8_t *taproot_elf_key(const struct taproot_elf *e, size_t *len);
+
 /* The path @e was opened by. */
 const char *taproot_elf_path(const struct taproot_elf *e);
 
