@@ -12,8 +12,10 @@
 #   - the share of hotA against hotB is within 5 points of the share of
 #     time the program measured for each chain itself;
 # with the module walking the stacks (the default), and for the
-# executable also with taprootctl unwinding them (--unwind user).
-# Three recordings of 4 s and their start-up under TCG:
+# executable also with taprootctl unwinding them (--unwind user; a copy
+# named gouser, so that one run of pprof reads the three profiles and
+# tells them apart by comm).
+# Three recordings of 3 s and their start-up under TCG:
 # vm-timeout: 300
 . "${0%/*}/lib.sh"
 
@@ -22,12 +24,12 @@ require_pprof
 for p in gosplit-stripped gosplit-pie-stripped; do
 	[ -x "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs (it needs go)"
 done
-secs=${TAPROOT_GOSPLIT_SECONDS:-4}
+secs=${TAPROOT_GOSPLIT_SECONDS:-3}
 load_module
+cp "$PROGS/gosplit-stripped" "$TEST_TMP/gouser"
 
 # record_go NAME BINARY RECORD-OPTIONS...: records BINARY into
-# $TEST_TMP/NAME/ and keeps pprof -raw of its profile in NAME.raw and the
-# program's own line in NAME.out.
+# $TEST_TMP/NAME/ and keeps the program's own line in NAME.out.
 record_go() {
 	local name=$1 bin=$2
 	shift 2
@@ -37,30 +39,33 @@ record_go() {
 	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
 	grep -o 'gosplit: a=[0-9]* b=[0-9]*' <<<"$OUT" >"$TEST_TMP/$name.out" ||
 		die "record ($name): the program's line is not in record's output: $OUT"
-	expect_ok "pprof -raw ($name)" "$PPROF" -raw -symbolize=none "$TEST_TMP/$name/cpu.pb.gz"
-	printf '%s\n' "$OUT" >"$TEST_TMP/$name.raw"
 }
 
 record_go exe "$PROGS/gosplit-stripped"
 record_go pie "$PROGS/gosplit-pie-stripped"
-record_go user "$PROGS/gosplit-stripped" --unwind user
+record_go user "$TEST_TMP/gouser" --unwind user
+expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none "$TEST_TMP"/{exe,pie,user}/cpu.pb.gz
+printf '%s\n' "$OUT" >"$TEST_TMP/all.raw"
 
-python3 -S - "$REPO/tests/vm" "$TEST_TMP" exe pie user <<'PY'
+python3 -S - "$REPO/tests/vm" "$TEST_TMP" exe:gosplit-stripped pie:gosplit-pie-stripped \
+	user:gouser <<'PY'
 import re, sys
 
 sys.path.insert(0, sys.argv[1])
 import pprofraw
 
-tmp, names = sys.argv[2], sys.argv[3:]
+tmp = sys.argv[2]
+# name: the program's comm, cut as the kernel cuts it (TASK_COMM_LEN 16)
+runs = {n: prog[:15] for n, prog in (a.split(":") for a in sys.argv[3:])}
+prof = pprofraw.parse(open(f"{tmp}/all.raw", errors="replace").read())
+kind = [t for t in prof.types if t.startswith("samples/")][0]
 CHAIN = {leaf: [f"main.{leaf}", f"main.outer{leaf[-1]}", "main.main", "runtime.main",
                 "runtime.goexit"] for leaf in ("hotA", "hotB")}
 failed = False
-for name in names:
+for name, comm in runs.items():
     a, b = map(int, re.match(r"gosplit: a=(\d+) b=(\d+)",
                              open(f"{tmp}/{name}.out").read()).groups())
-    prof = pprofraw.parse(open(f"{tmp}/{name}.raw", errors="replace").read())
-    kind = [t for t in prof.types if t.startswith("samples/")][0]
-    mine = [s for s in prof.samples if s.labels.get("comm", "").startswith("gosplit")]
+    mine = [s for s in prof.samples if s.labels.get("comm", "") == comm]
     total = sum(s.values[kind] for s in mine)
     leaf = {"hotA": 0, "hotB": 0}
     whole = {"hotA": 0, "hotB": 0}
