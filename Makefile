@@ -287,16 +287,17 @@ vm-selftest: kmods userspace
 # Dependencies first, in a sub-make, so that pkg-config and the kernel list
 # are evaluated after the packages exist. The unit tests, the harness
 # selftest, the fuzz targets' quick run, the builds the VM tests need and the
-# package test's packages run side by side, CHECK_JOBS jobs at a time (none
+# packages run side by side, CHECK_JOBS jobs at a time (none
 # of them is timing-sensitive: the fuzz targets run for a fixed time, the
 # selftest's guests mostly boot and wait); the VM tests then run alone, a
 # guest per host CPU at most (scripts/vm-check), as their timing checks
-# need, and the package test is one more guest of that queue (--pkg).
+# need, and the package test but its upgrade is one more guest of that
+# queue (--pkg; make pkg-check runs the whole of it).
 # The benchmarks are not tests: make bench-quick is theirs (README, Tests).
 CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
-	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace pkg-debs
+	$(MAKE) --no-print-directory -j$(CHECK_JOBS) unit vm-selftest fuzz-quick kmods userspace deb
 	$(MAKE) --no-print-directory layering
 	$(MAKE) --no-print-directory vm-check VM_CHECK_OPTS="$(VM_CHECK_OPTS) --pkg 6.1"
 	$(MAKE) --no-print-directory trace-viewer
@@ -377,16 +378,14 @@ deb:
 
 # The package test (tests/pkg/run): make deb's packages installed, started
 # at boot, upgraded and purged in guests booted with systemd as PID 1: on
-# 6.1 with the running kernel's headers only (what make check runs), then
-# on 7.2 in sid's root with the headers of its three kernels.
-.PHONY: pkg-check pkg-debs
+# 6.1 with the running kernel's headers only, then on 7.2 in sid's root
+# with the headers of its three kernels. make check runs it on 6.1 but for
+# the upgrade (--no-upgrade: a second module build under TCG), in its VM
+# queue (scripts/vm-check --pkg).
+.PHONY: pkg-check
 pkg-check: vm-progs kmods | $(PPROF)
 	tests/pkg/run 6.1
 	tests/pkg/run --all-kernels 7.2
-# The packages it installs and upgrades to (make deb, then the same as
-# VERSION+pkgtest1), built ahead: make check runs the test in its VM queue.
-pkg-debs: deb
-	tests/pkg/run --debs-only
 
 # ---------------------------------------------------------------- fuzzing
 # libFuzzer targets on the parsers of outside input (tests/fuzz/fuzz_*.c):
