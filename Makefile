@@ -184,7 +184,8 @@ $(B)/fixtures/go/gosplit-%: tests/vm/progs/gosplit.go
 		$(if $(findstring stripped,$*),-ldflags='-s -w') -o $@ $<
 $(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab \
 $(B)/plain/tests/test_symbolize $(B)/san/tests/test_symbolize \
-$(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi: | $(GO_FIXTURES)
+$(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi \
+$(B)/plain/tests/test_kupload $(B)/san/tests/test_kupload: | $(GO_FIXTURES)
 # ------------------------------------------------------------------------
 
 # Each unit test binary runs from the source tree (tests may read fixtures

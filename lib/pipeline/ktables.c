@@ -306,10 +306,11 @@ static int kt_table_upload(struct tp_ktables *k, struct taproot_proc *proc,
 }
 
 /*
- * The module's name for the table of @e (TAPROOT_BUILD_ID_MAX bytes at
- * most) into @out, *@len bytes: its build ID, or, for a file without one
- * (Go's own linker writes none), three hashes of the file's identity, 20
- * bytes that no file with a build ID would share but by a 160-bit chance.
+ * The module's name for the table of @e, *@len bytes (TAPROOT_BUILD_ID_MAX
+ * at most): its build ID when that fits, else 20 bytes of hashes of what
+ * names the file (a longer build ID, or, for a file without one, as Go's
+ * own linker leaves them, its identity: taproot_elf_key()), which another
+ * file shares only by a 160-bit chance. @out holds the hashes.
  */
 static const uint8_t *kt_table_key(const struct taproot_elf *e,
 				   uint8_t out[TAPROOT_BUILD_ID_MAX], size_t *len)

@@ -7,7 +7,9 @@
  *    after; -EAGAIN when only cached tables are asked; -ENODATA without CFI;
  *  - the uploader's map list of this very process (tp_ktables_build()):
  *    sorted, disjoint, libc with its table and bias, the vDSO and
- *    anonymous code on the rbp chain, each build ID uploaded once;
+ *    anonymous code on the rbp chain, each build ID uploaded once; of a
+ *    stripped Go program (no GNU build ID, no CFI), its text with the
+ *    table made from Go's own, named by 20 bytes, uploaded once;
  *  - its decisions through fake ioctls and a fake clock: which fallbacks
  *    upload, the per-process rate limit, ESTALE retried once, EEXIST
  *    reused, ENOSPC (tables left out, unused ones deleted), the work
@@ -20,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -193,12 +198,14 @@ static struct fake {
 	uint32_t nr;
 	uint32_t ids[64];		/* table ids live */
 	unsigned int nr_ids;
+	struct taproot_table_add last_add;	/* the last table_add's */
 } fake;
 
 static int fake_table_add(void *ring, const struct taproot_table_add *t, uint32_t *id)
 {
 	assert_ptr_equal(ring, &fake);
 	fake.table_adds++;
+	fake.last_add = *t;
 	assert_true(t->build_id_len >= 1 && t->build_id_len <= TAPROOT_BUILD_ID_MAX);
 	assert_true(t->nr_rows >= 1 && t->nr_rules >= 1);
 	assert_int_equal(t->reserved, 0);
@@ -327,6 +334,67 @@ static void test_build_self(void **state)
 	tp_ktables_free(k);
 	fixture_free(&f);
 	munmap(jit, 4096);
+}
+
+/*
+ * A stripped Go program (build/fixtures/go/, made by the Makefile): its
+ * text gets a table (Go's linker writes no GNU build ID; the table's rows
+ * come from .gopclntab), named to the module by 20 bytes, and a second
+ * build uploads nothing again.
+ */
+static void test_build_go(void **state)
+{
+	static struct taproot_proc_map maps[TAPROOT_MAPS_MAX];
+	const char *bin = "build/fixtures/go/gosplit-exe-stripped";
+	struct taproot_proc *proc;
+	struct tp_ktables *k;
+	struct fixture f;
+	uint32_t left;
+	bool text = false;
+	pid_t pid;
+	int n = 0;
+
+	fake_reset();
+	fixture_new(&f);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execl(bin, bin, "30", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(tp_ktables_new(f.procs, f.u, &k), 0);
+	tp_ktables_set_ring(k, &fake, &fake_ops);
+	/* until the child is the program (after its exec) */
+	for (int tries = 0; tries < 500; tries++) {
+		char exe[PATH_MAX + 1] = "", link[64];
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		if (readlink(link, exe, PATH_MAX) > 0 && strstr(exe, "gosplit-exe-stripped"))
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(taproot_proc_get(f.procs, (uint32_t)pid, 0, &proc), 0);
+	n = tp_ktables_build(k, proc, maps, TAPROOT_MAPS_MAX, &left);
+	for (int i = 0; i < n; i++) {
+		const struct taproot_map *m;
+
+		if (taproot_proc_find_map(proc, maps[i].start, &m) == 0 &&
+		    strstr(m->path, "gosplit-exe-stripped") && !(maps[i].flags & TAPROOT_MAP_F_FP)) {
+			assert_true(maps[i].table_id > 0);
+			text = true;
+		}
+	}
+	assert_true(text);
+	/* the only table: a static Go program maps no library */
+	assert_int_equal(fake.table_adds, 1);
+	assert_int_equal(fake.last_add.build_id_len, TAPROOT_BUILD_ID_MAX);
+	assert_true(fake.last_add.nr_rows > 1000);
+	assert_int_equal(tp_ktables_build(k, proc, maps, TAPROOT_MAPS_MAX, &left), n);
+	assert_int_equal(fake.table_adds, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	tp_ktables_free(k);
+	fixture_free(&f);
 }
 
 /* ------------------------------------------------------- decisions */
@@ -600,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_export_libc),
 		cmocka_unit_test(test_export_refuses),
 		cmocka_unit_test(test_build_self),
+		cmocka_unit_test(test_build_go),
 		cmocka_unit_test(test_decisions),
 		cmocka_unit_test(test_budget_and_space),
 		cmocka_unit_test(test_waiting),
