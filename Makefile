@@ -294,7 +294,7 @@ vm-selftest: kmods userspace
 # guest per host CPU at most (scripts/vm-check), as their timing checks
 # need, and the package test but its upgrade is one more guest of that
 # queue (--pkg; make pkg-check runs the whole of it).
-# The benchmarks are not tests: make bench-quick is theirs (README, Tests).
+# The benchmarks are not tests: make bench-quick is theirs (README, Benchmarks).
 CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
