@@ -8,7 +8,8 @@
  * else that of a separate debug file, else .dynsym) and, when DWARF is
  * there, a libdw handle for inline chains and file:line. A Go binary's own
  * function table (.gopclntab, kept by stripped binaries too) names its
- * functions, files and lines instead. Separate debug
+ * functions, files and lines instead, and its inline trees the functions
+ * inlined at a pc. Separate debug
  * files are found by build ID (/usr/lib/debug/.build-id/xx/rest.debug)
  * and by .gnu_debuglink (next to the file, in .debug/, under
  * /usr/lib/debug/DIR/; CRC checked), each first inside the process's root,
@@ -127,6 +128,7 @@ static void tp_elfsym_free(struct tp_elfsym *s)
 	free(s->cus);
 	free(s->syms);
 	free(s->debug_path);
+	tp_gotab_close(&s->go);
 	free(s->go_image);
 	free(s);
 }
@@ -536,6 +538,8 @@ static int tp_elfsym_get(struct taproot_elf *e, struct taproot_debuginfod *dbg,
 	tp_symtab_finish(s);
 	/* Go's table, over libelf's data of @e (which outlives s) or go_image */
 	s->has_go = tp_gotab_elf(e->elf, e->fd, &s->go, &s->go_image) == 0;
+	if (s->has_go)
+		(void)tp_gotab_inline(e->elf, e->fd, &s->go);	/* else no inlined frames */
 	if (!s->debug_path)
 		s->debug_path = strdup("");
 	if (!s->debug_path) {
@@ -995,26 +999,34 @@ static void tp_call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, unsig
 }
 
 /*
- * The frame of Go code at @vaddr, from the binary's own table: its function,
- * and the file and line when the table has them. False when the table has
- * no function there (C code of a cgo binary: the symbols then).
+ * The frames of Go code at @vaddr into @f (TP_INLINE_MAX of them), from
+ * the binary's own table: the functions inlined there, innermost first,
+ * then the function, each with its file and line when the table has them.
+ * @f[0] holds the mapping's fields, copied to the others. Returns how
+ * many, 0 when the table has no function there (C code of a cgo binary:
+ * the symbols then).
  */
-static bool tp_sym_go_frame(const struct tp_elfsym *es, uint64_t vaddr, struct taproot_frame *f)
+static int tp_sym_go_frames(const struct tp_elfsym *es, uint64_t vaddr, struct taproot_frame *f)
 {
+	struct tp_goframe gf[TP_INLINE_MAX];
 	struct tp_gofunc fn;
-	const char *file;
-	int32_t line;
+	int n;
 
-	if (tp_gotab_func(&es->go, vaddr, &fn) != 0)
-		return false;
-	f->function = fn.name;
-	f->sym_offset = vaddr - fn.entry;
-	f->known = true;
-	if (tp_gotab_line(&es->go, &fn, vaddr, &file, &line) == 0 && line > 0) {
-		f->file = file;
-		f->line = (unsigned int)line;
+	if (tp_gotab_func(&es->go, vaddr, &fn) != 0 ||
+	    (n = tp_gotab_frames(&es->go, &fn, vaddr, gf, TP_INLINE_MAX)) < 1)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			f[i] = f[0];
+		f[i].function = gf[i].name;
+		f[i].file = gf[i].line > 0 ? gf[i].file : NULL;
+		f[i].line = gf[i].line > 0 ? (unsigned int)gf[i].line : 0;
+		f[i].inlined = i < n - 1;
+		f[i].known = true;
+		f[i].sym_offset = 0;
 	}
-	return true;
+	f[n - 1].sym_offset = vaddr - fn.entry;
+	return n;
 }
 
 /*
@@ -1041,8 +1053,8 @@ static int tp_sym_elf_frames(struct taproot_sym *s, struct taproot_elf *e, uint6
 	f[0] = base;
 	if (tp_elfsym_get(e, s->debuginfod, &es))
 		return 1;
-	if (es->has_go && tp_sym_go_frame(es, vaddr, &f[0]))
-		return 1;
+	if (es->has_go && (nr = tp_sym_go_frames(es, vaddr, f)) > 0)
+		return nr;
 	sym = tp_symtab_lookup(es, vaddr);
 	if (sym) {
 		f[0].function = tp_sym_name(s, sym->name);

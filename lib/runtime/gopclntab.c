@@ -43,7 +43,11 @@
 #define GO_SCAN_MAX	(256u << 20)	/* a segment read to look for a table */
 
 /* The _func fields used here, as debug/gosym numbers them (0: entry). */
-enum { F_NAME = 1, F_PCSP = 4, F_PCFILE = 5, F_PCLN = 6, F_CU = 8 };
+enum { F_NAME = 1, F_PCSP = 4, F_PCFILE = 5, F_PCLN = 6, F_NPCDATA = 7, F_CU = 8 };
+
+#define PCDATA_INLTREE	2	/* the runtime's _PCDATA_InlTreeIndex */
+#define FUNCDATA_INLTREE 3	/* its _FUNCDATA_InlTree */
+#define GO_NPCDATA_MAX	64	/* a function with more is malformed */
 
 static bool rd32(const struct tp_gotab *t, size_t off, uint32_t *v)
 {
@@ -371,6 +375,122 @@ int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
 	return pcvalue(t, f, pcsp, pc, delta, until);
 }
 
+/* ------------------------------------------------------ inline trees */
+/*
+ *   _func    after the fields above: [1.20+: u32 start line], u8 funcID,
+ *            u8 flag, u8 pad, u8 nfuncdata (1.16, 1.17: funcID, two pads,
+ *            nfuncdata), then u32 pcdata[npcdata], pc-value table offsets,
+ *            then funcdata[nfuncdata]: u32 offsets from moduledata.gofunc
+ *            in 1.18+ (~0: none), before that 8-aligned pointers (0: none).
+ *   inline   pcdata[2] gives, at a pc, the index of the inlined call the pc
+ *            belongs to (-1: none) in the function's tree, funcdata[3].
+ *            An entry's name offset and parent pc (the offset of an
+ *            instruction at its call site in the caller) are at 12 and 16
+ *            of 20 bytes before 1.20, at 4 and 8 of 16 bytes since.
+ */
+
+/* The size of a _func's fixed part, where its pcdata offsets begin. */
+static size_t func_fixed(const struct tp_gotab *t)
+{
+	return t->layout == TP_GO_1_16 || t->layout == TP_GO_1_20 ? 44 : 40;
+}
+
+/* The value at @pc of @f's pc-value table pcdata[@i]. */
+static int pcdata(const struct tp_gotab *t, const struct tp_gofunc *f, uint32_t i,
+		  uint64_t pc, int32_t *value)
+{
+	uint32_t npcdata, off;
+
+	if (!field(t, f->off, F_NPCDATA, &npcdata))
+		return -EINVAL;
+	if (i >= npcdata)
+		return -ENOENT;
+	if (!rd32(t, f->off + func_fixed(t) + 4 * (size_t)i, &off))
+		return -EINVAL;
+	return pcvalue(t, f, off, pc, value, NULL);
+}
+
+/* The link-time address of @f's inline tree, or 0: none. */
+static uint64_t inline_tree(const struct tp_gotab *t, const struct tp_gofunc *f)
+{
+	size_t fixed = func_fixed(t), p;
+	uint32_t npcdata, off;
+	uint64_t addr;
+
+	if (!field(t, f->off, F_NPCDATA, &npcdata) || npcdata > GO_NPCDATA_MAX ||
+	    fixed > t->size || f->off > t->size - fixed || t->data[f->off + fixed - 1] <= FUNCDATA_INLTREE)
+		return 0;
+	p = f->off + fixed + 4 * (size_t)npcdata;
+	if (new_rows(t))
+		return t->gofunc && rd32(t, p + 4 * FUNCDATA_INLTREE, &off) &&
+		       off != UINT32_MAX ? t->gofunc + off : 0;
+	if ((t->addr + p) & 4)		/* the pointers are 8-aligned in memory */
+		p += 4;
+	return rd64(t, p + 8 * FUNCDATA_INLTREE, &addr) ? addr : 0;
+}
+
+/* Entry @ix of the inline tree at @tree: its name and its parent pc. */
+static bool inline_entry(const struct tp_gotab *t, uint64_t tree, int32_t ix,
+			 uint32_t *name, uint32_t *parent_pc)
+{
+	size_t size = t->layout >= TP_GO_1_20 ? 16 : 20;
+	size_t at = t->layout >= TP_GO_1_20 ? 4 : 12;
+	uint64_t off;
+
+	if (tree < t->fdata_addr || tree - t->fdata_addr > t->fdata_size)
+		return false;
+	off = tree - t->fdata_addr;
+	if ((t->fdata_size - off) / size <= (uint64_t)ix)
+		return false;
+	off += (uint64_t)ix * size;
+	memcpy(name, t->fdata + off + at, 4);
+	memcpy(parent_pc, t->fdata + off + at + 4, 4);
+	return true;
+}
+
+static void frame_at(const struct tp_gotab *t, const struct tp_gofunc *f, uint64_t pc,
+		     const char *name, struct tp_goframe *fr)
+{
+	fr->name = name ? name : "?";
+	fr->file = NULL;
+	fr->line = 0;
+	if (tp_gotab_line(t, f, pc, &fr->file, &fr->line) != 0 || fr->line < 0) {
+		fr->file = NULL;
+		fr->line = 0;
+	}
+}
+
+int tp_gotab_frames(const struct tp_gotab *t, const struct tp_gofunc *f, uint64_t pc,
+		    struct tp_goframe *fr, int max)
+{
+	uint64_t tree;
+	int n = 0;
+
+	if (pc < f->entry || pc >= f->end)
+		return -ENOENT;
+	if (max < 1)
+		return -EINVAL;
+	tree = t->fdata ? inline_tree(t, f) : 0;
+	/*
+	 * Out from the innermost inlined call to its call site, while there
+	 * is one: each step is a frame, at most max - 1 of them. A tree that
+	 * does not hold together ends the chain where it breaks.
+	 */
+	while (tree && n < max - 1) {
+		uint32_t name, parent_pc;
+		int32_t ix;
+
+		if (pcdata(t, f, PCDATA_INLTREE, pc, &ix) != 0 || ix < 0 ||
+		    !inline_entry(t, tree, ix, &name, &parent_pc) ||
+		    parent_pc >= f->end - f->entry)
+			break;
+		frame_at(t, f, pc, str(t, t->funcnames, name), &fr[n++]);
+		pc = f->entry + parent_pc;
+	}
+	frame_at(t, f, pc, f->name, &fr[n]);
+	return n + 1;
+}
+
 /* ------------------------------------------------------ in an ELF file */
 
 static Elf_Scn *section(Elf *elf, const char *name)
@@ -402,9 +522,15 @@ int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
 		Elf_Scn *scn = section(elf, names[i]);
 		Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
 
-		if (scn)
-			return d && d->d_buf && tp_gotab_open(t, d->d_buf, d->d_size) == 0 ?
-			       0 : -ENOENT;
+		GElf_Shdr sh;
+
+		if (!scn)
+			continue;
+		if (!d || !d->d_buf || !gelf_getshdr(scn, &sh) ||
+		    tp_gotab_open(t, d->d_buf, d->d_size) != 0)
+			return -ENOENT;
+		t->addr = sh.sh_addr;
+		return 0;
 	}
 	/* Only a file without section headers is searched: others have none. */
 	if (fd < 0 || !image || elf_getshdrnum(elf, &shnum) != 0 || shnum ||
@@ -424,10 +550,135 @@ int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
 		if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
 		    (at = tp_gotab_find(buf, ph.p_filesz)) >= 0 &&
 		    tp_gotab_open(t, buf + at, ph.p_filesz - (size_t)at) == 0) {
+			t->addr = ph.p_vaddr + (uint64_t)at;
 			*image = buf;
 			return 0;
 		}
 		free(buf);
 	}
 	return -ENOENT;
+}
+
+/*
+ * The file bytes of the loadable segment of @elf holding @addr, from @addr
+ * (from the segment's start when @from_start) to the segment's end or to
+ * @stop, at most GO_SCAN_MAX, malloc'ed into *@buf; *@at gets the address
+ * they start at. Returns how many, 0 when no segment holds @addr.
+ */
+static size_t segment_read(Elf *elf, int fd, uint64_t addr, bool from_start, uint64_t stop,
+			   uint8_t **buf, uint64_t *at)
+{
+	size_t nphdr;
+
+	*buf = NULL;
+	if (elf_getphdrnum(elf, &nphdr) != 0)
+		return 0;
+	for (size_t i = 0; i < nphdr && i < 1024; i++) {
+		GElf_Phdr ph;
+		uint64_t skip;
+		size_t n;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		skip = from_start ? 0 : addr - ph.p_vaddr;
+		n = ph.p_filesz - skip > GO_SCAN_MAX ? GO_SCAN_MAX : (size_t)(ph.p_filesz - skip);
+		if (stop > ph.p_vaddr + skip && stop - (ph.p_vaddr + skip) < n)
+			n = (size_t)(stop - (ph.p_vaddr + skip));
+		*buf = malloc(n);
+		if (*buf && pread(fd, *buf, n, (off_t)(ph.p_offset + skip)) == (ssize_t)n) {
+			*at = ph.p_vaddr + skip;
+			return n;
+		}
+		free(*buf);
+		*buf = NULL;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * moduledata.gofunc (Go 1.18 on), from the runtime's module data in a
+ * writable segment: the record that points to the table, to its name,
+ * unit, file and pc-value tables (words 0, 1, 4, 7, 10: slices are three
+ * words) holds gofunc at word 38, or 40 from 1.20 (two words added).
+ * 0 when none is found.
+ */
+static uint64_t find_gofunc(Elf *elf, int fd, const struct tp_gotab *t)
+{
+	const uint64_t want[][2] = {
+		{ 0, t->addr }, { 1, t->addr + t->funcnames }, { 4, t->addr + t->cutab },
+		{ 7, t->addr + t->filetab }, { 10, t->addr + t->pctab },
+	};
+	size_t gofunc = t->layout >= TP_GO_1_20 ? 40 : 38, nphdr;
+	uint64_t found = 0;
+
+	if (elf_getphdrnum(elf, &nphdr) != 0)
+		return 0;
+	for (size_t i = 0; i < nphdr && i < 1024 && !found; i++) {
+		GElf_Phdr ph;
+		uint64_t base;
+		uint8_t *buf;
+		size_t n;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W) || !ph.p_filesz)
+			continue;
+		n = segment_read(elf, fd, ph.p_vaddr, true, 0, &buf, &base);
+		for (size_t off = (8 - base % 8) % 8; n >= 8 * (gofunc + 1) &&
+		     off <= n - 8 * (gofunc + 1) && !found; off += 8) {
+			uint64_t w;
+			size_t k;
+
+			for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+				memcpy(&w, buf + off + 8 * want[k][0], 8);
+				if (w != want[k][1])
+					break;
+			}
+			if (k == sizeof(want) / sizeof(want[0]))
+				memcpy(&found, buf + off + 8 * gofunc, 8);
+		}
+		free(buf);
+	}
+	return found;
+}
+
+int tp_gotab_inline(Elf *elf, int fd, struct tp_gotab *t)
+{
+	uint64_t where = 0, at;
+	uint8_t *buf;
+	size_t n;
+
+	if (fd < 0 || !t->addr || t->fdata)
+		return t->fdata ? 0 : -ENOENT;
+	if (new_rows(t)) {
+		t->gofunc = find_gofunc(elf, fd, t);
+		where = t->gofunc;
+	} else {
+		/* the first tree any function points to: its segment holds all */
+		for (uint32_t i = 0; i < t->nfunc && !where; i++) {
+			struct tp_gofunc f;
+
+			if (tp_gotab_nth(t, i, &f) == 0)
+				where = inline_tree(t, &f);
+		}
+	}
+	if (!where)
+		return -ENOENT;
+	/* The trees lie before the table when one segment holds both. */
+	n = segment_read(elf, fd, where, !new_rows(t), where < t->addr ? t->addr : 0,
+			 &buf, &at);
+	if (!n)
+		return -ENOENT;
+	t->fdata = buf;
+	t->fdata_size = n;
+	t->fdata_addr = at;
+	return 0;
+}
+
+void tp_gotab_close(struct tp_gotab *t)
+{
+	free((void *)t->fdata);
+	t->fdata = NULL;
+	t->fdata_size = 0;
 }

@@ -53,6 +53,16 @@ struct tp_gotab {
 	size_t cutab;			/* 1.16+: file index of each unit */
 	size_t filetab;			/* file names */
 	size_t pctab;			/* what pc-value offsets count from */
+	uint64_t addr;			/* the table's link-time address (tp_gotab_elf) */
+	/*
+	 * The inline trees, for tp_gotab_frames() (tp_gotab_inline()): the
+	 * file bytes of the segment holding them, at link-time address
+	 * fdata_addr; in 1.18 on, what the funcdata offsets count from
+	 * (the runtime's moduledata.gofunc). fdata NULL: none read.
+	 */
+	const uint8_t *fdata;		/* malloc'ed, owned (tp_gotab_close()) */
+	size_t fdata_size;
+	uint64_t fdata_addr, gofunc;
 };
 
 /* One function of a table: tp_gotab_func() fills it. */
@@ -100,6 +110,24 @@ int tp_gotab_line(const struct tp_gotab *t, const struct tp_gofunc *f,
 int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
 		     uint64_t pc, int32_t *delta, uint64_t *until);
 
+/* One frame of the chain of inlined calls at a pc: tp_gotab_frames(). */
+struct tp_goframe {
+	const char *name;		/* in the table, or "?" */
+	const char *file;		/* in the table; NULL when unknown */
+	int32_t line;			/* 0 when unknown */
+};
+
+/*
+ * The frames at @pc in @f, innermost first, into @fr (at most @max, at
+ * least 1): the functions inlined there, each at the line it is in, then
+ * @f at the line of the outermost inlined call (Go's inline tree, as the
+ * runtime's own tracebacks expand it). Without the inline trees
+ * (tp_gotab_inline() not done, or failed) it is @f alone. Returns the
+ * number of frames, or -ENOENT (@pc is not in @f), -EINVAL.
+ */
+int tp_gotab_frames(const struct tp_gotab *t, const struct tp_gofunc *f, uint64_t pc,
+		    struct tp_goframe *fr, int max);
+
 /*
  * The Go table of the ELF file @elf into @t: its section (.gopclntab, or a
  * PIE's .data.rel.ro.gopclntab), over libelf's data; else, when the file
@@ -109,5 +137,20 @@ int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
  * -ENOENT (no table: not Go, or unreadable), -ENOMEM.
  */
 int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image);
+
+/*
+ * Reads the inline trees of @t, the table tp_gotab_elf() read from @elf,
+ * from the file @fd (a copy, not a mapping: a file truncated under a
+ * mapping would kill the reader): in Go 1.18 on they lie at offsets from the runtime's
+ * moduledata.gofunc, found through the module data, which points to the
+ * table; before, the functions point to them. Inline trees are read from
+ * Go 1.12 on, the layout of the Go 1.2 table's last versions. Returns 0,
+ * or -ENOENT (none found, or unreadable; tp_gotab_frames() then gives no
+ * inlined frames). tp_gotab_close() frees them.
+ */
+int tp_gotab_inline(Elf *elf, int fd, struct tp_gotab *t);
+
+/* Frees what tp_gotab_inline() read; @t stays usable without it. */
+void tp_gotab_close(struct tp_gotab *t);
 
 #endif /* TAPROOT_RUNTIME_H */

@@ -3,7 +3,8 @@
  * libFuzzer target: bytes as a Go function table (.gopclntab) through the
  * reader the symbolizer and the unwinder use (lib/runtime/gopclntab.c):
  * tp_gotab_open(), then every lookup at the entry and middle of its first
- * functions. Seeds: the tables of the unit test's Go fixtures, whole and
+ * functions, the inline trees' read from the same bytes (as if they held
+ * the segment of the trees too, at the table's address). Seeds: the tables of the unit test's Go fixtures, whole and
  * cut short (tests/fuzz/run).
  *
  * What a success promises is checked: functions in address order, each
@@ -33,10 +34,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(at < 0 || (size_t)at < size);
 	if (tp_gotab_open(&t, data, size) != 0)
 		return 0;
+	t.addr = t.fdata_addr = t.gofunc = 0x400000;
+	t.fdata = data;
+	t.fdata_size = size;
 	for (uint32_t i = 0; i < t.nfunc && i < 512; i++) {
+		struct tp_goframe fr[8];
 		const char *file;
 		uint64_t until;
 		int32_t v;
+		int n;
 
 		if (tp_gotab_nth(&t, i, &f) != 0)
 			continue;
@@ -50,6 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				check(file && strlen(file) < 4096);
 			if (tp_gotab_spdelta(&t, &f, pc, &v, &until) == 0)
 				check(until > pc && until <= f.end);
+			n = tp_gotab_frames(&t, &f, pc, fr, 8);
+			check(n >= 1 && n <= 8 && !strcmp(fr[n - 1].name, f.name));
+			for (int k = 0; k < n; k++)
+				check(fr[k].name && strlen(fr[k].name) < 4096 &&
+				      (!fr[k].file || strlen(fr[k].file) < 4096));
 		}
 	}
 	return 0;

@@ -613,6 +613,26 @@ static void unterminated_line_strings_not_read(void **state)
 	lib_remove(&l);
 }
 
+/* A copy of ELF file @from at @to without section headers (e_shoff, e_shnum, e_shstrndx 0). */
+static void copy_without_section_headers(const char *from, const char *to)
+{
+	char cmd[512];
+	Elf64_Ehdr eh;
+	FILE *c;
+
+	snprintf(cmd, sizeof(cmd), "cp %s %s", from, to);
+	run(cmd);
+	c = fopen(to, "r+");
+	assert_non_null(c);
+	assert_int_equal(fread(&eh, sizeof(eh), 1, c), 1);
+	eh.e_shoff = 0;
+	eh.e_shnum = 0;
+	eh.e_shstrndx = 0;
+	rewind(c);
+	assert_int_equal(fwrite(&eh, sizeof(eh), 1, c), 1);
+	assert_int_equal(fclose(c), 0);
+}
+
 /*
  * Go binaries (tests/vm/progs/gosplit.go, built by the Makefile) are
  * named from their own function table, stripped or not, executable or
@@ -655,25 +675,8 @@ static void go_binaries_named_from_their_table(void **state)
 			snprintf(want_file, sizeof(want_file), "%s", line);
 			assert_true(want_line > 0);
 		}
-		/* the stripped build without section headers (e_shoff, e_shnum, e_shstrndx 0) */
 		snprintf(noshdr, sizeof(noshdr), "/tmp/test_symbolize-go-%d-%s", (int)getpid(), kinds[k]);
-		{
-			char cmd[512];
-			Elf64_Ehdr eh;
-			FILE *c;
-
-			snprintf(cmd, sizeof(cmd), "cp %s %s", stripped, noshdr);
-			run(cmd);
-			c = fopen(noshdr, "r+");
-			assert_non_null(c);
-			assert_int_equal(fread(&eh, sizeof(eh), 1, c), 1);
-			eh.e_shoff = 0;
-			eh.e_shnum = 0;
-			eh.e_shstrndx = 0;
-			rewind(c);
-			assert_int_equal(fwrite(&eh, sizeof(eh), 1, c), 1);
-			assert_int_equal(fclose(c), 0);
-		}
+		copy_without_section_headers(stripped, noshdr);
 		for (int st = 0; st < 3; st++) {
 			const char *bin = st == 2 ? noshdr : st ? stripped : path;
 
@@ -695,6 +698,97 @@ static void go_binaries_named_from_their_table(void **state)
 	}
 }
 
+/* One line of gosplit -frames: a pc of its stack and Go's frame for it. */
+struct goframe_line {
+	uint64_t pc, entry;
+	char function[128], file[64];
+	unsigned int line;
+};
+
+/*
+ * The functions Go inlines, from its inline trees: gosplit -frames prints
+ * its stack from inside calls inlined into printFrames, one pc per
+ * logical frame as Go's runtime counts them, and Go's name, file and line
+ * for each. The symbolizer, given each real return address, gives frames
+ * (inlined first) that must be Go's for that pc and the ones runtime.Callers
+ * made up for the calls inlined there, in order; then the walk of Go's
+ * list goes on after them. In the executable and the PIE (at their
+ * link-time addresses: the PIE's load base from main.main's entry), with
+ * symbols and DWARF, stripped, and stripped of section headers too (the
+ * module data that locates the trees then found in the segments).
+ */
+static void go_inlined_frames_match_runtime(void **state)
+{
+	static const char *const kinds[] = { "exe", "pie" };
+	struct env *env = *state;
+
+	for (size_t k = 0; k < 2; k++) {
+		char path[128], stripped[160], noshdr[160], cmd[256], buf[512];
+		struct goframe_line go[64];
+		size_t ngo = 0, inlined = 0;
+		uint64_t base = 0;
+		FILE *p;
+
+		snprintf(path, sizeof(path), "build/fixtures/go/gosplit-%s", kinds[k]);
+		snprintf(stripped, sizeof(stripped), "%s-stripped", path);
+		snprintf(noshdr, sizeof(noshdr), "/tmp/test_symbolize-goinl-%d-%s", (int)getpid(),
+			 kinds[k]);
+		copy_without_section_headers(stripped, noshdr);
+		snprintf(cmd, sizeof(cmd), "%s -frames", path);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		while (ngo < 64 && fgets(buf, sizeof(buf), p)) {
+			struct goframe_line *g = &go[ngo++];
+			unsigned long long pc, entry;
+
+			assert_int_equal(sscanf(buf, "pc %llx %llx %127s %63s %u", &pc, &entry,
+						g->function, g->file, &g->line), 5);
+			g->pc = pc;
+			g->entry = entry;
+			if (!strcmp(g->function, "main.main"))
+				base = g->entry - nm_address(path, "main.main");
+		}
+		assert_int_equal(pclose(p), 0);
+		assert_true(ngo >= 5);
+		if (k == 0)
+			assert_int_equal(base, 0);
+
+		for (int st = 0; st < 3; st++) {
+			const char *bin = st == 2 ? noshdr : st ? stripped : path;
+			struct taproot_elf *e;
+
+			assert_int_equal(taproot_elf_open(env->procs, bin, &e), 0);
+			for (size_t i = 0; i < ngo;) {
+				const struct taproot_frame *f;
+				int n = taproot_sym_elf(env->sym, e, go[i].pc - base,
+							TAPROOT_SYM_RETADDR, &f);
+
+				assert_true(n >= 1);
+				for (int j = 0; j < n; j++, i++) {
+					const char *file = f[j].file ? strrchr(f[j].file, '/') : NULL;
+
+					file = file ? file + 1 : f[j].file ? f[j].file : "(none)";
+					if (i >= ngo || strcmp(f[j].function, go[i].function) ||
+					    strcmp(file, go[i].file) || f[j].line != go[i].line)
+						fail_msg("%s pc %#llx frame %d: ours %s %s:%u, Go's %s %s:%u",
+							 bin, (unsigned long long)go[i < ngo ? i : 0].pc, j,
+							 f[j].function, file, f[j].line,
+							 i < ngo ? go[i].function : "(none)",
+							 i < ngo ? go[i].file : "", i < ngo ? go[i].line : 0);
+					assert_true(f[j].inlined == (j < n - 1));
+				}
+				if (n > 1)
+					inlined += (size_t)n - 1;
+			}
+		}
+		print_message("%s: %zu frames of Go's, %zu of them inlined frames ours too\n",
+			      path, ngo, inlined / 3);
+		/* framesMid and framesOuter, inlined into printFrames */
+		assert_true(inlined / 3 >= 2);
+		unlink(noshdr);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +806,7 @@ int main(void)
 		cmocka_unit_test(corrupted_library_symbolizes_safely),
 		cmocka_unit_test(unterminated_line_strings_not_read),
 		cmocka_unit_test(go_binaries_named_from_their_table),
+		cmocka_unit_test(go_inlined_frames_match_runtime),
 	};
 
 	return cmocka_run_group_tests(tests, env_setup, env_teardown);

@@ -9,11 +9,23 @@
 //
 // The leaves set up no frame (no locals, no calls): a walk that follows
 // frame pointers skips their caller; one that reads Go's table does not.
+//
+// gosplit -frames prints its own stack as Go's runtime names it, from
+// inside a chain the compiler inlines whole into main (main -> framesOuter
+// -> framesMid -> framesLeaf): for each pc runtime.Callers gives, one per
+// logical frame, a line
+//
+//	pc PC ENTRY FUNCTION FILE LINE
+//
+// (ENTRY: the start of the function the code is in; FILE: its base name),
+// the answer test_symbolize checks the symbolizer's inlined frames against.
 package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -44,10 +56,31 @@ func outerA() { sink += hotA(70000) }
 //go:noinline
 func outerB() { sink += hotB(30000) }
 
+func framesLeaf() []uintptr {
+	pcs := make([]uintptr, 64)
+	return pcs[:runtime.Callers(1, pcs)]
+}
+
+func framesMid() []uintptr { return framesLeaf() }
+
+func framesOuter() []uintptr { return framesMid() }
+
+func printFrames() {
+	for _, pc := range framesOuter() {
+		f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+		fmt.Printf("pc %#x %#x %s %s %d\n", pc, f.Entry, f.Function,
+			filepath.Base(f.File), f.Line)
+	}
+}
+
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-frames" {
+		printFrames()
+		return
+	}
 	secs, err := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
 	if len(os.Args) != 2 || err != nil || secs <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS | gosplit -frames")
 		os.Exit(2)
 	}
 	var ta, tb time.Duration
