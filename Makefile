@@ -182,10 +182,27 @@ $(B)/fixtures/go/gosplit-%: tests/vm/progs/gosplit.go
 	@mkdir -p $(@D)
 	$(GO_BUILD) $(if $(findstring pie,$*),-buildmode=pie) \
 		$(if $(findstring stripped,$*),-ldflags='-s -w') -o $@ $<
+# The same four, built by the Go of each other release of the kernel matrix
+# (scripts/deps installs its golang-go in the release's root; the binaries
+# are static), in build/fixtures/go/RELEASE/: the layouts other Go
+# versions write. GOTOOLCHAIN=local: a newer Go would fetch another.
+GO_RELEASES := $(shell scripts/kernels --roots 2>/dev/null | awk '$$2 != "/" { print $$1 }')
+GO_RELEASE_FIXTURES := $(foreach r,$(GO_RELEASES),$(B)/fixtures/go/$(r)/built)
+$(B)/fixtures/go/%/built: tests/vm/progs/gosplit.go
+	@mkdir -p $(@D)
+	set -e; goroot=$(B)/roots/$*/usr/lib/go; \
+	for k in exe exe-stripped pie pie-stripped; do \
+		set -- -trimpath; \
+		case $$k in pie*) set -- "$$@" -buildmode=pie ;; esac; \
+		case $$k in *stripped) set -- "$$@" "-ldflags=-s -w" ;; esac; \
+		GOROOT=$$goroot GOTOOLCHAIN=local GOENV=off GOFLAGS= GO111MODULE=off \
+			GOPATH=$(B)/gopath GOCACHE=$(B)/gocache-$* \
+			$$goroot/bin/go build "$$@" -o $(@D)/gosplit-$$k $<; \
+	done; touch $@
 $(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab \
 $(B)/plain/tests/test_symbolize $(B)/san/tests/test_symbolize \
 $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi \
-$(B)/plain/tests/test_kupload $(B)/san/tests/test_kupload: | $(GO_FIXTURES)
+$(B)/plain/tests/test_kupload $(B)/san/tests/test_kupload: | $(GO_FIXTURES) $(GO_RELEASE_FIXTURES)
 # ------------------------------------------------------------------------
 
 # Each unit test binary runs from the source tree (tests may read fixtures

@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,7 +47,6 @@
 enum { F_NAME = 1, F_PCSP = 4, F_PCFILE = 5, F_PCLN = 6, F_NPCDATA = 7, F_CU = 8 };
 
 #define PCDATA_INLTREE	2	/* the runtime's _PCDATA_InlTreeIndex */
-#define FUNCDATA_INLTREE 3	/* its _FUNCDATA_InlTree */
 #define GO_NPCDATA_MAX	64	/* a function with more is malformed */
 
 static bool rd32(const struct tp_gotab *t, size_t off, uint32_t *v)
@@ -383,7 +383,8 @@ int tp_gotab_spdelta(const struct tp_gotab *t, const struct tp_gofunc *f,
  *            then funcdata[nfuncdata]: u32 offsets from moduledata.gofunc
  *            in 1.18+ (~0: none), before that 8-aligned pointers (0: none).
  *   inline   pcdata[2] gives, at a pc, the index of the inlined call the pc
- *            belongs to (-1: none) in the function's tree, funcdata[3].
+ *            belongs to (-1: none) in the function's tree, funcdata[3]
+ *            (funcdata[4] in 1.12-1.15).
  *            An entry's name offset and parent pc (the offset of an
  *            instruction at its call site in the caller) are at 12 and 16
  *            of 20 bytes before 1.20, at 4 and 8 of 16 bytes since.
@@ -413,20 +414,21 @@ static int pcdata(const struct tp_gotab *t, const struct tp_gofunc *f, uint32_t 
 /* The link-time address of @f's inline tree, or 0: none. */
 static uint64_t inline_tree(const struct tp_gotab *t, const struct tp_gofunc *f)
 {
-	size_t fixed = func_fixed(t), p;
+	/* _FUNCDATA_InlTree: 4 in Go 1.12-1.15 (before RegPointerMaps went) */
+	size_t fixed = func_fixed(t), p, inl = t->layout == TP_GO_1_2 ? 4 : 3;
 	uint32_t npcdata, off;
 	uint64_t addr;
 
 	if (!field(t, f->off, F_NPCDATA, &npcdata) || npcdata > GO_NPCDATA_MAX ||
-	    fixed > t->size || f->off > t->size - fixed || t->data[f->off + fixed - 1] <= FUNCDATA_INLTREE)
+	    fixed > t->size || f->off > t->size - fixed || t->data[f->off + fixed - 1] <= inl)
 		return 0;
 	p = f->off + fixed + 4 * (size_t)npcdata;
 	if (new_rows(t))
-		return t->gofunc && rd32(t, p + 4 * FUNCDATA_INLTREE, &off) &&
+		return t->gofunc && rd32(t, p + 4 * inl, &off) &&
 		       off != UINT32_MAX ? t->gofunc + off : 0;
 	if ((t->addr + p) & 4)		/* the pointers are 8-aligned in memory */
 		p += 4;
-	return rd64(t, p + 8 * FUNCDATA_INLTREE, &addr) ? addr : 0;
+	return rd64(t, p + 8 * inl, &addr) ? addr : 0;
 }
 
 /* Entry @ix of the inline tree at @tree: its name and its parent pc. */
@@ -511,7 +513,8 @@ static Elf_Scn *section(Elf *elf, const char *name)
 	return NULL;
 }
 
-int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
+/* The table of @elf into @t, as tp_gotab_elf() but for the text start. */
+static int find_table(Elf *elf, int fd, struct tp_gotab *t, void **image)
 {
 	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
 	size_t nphdr, shnum;
@@ -598,35 +601,35 @@ static size_t segment_read(Elf *elf, int fd, uint64_t addr, bool from_start, uin
 }
 
 /*
- * moduledata.gofunc (Go 1.18 on), from the runtime's module data in a
- * writable segment: the record that points to the table, to its name,
- * unit, file and pc-value tables (words 0, 1, 4, 7, 10: slices are three
- * words) holds gofunc at word 38, or 40 from 1.20 (two words added).
- * 0 when none is found.
+ * The first @n words of the runtime's module data (runtime.firstmoduledata),
+ * in a writable segment: the record that points to the table and to its
+ * name, unit, file and pc-value tables (words 0, 1, 4, 7 and 10: slices
+ * are three words). False when none is found.
  */
-static uint64_t find_gofunc(Elf *elf, int fd, const struct tp_gotab *t)
+static bool find_moduledata(Elf *elf, int fd, const struct tp_gotab *t, uint64_t *words,
+			    size_t n)
 {
 	const uint64_t want[][2] = {
 		{ 0, t->addr }, { 1, t->addr + t->funcnames }, { 4, t->addr + t->cutab },
 		{ 7, t->addr + t->filetab }, { 10, t->addr + t->pctab },
 	};
-	size_t gofunc = t->layout >= TP_GO_1_20 ? 40 : 38, nphdr;
-	uint64_t found = 0;
+	size_t nphdr;
+	bool found = false;
 
-	if (elf_getphdrnum(elf, &nphdr) != 0)
-		return 0;
+	if (fd < 0 || !t->addr || elf_getphdrnum(elf, &nphdr) != 0)
+		return false;
 	for (size_t i = 0; i < nphdr && i < 1024 && !found; i++) {
 		GElf_Phdr ph;
 		uint64_t base;
 		uint8_t *buf;
-		size_t n;
+		size_t len;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
 		    !(ph.p_flags & PF_W) || !ph.p_filesz)
 			continue;
-		n = segment_read(elf, fd, ph.p_vaddr, true, 0, &buf, &base);
-		for (size_t off = (8 - base % 8) % 8; n >= 8 * (gofunc + 1) &&
-		     off <= n - 8 * (gofunc + 1) && !found; off += 8) {
+		len = segment_read(elf, fd, ph.p_vaddr, true, 0, &buf, &base);
+		for (size_t off = (8 - base % 8) % 8; len >= 8 * n && off <= len - 8 * n && !found;
+		     off += 8) {
 			uint64_t w;
 			size_t k;
 
@@ -635,12 +638,68 @@ static uint64_t find_gofunc(Elf *elf, int fd, const struct tp_gotab *t)
 				if (w != want[k][1])
 					break;
 			}
-			if (k == sizeof(want) / sizeof(want[0]))
-				memcpy(&found, buf + off + 8 * gofunc, 8);
+			if (k == sizeof(want) / sizeof(want[0])) {
+				memcpy(words, buf + off, 8 * n);
+				found = true;
+			}
 		}
 		free(buf);
 	}
 	return found;
+}
+
+/*
+ * The minor version of the Go that linked @elf (27 for go1.27), from the
+ * build information the linker writes (since Go 1.18 the version string
+ * follows the 32-byte header "\xff Go buildinf:", ptrsize, flags bit 1,
+ * as a varint-prefixed string) in a writable segment; 0 when unknown.
+ */
+static int go_minor(Elf *elf, int fd)
+{
+	static const char magic[] = "\xff Go buildinf:";
+	size_t nphdr;
+	int minor = 0;
+
+	if (fd < 0 || elf_getphdrnum(elf, &nphdr) != 0)
+		return 0;
+	for (size_t i = 0; i < nphdr && i < 1024 && !minor; i++) {
+		GElf_Phdr ph;
+		uint8_t hdr[64];
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W) || ph.p_filesz < sizeof(hdr))
+			continue;
+		/* The linker puts .go.buildinfo first in the segment, 16-aligned. */
+		for (uint64_t off = 0; off + sizeof(hdr) <= ph.p_filesz && off < 4096 && !minor;
+		     off += 16) {
+			if (pread(fd, hdr, sizeof(hdr), (off_t)(ph.p_offset + off)) !=
+			    (ssize_t)sizeof(hdr))
+				break;
+			if (memcmp(hdr, magic, 14) || hdr[14] != 8 || !(hdr[15] & 2) ||
+			    hdr[32] >= 0x80 || hdr[32] < 5 || hdr[32] > sizeof(hdr) - 33)
+				continue;
+			hdr[33 + hdr[32]] = '\0';
+			if (sscanf((const char *)hdr + 33, "go1.%d", &minor) != 1 || minor < 0)
+				minor = 0;
+		}
+	}
+	return minor;
+}
+
+/*
+ * moduledata.gofunc (Go 1.18 on), what funcdata offsets count from: word
+ * 38 of the module data in 1.18 and 1.19, 40 from 1.20 (coverage counters
+ * added), 43 from 1.27 (type descriptor and itab fields added). 0 when
+ * not found.
+ */
+static uint64_t find_gofunc(Elf *elf, int fd, const struct tp_gotab *t)
+{
+	uint64_t words[44];
+	size_t at = 38;
+
+	if (t->layout >= TP_GO_1_20)
+		at = go_minor(elf, fd) >= 27 ? 43 : 40;
+	return find_moduledata(elf, fd, t, words, at + 1) ? words[at] : 0;
 }
 
 int tp_gotab_inline(Elf *elf, int fd, struct tp_gotab *t)
@@ -674,6 +733,32 @@ int tp_gotab_inline(Elf *elf, int fd, struct tp_gotab *t)
 	t->fdata_size = n;
 	t->fdata_addr = at;
 	return 0;
+}
+
+int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
+{
+	int err = find_table(elf, fd, t, image);
+	Elf_Scn *text = section(elf, ".text");
+	uint64_t words[23];
+	GElf_Shdr sh;
+
+	/*
+	 * Go 1.27 on leave the header's text start 0 (it took a relocation):
+	 * the start of .text, else the module data's text (word 22).
+	 */
+	if (err || !new_rows(t) || t->text)
+		return err;
+	if (text && gelf_getshdr(text, &sh))
+		t->text = sh.sh_addr;
+	else if (find_moduledata(elf, fd, t, words, 23))
+		t->text = words[22];
+	if (t->text)
+		return 0;
+	if (image) {
+		free(*image);
+		*image = NULL;
+	}
+	return -ENOENT;
 }
 
 void tp_gotab_close(struct tp_gotab *t)

@@ -45,7 +45,10 @@ struct tp_gotab {
 	uint8_t quantum;		/* pc step of the pc-value tables */
 	uint32_t nfunc;
 	uint32_t nfiles;		/* Go 1.2: entries of filetab */
-	uint64_t text;			/* what 1.18+ entry offsets count from */
+	uint64_t text;			/* what 1.18+ entry offsets count from:
+					 * 0 in the header from Go 1.27 on, when
+					 * tp_gotab_elf() finds it elsewhere and
+					 * a caller of tp_gotab_open() sets it */
 	/* Offsets into data. */
 	size_t functab;			/* {entry, _func offset} rows, nfunc + 1 */
 	size_t funcdata;		/* what _func offsets count from */

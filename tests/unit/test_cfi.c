@@ -11,7 +11,8 @@
  * $TAPROOT_CFI_ELFS (colon separated) — e.g. a libLLVM for a big one.
  *
  * Go binaries have no CFI: their rows come from Go's function table. For
- * the unit tests' Go fixtures (gofix.h), stripped or not, executable or
+ * the unit tests' Go fixtures (gofix.h: the host's Go and each other release's
+ * of the kernel matrix), stripped or not, executable or
  * PIE, the rule at each instruction of main's functions must be the one
  * the instructions imply (go tool objdump): CFA = rsp + delta + 8, the
  * return address at CFA - 8, rbp saved at CFA - 16 in a frame of 16 bytes
@@ -496,16 +497,26 @@ static struct tp_cfi_table *compile_file(const char *path)
 
 static void test_go_rows(void **state)
 {
-	for (size_t i = 0; i < NR_GO_FIXTURES; i += 2) {
-		struct go_check c = {
-			.t = { compile_file(go_fixtures[i]), compile_file(go_fixtures[i + 1]) },
-		};
-		uint64_t goexit = nm_address(go_fixtures[i], "runtime.goexit.abi0");
-		size_t funcs = go_main_deltas(go_fixtures[i], go_check_one, &c);
+	struct go_toolchain tc[GO_TOOLCHAINS_MAX];
+	size_t ntc = go_toolchains(tc);
 
+	for (size_t i = 0; i < 2 * ntc; i++) {
+		const struct go_toolchain *g = &tc[i / 2];
+		char exe[128], stripped[128];
+		struct go_check c = {
+			.t = { compile_file(go_fixture(g, i % 2 ? "pie" : "exe", exe, sizeof(exe))),
+			       compile_file(go_fixture(g, i % 2 ? "pie-stripped" : "exe-stripped",
+						       stripped, sizeof(stripped))) },
+		};
+		/* assembly functions' symbols end in .abi0 from Go 1.17 */
+		uint64_t goexit = nm_address(exe, "runtime.goexit.abi0") ?:
+				  nm_address(exe, "runtime.goexit");
+		size_t funcs = go_main_deltas(g->go, exe, go_check_one, &c);
+
+		assert_true(goexit != 0);
 		print_message("%s: %u rows, %u rules, %llu bytes of text covered; "
 			      "%zu instructions of %zu functions of main checked\n",
-			      go_fixtures[i], c.t[0]->nr, c.t[0]->nr_rules,
+			      exe, c.t[0]->nr, c.t[0]->nr_rules,
 			      (unsigned long long)c.t[0]->covered, c.checked / 2, funcs);
 		assert_true(funcs >= 5 && c.checked > 100);
 		assert_int_equal(c.bad, 0);
