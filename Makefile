@@ -177,28 +177,21 @@ $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi: | $(CFI_FIXTURES)
 # Go four ways: an executable and a PIE, each with and without symbols and
 # DWARF.
 GO_FIXTURES := $(addprefix $(B)/fixtures/go/gosplit-,exe exe-stripped pie pie-stripped)
-GO_BUILD = GO111MODULE=off GOCACHE=$(B)/gocache go build -trimpath
+GO_FLAGS = $(if $(findstring pie,$(1)),-buildmode=pie) \
+	$(if $(findstring stripped,$(1)),'-ldflags=-s -w')
 $(B)/fixtures/go/gosplit-%: tests/vm/progs/gosplit.go
 	@mkdir -p $(@D)
-	$(GO_BUILD) $(if $(findstring pie,$*),-buildmode=pie) \
-		$(if $(findstring stripped,$*),-ldflags='-s -w') -o $@ $<
+	scripts/go-build host $< $@ $(call GO_FLAGS,$*)
 # The same four, built by the Go of each other release of the kernel matrix
 # (scripts/deps installs its golang-go in the release's root; the binaries
 # are static), in build/fixtures/go/RELEASE/: the layouts other Go
-# versions write. GOTOOLCHAIN=local: a newer Go would fetch another.
+# versions write.
 GO_RELEASES := $(shell scripts/kernels --roots 2>/dev/null | awk '$$2 != "/" { print $$1 }')
 GO_RELEASE_FIXTURES := $(foreach r,$(GO_RELEASES),$(B)/fixtures/go/$(r)/built)
 $(B)/fixtures/go/%/built: tests/vm/progs/gosplit.go
 	@mkdir -p $(@D)
-	set -e; goroot=$(B)/roots/$*/usr/lib/go; \
-	for k in exe exe-stripped pie pie-stripped; do \
-		set -- -trimpath; \
-		case $$k in pie*) set -- "$$@" -buildmode=pie ;; esac; \
-		case $$k in *stripped) set -- "$$@" "-ldflags=-s -w" ;; esac; \
-		GOROOT=$$goroot GOTOOLCHAIN=local GOENV=off GOFLAGS= GO111MODULE=off \
-			GOPATH=$(B)/gopath GOCACHE=$(B)/gocache-$* \
-			$$goroot/bin/go build "$$@" -o $(@D)/gosplit-$$k $<; \
-	done; touch $@
+	$(foreach k,exe exe-stripped pie pie-stripped,\
+		scripts/go-build $* $< $(@D)/gosplit-$(k) $(call GO_FLAGS,$(k)) &&) touch $@
 $(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab \
 $(B)/plain/tests/test_symbolize $(B)/san/tests/test_symbolize \
 $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi \
