@@ -364,13 +364,18 @@ static void test_build_go(void **state)
 	}
 	assert_int_equal(tp_ktables_new(f.procs, f.u, &k), 0);
 	tp_ktables_set_ring(k, &fake, &fake_ops);
-	/* until the child is the program (after its exec) */
-	for (int tries = 0; tries < 500; tries++) {
+	/*
+	 * Until the child is the program (after its exec), for up to 60 s: a
+	 * loaded host can take seconds to get there.
+	 */
+	for (int tries = 0;; tries++) {
 		char exe[PATH_MAX + 1] = "", link[64];
 
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 		if (readlink(link, exe, PATH_MAX) > 0 && strstr(exe, "gosplit-exe-stripped"))
 			break;
+		if (tries == 6000)
+			fail_msg("%s did not start within 60 s", bin);
 		usleep(10000);
 	}
 	assert_int_equal(taproot_proc_get(f.procs, (uint32_t)pid, 0, &proc), 0);
