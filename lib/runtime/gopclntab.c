@@ -312,8 +312,8 @@ static int pcvalue(const struct tp_gotab *t, const struct tp_gofunc *f,
 			return -ENOENT;
 		if (!uvarint(t, &pos, &dpc))
 			return -EINVAL;
-		/* zig-zag: the low bit is the sign */
-		val += (int32_t)((uv & 1) ? ~(uv >> 1) : (uv >> 1));
+		/* zig-zag: the low bit is the sign; sums wrap, as Go's int32 do */
+		val = (int32_t)((uint32_t)val + ((uv & 1) ? ~(uv >> 1) : (uv >> 1)));
 		at += (uint64_t)dpc * t->quantum;
 		if (pc < at) {
 			*value = val;
