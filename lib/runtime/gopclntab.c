@@ -676,7 +676,7 @@ static int go_minor(Elf *elf, int fd)
 			    (ssize_t)sizeof(hdr))
 				break;
 			if (memcmp(hdr, magic, 14) || hdr[14] != 8 || !(hdr[15] & 2) ||
-			    hdr[32] >= 0x80 || hdr[32] < 5 || hdr[32] > sizeof(hdr) - 33)
+			    hdr[32] >= 0x80 || hdr[32] < 5 || hdr[32] > sizeof(hdr) - 34)
 				continue;
 			hdr[33 + hdr[32]] = '\0';
 			if (sscanf((const char *)hdr + 33, "go1.%d", &minor) != 1 || minor < 0)
@@ -738,8 +738,8 @@ int tp_gotab_inline(Elf *elf, int fd, struct tp_gotab *t)
 int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
 {
 	int err = find_table(elf, fd, t, image);
-	Elf_Scn *text = section(elf, ".text");
 	uint64_t words[23];
+	Elf_Scn *text;
 	GElf_Shdr sh;
 
 	/*
@@ -748,6 +748,7 @@ int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image)
 	 */
 	if (err || !new_rows(t) || t->text)
 		return err;
+	text = section(elf, ".text");
 	if (text && gelf_getshdr(text, &sh))
 		t->text = sh.sh_addr;
 	else if (find_moduledata(elf, fd, t, words, 23))

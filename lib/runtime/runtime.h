@@ -45,9 +45,9 @@ struct tp_gotab {
 	uint8_t quantum;		/* pc step of the pc-value tables */
 	uint32_t nfunc;
 	uint32_t nfiles;		/* Go 1.2: entries of filetab */
-	uint64_t text;			/* what 1.18+ entry offsets count from:
-					 * 0 in the header from Go 1.27 on, when
-					 * tp_gotab_elf() finds it elsewhere and
+	uint64_t text;			/* what 1.18+ entry offsets count from;
+					 * from Go 1.27 the header has 0: then
+					 * tp_gotab_elf() finds it elsewhere, and
 					 * a caller of tp_gotab_open() sets it */
 	/* Offsets into data. */
 	size_t functab;			/* {entry, _func offset} rows, nfunc + 1 */
@@ -144,9 +144,9 @@ int tp_gotab_elf(Elf *elf, int fd, struct tp_gotab *t, void **image);
 /*
  * Reads the inline trees of @t, the table tp_gotab_elf() read from @elf,
  * from the file @fd (a copy, not a mapping: a file truncated under a
- * mapping would kill the reader): in Go 1.18 on they lie at offsets from the runtime's
- * moduledata.gofunc, found through the module data, which points to the
- * table; before, the functions point to them. Inline trees are read from
+ * mapping would kill the reader). In Go 1.18 on they lie at offsets from
+ * the runtime's moduledata.gofunc, found through the module data, which
+ * points to the table; before, the functions point to them. Inline trees are read from
  * Go 1.12 on, the layout of the Go 1.2 table's last versions. Returns 0,
  * or -ENOENT (none found, or unreadable; tp_gotab_frames() then gives no
  * inlined frames). tp_gotab_close() frees them.
