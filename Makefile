@@ -192,6 +192,11 @@ $(B)/fixtures/go/%/built: tests/vm/progs/gosplit.go
 	@mkdir -p $(@D)
 	$(foreach k,exe exe-stripped pie pie-stripped,\
 		scripts/go-build $* $< $(@D)/gosplit-$(k) $(call GO_FLAGS,$(k)) &&) touch $@
+# A cgo program: Go and C code in one binary, linked by gcc.
+$(B)/fixtures/go/gocgo: tests/unit/fixtures/gocgo.go
+	@mkdir -p $(@D)
+	CGO_ENABLED=1 scripts/go-build host $< $@
+GO_FIXTURES += $(B)/fixtures/go/gocgo
 $(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab \
 $(B)/plain/tests/test_symbolize $(B)/san/tests/test_symbolize \
 $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi \

@@ -534,6 +534,35 @@ static void test_go_rows(void **state)
 	}
 }
 
+/*
+ * A cgo binary (tests/unit/fixtures/gocgo.go) has both sources of rows:
+ * .eh_frame for its C code (cwork, a leaf: CFA = rsp + 8 throughout), and
+ * Go's table for its Go code, whose rules in main's functions are what
+ * their instructions do to SP (go tool objdump), as in a Go-only binary.
+ */
+static void test_cgo_rows(void **state)
+{
+	const char *bin = "build/fixtures/go/gocgo";
+	struct tp_cfi_table *t = compile_file(bin);
+	struct go_check c = { .t = { t, t } };
+	uint64_t cwork = nm_address(bin, "cwork");
+	size_t funcs = go_main_deltas("go", bin, go_check_one, &c);
+
+	assert_true(cwork != 0);
+	for (uint64_t pc = cwork; pc < cwork + 8; pc++) {
+		const struct tp_cfi_rule *r = &t->rules[tp_cfi_lookup(t, pc)];
+
+		assert_int_equal(r->kind, TP_CFI_SP);
+		assert_int_equal(r->cfa_off, 8);
+		assert_int_equal(r->ra_off, -8);
+	}
+	print_message("%s: %zu instructions of %zu functions of main checked\n", bin,
+		      c.checked / 2, funcs);
+	assert_true(funcs >= 2 && c.checked > 20);
+	assert_int_equal(c.bad, 0);
+	tp_cfi_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_huge_register_refused),
 		cmocka_unit_test(test_oracle),
 		cmocka_unit_test(test_go_rows),
+		cmocka_unit_test(test_cgo_rows),
 	};
 
 	elf_version(EV_CURRENT);

@@ -794,6 +794,33 @@ static void go_inlined_frames_match_runtime(void **state)
 	}
 }
 
+/*
+ * A cgo binary (tests/unit/fixtures/gocgo.go): its Go code is named from
+ * Go's table, with its file and line, and its C code, which the table
+ * does not hold, from the ELF symbols, at the addresses nm gives.
+ */
+static void cgo_binary_named_both_ways(void **state)
+{
+	const char *bin = "build/fixtures/go/gocgo";
+	struct env *env = *state;
+	const struct taproot_frame *f;
+	struct taproot_elf *e;
+	uint64_t go = nm_address(bin, "main.goWork"), c = nm_address(bin, "cwork");
+
+	assert_true(go && c);
+	assert_int_equal(taproot_elf_open(env->procs, bin, &e), 0);
+	assert_int_equal(taproot_sym_elf(env->sym, e, go + 1, 0, &f), 1);
+	assert_string_equal(f[0].function, "main.goWork");
+	assert_true(f[0].known);
+	assert_int_equal(f[0].sym_offset, 1);
+	assert_non_null(f[0].file);
+	assert_true(ends_with(f[0].file, "gocgo.go"));
+	assert_true(f[0].line > 0);
+	assert_true(taproot_sym_elf(env->sym, e, c + 4, 0, &f) >= 1);
+	assert_string_equal(f[0].function, "cwork");
+	assert_true(f[0].known);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -812,6 +839,7 @@ int main(void)
 		cmocka_unit_test(unterminated_line_strings_not_read),
 		cmocka_unit_test(go_binaries_named_from_their_table),
 		cmocka_unit_test(go_inlined_frames_match_runtime),
+		cmocka_unit_test(cgo_binary_named_both_ways),
 	};
 
 	return cmocka_run_group_tests(tests, env_setup, env_teardown);
