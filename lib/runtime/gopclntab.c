@@ -524,7 +524,6 @@ static int find_table(Elf *elf, int fd, struct tp_gotab *t, void **image)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		Elf_Scn *scn = section(elf, names[i]);
 		Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-
 		GElf_Shdr sh;
 
 		if (!scn)
