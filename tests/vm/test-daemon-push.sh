@@ -509,9 +509,12 @@ for kind in {e["kind"] for e in stored}:
             free.remove(t)
             stamp_of[(kind,) + iv] = t
 orphans = [e for e in stored if (e["kind"], e["from"], e["until"]) not in stamp_of]
-cut = {e["from"] for e in orphans}
-last = max([t for k in full for t in full[k] if t <= int(killed_at)], default=0)
-if orphans and len(cut) == 1 and last <= min(cut) <= int(killed_at):
+# The interval the kill cut short holds the kill's second (or the next:
+# taprootd was polled for a new profile, then killed). Its profiles of
+# other kinds may be on disk, and bear a stamp later than its FROM when
+# the intervals before it had run ahead of their seconds.
+cut = {(e["from"], e["until"]) for e in orphans}
+if orphans and len(cut) == 1 and min(cut)[0] <= int(killed_at) <= min(cut)[1] + 1:
     print(f"# uploads of the interval cut short by the kill, of profiles it did not write: "
           f"{[e['id'] for e in orphans]}")
 else:
