@@ -115,6 +115,9 @@ $(B)/san/tests/test_spool: $(B)/san/tests/unit/test_spool.o $(B)/san/ctl/daemon-
 # test_uwalk builds the module's user stack walker, plain C, in userspace.
 $(B)/plain/tests/test_uwalk: $(B)/plain/kmod/uwalk.o
 $(B)/san/tests/test_uwalk: $(B)/san/kmod/uwalk.o
+# test_pywalk builds the module's CPython frame walker likewise.
+$(B)/plain/tests/test_pywalk: $(B)/plain/kmod/pywalk.o
+$(B)/san/tests/test_pywalk: $(B)/san/kmod/pywalk.o
 
 .PHONY: userspace unit vm-progs layering
 userspace: ctl/taprootctl ctl/taprootd

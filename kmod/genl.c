@@ -139,7 +139,8 @@ static int tap_genl_pre_doit(const struct tap_genl_hook_op *op,
 static u64 tap_features(void)
 {
 	u64 features = TAPROOT_FEAT_SAMPLING | TAPROOT_FEAT_KSTACK |
-		       TAPROOT_FEAT_USTACK | TAPROOT_FEAT_UNWIND;
+		       TAPROOT_FEAT_USTACK | TAPROOT_FEAT_UNWIND |
+		       TAPROOT_FEAT_PYTHON;
 
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		features |= TAPROOT_FEAT_PREEMPT_RT;

@@ -64,15 +64,19 @@ u32 tap_intern_epoch(void)
 }
 
 u64 tap_intern_id(u32 epoch, u32 pid, u16 flags, const u64 *kpcs, u32 knr,
-		  const u64 *upcs, u32 unr)
+		  const u64 *upcs, u32 unr,
+		  const struct taproot_pyframe *py, u32 pynr)
 {
 	const siphash_key_t *key = &tap_intern_keys[epoch & 1];
-	u64 h;
+	u64 h, uh;
 
+	uh = siphash(upcs, unr * sizeof(u64), key);
+	if (pynr)
+		uh = siphash_2u64(uh, siphash(py, pynr * sizeof(*py), key), key);
 	/* The counts keep a kernel pc from passing for a user one. */
-	h = siphash_4u64((u64)epoch << 32 | pid, (u64)flags << 32 | knr << 16 | unr,
-			 siphash(kpcs, knr * sizeof(u64), key),
-			 siphash(upcs, unr * sizeof(u64), key), key);
+	h = siphash_4u64((u64)epoch << 32 | pid,
+			 (u64)pynr << 48 | (u64)flags << 32 | knr << 16 | unr,
+			 siphash(kpcs, knr * sizeof(u64), key), uh, key);
 	return h ? h : 1;
 }
 

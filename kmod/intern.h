@@ -15,6 +15,7 @@
 #define _TAPROOT_INTERN_H
 
 #include <linux/types.h>
+#include <linux/taproot.h>
 
 int tap_intern_init(void);
 void tap_intern_exit(void);
@@ -31,12 +32,13 @@ u32 tap_intern_epoch(void);
 /*
  * The id of a stack of process @pid in @epoch: a 64-bit keyed hash
  * (SipHash, a random key of each epoch: intern.c) of them, the flags that
- * say how to read the pcs, the kernel pcs and the user pcs; never 0. The
- * epoch is hashed in so that a slot filled in an earlier epoch never
- * matches. Any context.
+ * say how to read the pcs, the kernel pcs, the user pcs and the Python
+ * frames; never 0. The epoch is hashed in so that a slot filled in an
+ * earlier epoch never matches. Any context.
  */
 u64 tap_intern_id(u32 epoch, u32 pid, u16 flags, const u64 *kpcs, u32 knr,
-		  const u64 *upcs, u32 unr);
+		  const u64 *upcs, u32 unr,
+		  const struct taproot_pyframe *py, u32 pynr);
 
 /* Whether the current CPU's slot of @id holds it (its STACK was written). */
 bool tap_intern_seen(u64 id);

@@ -71,6 +71,7 @@ static DEFINE_PER_CPU(struct tap_sample_stats, tap_sample_stats);
 struct tap_sample_pcs {
 	u64 kstack[TAPROOT_KSTACK_MAX];
 	u64 upcs[TAPROOT_UNWIND_FRAMES_MAX];
+	struct taproot_pyframe py[TAPROOT_PY_FRAMES_MAX];
 };
 
 static struct tap_sample_pcs __percpu *tap_sample_pcs;
@@ -270,17 +271,18 @@ static void tap_sample_write_snap(const struct tap_config *cfg,
 }
 
 /*
- * The STACK record of a stack of @knr kernel and @unr user pcs, unless
- * the CPU wrote it already in this epoch; false when it could not be
- * written (the ring counted the loss).
+ * The STACK record of a stack of @knr kernel and @unr user pcs and @pynr
+ * Python frames, unless the CPU wrote it already in this epoch; false
+ * when it could not be written (the ring counted the loss).
  */
 static bool tap_sample_write_stack(u64 id, u32 epoch, u16 flags,
 				   const u64 *kpcs, u32 knr,
-				   const u64 *upcs, u32 unr, u8 end)
+				   const u64 *upcs, u32 unr, u8 end,
+				   const struct taproot_pyframe *py, u32 pynr)
 {
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_stack *rec;
-	u32 size = sizeof(*rec) + (knr + unr) * sizeof(u64);
+	u32 size = sizeof(*rec) + (knr + unr) * sizeof(u64) + pynr * sizeof(*py);
 	u64 *pcs;
 
 	if (tap_intern_seen(id))
@@ -295,10 +297,12 @@ static bool tap_sample_write_stack(u64 id, u32 epoch, u16 flags,
 	rec->kstack_nr = knr;
 	rec->upc_nr = unr;
 	rec->unwind = end;
+	rec->py_nr = pynr;
 	rec->reserved = 0;
 	pcs = (u64 *)(rec + 1);
 	memcpy(pcs, kpcs, knr * sizeof(u64));
 	memcpy(pcs + knr, upcs, unr * sizeof(u64));
+	memcpy(pcs + knr + unr, py, pynr * sizeof(*py));
 	hdr->flags = flags;
 	tap_ring_commit(hdr, size);
 	tap_intern_set(id);
@@ -308,34 +312,40 @@ static bool tap_sample_write_stack(u64 id, u32 epoch, u16 flags,
 
 /*
  * The sample as a reference to its interned stack: the user pcs of whole
- * walk @w in @pcs->upcs, the kernel frames taken here. A kernel part too
- * long for the largest record is cut (KSTACK_TRUNC).
+ * walk @w in @pcs->upcs, the Python frames and kernel frames taken here.
+ * Python frames beyond the largest record are left out, and a kernel
+ * part too long for it is cut (KSTACK_TRUNC).
  */
 static void tap_sample_write_ref(const struct tap_config *cfg,
 				 struct pt_regs *regs,
 				 const struct tap_uwalk *w,
 				 struct tap_sample_pcs *pcs, u16 flags)
 {
-	u32 max = tap_ring_max_record(), knr = 0, kdepth, epoch;
+	u32 max = tap_ring_max_record(), knr = 0, kdepth, epoch, pynr, room;
 	struct taproot_rec_sample_ref *rec;
 	struct taproot_rec_header *hdr;
 	bool ktrunc = false;
 	u64 id;
 
+	room = sizeof(struct taproot_rec_stack) + w->nr * sizeof(u64);
+	room = max > room ? max - room : 0;
+	pynr = tap_walk_python(w, pcs->py,
+			       min_t(u32, TAPROOT_PY_FRAMES_MAX, room / sizeof(pcs->py[0])));
 	flags |= TAPROOT_SAMPLE_F_USER_REGS;
 	if (!user_mode(regs)) {
 		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
-		kdepth = (max - sizeof(struct taproot_rec_stack)) / sizeof(u64);
-		kdepth = min(cfg->kstack_depth, kdepth - min(kdepth, w->nr));
+		kdepth = (room - pynr * sizeof(pcs->py[0])) / sizeof(u64);
+		kdepth = min(cfg->kstack_depth, kdepth);
 		knr = tap_kstack_regs(pcs->kstack, kdepth, regs, &ktrunc);
 		if (ktrunc)
 			flags |= TAPROOT_SAMPLE_F_KSTACK_TRUNC;
 	}
 	epoch = tap_intern_epoch();
 	id = tap_intern_id(epoch, current->tgid, flags & TAP_STACK_FLAGS,
-			   pcs->kstack, knr, pcs->upcs, w->nr);
+			   pcs->kstack, knr, pcs->upcs, w->nr, pcs->py, pynr);
 	if (!tap_sample_write_stack(id, epoch, flags & TAP_STACK_FLAGS,
-				    pcs->kstack, knr, pcs->upcs, w->nr, w->end))
+				    pcs->kstack, knr, pcs->upcs, w->nr, w->end,
+				    pcs->py, pynr))
 		return;
 
 	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_SAMPLE_REF);

@@ -18,10 +18,12 @@
 #include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <asm/fsgsbase.h>
 #include <asm/unwind.h>
 
 #include "ring.h"
 #include "stack.h"
+#include "pywalk.h"
 #include "ucopy.h"
 #include "utab.h"
 #include "uwalk.h"
@@ -98,6 +100,17 @@ void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 		w->nr = 0;
 		w->end = TAPROOT_KUNWIND_STALE;
 	}
+}
+
+u32 tap_walk_python(const struct tap_uwalk *w, struct taproot_pyframe *out,
+		    u32 max)
+{
+	u32 reads;
+
+	if (!w->maps || !w->maps->py)
+		return 0;
+	/* Current's own: the kernel never changes the FS base on entry. */
+	return tap_pywalk(w->maps->py, x86_fsbase_read_cpu(), out, max, &reads);
 }
 
 struct pt_regs *tap_current_user_regs(void)

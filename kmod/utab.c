@@ -64,6 +64,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/capability.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/fs.h>
@@ -93,6 +94,7 @@
 #include <linux/xarray.h>
 
 #include "config.h"
+#include "pywalk.h"
 #include "taproot.h"
 #include "utab.h"
 
@@ -133,6 +135,7 @@ struct tap_uproc {
 	u64 gen;			/* tap_mm_gen() at the token */
 	size_t bytes;			/* charged */
 	struct rcu_head rcu;
+	struct taproot_python_layout py;	/* .maps.py = &py when set */
 	struct tap_umaps maps;		/* .map = map */
 	struct tap_umap map[];
 };
@@ -846,6 +849,17 @@ static long tap_uproc_forget(struct tap_ustore *s, u32 pid)
 	return 0;
 }
 
+/* Take a reference to each table @p's mappings use. */
+static void tap_umaps_get(struct tap_uproc *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->maps.nr; i++)
+		if (p->map[i].table)
+			refcount_inc(&container_of((struct tap_utable *)p->map[i].table,
+						   struct tap_utab, t)->ref);
+}
+
 /* Check @nr mappings and point them at their tables (no reference yet). */
 static int tap_umaps_check(struct tap_ustore *s,
 			   const struct taproot_proc_map *in, u32 nr,
@@ -887,7 +901,7 @@ static long tap_utab_maps_set(struct tap_ustore *s,
 	struct taproot_maps_set a;
 	size_t bytes;
 	u64 mm_id, gen;
-	u32 tgid, i;
+	u32 tgid;
 	bool exec;
 	int err;
 
@@ -938,10 +952,13 @@ static long tap_utab_maps_set(struct tap_ustore *s,
 	p->bytes = bytes;
 	p->maps.nr = a.nr;
 	p->maps.map = p->map;
-	for (i = 0; i < a.nr; i++)
-		if (p->map[i].table)
-			refcount_inc(&container_of((struct tap_utable *)p->map[i].table,
-						   struct tap_utab, t)->ref);
+	/* The interpreter is the address space's: kept until an exec. */
+	p->maps.py = NULL;
+	if (old && old->maps.py && old->mm_id == mm_id) {
+		p->py = old->py;
+		p->maps.py = &p->py;
+	}
+	tap_umaps_get(p);
 	if (old) {
 		hlist_replace_rcu(&old->node, &p->node);
 		call_rcu(&old->rcu, tap_uproc_free_rcu);
@@ -957,6 +974,60 @@ err:
 	kvfree(p);
 	tap_utab_uncharge(bytes);
 	return err;
+}
+
+/*
+ * TAPROOT_IOC_PYTHON_SET: a copy of the process's entry with the layout
+ * (or without one) replaces it, as MAPS_SET replaces one, so that a
+ * sample handler sees either whole.
+ */
+static long tap_utab_python_set(struct tap_ustore *s,
+				struct taproot_python_set __user *uarg)
+{
+	struct taproot_python_set a;
+	struct tap_uproc *p, *old;
+	u64 mm_id, gen;
+	u32 tgid;
+	int err;
+
+	/* The layout steers reads of any of the process's memory: see the ABI. */
+	if (!perfmon_capable())
+		return -EPERM;
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (!a.pid || a.forget > 1 || (!a.forget && !tap_pylayout_ok(&a.layout)))
+		return -EINVAL;
+	if (!s->gen_on)
+		return -EOPNOTSUPP;
+	err = tap_utab_space(a.pid, &tgid, &mm_id, &gen, NULL, 0, NULL);
+	if (err)
+		return err;
+	old = tap_uproc_find(s, tgid);
+	if (!old)
+		return -ENOENT;
+	if (!a.forget && (old->mm_id != mm_id || tap_gen_busy(gen) ||
+			  tap_utab_token(s, tgid, mm_id, gen) != a.token))
+		return -ESTALE;
+
+	err = tap_utab_charge(old->bytes);
+	if (err)
+		return err;
+	p = tap_utab_kvmalloc(old->bytes);
+	if (!p) {
+		tap_utab_uncharge(old->bytes);
+		return -ENOMEM;
+	}
+	memcpy(p, old, old->bytes);
+	p->maps.map = p->map;
+	p->maps.py = NULL;
+	if (!a.forget) {
+		p->py = a.layout;
+		p->maps.py = &p->py;
+	}
+	tap_umaps_get(p);
+	hlist_replace_rcu(&old->node, &p->node);
+	call_rcu(&old->rcu, tap_uproc_free_rcu);
+	return 0;
 }
 
 /* ------------------------------------------------------------ the store */
@@ -1015,6 +1086,7 @@ long tap_utab_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TAPROOT_IOC_TABLE_DEL:
 	case TAPROOT_IOC_PROC_TOKEN:
 	case TAPROOT_IOC_MAPS_SET:
+	case TAPROOT_IOC_PYTHON_SET:
 		break;
 	default:
 		return -ENOTTY;
@@ -1036,6 +1108,9 @@ long tap_utab_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case TAPROOT_IOC_PROC_TOKEN:
 		ret = tap_utab_proc_token(s, uarg);
+		break;
+	case TAPROOT_IOC_PYTHON_SET:
+		ret = tap_utab_python_set(s, uarg);
 		break;
 	default:
 		ret = tap_utab_maps_set(s, uarg);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kernel/kernel.h"
+#include "runtime/runtime.h"
 #include "util/labels.h"
 
 /* ---------------------------- processes, ELF files, symbols (symbolizer) */
@@ -287,6 +288,33 @@ const char *taproot_elf_path(const struct taproot_elf *e);
  */
 int taproot_elf_bias(const struct taproot_elf *e, uint64_t start, uint64_t end,
 		     uint64_t pgoff, uint64_t *bias);
+
+/*
+ * The CPython interpreter a process runs (pyproc.c): its ELF file's facts
+ * (lib/runtime/python.c), the bias of its mapping, the layout the module
+ * walks its threads' frames by, and where its evaluation loop's code lies.
+ */
+struct taproot_pyproc {
+	struct tp_pyelf elf;
+	uint64_t bias;
+	struct taproot_python_layout layout;
+	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault in the process */
+};
+
+/*
+ * The interpreter of @proc into @py, from its mappings as held: python3.N
+ * or libpython3.N, and glibc's pthread library. Returns 0, -ENOENT (none,
+ * or no glibc), -ENOTSUP (a version taproot does not walk, or a C library
+ * whose pthread_getspecific() it does not recognise; with a message),
+ * -EINVAL.
+ */
+int taproot_proc_python(struct taproot_proc *proc, struct taproot_pyproc *py);
+
+/*
+ * Read @len bytes at @addr of the live @proc's memory (process_vm_readv():
+ * the caller may ptrace it). 0, -ESRCH (gone), -EFAULT (not all mapped).
+ */
+int taproot_proc_read_mem(const struct taproot_proc *proc, uint64_t addr, void *dst, size_t len);
 
 /* The symbolizer: pc -> frames, over a process table and kernel symbols. */
 struct taproot_sym;

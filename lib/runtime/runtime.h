@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <libelf.h>
+#include <linux/taproot.h>
 
 #include "util/error.h"
 
@@ -155,5 +156,86 @@ int tp_gotab_inline(Elf *elf, int fd, struct tp_gotab *t);
 
 /* Frees what tp_gotab_inline() read; @t stays usable without it. */
 void tp_gotab_close(struct tp_gotab *t);
+
+/* ------------------------------------------------ CPython (python.c) */
+/*
+ * What taproot knows of CPython 3.9, 3.11 and 3.13 on x86-64: where an
+ * interpreter keeps its thread states, the layout of its frames and code
+ * objects (for the module's walker, <linux/taproot.h> "CPython frames"),
+ * and how a code object names its function, file and lines. Other
+ * versions are refused: their layouts differ and are not checked here.
+ *
+ * The interpreter's ELF file comes from the profiled host, and code
+ * objects from its processes' memory: every read is bounded, strings are
+ * cut at TP_PY_STR_MAX bytes, line tables at TP_PY_LINES_MAX, and a
+ * malformed line table gives line 0, never a read out of bounds.
+ */
+#define TP_PY_STR_MAX		1024
+#define TP_PY_LINES_MAX		(256U << 10)
+
+struct tp_pyver;
+
+/* An interpreter's ELF file: tp_pyelf_read(). Addresses are link-time. */
+struct tp_pyelf {
+	const struct tp_pyver *v;
+	unsigned int minor;		/* 3.minor */
+	uint64_t tss_key;		/* the int pthread key of thread states */
+	uint64_t code_type;		/* PyCode_Type */
+	uint64_t eval, eval_end;	/* _PyEval_EvalFrameDefault's [eval, eval_end) */
+	uint32_t code_insns;		/* 3.11+: first code unit's offset in a code object */
+};
+
+/*
+ * Whether @elf, the file at @path (its name says python3.N or
+ * libpython3.N), is a CPython interpreter of a version taproot walks, into
+ * @py. Returns 0, -ENOENT (not an interpreter: no _PyRuntime), -ENOTSUP
+ * (another version; with a message), -EINVAL (its tables contradict it).
+ */
+int tp_pyelf_read(Elf *elf, const char *path, struct tp_pyelf *py);
+
+/*
+ * The fs-relative offset of pthread key 0's data word, as @libc's
+ * pthread_getspecific() computes it (libc.so.6 since glibc 2.34,
+ * libpthread.so.0 before): key k's is 16 k further. Returns 0, or -ENOENT
+ * (no such function, or code this does not recognise).
+ */
+int tp_glibc_tsd(Elf *libc, uint32_t *tsd_off);
+
+/* The module's layout of @py mapped with @bias, its TLS by @tsd_off. */
+void tp_pyelf_layout(const struct tp_pyelf *py, uint64_t bias, uint32_t tsd_off,
+		     struct taproot_python_layout *l);
+
+/* Reads @len bytes of the process at @addr: 0, or -errno. */
+typedef int (*tp_pyread_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
+
+/* A code object, as tp_pycode_read() found it. */
+struct tp_pycode {
+	char *name;			/* co_qualname (3.11+), else co_name */
+	char *file;			/* co_filename */
+	uint32_t argcount, kwonly, flags, firstlineno;
+	uint8_t *lines;			/* its line table */
+	size_t lines_len;
+};
+
+/*
+ * The code object at @code of the interpreter @py mapped with @bias, read
+ * with @rd, into @c: 0, or -ESTALE (its fields do not give @cookie: it was freed and the
+ * memory reused since the module saw it, or it is no code object),
+ * -EFAULT (unreadable), -ENOMEM. tp_pycode_free() frees it.
+ */
+int tp_pycode_read(const struct tp_pyelf *py, uint64_t bias, tp_pyread_fn rd, void *ctx,
+		   uint64_t code, uint32_t cookie, struct tp_pycode *c);
+void tp_pycode_free(struct tp_pycode *c);
+
+/* The cookie of a code object's fields, as the module computes it. */
+uint32_t tp_pycode_cookie(uint32_t argcount, uint32_t kwonly, uint32_t flags,
+			  uint32_t firstlineno);
+
+/*
+ * The line of position @pos (taproot_pyframe.pos without ENTRY) in @c:
+ * the line of its instruction, its first line when the frame has not
+ * started (or the position is unknown), 0 when the table has none.
+ */
+uint32_t tp_pycode_line(const struct tp_pyelf *py, const struct tp_pycode *c, uint32_t pos);
 
 #endif /* TAPROOT_RUNTIME_H */

@@ -412,6 +412,7 @@ enum taproot_notify {
 #define TAPROOT_FEAT_PREEMPT_RT		(1ULL << 5)	/* kernel is PREEMPT_RT */
 #define TAPROOT_FEAT_UNWIND		(1ULL << 6)	/* unwinding, interned stacks */
 #define TAPROOT_FEAT_FOLLOW		(1ULL << 7)	/* TAPROOT_CFG_F_FOLLOW */
+#define TAPROOT_FEAT_PYTHON		(1ULL << 8)	/* CPython frames */
 
 /* TAPROOT_A_CFG_EVENTS: which record kinds are produced. */
 #define TAPROOT_EV_SAMPLE	(1U << 0)
@@ -808,7 +809,9 @@ struct taproot_rec_exit {
 /*
  * A stack, the first time it is seen on this CPU in this epoch (see
  * "Interned stacks"). Followed by kstack_nr u64 kernel pcs (the
- * interrupted ip first), then upc_nr u64 user pcs (leaf first). hdr.flags
+ * interrupted ip first), then upc_nr u64 user pcs (leaf first), then
+ * py_nr struct taproot_pyframe, the thread's CPython frames (innermost
+ * first, "CPython frames" below). hdr.flags
  * are those of a sample that tell how to read the pcs: IN_KERNEL (kernel
  * pcs[0] is exact), KSTACK_TRUNC, USER_REGS (there is a user part).
  */
@@ -820,8 +823,12 @@ struct taproot_rec_stack {
 	__u16 kstack_nr;
 	__u8 upc_nr;
 	__u8 unwind;		/* TAPROOT_KUNWIND_COMPLETE or _MAX_FRAMES */
-	__u32 reserved;
-	/* __u64 kstack[kstack_nr]; __u64 upcs[upc_nr]; */
+	__u16 py_nr;		/* 0..TAPROOT_PY_FRAMES_MAX */
+	__u16 reserved;
+	/*
+	 * __u64 kstack[kstack_nr]; __u64 upcs[upc_nr];
+	 * struct taproot_pyframe py[py_nr];
+	 */
 };
 
 /* The number of stack ids a CPU and its reader keep: a power of two. */
@@ -979,10 +986,111 @@ struct taproot_maps_set {
 	__u64 token;		/* from TAPROOT_IOC_PROC_TOKEN */
 };
 
+/*
+ * CPython frames (TAPROOT_FEAT_PYTHON). A consumer that finds a CPython
+ * interpreter in a process whose mappings it set describes it with
+ * TAPROOT_IOC_PYTHON_SET: where its thread states are, and the layout of
+ * its frames and code objects, as that version has them. Then each walk of
+ * one of its threads that ends well (an interned stack) also reads the
+ * thread's Python frames: the thread state from pthread key *tss_key's
+ * slot of the thread's TLS (the word at fs base + tsd_off + 16 * key, for
+ * a key below 32), its innermost frame, and up the frames' back pointers,
+ * at most TAPROOT_PY_FRAMES_MAX of them, two reads of at most
+ * TAPROOT_PY_READ_MAX bytes each (the frame, its code object) per frame. A
+ * frame whose code object's type is not *code_type ends the walk (its
+ * type word at offset 8, as every object's). A thread without a thread
+ * state (not a Python thread, or not yet) has no Python frames.
+ *
+ * Each frame gives its code object's address, its position (the int at
+ * frame_pos, POS_INT; or the pointer at frame_pos minus the code object's
+ * address, POS_PTR; TAPROOT_PYFRAME_POS_NONE when that is not in
+ * [0, 2^30)), and a cookie of the code object's fields that the
+ * consumer, which reads the code object later, checks it against (code
+ * objects are freed and their memory reused): (argcount << 25) +
+ * (kwonlyargcount << 18) + (flags << 10) + firstlineno, in 32 bits.
+ * TAPROOT_PYFRAME_ENTRY marks the last frame an evaluation loop's
+ * activation ran before it (for which the native walk has one interpreter
+ * frame): entry_kind ENTRY_ALL, every frame (one activation per frame);
+ * ENTRY_FLAG, a frame whose byte at entry_off is not 0; ENTRY_OWNER, the
+ * frame before one whose byte at entry_off is 3 (a frame owned by the C
+ * stack, which is not given).
+ *
+ * What this lets the holder of an open /dev/taproot make the module read
+ * and tell goes beyond "Unwinding in the module": the reads follow
+ * pointers through the process's memory as the layout says, and the
+ * records carry the addresses and 32-bit words found (also with
+ * TAPROOT_CFG_F_USTACK_PRIVATE). So TAPROOT_IOC_PYTHON_SET checks the
+ * caller's capabilities itself, at the call (CAP_PERFMON or
+ * CAP_SYS_ADMIN), not only the opener's: a holder that dropped them
+ * cannot describe an interpreter. The layout is bound to the address
+ * space as MAPS_SET's mappings are (TAPROOT_IOC_PROC_TOKEN): a new
+ * MAPS_SET keeps it, an exec forgets it.
+ */
+#define TAPROOT_PY_FRAMES_MAX		128
+#define TAPROOT_PY_READ_MAX		128	/* frame_* and code_* offsets + size */
+
+enum taproot_py_pos {
+	TAPROOT_PY_POS_INT,	/* __s32 at frame_pos (3.9: f_lasti) */
+	TAPROOT_PY_POS_PTR,	/* pointer at frame_pos into the code object */
+	TAPROOT_PY_POS_NR
+};
+
+enum taproot_py_entry {
+	TAPROOT_PY_ENTRY_ALL,	/* each frame its own activation (3.9) */
+	TAPROOT_PY_ENTRY_FLAG,	/* __u8 at entry_off != 0 (3.11: is_entry) */
+	TAPROOT_PY_ENTRY_OWNER,	/* __u8 at entry_off == 3 follows (3.12+: owner) */
+	TAPROOT_PY_ENTRY_NR
+};
+
+struct taproot_python_layout {
+	__u64 tss_key;		/* address of the int pthread key of tstates */
+	__u64 code_type;	/* address of PyCode_Type */
+	__u32 tsd_off;		/* fs base + tsd_off + 16 * key: the key's word */
+	__u16 tstate_cframe;	/* tstate -> cframe pointer; 0: none */
+	__u16 tstate_frame;	/* innermost frame's pointer, in tstate or cframe */
+	__u16 frame_code;	/* pointer */
+	__u16 frame_back;	/* pointer */
+	__u16 frame_pos;	/* by pos_kind */
+	__u16 entry_off;	/* by entry_kind (ALL: 0) */
+	__u8 pos_kind;		/* enum taproot_py_pos */
+	__u8 entry_kind;	/* enum taproot_py_entry */
+	__u16 code_argcount;	/* int fields of the code object */
+	__u16 code_kwonly;
+	__u16 code_flags;
+	__u16 code_firstlineno;
+	__u16 reserved[3];	/* 0 */
+};
+
+/*
+ * TAPROOT_IOC_PYTHON_SET: describe process @pid's interpreter (@forget 1:
+ * forget it; layout and token are then not read). ENOENT: no mappings set
+ * for @pid (MAPS_SET first); ESTALE as MAPS_SET; EPERM: the caller lacks
+ * CAP_PERFMON and CAP_SYS_ADMIN; EINVAL: an offset past
+ * TAPROOT_PY_READ_MAX - 8, an unknown kind, reserved fields not 0.
+ */
+struct taproot_python_set {
+	__u32 pid;
+	__u32 forget;		/* 0 or 1 */
+	__u64 token;		/* from TAPROOT_IOC_PROC_TOKEN */
+	struct taproot_python_layout layout;
+};
+
+/* A CPython frame of an interned stack. */
+struct taproot_pyframe {
+	__u64 code;		/* the code object's address */
+	__u32 pos;		/* TAPROOT_PYFRAME_POS_MASK: position; ENTRY */
+	__u32 cookie;
+};
+
+#define TAPROOT_PYFRAME_POS_MASK	0x3fffffffU
+#define TAPROOT_PYFRAME_POS_NONE	TAPROOT_PYFRAME_POS_MASK
+#define TAPROOT_PYFRAME_ENTRY		(1U << 31)
+
 #define TAPROOT_IOC_TABLE_ADD	_IOWR(TAPROOT_IOC_MAGIC, 1, struct taproot_table_add)
 #define TAPROOT_IOC_TABLE_DEL	_IOW(TAPROOT_IOC_MAGIC, 2, __u32)
 #define TAPROOT_IOC_PROC_TOKEN	_IOWR(TAPROOT_IOC_MAGIC, 3, struct taproot_proc_token)
 #define TAPROOT_IOC_MAPS_SET	_IOW(TAPROOT_IOC_MAGIC, 4, struct taproot_maps_set)
+#define TAPROOT_IOC_PYTHON_SET	_IOW(TAPROOT_IOC_MAGIC, 5, struct taproot_python_set)
 
 /*
  * Compile-time checks of the layout, evaluated by the kernel module and by
@@ -1012,6 +1120,9 @@ __TAPROOT_CHECK(sizeof(struct taproot_table_add) == 72, "table upload");
 __TAPROOT_CHECK(sizeof(struct taproot_proc_map) == 32, "unwind mapping");
 __TAPROOT_CHECK(sizeof(struct taproot_proc_token) == 16, "proc token");
 __TAPROOT_CHECK(sizeof(struct taproot_maps_set) == 24, "maps upload");
+__TAPROOT_CHECK(sizeof(struct taproot_python_layout) == 48, "python layout");
+__TAPROOT_CHECK(sizeof(struct taproot_python_set) == 64, "python upload");
+__TAPROOT_CHECK(sizeof(struct taproot_pyframe) == 16, "python frame");
 __TAPROOT_CHECK((TAPROOT_STACK_SLOTS & (TAPROOT_STACK_SLOTS - 1)) == 0,
 		"stack slots: a power of two");
 __TAPROOT_CHECK(TAPROOT_KUNWIND_NR - 1 <=

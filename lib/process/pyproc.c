@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The CPython interpreter of a process (process.h): its ELF file among the
+ * process's mappings (python3.N, or the libpython3.N it loads), what
+ * lib/runtime/python.c reads of it, moved by the mapping's bias, and the
+ * TLS offset of its C library's pthread keys. And reads of the process's
+ * memory, for the code objects its frames name.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "process/process-private.h"
+#include "runtime/runtime.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Whether @path names the library of glibc that holds pthread_getspecific(). */
+static bool is_glibc(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strncmp(b, "libc.so.6", 9) || !strncmp(b, "libc-2.", 7) ||
+	       !strncmp(b, "libpthread.so.0", 15) || !strncmp(b, "libpthread-2.", 13);
+}
+
+int taproot_proc_python(struct taproot_proc *proc, struct taproot_pyproc *py)
+{
+	uint64_t starts[2] = { 0, 0 };	/* the interpreter's, the pthread library's */
+	const struct taproot_map *m;
+	uint32_t tsd_off = 0;
+	int err;
+
+	memset(py, 0, sizeof(*py));
+	for (size_t i = 0; i < taproot_proc_map_count(proc); i++) {
+		const struct taproot_map *mi = taproot_proc_map(proc, i);
+		const char *b = base_name(mi->path);
+
+		if (!starts[0] && (!strncmp(b, "python3.", 8) || !strncmp(b, "libpython3.", 11)))
+			starts[0] = mi->start;
+		/* libpthread (glibc before 2.34) over libc when both are there. */
+		if (is_glibc(mi->path) && (!starts[1] || !strncmp(b, "libpthread", 10)))
+			starts[1] = mi->start;
+	}
+	if (!starts[0] || !starts[1])
+		return -ENOENT;
+	if (taproot_proc_find_map(proc, starts[1], &m) < 0 || !m->elf ||
+	    tp_glibc_tsd(taproot_elf_handle(m->elf), &tsd_off) < 0)
+		return tp_err(-ENOTSUP, "%s: pthread_getspecific() not recognised", m->path);
+	if (taproot_proc_find_map(proc, starts[0], &m) < 0 || !m->elf)
+		return -ENOENT;
+	err = tp_pyelf_read(taproot_elf_handle(m->elf), m->path, &py->elf);
+	if (err < 0)
+		return err;
+	py->bias = m->bias;
+	tp_pyelf_layout(&py->elf, m->bias, tsd_off, &py->layout);
+	py->eval_lo = py->elf.eval + m->bias;
+	py->eval_hi = py->elf.eval_end + m->bias;
+	return 0;
+}
+
+int taproot_proc_read_mem(const struct taproot_proc *proc, uint64_t addr, void *dst, size_t len)
+{
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n = process_vm_readv(proc->pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
+}
