@@ -194,6 +194,9 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 	taproot_json_key_u64(j, "proc_unknown", st.proc_unknown);
 	taproot_json_key_u64(j, "frames", st.frames);
 	taproot_json_key_u64(j, "frames_unsymbolized", st.frames_unsymbolized);
+	taproot_json_key_u64(j, "python_frames", st.python_frames);
+	taproot_json_key_u64(j, "python_frames_gone", st.python_frames_gone);
+	taproot_json_key_u64(j, "python_frames_unplaced", st.python_frames_unplaced);
 	taproot_json_key_u64(j, "stacks", st.stacks);
 	taproot_json_key_u64(j, "folded", st.folded);
 	taproot_json_key_u64(j, "proc_events", st.proc_events);
@@ -297,6 +300,12 @@ void summary_print_head(const struct taproot_pipeline *pl, const struct summary_
 		       PRIu64 " errors\n", "uploads:", st.kupload.tables_uploaded,
 		       st.kupload.table_bytes >> 10, st.kupload.maps_uploaded,
 		       st.kupload.budget_refusals, st.kupload.errors);
+	if (st.kupload.python_procs || st.kupload.python_unwalked)
+		printf("  %-10s%" PRIu64 " processes' CPython frames walked in the module, %" PRIu64
+		       " not (a version other than 3.9, 3.11, 3.13); %" PRIu64 " Python frames, %"
+		       PRIu64 " of code objects gone, %" PRIu64 " left out\n", "python:",
+		       st.kupload.python_procs, st.kupload.python_unwalked, st.python_frames,
+		       st.python_frames_gone, st.python_frames_unplaced);
 }
 
 void summary_print_tail(const struct taproot_pipeline *pl, const struct summary_info *si)

@@ -424,7 +424,8 @@ uint64_t taproot_ring_lost(const struct taproot_ring *r);
  * UPCS, <= TAPROOT_UNWIND_FRAMES_MAX with it, its pcs in size too; UPCS
  * needs USER_REGS (not KTHREAD) and unwind not NONE; UREGS_CALLER and
  * VERIFY need UPCS and exclude each other. A STACK holds its fixed part,
- * id != 0, its counts limited as a sample's and its pcs in size; with
+ * id != 0, its counts limited as a sample's, py_nr <= TAPROOT_PY_FRAMES_MAX
+ * (0 without user pcs), and its pcs and Python frames in size; with
  * USER_REGS, upc_nr >= 1 and unwind COMPLETE or MAX_FRAMES; without, no
  * user pcs. A SAMPLE_REF holds its fixed part (more is padding), and
  * stack_id != 0. Other types are only checked as headers.
@@ -442,6 +443,10 @@ int taproot_rec_check(const void *rec, size_t avail, const char **why);
 struct taproot_stack_snap;	/* <linux/taproot.h> */
 const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_header *rec);
 
+/* The bytes of a STACK record's fixed part, pcs and Python frames (those after it). */
+struct taproot_rec_stack;	/* <linux/taproot.h> */
+size_t taproot_rec_stack_size(const struct taproot_rec_stack *st);
+
 /* "sample", "lost", "switch", ... or NULL for a type this library does not know. */
 const char *taproot_rec_type_name(unsigned int type);
 
@@ -457,6 +462,7 @@ const char *taproot_rec_type_name(unsigned int type);
  */
 struct taproot_table_add;	/* <linux/taproot.h> */
 struct taproot_proc_map;
+struct taproot_python_layout;
 
 /*
  * Upload the table @t describes (its table_id is not read). 0 (a new
@@ -485,6 +491,15 @@ int taproot_ring_proc_token(struct taproot_ring *r, uint32_t pid, uint64_t *toke
  */
 int taproot_ring_maps_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
 			  const struct taproot_proc_map *maps, uint32_t nr);
+
+/*
+ * Describe process @pid's CPython interpreter by @layout (NULL: forget
+ * it), after its mappings were set with @token. -ENOENT: no mappings set;
+ * -ESTALE, -ESRCH as taproot_ring_maps_set(); -EPERM: the caller lacks
+ * CAP_PERFMON and CAP_SYS_ADMIN now; -ENOTTY: a module without it.
+ */
+int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
+			    const struct taproot_python_layout *layout);
 
 /*
  * "none", "complete", "max-frames", "no-proc", ...: enum taproot_kunwind

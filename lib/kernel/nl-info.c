@@ -54,12 +54,14 @@ static const char *const tp_feature_names[64] = {
 	[4] = "proc-events",	/* TAPROOT_FEAT_PROC_EVENTS */
 	[5] = "preempt-rt",	/* TAPROOT_FEAT_PREEMPT_RT */
 	[7] = "follow",		/* TAPROOT_FEAT_FOLLOW */
+	[8] = "python",		/* TAPROOT_FEAT_PYTHON */
 };
 _Static_assert(TAPROOT_FEAT_SAMPLING == 1ULL << 0 && TAPROOT_FEAT_KSTACK == 1ULL << 1 &&
 	       TAPROOT_FEAT_USTACK == 1ULL << 2 && TAPROOT_FEAT_SCHED_EVENTS == 1ULL << 3 &&
 	       TAPROOT_FEAT_PROC_EVENTS == 1ULL << 4 && TAPROOT_FEAT_PREEMPT_RT == 1ULL << 5,
 	       "tp_feature_names follows the TAPROOT_FEAT_* bits");
 _Static_assert(TAPROOT_FEAT_FOLLOW == 1ULL << 7, "tp_feature_names: follow");
+_Static_assert(TAPROOT_FEAT_PYTHON == 1ULL << 8, "tp_feature_names: python");
 
 const char *taproot_feature_name(unsigned int bit)
 {

@@ -224,6 +224,12 @@ static const char *tp_sample_check(const struct taproot_rec_sample *s)
 	return NULL;
 }
 
+size_t taproot_rec_stack_size(const struct taproot_rec_stack *st)
+{
+	return sizeof(*st) + ((size_t)st->kstack_nr + st->upc_nr) * sizeof(uint64_t) +
+	       (size_t)st->py_nr * sizeof(struct taproot_pyframe);
+}
+
 /*
  * A STACK: a nonzero id, counts within the ABI's limits and its pcs inside
  * the record; user pcs only with a user part, whose walk ended well (the
@@ -250,8 +256,11 @@ static const char *tp_stack_check(const struct taproot_rec_stack *st)
 	} else if (!st->upc_nr) {
 		return "stack with USER_REGS but no user pcs";
 	}
-	if (sizeof(*st) + ((size_t)st->kstack_nr + st->upc_nr) * sizeof(uint64_t) >
-	    st->hdr.size)
+	if (st->py_nr > TAPROOT_PY_FRAMES_MAX)
+		return "stack py_nr above TAPROOT_PY_FRAMES_MAX";
+	if (st->py_nr && !st->upc_nr)
+		return "stack Python frames without user pcs";
+	if (taproot_rec_stack_size(st) > st->hdr.size)
 		return "stack pcs overflow the record";
 	return NULL;
 }

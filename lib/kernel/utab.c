@@ -117,3 +117,36 @@ int taproot_ring_maps_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
 		return tp_utab_err(err, "mappings upload");
 	}
 }
+
+int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
+			    const struct taproot_python_layout *layout)
+{
+	struct taproot_python_set a = { .pid = pid, .token = token };
+	int err;
+
+	if (layout)
+		a.layout = *layout;
+	else
+		a.forget = 1;
+	err = tp_utab_ioctl(r, TAPROOT_IOC_PYTHON_SET, &a);
+	switch (err) {
+	case 0:
+		return 0;
+	case -ESTALE:
+		return tp_err(err, "process %u: its address space changed since the token",
+			      pid);
+	case -ESRCH:
+		return tp_err(err, "process %u: no such process", pid);
+	case -ENOENT:
+		return tp_err(err, "process %u: no mappings uploaded for its interpreter", pid);
+	case -EPERM:
+		return tp_err(err, "process %u: describing an interpreter takes CAP_PERFMON "
+			      "or CAP_SYS_ADMIN, now", pid);
+	case -EINVAL:
+		return tp_err(err, "process %u: the module refused its interpreter's layout", pid);
+	case -ENOTTY:
+		return tp_err(err, "process %u: this taproot module walks no Python frames", pid);
+	default:
+		return tp_utab_err(err, "interpreter upload");
+	}
+}

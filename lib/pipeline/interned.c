@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/kernel.h"
 #include "pipeline/interned.h"
 #include "util/util.h"
 
@@ -49,7 +50,7 @@ static struct tp_interned_cpu *interned_cpu(struct tp_interned *im, unsigned int
 int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
 		    unsigned int cpu)
 {
-	size_t len = sizeof(*st) + ((size_t)st->kstack_nr + st->upc_nr) * sizeof(uint64_t);
+	size_t len = taproot_rec_stack_size(st);
 	struct tp_interned_cpu *ic = interned_cpu(im, cpu, true);
 	struct tp_interned_slot *sl;
 

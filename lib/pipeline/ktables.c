@@ -73,6 +73,9 @@ struct kt_proc {
 	bool check;			/* ... only on evidence older than the set */
 	bool put_off;			/* ... and counted deferred */
 	uint64_t token;			/* of the mappings it holds */
+	uint64_t python;		/* token its interpreter was looked at with; 0 none */
+	bool python_walked;		/* an interpreter of it was described */
+	bool python_refused;		/* one was found that taproot does not walk */
 	uint64_t set_ns;		/* when they were set (MAPS_SET returned) */
 	uint64_t tried_ns;		/* last upload */
 	uint64_t seen_ns;		/* last fallback sample */
@@ -87,6 +90,7 @@ struct tp_ktables {
 	void *ring;			/* NULL: no uploads */
 	struct tp_kops ops;
 	bool disabled;			/* the module has no such ioctls */
+	bool no_python;			/* the module took no PYTHON_SET */
 	bool full;			/* ENOSPC, nothing freed since */
 	uint32_t skip;			/* a process never uploaded (the consumer's) */
 
@@ -135,6 +139,12 @@ static int kt_maps_set(void *ring, uint32_t pid, uint64_t token,
 	return taproot_ring_maps_set(ring, pid, token, maps, nr);
 }
 
+static int kt_python_set(void *ring, uint32_t pid, uint64_t token,
+			 const struct taproot_python_layout *layout)
+{
+	return taproot_ring_python_set(ring, pid, token, layout);
+}
+
 static uint64_t kt_now(void)
 {
 	return tp_clock_ns(CLOCK_MONOTONIC);
@@ -145,6 +155,7 @@ static const struct tp_kops kt_ring_ops = {
 	.table_del = kt_table_del,
 	.proc_token = kt_proc_token,
 	.maps_set = kt_maps_set,
+	.python_set = kt_python_set,
 	.now_ns = kt_now,
 };
 
@@ -532,6 +543,44 @@ static void kt_proc_set(struct tp_ktables *k, struct kt_proc *e, uint64_t token,
 }
 
 /*
+ * After @e's mappings were set with @token: describe its CPython
+ * interpreter to the module, if it runs one taproot walks. -ESTALE as a
+ * MAPS_SET's, for the caller to try again; any other refusal is counted
+ * and not tried again with this token.
+ */
+static int kt_python(struct tp_ktables *k, struct kt_proc *e, struct taproot_proc *proc,
+		     uint64_t token)
+{
+	const struct taproot_pyproc *py;
+	int err;
+
+	if (!k->ops.python_set || k->no_python || e->python == token)
+		return 0;
+	err = taproot_proc_python(proc, &py);
+	if (err == -ENOENT)
+		return 0;
+	if (err < 0) {
+		/* Not a version or C library it knows: its C frames only. */
+		k->st.python_unwalked += !e->python_refused;
+		e->python_refused = true;
+		e->python = token;
+		return 0;
+	}
+	err = k->ops.python_set(k->ring, e->pid, token, &py->layout);
+	if (err == -ESTALE)
+		return err;
+	if (err == -ENOTTY)
+		k->no_python = true;	/* a module without it: mappings still go */
+	else if (err)
+		kt_error(k, err);
+	else if (!e->python_walked)
+		k->st.python_procs++;
+	e->python_walked |= !err;
+	e->python = token;
+	return 0;
+}
+
+/*
  * One try: a token, the maps read after it, the set. 0 done (or nothing
  * more to do), -ESTALE to try again, another error. When only old
  * evidence asked (e->check), a token equal to the one the module's
@@ -562,8 +611,10 @@ static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 	if (!n)
 		return 0;	/* nothing to set now: its samples fall back */
 	err = k->ops.maps_set(k->ring, e->pid, token, k->maps, (uint32_t)n);
-	if (!err)
+	if (!err) {
 		kt_proc_set(k, e, token, (uint32_t)n, left_out);
+		err = kt_python(k, e, proc, token);
+	}
 	return err;
 }
 

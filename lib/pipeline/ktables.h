@@ -83,6 +83,8 @@ struct taproot_kupload_stats {
 	uint64_t work_ns;		/* time spent uploading, compiles included */
 	uint64_t tables;		/* now: tables uploaded */
 	uint64_t procs;			/* now: processes with mappings uploaded */
+	uint64_t python_procs;		/* processes whose interpreter was described */
+	uint64_t python_unwalked;	/* interpreters found that taproot does not walk */
 };
 
 /* X(FIELD) for each field of taproot_kupload_stats, in order: its writers' list. */
@@ -90,7 +92,7 @@ struct taproot_kupload_stats {
 	X(tables_uploaded) X(table_bytes) X(tables_existed) X(tables_deleted)	\
 	X(maps_uploaded) X(maps_forgotten) X(maps_fp) X(maps_left_out)		\
 	X(stale_retries) X(budget_refusals) X(deferred) X(maps_current)	\
-	X(errors) X(work_ns) X(tables) X(procs)
+	X(errors) X(work_ns) X(tables) X(procs) X(python_procs) X(python_unwalked)
 
 struct tp_ktables;
 
@@ -101,6 +103,9 @@ struct tp_kops {
 	int (*proc_token)(void *ring, uint32_t pid, uint64_t *token);
 	int (*maps_set)(void *ring, uint32_t pid, uint64_t token,
 			const struct taproot_proc_map *maps, uint32_t nr);
+	/* NULL: none (a fake ring that walks no Python) */
+	int (*python_set)(void *ring, uint32_t pid, uint64_t token,
+			  const struct taproot_python_layout *layout);
 	uint64_t (*now_ns)(void);	/* CLOCK_MONOTONIC */
 };
 

@@ -65,6 +65,7 @@
 #include <linux/taproot.h>
 
 #include "pipeline/interned.h"
+#include "pipeline/pyframes.h"
 #include "pipeline/pipeline.h"
 #include "profile/causal.h"
 #include "profile/frames.h"
@@ -211,6 +212,7 @@ struct taproot_pipeline {
 	int64_t start_ns;		/* wall clock, start of the interval */
 
 	struct pl_symcache symcache;
+	struct tp_pyframes *pyframes;	/* cleared with symcache */
 	uint64_t procs_refreshes;	/* procs stats seen: a change flushes symcache */
 	uint64_t debuginfod_generation;	/* seen: a change flushes symcache */
 	uint64_t procs_read;
@@ -377,7 +379,7 @@ static int pl_alloc_caches(struct taproot_pipeline *p)
 	if (!p->symcache.buckets || !p->comms || !p->top || !p->frames || !p->pcs ||
 	    !p->pcflags)
 		return tp_err(-ENOMEM, NULL);
-	return 0;
+	return tp_pyframes_new(p->opts.sym_cache_entries, &p->pyframes);
 }
 
 int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
@@ -472,6 +474,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	if (p->symcache.buckets)
 		pl_symcache_clear(&p->symcache);
 	free(p->symcache.buckets);
+	tp_pyframes_free(p->pyframes);
 	free(p->comms);
 	free(p->frames);
 	free(p->pcs);
@@ -766,6 +769,7 @@ static void pl_marker(struct taproot_profile_frame *f, const char *name)
 static void pl_symcache_flush(struct taproot_pipeline *p)
 {
 	pl_symcache_clear(&p->symcache);
+	tp_pyframes_clear(p->pyframes);
 	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++)
 		if (p->kinds[k])
 			taproot_profile_forget_keys(p->kinds[k]);
@@ -831,6 +835,8 @@ struct pl_capture {
 	const uint64_t *upcs;		/* its pcs, leaf first, return addresses as found */
 	unsigned int upc_nr;
 	unsigned int kend;		/* enum taproot_kunwind: how it ended */
+	const struct taproot_pyframe *py;	/* the thread's Python frames, innermost first */
+	unsigned int py_nr;
 	bool regs_caller;		/* regs are a caller frame's (UREGS_CALLER) */
 };
 
@@ -1028,25 +1034,64 @@ static const char *pl_user_marker(const struct pl_capture *c,
 }
 
 /*
- * The unwound user frames (@res) of @c in @proc into p->frames from *@nfp.
- * Returns 1 when they had to be dropped, 0, or -ENOMEM.
+ * In place of an activation of the interpreter's evaluation loop: the
+ * Python frames of @c it ran, from *@pyi up to the one marked as its
+ * first (TAPROOT_PYFRAME_ENTRY), into p->frames from *@nf. 0 or -ENOMEM.
+ */
+static int pl_python_frames(struct taproot_pipeline *p, const struct pl_capture *c,
+			    struct taproot_proc *proc, const struct taproot_pyproc *py,
+			    unsigned int *pyi, size_t *nf)
+{
+	while (*pyi < c->py_nr && pl_room(p, *nf, 1)) {
+		const struct taproot_pyframe *f = &c->py[(*pyi)++];
+		int ret = tp_pyframes_frame(p->pyframes, proc, py, f, &p->frames[*nf]);
+
+		if (ret < 0)
+			return ret;
+		(*nf)++;
+		p->st.python_frames++;
+		p->st.python_frames_gone += ret;
+		if (f->pos & TAPROOT_PYFRAME_ENTRY)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The unwound user frames (@res) of @c in @proc into p->frames from *@nfp,
+ * the Python frames of the module's walk in place of the interpreter's
+ * frames that ran them. Returns 1 when they had to be dropped, 0, or
+ * -ENOMEM.
  */
 static int pl_stack_user(struct taproot_pipeline *p, const struct pl_capture *c,
 			 struct taproot_proc *proc, const struct taproot_unwind_result *res,
 			 size_t *nfp)
 {
+	const struct taproot_pyproc *py = NULL;
+	unsigned int pyi = 0;
 	size_t nf = *nfp;
 	unsigned int i;
 
+	if (c->py_nr && taproot_proc_python(proc, &py) < 0)
+		py = NULL;
 	for (i = 0; i < res->nr; i++) {
 		unsigned int fl = p->pcflags[i] & TAPROOT_FRAME_EXACT ? 0 : TAPROOT_SYM_RETADDR;
-		const struct pl_sym *e = pl_symbolize(p, proc, p->pcs[i], fl);
+		uint64_t at = fl ? p->pcs[i] - 1 : p->pcs[i];
+		const struct pl_sym *e;
 
+		if (py && pyi < c->py_nr && taproot_pyproc_in_eval(py, at)) {
+			if (pl_python_frames(p, c, proc, py, &pyi, &nf) < 0)
+				return tp_err(-ENOMEM, NULL);
+			continue;
+		}
+		e = pl_symbolize(p, proc, p->pcs[i], fl);
 		if (!e)
 			return tp_err(-ENOMEM, NULL);
 		if (pl_add_sym(p, &nf, e) < 0)
 			break;
 	}
+	/* Frames of activations the native walk did not reach (MAX_FRAMES). */
+	p->st.python_frames_unplaced += c->py_nr - pyi;
 	if (pl_user_marker(c, res) && pl_room(p, nf, 1))
 		pl_marker(&p->frames[nf++], pl_user_marker(c, res));
 	/*
@@ -1084,7 +1129,8 @@ static int pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size
 	if (!p->opts.no_kernel)
 		p->st.kernel_frames += c->kstack_nr;
 	pl_check_refresh(p);
-	if (pl_symcache_full(&p->symcache, c->kstack_nr + res.nr))
+	if (pl_symcache_full(&p->symcache, c->kstack_nr + res.nr) ||
+	    tp_pyframes_full(p->pyframes, c->py_nr))
 		pl_symcache_flush(p);
 
 	err = pl_stack_kernel(p, c, &nf);
@@ -1303,6 +1349,8 @@ static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sa
 		.upcs = pcs + st->kstack_nr,
 		.upc_nr = st->upc_nr,
 		.kend = st->unwind,
+		.py = (const struct taproot_pyframe *)(pcs + st->kstack_nr + st->upc_nr),
+		.py_nr = st->py_nr,
 	};
 	pl_who_set(&w, &r->hdr, r->pid, r->tid, r->period_us, r->comm);
 	p->st.kunwind[st->unwind]++;

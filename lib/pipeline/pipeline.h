@@ -148,6 +148,15 @@ struct taproot_pipeline_stats {
 	uint64_t proc_unknown;		/* samples of processes that could not be read */
 	uint64_t frames;		/* pcs symbolized (user and kernel) */
 	uint64_t frames_unsymbolized;	/* of them, without a function name */
+	/*
+	 * CPython frames of the module's walks (TAPROOT_FEAT_PYTHON): put in
+	 * place of the interpreter's frames; of them, those whose code
+	 * object was gone by the time it was read; and those left out, of
+	 * activations the native walk did not reach.
+	 */
+	uint64_t python_frames;
+	uint64_t python_frames_gone;
+	uint64_t python_frames_unplaced;
 	uint64_t sym_cache_hits, sym_cache_misses, sym_cache_flushes;
 	size_t sym_cache_entries;	/* now */
 	uint64_t procs_read, procs_gone;	/* the process model's */

@@ -180,6 +180,9 @@ struct taproot_proc {
 						 * "" unknown, "\n" changing */
 	struct tp_labels *labels;		/* NULL: none known */
 	bool labels_read;			/* since the last exec */
+	struct taproot_pyproc *py;		/* its interpreter, when py_err is 0 */
+	int py_err;				/* taproot_proc_python()'s */
+	bool py_known;				/* py, py_err: of the maps held */
 };
 
 struct taproot_procs {

@@ -298,17 +298,20 @@ struct taproot_pyproc {
 	struct tp_pyelf elf;
 	uint64_t bias;
 	struct taproot_python_layout layout;
-	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault in the process */
 };
 
+/* Whether @pc of a process lies in the evaluation loop of its interpreter @py. */
+bool taproot_pyproc_in_eval(const struct taproot_pyproc *py, uint64_t pc);
+
 /*
- * The interpreter of @proc into @py, from its mappings as held: python3.N
- * or libpython3.N, and glibc's pthread library. Returns 0, -ENOENT (none,
- * or no glibc), -ENOTSUP (a version taproot does not walk, or a C library
- * whose pthread_getspecific() it does not recognise; with a message),
- * -EINVAL.
+ * The interpreter of @proc into *@pyp (valid until its maps are read
+ * again), from its mappings as held: python3.N or libpython3.N, and
+ * glibc's pthread library; found once per read of the maps. Returns 0,
+ * -ENOENT (none, or no glibc), -ENOTSUP (a version taproot does not walk,
+ * or a C library whose pthread_getspecific() it does not recognise; with
+ * a message the first time), -EINVAL, -ENOMEM.
  */
-int taproot_proc_python(struct taproot_proc *proc, struct taproot_pyproc *py);
+int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc **pyp);
 
 /*
  * Read @len bytes at @addr of the live @proc's memory (process_vm_readv():

@@ -221,6 +221,7 @@ static void tp_maps_install(struct taproot_proc *p, struct tp_maps_build *b, siz
 	p->strings = b->strings;
 	p->strings_len = b->len;
 	p->maps_lines = lines;
+	p->py_known = false;
 	memset(b, 0, sizeof(*b));
 }
 
@@ -345,6 +346,9 @@ static void tp_proc_clear(struct taproot_proc *p)
 	free(p->strings);
 	tp_perfmap_free(p->perfmap);
 	tp_proc_free_labels(p);
+	free(p->py);
+	p->py = NULL;
+	p->py_known = false;
 	p->maps = NULL;
 	p->strings = NULL;
 	p->nr_maps = 0;

@@ -7,11 +7,13 @@
  * memory, for the code objects its frames name.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
 #include "process/process-private.h"
 #include "runtime/runtime.h"
+#include "util/util.h"
 
 static const char *base_name(const char *path)
 {
@@ -29,7 +31,7 @@ static bool is_glibc(const char *path)
 	       !strncmp(b, "libpthread.so.0", 15) || !strncmp(b, "libpthread-2.", 13);
 }
 
-int taproot_proc_python(struct taproot_proc *proc, struct taproot_pyproc *py)
+static int proc_python(struct taproot_proc *proc, struct taproot_pyproc *py)
 {
 	uint64_t starts[2] = { 0, 0 };	/* the interpreter's, the pthread library's */
 	const struct taproot_map *m;
@@ -59,9 +61,36 @@ int taproot_proc_python(struct taproot_proc *proc, struct taproot_pyproc *py)
 		return err;
 	py->bias = m->bias;
 	tp_pyelf_layout(&py->elf, m->bias, tsd_off, &py->layout);
-	py->eval_lo = py->elf.eval + m->bias;
-	py->eval_hi = py->elf.eval_end + m->bias;
 	return 0;
+}
+
+bool taproot_pyproc_in_eval(const struct taproot_pyproc *py, uint64_t pc)
+{
+	for (unsigned int i = 0; i < py->elf.eval_parts; i++)
+		if (pc - py->bias >= py->elf.eval[i][0] && pc - py->bias < py->elf.eval[i][1])
+			return true;
+	return false;
+}
+
+int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc **pyp)
+{
+	struct taproot_pyproc found;
+
+	*pyp = NULL;
+	if (!proc->py_known) {
+		proc->py_err = proc_python(proc, &found);
+		if (!proc->py_err && !proc->py && !(proc->py = malloc(sizeof(*proc->py))))
+			return tp_err(-ENOMEM, NULL);
+		if (!proc->py_err)
+			*proc->py = found;
+		proc->py_known = true;
+	} else if (proc->py_err == -ENOTSUP || proc->py_err == -EINVAL) {
+		/* Said once: again with the same maps, the error alone. */
+		return proc->py_err;
+	}
+	if (!proc->py_err)
+		*pyp = proc->py;
+	return proc->py_err;
 }
 
 int taproot_proc_read_mem(const struct taproot_proc *proc, uint64_t addr, void *dst, size_t len)

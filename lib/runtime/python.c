@@ -172,6 +172,126 @@ static unsigned int py_name_minor(const char *path)
 	return p > base + 8 && (!*p || *p == '.') ? minor : 0;
 }
 
+/* The section named @name of @elf into @sh: 0, or -ENOENT. */
+static int py_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return -ENOENT;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The end of the code whose unwind entry (FDE) begins exactly at @addr,
+ * by .eh_frame_hdr's sorted table of FDE starts (@hdr); 0 when no FDE
+ * begins there. The encodings are those every GNU toolchain writes
+ * (table: datarel sdata4; FDE: pcrel sdata4 start, then a 4-byte range).
+ */
+static uint64_t py_fde_end(Elf *elf, const GElf_Shdr *hdr, uint64_t addr)
+{
+	uint8_t h[12], e[8], f[16];
+	uint64_t lo = 0, hi, fde;
+
+	if (py_elf_read(elf, hdr->sh_addr, h, sizeof(h)) < 0 || h[0] != 1 || h[2] != 0x03 ||
+	    h[3] != 0x3b)
+		return 0;
+	hi = py_u32(h + 8);
+	if (hi > (hdr->sh_size - 12) / 8)
+		return 0;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2, loc;
+
+		if (py_elf_read(elf, hdr->sh_addr + 12 + mid * 8, e, sizeof(e)) < 0)
+			return 0;
+		loc = hdr->sh_addr + (uint64_t)(int64_t)(int32_t)py_u32(e);
+		if (loc == addr) {
+			fde = hdr->sh_addr + (uint64_t)(int64_t)(int32_t)py_u32(e + 4);
+			if (py_elf_read(elf, fde, f, sizeof(f)) < 0 || py_u32(f) == 0xffffffff ||
+			    fde + 8 + (uint64_t)(int64_t)(int32_t)py_u32(f + 8) != addr)
+				return 0;
+			return addr + py_u32(f + 12);
+		}
+		if (loc < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Whether a function symbol of @elf begins at @addr. */
+static bool py_sym_at(Elf *elf, uint64_t addr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			if (gelf_getsym(d, (int)i, &s) && s.st_value == addr &&
+			    GELF_ST_TYPE(s.st_info) == STT_FUNC)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The parts of _PyEval_EvalFrameDefault outside its symbol's range: code
+ * its own jumps (jmp rel32, jcc rel32) lead to, where an FDE of no
+ * function symbol begins (a jump to another function's entry is a tail
+ * call; a part split off begins an FDE of its own, with no symbol).
+ */
+static void py_eval_parts(Elf *elf, struct tp_pyelf *py)
+{
+	uint64_t lo = py->eval[0][0], len = py->eval[0][1] - lo;
+	GElf_Shdr hdr;
+	uint8_t *code;
+
+	if (len > (1U << 20) || py_section(elf, ".eh_frame_hdr", &hdr) < 0 ||
+	    !(code = malloc(len)))
+		return;
+	if (py_elf_read(elf, lo, code, len) < 0)
+		len = 0;
+	for (uint64_t i = 0; i + 6 <= len && py->eval_parts < TP_PY_EVAL_PARTS; i++) {
+		uint64_t next, target, end;
+		unsigned int p;
+
+		if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80)
+			next = i + 6;
+		else if (code[i] == 0xe9)
+			next = i + 5;
+		else
+			continue;
+		target = lo + next + (uint64_t)(int64_t)(int32_t)py_u32(code + next - 4);
+		for (p = 0; p < py->eval_parts; p++)
+			if (target >= py->eval[p][0] && target < py->eval[p][1])
+				break;
+		if (p < py->eval_parts || !(end = py_fde_end(elf, &hdr, target)) ||
+		    py_sym_at(elf, target))
+			continue;
+		py->eval[py->eval_parts][0] = target;
+		py->eval[py->eval_parts][1] = end;
+		py->eval_parts++;
+	}
+	free(code);
+}
+
 int tp_pyelf_read(Elf *elf, const char *path, struct tp_pyelf *py)
 {
 	unsigned int minor = py_name_minor(path);
@@ -208,8 +328,10 @@ int tp_pyelf_read(Elf *elf, const char *path, struct tp_pyelf *py)
 	py->minor = minor;
 	py->tss_key = rt.st_value + py->v->runtime_tss + PY_TSS_KEY;
 	py->code_type = code.st_value;
-	py->eval = eval.st_value;
-	py->eval_end = eval.st_value + (eval.st_size ? eval.st_size : 1);
+	py->eval[0][0] = eval.st_value;
+	py->eval[0][1] = eval.st_value + (eval.st_size ? eval.st_size : 1);
+	py->eval_parts = 1;
+	py_eval_parts(elf, py);
 	if (py->v->lines == TP_PY_LOCATIONS) {
 		if (py_elf_read(elf, code.st_value + PY_TYPE_BASICSIZE, &size, sizeof(size)) < 0 ||
 		    size < (uint64_t)py->v->code_lines + 8 || size > 4096)

@@ -173,6 +173,8 @@ void tp_gotab_close(struct tp_gotab *t);
 #define TP_PY_STR_MAX		1024
 #define TP_PY_LINES_MAX		(256U << 10)
 
+#define TP_PY_EVAL_PARTS	4
+
 struct tp_pyver;
 
 /* An interpreter's ELF file: tp_pyelf_read(). Addresses are link-time. */
@@ -181,7 +183,14 @@ struct tp_pyelf {
 	unsigned int minor;		/* 3.minor */
 	uint64_t tss_key;		/* the int pthread key of thread states */
 	uint64_t code_type;		/* PyCode_Type */
-	uint64_t eval, eval_end;	/* _PyEval_EvalFrameDefault's [eval, eval_end) */
+	/*
+	 * The code of _PyEval_EvalFrameDefault: its symbol's range, then
+	 * the parts the compiler moved out of it (a .cold part: GCC's
+	 * hot/cold partitioning puts most of 3.13's loop there in Debian's
+	 * build), [lo, hi) each.
+	 */
+	uint64_t eval[TP_PY_EVAL_PARTS][2];
+	unsigned int eval_parts;
 	uint32_t code_insns;		/* 3.11+: first code unit's offset in a code object */
 };
 

@@ -1,0 +1,57 @@
+# A Python program whose time is split between two call chains,
+# <module> -> main -> outer_a -> hot_a and <module> -> main -> outer_b ->
+# hot_b, about 70/30, each measured by the program itself (its thread's
+# CPU time around each chain): "pysplit: pid=PID a=NS b=NS" at the end.
+# First, for WARMUP seconds, the same chains under warm() instead of
+# main(), unmeasured: a run of them alone warms a profiler up (taproot
+# compiles and uploads the interpreter's unwind tables, slowly under TCG).
+# Usage: pysplit.py SECONDS [WARMUP]. Runs as it is on CPython 3.9 to 3.13.
+import os
+import sys
+import time
+
+
+def hot_a(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def outer_a(n):
+    return hot_a(n)
+
+
+def hot_b(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def outer_b(n):
+    return hot_b(n)
+
+
+def warm(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        outer_a(7000)
+        outer_b(3000)
+
+
+def main(seconds):
+    a = b = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t = time.thread_time_ns()
+        outer_a(7000)
+        a += time.thread_time_ns() - t
+        t = time.thread_time_ns()
+        outer_b(3000)
+        b += time.thread_time_ns() - t
+    print(f"pysplit: pid={os.getpid()} a={a} b={b}", flush=True)
+
+
+warm(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
+main(float(sys.argv[1]))

@@ -1,0 +1,117 @@
+#!/bin/bash
+# CPython programs as Debian ships them: taprootctl record of
+# tests/vm/progs/pysplit.py, whose two chains, <module> -> main -> outer_a
+# -> hot_a and <module> -> main -> outer_b -> hot_b, each measure their own
+# time, run by bookworm's python3.11 (this root's), by bullseye's python3.9
+# and by sid's python3.13 (each in its release root, under chroot). The
+# module walks each sample's Python frames from the thread's state; read
+# with the real pprof:
+#   - the Python functions are named, in place of the interpreter's
+#     _PyEval_EvalFrameDefault frames that ran them (none of those is
+#     left in a sample that reached the chains);
+#   - nearly every sample in hot_a or hot_b has its whole chain, its
+#     Python frames in order hot_X, outer_X, main, <module>, and they are
+#     most of the program's samples: it runs after a first run of the
+#     chains alone, in the same recording, which has taprootctl compile
+#     and upload the interpreter's tables (the samples before that have no
+#     Python frames; under TCG, for seconds);
+#   - the share of hot_a against hot_b is within 5 points of the share of
+#     CPU time the program measured for each chain itself;
+#   - the record summary counts the interpreter as walked.
+# Three recordings of 3 s after 14 s of warm-up, and their start-up, under TCG:
+# vm-timeout: 500
+. "${0%/*}/lib.sh"
+
+require_module
+require_pprof
+secs=${TAPROOT_PYSPLIT_SECONDS:-3} warmup=${TAPROOT_PYSPLIT_WARMUP:-14}
+load_module
+
+# record_py NAME ROOT PYTHON: records pysplit.py run by PYTHON (in the
+# release root ROOT, "/" for this one), after a warm-up run of its own,
+# into $TEST_TMP/NAME/.
+record_py() {
+	local name=$1 root=$2 python=$3 script=$REPO/tests/vm/progs/pysplit.py cmd
+	cmd=(sh -c "$python $script 0 $warmup >/dev/null && exec $python $script $secs")
+	if [ "$root" != / ]; then
+		[ -x "$REPO/$root$python" ] || die "no $root$python: run scripts/deps"
+		# The guest's writes stay in its memory: the root is not changed.
+		cp "$script" "$REPO/$root/tmp/pysplit.py"
+		script=/tmp/pysplit.py
+		cmd=(chroot "$REPO/$root" sh -c "$python $script 0 $warmup >/dev/null && exec $python $script $secs")
+	fi
+	say "taprootctl record -- ${cmd[*]}"
+	expect_ok "taprootctl record ($name)" "$CTL" record --freq 499 \
+		--output "$TEST_TMP/$name" -- "${cmd[@]}"
+	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
+	assert_contains "record summary ($name)" "$OUT" "python:   2 processes' CPython frames walked"
+	grep -o 'pysplit: pid=[0-9]* a=[0-9]* b=[0-9]*' <<<"$OUT" >"$TEST_TMP/$name.out" ||
+		die "record ($name): the program's line is not in record's output: $OUT"
+}
+
+record_py py3.11 / /usr/bin/python3.11
+record_py py3.9 build/roots/bullseye /usr/bin/python3.9
+record_py py3.13 build/roots/sid /usr/bin/python3.13
+expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none "$TEST_TMP"/py3.{11,9,13}/cpu.pb.gz
+printf '%s\n' "$OUT" >"$TEST_TMP/all.raw"
+
+python3 -S - "$REPO/tests/vm" "$TEST_TMP" py3.11:python3.11 py3.9:python3.9 \
+	py3.13:python3.13 <<'PY'
+import re, sys
+
+sys.path.insert(0, sys.argv[1])
+import pprofraw
+
+tmp = sys.argv[2]
+runs = dict(a.split(":") for a in sys.argv[3:])
+prof = pprofraw.parse(open(f"{tmp}/all.raw", errors="replace").read())
+kind = [t for t in prof.types if t.startswith("samples/")][0]
+PY = {"hot_a", "outer_a", "hot_b", "outer_b", "main", "<module>"}
+CHAIN = {leaf: [leaf, f"outer_{leaf[-1]}", "main", "<module>"] for leaf in ("hot_a", "hot_b")}
+failed = False
+for name, comm in runs.items():
+    pid, a, b = re.match(r"pysplit: pid=(\d+) a=(\d+) b=(\d+)",
+                         open(f"{tmp}/{name}.out").read()).groups()
+    a, b = int(a), int(b)
+    mine = [s for s in prof.samples if s.labels.get("comm", "") == comm and
+            s.labels.get("pid") == pid]
+    total = sum(s.values[kind] for s in mine)
+    hot = {"hot_a": 0, "hot_b": 0}
+    whole = {"hot_a": 0, "hot_b": 0}
+    bad, evals = [], 0
+    for s in mine:
+        n = s.values[kind]
+        py = [f for f in s.frames if f in PY]
+        leaf = next((f for f in py if f in hot), None)
+        if not leaf:
+            continue
+        hot[leaf] += n
+        if py == CHAIN[leaf]:
+            whole[leaf] += n
+        elif len(bad) < 5:
+            bad.append(" <- ".join(s.frames))
+        evals += n if "_PyEval_EvalFrameDefault" in s.frames else 0
+    in_hot = hot["hot_a"] + hot["hot_b"]
+    ours = 100.0 * hot["hot_a"] / in_hot if in_hot else 0.0
+    theirs = 100.0 * a / (a + b)
+    complete = 100.0 * (whole["hot_a"] + whole["hot_b"]) / in_hot if in_hot else 0.0
+    print(f"# {name}: {total} samples of {comm} {pid}, {in_hot} in hot_a or hot_b, "
+          f"{complete:.1f}% of those with the whole chain to <module>; hot_a {ours:.1f}% "
+          f"of them, the program measured {theirs:.1f}%; {evals} with an interpreter frame left")
+    for f in bad:
+        print(f"#   not the whole chain: {f}")
+    if in_hot < 300 or in_hot < 0.5 * total:
+        print(f"FAIL: {name}: {in_hot} samples in hot_a or hot_b, of {total}")
+        failed = True
+    elif complete < 99.0:
+        print(f"FAIL: {name}: {complete:.1f}% of the chains' samples are whole, need 99%")
+        failed = True
+    if evals:
+        print(f"FAIL: {name}: {evals} of the chains' samples keep a _PyEval_EvalFrameDefault frame")
+        failed = True
+    if abs(ours - theirs) > 5.0:
+        print(f"FAIL: {name}: hot_a's share {ours:.1f}% is {abs(ours - theirs):.1f} points "
+              f"from the program's own {theirs:.1f}% (> 5)")
+        failed = True
+sys.exit(1 if failed else 0)
+PY
