@@ -1092,6 +1092,9 @@ static int pl_stack_user(struct taproot_pipeline *p, const struct pl_capture *c,
 	}
 	/* Frames of activations the native walk did not reach (MAX_FRAMES). */
 	p->st.python_frames_unplaced += c->py_nr - pyi;
+	/* An interpreter not walked says so, at the root of its stacks. */
+	if (res->nr && taproot_proc_python_unwalked(proc) && pl_room(p, nf, 1))
+		pl_marker(&p->frames[nf++], taproot_proc_python_unwalked(proc));
 	if (pl_user_marker(c, res) && pl_room(p, nf, 1))
 		pl_marker(&p->frames[nf++], pl_user_marker(c, res));
 	/*

@@ -182,6 +182,7 @@ struct taproot_proc {
 	bool labels_read;			/* since the last exec */
 	struct taproot_pyproc *py;		/* its interpreter, when py_err is 0 */
 	int py_err;				/* taproot_proc_python()'s */
+	char py_marker[48];			/* "[python 3.N: unsupported]", "" */
 	bool py_known;				/* py, py_err: of the maps held */
 };
 

@@ -300,6 +300,14 @@ struct taproot_pyproc {
 	struct taproot_python_layout layout;
 };
 
+/*
+ * When @proc runs a CPython interpreter taproot does not walk (another
+ * version than 3.9, 3.11, 3.13; a C library other than glibc), the frame
+ * its samples get to say so: "[python 3.N: unsupported]", "[python 3.N: C
+ * library unsupported]"; else NULL. Valid until its maps are read again.
+ */
+const char *taproot_proc_python_unwalked(struct taproot_proc *proc);
+
 /* Whether @pc of a process lies in the evaluation loop of its interpreter @py. */
 bool taproot_pyproc_in_eval(const struct taproot_pyproc *py, uint64_t pc);
 

@@ -7,6 +7,7 @@
  * memory, for the code objects its frames name.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -49,18 +50,23 @@ static int proc_python(struct taproot_proc *proc, struct taproot_pyproc *py)
 		if (is_glibc(mi->path) && (!starts[1] || !strncmp(b, "libpthread", 10)))
 			starts[1] = mi->start;
 	}
-	if (!starts[0] || !starts[1])
-		return -ENOENT;
-	if (taproot_proc_find_map(proc, starts[1], &m) < 0 || !m->elf ||
-	    tp_glibc_tsd(taproot_elf_handle(m->elf), &tsd_off) < 0)
-		return tp_err(-ENOTSUP, "%s: pthread_getspecific() not recognised", m->path);
-	if (taproot_proc_find_map(proc, starts[0], &m) < 0 || !m->elf)
+	if (!starts[0] || taproot_proc_find_map(proc, starts[0], &m) < 0 || !m->elf)
 		return -ENOENT;
 	err = tp_pyelf_read(taproot_elf_handle(m->elf), m->path, &py->elf);
+	if (err == -ENOTSUP || err == -EINVAL)
+		snprintf(proc->py_marker, sizeof(proc->py_marker), "[python 3.%u: %s]",
+			 py->elf.minor, err == -ENOTSUP ? "unsupported" : "unreadable interpreter");
 	if (err < 0)
 		return err;
 	py->bias = m->bias;
-	tp_pyelf_layout(&py->elf, m->bias, tsd_off, &py->layout);
+	if (!starts[1] || taproot_proc_find_map(proc, starts[1], &m) < 0 || !m->elf ||
+	    tp_glibc_tsd(taproot_elf_handle(m->elf), &tsd_off) < 0) {
+		snprintf(proc->py_marker, sizeof(proc->py_marker),
+			 "[python 3.%u: C library unsupported]", py->elf.minor);
+		return tp_err(-ENOTSUP, "%s: no glibc pthread_getspecific() taproot knows",
+			      starts[1] ? m->path : "no glibc");
+	}
+	tp_pyelf_layout(&py->elf, py->bias, tsd_off, &py->layout);
 	return 0;
 }
 
@@ -78,6 +84,7 @@ int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc *
 
 	*pyp = NULL;
 	if (!proc->py_known) {
+		proc->py_marker[0] = '\0';
 		proc->py_err = proc_python(proc, &found);
 		if (!proc->py_err && !proc->py && !(proc->py = malloc(sizeof(*proc->py))))
 			return tp_err(-ENOMEM, NULL);
@@ -91,6 +98,14 @@ int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc *
 	if (!proc->py_err)
 		*pyp = proc->py;
 	return proc->py_err;
+}
+
+const char *taproot_proc_python_unwalked(struct taproot_proc *proc)
+{
+	const struct taproot_pyproc *py;
+
+	taproot_proc_python(proc, &py);
+	return proc->py_marker[0] ? proc->py_marker : NULL;
 }
 
 int taproot_proc_read_mem(const struct taproot_proc *proc, uint64_t addr, void *dst, size_t len)

@@ -29,23 +29,6 @@
 #include "runtime/runtime.h"
 #include "util/util.h"
 
-enum tp_py_lines {
-	TP_PY_LNOTAB,		/* 3.9: (byte offset delta, line delta) pairs */
-	TP_PY_LOCATIONS,	/* 3.11+: the location table of PEP 657 */
-};
-
-struct tp_pyver {
-	unsigned int minor;
-	uint32_t runtime_tss;		/* _PyRuntime.autoTSSkey (a Py_tss_t) */
-	uint16_t tstate_cframe, tstate_frame;
-	uint16_t frame_code, frame_back, frame_pos, entry_off;
-	uint8_t pos_kind, entry_kind;
-	uint16_t code_argcount, code_kwonly, code_flags, code_firstlineno;
-	uint16_t code_filename, code_name, code_qualname, code_lines;
-	uint16_t str_ascii, str_compact;	/* data of a compact str: ASCII, other */
-	enum tp_py_lines lines;
-};
-
 static const struct tp_pyver tp_pyvers[] = {
 	{
 		.minor = 9, .runtime_tss = 584,
@@ -82,8 +65,25 @@ static const struct tp_pyver tp_pyvers[] = {
 #define PY_STR_LENGTH		16	/* PyASCIIObject.length: code points */
 #define PY_STR_STATE		32	/* ... its state bit field */
 #define PY_TSS_KEY		4	/* Py_tss_t: _is_initialized, then _key */
-/* 3.13's _PyRuntime begins with its debug offsets: this cookie, then the version. */
+/*
+ * 3.13's _PyRuntime begins with _Py_DebugOffsets, for debuggers: this
+ * cookie, the version, then for each structure its size and its fields'
+ * offsets, as 64-bit words. The words taproot takes (3.13's layout of
+ * that structure; a later version, which lays it out otherwise, is not
+ * walked), each checked against its structure's size.
+ */
 static const char tp_py_debug_cookie[8] = "xdebugpy";
+enum {
+	PY_DBG_VERSION = 1, PY_DBG_FREE_THREADED = 2,
+	PY_DBG_TSTATE = 19, PY_DBG_TSTATE_FRAME = 23,
+	PY_DBG_FRAME = 28, PY_DBG_FRAME_BACK = 29, PY_DBG_FRAME_CODE = 30,
+	PY_DBG_FRAME_POS = 31, PY_DBG_FRAME_OWNER = 33,
+	PY_DBG_CODE = 34, PY_DBG_CODE_FILENAME = 35, PY_DBG_CODE_NAME = 36,
+	PY_DBG_CODE_QUALNAME = 37, PY_DBG_CODE_LINES = 38, PY_DBG_CODE_FIRSTLINENO = 39,
+	PY_DBG_CODE_ARGCOUNT = 40, PY_DBG_CODE_INSNS = 43,
+	PY_DBG_STR = 67, PY_DBG_STR_ASCII = 70,
+	PY_DBG_WORDS = 71,
+};
 
 /* ------------------------------------------------------------ the ELF file */
 
@@ -292,11 +292,73 @@ static void py_eval_parts(Elf *elf, struct tp_pyelf *py)
 	free(code);
 }
 
+/*
+ * 3.13: the offsets of py->v from the interpreter's own debug offsets at
+ * @runtime, where it publishes them (a build of its own may differ from
+ * the headers'); those it does not publish (co_flags, co_kwonlyargcount,
+ * the thread-state key) stay the table's. 0, or -EINVAL.
+ */
+static int py_debug_offsets(Elf *elf, uint64_t runtime, struct tp_pyelf *py)
+{
+	struct tp_pyver *v = &py->v;
+	uint64_t w[PY_DBG_WORDS];
+	/* Each word taken, with the structure size word it must lie within. */
+	static const struct { uint8_t word, size; } fields[] = {
+		{ PY_DBG_TSTATE_FRAME, PY_DBG_TSTATE },
+		{ PY_DBG_FRAME_BACK, PY_DBG_FRAME }, { PY_DBG_FRAME_CODE, PY_DBG_FRAME },
+		{ PY_DBG_FRAME_POS, PY_DBG_FRAME }, { PY_DBG_FRAME_OWNER, PY_DBG_FRAME },
+		{ PY_DBG_CODE_FILENAME, PY_DBG_CODE }, { PY_DBG_CODE_NAME, PY_DBG_CODE },
+		{ PY_DBG_CODE_QUALNAME, PY_DBG_CODE }, { PY_DBG_CODE_LINES, PY_DBG_CODE },
+		{ PY_DBG_CODE_FIRSTLINENO, PY_DBG_CODE }, { PY_DBG_CODE_ARGCOUNT, PY_DBG_CODE },
+		{ PY_DBG_CODE_INSNS, PY_DBG_CODE }, { PY_DBG_STR_ASCII, PY_DBG_STR },
+	};
+
+	if (py_elf_read(elf, runtime, w, sizeof(w)) < 0 || memcmp(w, tp_py_debug_cookie, 8) ||
+	    w[PY_DBG_VERSION] >> 16 != 0x030d || w[PY_DBG_FREE_THREADED])
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (w[fields[i].size] > 4096 || w[fields[i].word] + 1 > w[fields[i].size])
+			return -EINVAL;
+	v->tstate_frame = (uint16_t)w[PY_DBG_TSTATE_FRAME];
+	v->frame_back = (uint16_t)w[PY_DBG_FRAME_BACK];
+	v->frame_code = (uint16_t)w[PY_DBG_FRAME_CODE];
+	v->frame_pos = (uint16_t)w[PY_DBG_FRAME_POS];
+	v->entry_off = (uint16_t)w[PY_DBG_FRAME_OWNER];
+	v->code_filename = (uint16_t)w[PY_DBG_CODE_FILENAME];
+	v->code_name = (uint16_t)w[PY_DBG_CODE_NAME];
+	v->code_qualname = (uint16_t)w[PY_DBG_CODE_QUALNAME];
+	v->code_lines = (uint16_t)w[PY_DBG_CODE_LINES];
+	v->code_firstlineno = (uint16_t)w[PY_DBG_CODE_FIRSTLINENO];
+	v->code_argcount = (uint16_t)w[PY_DBG_CODE_ARGCOUNT];
+	/* posonlyargcount, then kwonlyargcount: the two ints after argcount. */
+	v->code_kwonly = (uint16_t)(w[PY_DBG_CODE_ARGCOUNT] + 8);
+	v->str_ascii = (uint16_t)w[PY_DBG_STR_ASCII];
+	/* A compact str that is not ASCII adds utf8_length and utf8. */
+	v->str_compact = (uint16_t)(w[PY_DBG_STR_ASCII] + 16);
+	py->code_insns = (uint32_t)w[PY_DBG_CODE_INSNS];
+	py->debug_offsets = true;
+	return 0;
+}
+
+/* Whether the fields the module reads of frames and code objects lie in its reads. */
+static bool py_module_reads(const struct tp_pyver *v)
+{
+	const uint16_t f[] = {
+		v->frame_code, v->frame_back, v->frame_pos, v->entry_off, v->tstate_frame,
+		v->tstate_cframe, v->code_argcount, v->code_kwonly, v->code_flags,
+		v->code_firstlineno,
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i] + 8 > TAPROOT_PY_READ_MAX)
+			return false;
+	return true;
+}
+
 int tp_pyelf_read(Elf *elf, const char *path, struct tp_pyelf *py)
 {
 	unsigned int minor = py_name_minor(path);
 	GElf_Sym rt, code, eval, ver;
-	uint8_t hdr[16];
 	uint64_t size;
 
 	memset(py, 0, sizeof(*py));
@@ -310,31 +372,31 @@ int tp_pyelf_read(Elf *elf, const char *path, struct tp_pyelf *py)
 			return tp_err(-EINVAL, "%s: Py_Version unreadable", path);
 		minor = (hex >> 16) & 0xff;
 	}
+	py->minor = minor;	/* for the caller's message, whatever follows */
 	for (size_t i = 0; i < sizeof(tp_pyvers) / sizeof(tp_pyvers[0]); i++)
 		if (tp_pyvers[i].minor == minor)
-			py->v = &tp_pyvers[i];
-	if (!py->v)
+			py->v = tp_pyvers[i];
+	if (!py->v.minor)
 		return tp_err(-ENOTSUP, "%s: CPython 3.%u: only 3.9, 3.11 and 3.13 are walked",
 			      path, minor);
 	if (py_sym(elf, "PyCode_Type", &code) < 0 ||
 	    py_sym(elf, "_PyEval_EvalFrameDefault", &eval) < 0)
 		return tp_err(-EINVAL, "%s: no PyCode_Type or _PyEval_EvalFrameDefault", path);
-	/* 3.13: the debug offsets open _PyRuntime, of this very version. */
-	if (minor == 13 &&
-	    (py_elf_read(elf, rt.st_value, hdr, sizeof(hdr)) < 0 ||
-	     memcmp(hdr, tp_py_debug_cookie, 8) || py_u64(hdr + 8) >> 16 != 0x030d))
+	if (minor == 13 && py_debug_offsets(elf, rt.st_value, py) < 0)
 		return tp_err(-EINVAL, "%s: _PyRuntime does not open with 3.13's debug offsets",
 			      path);
-	py->minor = minor;
-	py->tss_key = rt.st_value + py->v->runtime_tss + PY_TSS_KEY;
+	if (!py_module_reads(&py->v))
+		return tp_err(-ENOTSUP, "%s: CPython 3.%u lays its frames out beyond the module's "
+			      "reads", path, minor);
+	py->tss_key = rt.st_value + py->v.runtime_tss + PY_TSS_KEY;
 	py->code_type = code.st_value;
 	py->eval[0][0] = eval.st_value;
 	py->eval[0][1] = eval.st_value + (eval.st_size ? eval.st_size : 1);
 	py->eval_parts = 1;
 	py_eval_parts(elf, py);
-	if (py->v->lines == TP_PY_LOCATIONS) {
+	if (py->v.lines == TP_PY_LOCATIONS && !py->code_insns) {
 		if (py_elf_read(elf, code.st_value + PY_TYPE_BASICSIZE, &size, sizeof(size)) < 0 ||
-		    size < (uint64_t)py->v->code_lines + 8 || size > 4096)
+		    size < (uint64_t)py->v.code_lines + 8 || size > 4096)
 			return tp_err(-EINVAL, "%s: PyCode_Type.tp_basicsize unreadable", path);
 		py->code_insns = (uint32_t)size;
 	}
@@ -380,7 +442,7 @@ int tp_glibc_tsd(Elf *libc, uint32_t *tsd_off)
 void tp_pyelf_layout(const struct tp_pyelf *py, uint64_t bias, uint32_t tsd_off,
 		     struct taproot_python_layout *l)
 {
-	const struct tp_pyver *v = py->v;
+	const struct tp_pyver *v = &py->v;
 
 	*l = (struct taproot_python_layout){
 		.tss_key = py->tss_key + bias,
@@ -485,7 +547,7 @@ void tp_pycode_free(struct tp_pycode *c)
 int tp_pycode_read(const struct tp_pyelf *py, uint64_t bias, tp_pyread_fn rd, void *ctx,
 		   uint64_t code, uint32_t cookie, struct tp_pycode *c)
 {
-	const struct tp_pyver *v = py->v;
+	const struct tp_pyver *v = &py->v;
 	uint8_t o[160], b[24];
 	uint64_t lines, size;
 
@@ -617,7 +679,7 @@ uint32_t tp_pycode_line(const struct tp_pyelf *py, const struct tp_pycode *c, ui
 {
 	if (pos == TAPROOT_PYFRAME_POS_NONE || !c->lines)
 		return pos == TAPROOT_PYFRAME_POS_NONE ? c->firstlineno : 0;
-	if (py->v->lines == TP_PY_LNOTAB)
+	if (py->v.lines == TP_PY_LNOTAB)
 		return py_line_lnotab(c, pos);
 	if (pos < py->code_insns)
 		return c->firstlineno;

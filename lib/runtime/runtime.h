@@ -8,6 +8,7 @@
 #ifndef TAPROOT_RUNTIME_H
 #define TAPROOT_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -175,11 +176,27 @@ void tp_gotab_close(struct tp_gotab *t);
 
 #define TP_PY_EVAL_PARTS	4
 
-struct tp_pyver;
+enum tp_py_lines {
+	TP_PY_LNOTAB,		/* 3.9: (byte offset delta, line delta) pairs */
+	TP_PY_LOCATIONS,	/* 3.11+: the location table of PEP 657 */
+};
+
+/* Where a version keeps what the walk and the names need (python.c has them). */
+struct tp_pyver {
+	unsigned int minor;
+	uint32_t runtime_tss;		/* _PyRuntime.autoTSSkey (a Py_tss_t) */
+	uint16_t tstate_cframe, tstate_frame;
+	uint16_t frame_code, frame_back, frame_pos, entry_off;
+	uint8_t pos_kind, entry_kind;
+	uint16_t code_argcount, code_kwonly, code_flags, code_firstlineno;
+	uint16_t code_filename, code_name, code_qualname, code_lines;
+	uint16_t str_ascii, str_compact;	/* data of a compact str: ASCII, other */
+	enum tp_py_lines lines;
+};
 
 /* An interpreter's ELF file: tp_pyelf_read(). Addresses are link-time. */
 struct tp_pyelf {
-	const struct tp_pyver *v;
+	struct tp_pyver v;
 	unsigned int minor;		/* 3.minor */
 	uint64_t tss_key;		/* the int pthread key of thread states */
 	uint64_t code_type;		/* PyCode_Type */
@@ -192,13 +209,15 @@ struct tp_pyelf {
 	uint64_t eval[TP_PY_EVAL_PARTS][2];
 	unsigned int eval_parts;
 	uint32_t code_insns;		/* 3.11+: first code unit's offset in a code object */
+	bool debug_offsets;		/* v was read from the interpreter's own (3.13) */
 };
 
 /*
  * Whether @elf, the file at @path (its name says python3.N or
  * libpython3.N), is a CPython interpreter of a version taproot walks, into
  * @py. Returns 0, -ENOENT (not an interpreter: no _PyRuntime), -ENOTSUP
- * (another version; with a message), -EINVAL (its tables contradict it).
+ * (another version; with a message), -EINVAL (its tables contradict it);
+ * py->minor is set with the last two.
  */
 int tp_pyelf_read(Elf *elf, const char *path, struct tp_pyelf *py);
 

@@ -282,6 +282,22 @@ static void check_interp(const struct interp *in)
 	/* Debian's 3.13 has most of its loop in a .cold part the symbol leaves out. */
 	if (in->minor == 13)
 		assert_true(py.elf.eval_parts >= 2);
+	/* 3.13's offsets come from its _Py_DebugOffsets: those of its headers. */
+	assert_int_equal(py.elf.debug_offsets, in->minor == 13);
+	if (in->minor == 13) {
+		assert_int_equal(py.elf.v.tstate_frame, 72);
+		assert_int_equal(py.elf.v.frame_code, 0);
+		assert_int_equal(py.elf.v.frame_back, 8);
+		assert_int_equal(py.elf.v.frame_pos, 56);
+		assert_int_equal(py.elf.v.entry_off, 70);
+		assert_int_equal(py.elf.v.code_filename, 112);
+		assert_int_equal(py.elf.v.code_qualname, 128);
+		assert_int_equal(py.elf.v.code_lines, 136);
+		assert_int_equal(py.elf.v.code_firstlineno, 68);
+		assert_int_equal(py.elf.v.code_argcount, 52);
+		assert_int_equal(py.elf.v.str_ascii, 40);
+		assert_int_equal(py.elf.code_insns, 200);
+	}
 	nt = threads(target, tids, 8);
 	assert_int_equal(nt, 2);
 
