@@ -13,11 +13,12 @@
 #     Python frames in order hot_X, outer_X, main, <module>, each where
 #     the interpreter ran it: the C frames of map() and list() between
 #     hot_b and outer_b, none between hot_a and outer_a in 3.11 on (one
-#     activation runs both; 3.9 runs each frame in one of its own); they are
-#     most of the program's samples: it runs after a first run of the
-#     chains alone, in the same recording, which has taprootctl compile
-#     and upload the interpreter's tables (the samples before that have no
-#     Python frames; under TCG, for seconds);
+#     activation runs both; 3.9 runs each frame in one of its own);
+#   - of the samples of the measured part (after a warm-up that has
+#     taprootctl compile and upload the interpreter's tables, slowly under
+#     TCG: the samples before that have no Python frames; the thread then
+#     names itself pysplit-main) running its code (PyEval_EvalCode under
+#     Py_RunMain), 99% have Python frames;
 #   - the share of hot_a against hot_b is within 5 points of the share of
 #     CPU time the program measured for each chain itself;
 #   - the record summary counts the interpreter as walked;
@@ -37,19 +38,20 @@ load_module
 # into $TEST_TMP/NAME/.
 record_py() {
 	local name=$1 root=$2 python=$3 script=$REPO/tests/vm/progs/pysplit.py cmd
-	cmd=(sh -c "$python $script 0 $warmup >/dev/null && exec $python $script $secs")
+	cmd=("$python" "$script" "$secs" "$warmup")
 	if [ "$root" != / ]; then
 		[ -x "$REPO/$root$python" ] || die "no $root$python: run scripts/deps"
 		# The guest's writes stay in its memory: the root is not changed.
 		cp "$script" "$REPO/$root/tmp/pysplit.py"
-		script=/tmp/pysplit.py
-		cmd=(chroot "$REPO/$root" sh -c "$python $script 0 $warmup >/dev/null && exec $python $script $secs")
+		mountpoint -q "$REPO/$root/proc" || mount -t proc proc "$REPO/$root/proc" ||
+			die "cannot mount proc in $root"
+		cmd=(chroot "$REPO/$root" "$python" /tmp/pysplit.py "$secs" "$warmup")
 	fi
 	say "taprootctl record -- ${cmd[*]}"
 	expect_ok "taprootctl record ($name)" "$CTL" record --freq 499 \
 		--output "$TEST_TMP/$name" -- "${cmd[@]}"
 	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
-	assert_contains "record summary ($name)" "$OUT" "python:   2 processes' CPython frames walked"
+	assert_contains "record summary ($name)" "$OUT" "python:   1 processes' CPython frames walked"
 	grep -o 'pysplit: pid=[0-9]* a=[0-9]* b=[0-9]*' <<<"$OUT" >"$TEST_TMP/$name.out" ||
 		die "record ($name): the program's line is not in record's output: $OUT"
 }
@@ -88,9 +90,16 @@ for name, comm in runs.items():
     pid, a, b = re.match(r"pysplit: pid=(\d+) a=(\d+) b=(\d+)",
                          open(f"{tmp}/{name}.out").read()).groups()
     a, b = int(a), int(b)
-    mine = [s for s in prof.samples if s.labels.get("comm", "") == comm and
-            s.labels.get("pid") == pid]
+    mine = [s for s in prof.samples if s.labels.get("pid") == pid and
+            s.labels.get("thread_comm") == "pysplit-main"]
     total = sum(s.values[kind] for s in mine)
+    # Running the script's code: the module's code run from C
+    # (PyEval_EvalCode) by Py_RunMain.
+    def own(s):
+        return "PyEval_EvalCode" in s.frames and "Py_RunMain" in s.frames
+    owns = [s for s in mine if own(s)]
+    walked = sum(s.values[kind] for s in owns if any(f in PY for f in s.frames))
+    running = sum(s.values[kind] for s in owns)
     hot = {"hot_a": 0, "hot_b": 0}
     whole = {"hot_a": 0, "hot_b": 0}
     bad, evals, misplaced = [], 0, 0
@@ -117,9 +126,12 @@ for name, comm in runs.items():
     ours = 100.0 * hot["hot_a"] / in_hot if in_hot else 0.0
     theirs = 100.0 * a / (a + b)
     complete = 100.0 * (whole["hot_a"] + whole["hot_b"]) / in_hot if in_hot else 0.0
-    print(f"# {name}: {total} samples of {comm} {pid}, {in_hot} in hot_a or hot_b, "
+    print(f"# {name}: {total} samples of {comm} (pid {pid}) as pysplit-main, {in_hot} in hot_a or hot_b, "
           f"{complete:.1f}% of those with the whole chain to <module>; hot_a {ours:.1f}% "
-          f"of them, the program measured {theirs:.1f}%; {evals} with an interpreter frame left")
+          f"of them, the program measured {theirs:.1f}%; {evals} with an interpreter frame left; "
+          f"{walked} of the {running} running its code have Python frames, of "
+          f"{sum(s.values[kind] for s in mine if 'PyEval_EvalCode' in s.frames)} running "
+          f"any Python code")
     for f in bad:
         print(f"#   not the whole chain: {f}")
     if in_hot < 300 or in_hot < 0.5 * total:
@@ -127,6 +139,12 @@ for name, comm in runs.items():
         failed = True
     elif complete < 99.0:
         print(f"FAIL: {name}: {complete:.1f}% of the chains' samples are whole, need 99%")
+        failed = True
+    if walked < 0.99 * running:
+        print(f"FAIL: {name}: {walked} of the {running} samples running its code have "
+              f"Python frames, need 99%")
+        for s in [s for s in owns if not any(f in PY for f in s.frames)][:5]:
+            print(f"#   without: {' <- '.join(s.frames)}")
         failed = True
     if misplaced:
         print(f"FAIL: {name}: {misplaced} of the chains' samples have a Python frame out of "
@@ -141,3 +159,4 @@ for name, comm in runs.items():
         failed = True
 sys.exit(1 if failed else 0)
 PY
+umount "$REPO/build/roots/bullseye/proc" "$REPO/build/roots/sid/proc"

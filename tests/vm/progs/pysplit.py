@@ -3,8 +3,9 @@
 # (C: the builtins map and list) -> hot_b, about 70/30, each measured by the program itself (its thread's
 # CPU time around each chain): "pysplit: pid=PID a=NS b=NS" at the end.
 # First, for WARMUP seconds, the same chains under warm() instead of
-# main(), unmeasured: a run of them alone warms a profiler up (taproot
-# compiles and uploads the interpreter's unwind tables, slowly under TCG).
+# main(), unmeasured, which warms a profiler up (taproot compiles and
+# uploads the interpreter's unwind tables, slowly under TCG); then the
+# thread is named pysplit-main (its comm), for the samples to tell.
 # Usage: pysplit.py SECONDS [WARMUP]. Runs as it is on CPython 3.9 to 3.13.
 import os
 import sys
@@ -55,4 +56,6 @@ def main(seconds):
 
 
 warm(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
+with open("/proc/self/comm", "w") as f:
+    f.write("pysplit-main")
 main(float(sys.argv[1]))
