@@ -18,6 +18,12 @@
 #     set a child munmap+mmaps another file at the same address, maps over
 #     its mapping with MAP_FIXED, or execs: ESTALE each time; nr 0 forgets
 #     a live or a dead process;
+#   - PYTHON_SET (issue 29): each offset past the walker's reads, unknown
+#     kinds, reserved fields, forget past 1, pid 0: EINVAL; struct at 8:
+#     EFAULT; no such pid: ESRCH; a wrong token: ESTALE; a process without
+#     mappings: ENOENT; a layout set, the mappings set again, forgotten;
+#     a holder of the device that dropped its capabilities since the open:
+#     EPERM, while its MAPS_SET still goes;
 #   - the budget (TAPROOT_A_CFG_UNWIND_MEM lowered): ENOSPC for tables and
 #     mappings, and a refusal charges nothing;
 #   - GET_STATS counts tables, processes and bytes; closing the device

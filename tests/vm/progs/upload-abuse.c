@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/taproot.h>
@@ -582,6 +583,116 @@ static void stale_case(int fd, struct child *ch, char what, const struct taproot
  * the process has code (MAPS_SET checks).
  */
 static uint64_t xcode;
+/* What a layout of this process's "interpreter" points at. */
+static int py_key;
+
+/* PYTHON_SET of @pid: 0 or the errno. */
+static int python_set(int fd, uint32_t pid, uint64_t tok, const struct taproot_python_layout *l,
+		      uint32_t forget)
+{
+	struct taproot_python_set s = { .pid = pid, .forget = forget, .token = tok };
+
+	if (l)
+		s.layout = *l;
+	return xioctl(fd, TAPROOT_IOC_PYTHON_SET, &s);
+}
+
+/* Token and PYTHON_SET of @pid, retried on ESTALE as set_retry(). */
+static int python_retry(int fd, uint32_t pid, const struct taproot_python_layout *l)
+{
+	uint64_t tok;
+	int e = ESTALE;
+
+	for (int i = 0; i < 50 && e == ESTALE; i++)
+		if (!(e = token(fd, pid, &tok)))
+			e = python_set(fd, pid, tok, l, 0);
+	return e;
+}
+
+/* Give up CAP_SYS_ADMIN and CAP_PERFMON (every effective capability). */
+static void drop_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		die("capget");
+	d[0].effective = d[1].effective = 0;
+	if (syscall(SYS_capset, &h, d))
+		die("capset");
+}
+
+/*
+ * PYTHON_SET (self's mappings set): every malformed layout EINVAL, a
+ * process without mappings ENOENT, a wrong token ESTALE; a caller that
+ * dropped its capabilities after the open is refused (EPERM) though its
+ * other uploads still go.
+ */
+static void python_cases(int fd, const struct taproot_proc_map *m)
+{
+	const struct taproot_python_layout ok = {
+		.tss_key = (uintptr_t)&py_key, .code_type = xcode, .tsd_off = 0x318,
+		.tstate_cframe = 56, .tstate_frame = 8, .frame_code = 32, .frame_back = 48,
+		.frame_pos = 56, .entry_off = 68, .pos_kind = TAPROOT_PY_POS_PTR,
+		.entry_kind = TAPROOT_PY_ENTRY_FLAG, .code_argcount = 56, .code_kwonly = 64,
+		.code_flags = 48, .code_firstlineno = 72,
+	};
+	struct taproot_python_layout l;
+	pid_t self = getpid();
+	struct child ch;
+	uint64_t tok;
+	int st;
+
+	expect(token(fd, self, &tok), 0, "python: token");
+#define BAD(field, value, label)						\
+	do {									\
+		l = ok;								\
+		l.field = value;						\
+		expect(python_set(fd, self, tok, &l, 0), EINVAL, "python: " label ": EINVAL"); \
+	} while (0)
+	BAD(frame_back, TAPROOT_PY_READ_MAX - 7, "frame_back past the read");
+	BAD(frame_code, 0xffff, "frame_code past the read");
+	BAD(frame_pos, TAPROOT_PY_READ_MAX - 4, "a pointer position past the read");
+	BAD(code_firstlineno, TAPROOT_PY_READ_MAX - 3, "code_firstlineno past the read");
+	BAD(tstate_frame, TAPROOT_PY_READ_MAX, "tstate_frame past the read");
+	BAD(entry_off, TAPROOT_PY_READ_MAX, "entry_off past the read");
+	BAD(pos_kind, TAPROOT_PY_POS_NR, "unknown pos_kind");
+	BAD(entry_kind, TAPROOT_PY_ENTRY_NR, "unknown entry_kind");
+	BAD(reserved[1], 1, "reserved set");
+	BAD(tsd_off, 1U << 20, "tsd_off beyond the TCB");
+	l = ok;
+	l.entry_kind = TAPROOT_PY_ENTRY_ALL;
+	expect(python_set(fd, self, tok, &l, 0), EINVAL, "python: ENTRY_ALL with an entry_off: EINVAL");
+#undef BAD
+	expect(python_set(fd, self, tok, &ok, 2), EINVAL, "python: forget 2: EINVAL");
+	expect(python_set(fd, 0, tok, &ok, 0), EINVAL, "python: pid 0: EINVAL");
+	expect(xioctl(fd, TAPROOT_IOC_PYTHON_SET, (void *)8), EFAULT, "python: struct at 8: EFAULT");
+	expect(python_set(fd, 0x7fffffff, tok, &ok, 0), ESRCH, "python: no such pid: ESRCH");
+	expect(python_set(fd, self, tok ^ 1, &ok, 0), ESTALE, "python: wrong token: ESTALE");
+	ch = child_start();
+	expect(python_retry(fd, ch.pid, &ok), ENOENT, "python: a process without mappings: ENOENT");
+	child_stop(&ch);
+	expect(python_retry(fd, self, &ok), 0, "python: valid layout of self");
+	expect(set_retry(fd, self, m, 2), 0, "python: mappings set again over it");
+	expect(python_set(fd, self, 0, NULL, 1), 0, "python: forget");
+
+	/*
+	 * The holder of the open device, without its capabilities now (a
+	 * child, which answers by its exit status: the cases are counted
+	 * here): refused PYTHON_SET, while MAPS_SET still goes.
+	 */
+	if (!fork()) {
+		drop_caps();
+		_exit((python_retry(fd, self, &ok) == EPERM ? 0 : 1) |
+		      (set_retry(fd, self, m, 2) == 0 ? 0 : 2));
+	}
+	if (wait(&st) < 0 || !WIFEXITED(st))
+		die("the capability-less child");
+	check(!(WEXITSTATUS(st) & 1), "python: a holder that dropped its capabilities: EPERM",
+	      "not refused");
+	check(!(WEXITSTATUS(st) & 2), "python: ... whose mappings uploads still go",
+	      "MAPS_SET refused");
+}
 
 static void xcode_map(void)
 {
@@ -665,6 +776,7 @@ static void proc_cases(int fd, uint32_t tid)
 	expect(e, 0, "maps: replaced");
 	st = get_stats();
 	check(st.procs == 1, "stats: still one process", "procs %u", st.procs);
+	python_cases(fd, m);
 
 	/* Changes between the token and the set. */
 	ch = child_start();
