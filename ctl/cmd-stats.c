@@ -26,6 +26,9 @@ static void add(struct taproot_cpu_stats *t, const struct taproot_cpu_stats *c)
 		t->unwind[e] += c->unwind[e];
 	t->stacks += c->stacks;
 	t->stack_refs += c->stack_refs;
+	t->py_walks += c->py_walks;
+	t->py_frames += c->py_frames;
+	t->py_cut += c->py_cut;
 }
 
 static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
@@ -48,6 +51,10 @@ static void print_walks(const struct taproot_cpu_stats *t)
 	printf("unwind walks: %" PRIu64 " (", kunwind_walks(t->unwind));
 	print_kunwind_ends(t->unwind);
 	printf("), %" PRIu64 " samples not walked\n", t->unwind[TAPROOT_KUNWIND_NONE]);
+	if (t->py_walks)
+		printf("python walks: %" PRIu64 " (%" PRIu64 " frames), %" PRIu64
+		       " cut short (a read failed or a frame named no code object)\n",
+		       t->py_walks, t->py_frames, t->py_cut);
 }
 
 static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)
@@ -63,6 +70,9 @@ static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats
 	taproot_json_key_u64(j, "wakings", c->wakings);
 	taproot_json_key_u64(j, "stacks", c->stacks);
 	taproot_json_key_u64(j, "stack_refs", c->stack_refs);
+	taproot_json_key_u64(j, "python_walks", c->py_walks);
+	taproot_json_key_u64(j, "python_frames", c->py_frames);
+	taproot_json_key_u64(j, "python_walks_cut", c->py_cut);
 	/* Samples by how the module's walk ended; "none": not walked. */
 	taproot_json_key(j, "unwind");
 	taproot_json_object_begin(j);

@@ -672,6 +672,12 @@ static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
 			      TAPROOT_A_STAT_PAD) ||
 	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_STACK_REFS, ss.stack_refs,
 			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_PY_WALKS, ss.py_walks,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_PY_FRAMES, ss.py_frames,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_PY_CUT, ss.py_cut,
+			      TAPROOT_A_STAT_PAD) ||
 	    tap_put_stats_unwind(msg, &ss))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);

@@ -76,28 +76,38 @@ static int tap_py_read(void *dst, __u64 addr, __u32 len, __u32 *reads)
 	return tap_uwalk_read(dst, addr, len);
 }
 
-/* The innermost frame of the thread at @fsbase; 0 when it has none. */
+/*
+ * The innermost frame of the thread at @fsbase; 0 when it has none (no
+ * thread state: res->cut stays 0) or it could not be found (res->cut 1).
+ */
 static __u64 tap_py_top(const struct taproot_python_layout *l, __u64 fsbase,
-			__u32 *reads)
+			struct tap_pywalk_res *res)
 {
 	__u8 w[8];
 	__u32 key;
 	__u64 p;
 
-	if (tap_py_read(w, l->tss_key, 4, reads))
+	res->cut = 1;
+	if (tap_py_read(w, l->tss_key, 4, &res->reads))
 		return 0;
 	key = tap_py_u32(w, 0);
 	if (key >= TAP_PY_TSD_KEYS || !fsbase ||
-	    tap_py_read(w, fsbase + l->tsd_off + (__u64)key * TAP_PY_TSD_STRIDE, 8, reads))
+	    tap_py_read(w, fsbase + l->tsd_off + (__u64)key * TAP_PY_TSD_STRIDE, 8,
+			&res->reads))
 		return 0;
 	p = tap_py_u64(w, 0);	/* the thread state */
+	if (!p) {
+		res->cut = 0;
+		return 0;
+	}
 	if (l->tstate_cframe) {
-		if (tap_py_read(w, p + l->tstate_cframe, 8, reads))
+		if (tap_py_read(w, p + l->tstate_cframe, 8, &res->reads))
 			return 0;
 		p = tap_py_u64(w, 0);
 	}
-	if (tap_py_read(w, p + l->tstate_frame, 8, reads))
+	if (tap_py_read(w, p + l->tstate_frame, 8, &res->reads))
 		return 0;
+	res->cut = 0;
 	return tap_py_u64(w, 0);
 }
 
@@ -117,13 +127,14 @@ static __u32 tap_py_pos(const struct taproot_python_layout *l, const __u8 *f,
 }
 
 __u32 tap_pywalk(const struct taproot_python_layout *l, __u64 fsbase,
-		 struct taproot_pyframe *out, __u32 max, __u32 *reads)
+		 struct taproot_pyframe *out, __u32 max, struct tap_pywalk_res *res)
 {
 	__u8 f[TAPROOT_PY_READ_MAX], c[TAPROOT_PY_READ_MAX];
 	__u32 nr = 0, steps, flen = 0, clen = 0;
 	__u64 frame, code, code_type;
 
-	*reads = 0;
+	res->reads = 0;
+	res->cut = 1;
 	if (max > TAPROOT_PY_FRAMES_MAX)
 		max = TAPROOT_PY_FRAMES_MAX;
 	if (!tap_pylayout_ok(l))
@@ -140,9 +151,9 @@ __u32 tap_pywalk(const struct taproot_python_layout *l, __u64 fsbase,
 	tap_py_end(&clen, l->code_firstlineno, 4);
 	code_type = l->code_type;
 
-	frame = tap_py_top(l, fsbase, reads);
+	frame = tap_py_top(l, fsbase, res);
 	for (steps = 0; frame && nr < max && steps < 2 * TAPROOT_PY_FRAMES_MAX; steps++) {
-		if (tap_py_read(f, frame, flen, reads))
+		if (tap_py_read(f, frame, flen, &res->reads))
 			break;
 		frame = tap_py_u64(f, l->frame_back);
 		if (l->entry_kind == TAPROOT_PY_ENTRY_OWNER &&
@@ -152,7 +163,7 @@ __u32 tap_pywalk(const struct taproot_python_layout *l, __u64 fsbase,
 			continue;
 		}
 		code = tap_py_u64(f, l->frame_code);
-		if (tap_py_read(c, code, clen, reads) || tap_py_u64(c, 8) != code_type)
+		if (tap_py_read(c, code, clen, &res->reads) || tap_py_u64(c, 8) != code_type)
 			break;
 		out[nr].code = code;
 		out[nr].pos = tap_py_pos(l, f, code);
@@ -165,5 +176,8 @@ __u32 tap_pywalk(const struct taproot_python_layout *l, __u64 fsbase,
 			out[nr].pos |= TAPROOT_PYFRAME_ENTRY;
 		nr++;
 	}
+	/* Ended before the chain's end and the frame cap: a break, or the step cap. */
+	if (frame && nr < max)
+		res->cut = 1;
 	return nr;
 }

@@ -322,6 +322,7 @@ static void tap_sample_write_ref(const struct tap_config *cfg,
 				 struct tap_sample_pcs *pcs, u16 flags)
 {
 	u32 max = tap_ring_max_record(), knr = 0, kdepth, epoch, pynr, room;
+	u32 pywalked, pycut;
 	struct taproot_rec_sample_ref *rec;
 	struct taproot_rec_header *hdr;
 	bool ktrunc = false;
@@ -330,7 +331,14 @@ static void tap_sample_write_ref(const struct tap_config *cfg,
 	room = sizeof(struct taproot_rec_stack) + w->nr * sizeof(u64);
 	room = max > room ? max - room : 0;
 	pynr = tap_walk_python(w, pcs->py,
-			       min_t(u32, TAPROOT_PY_FRAMES_MAX, room / sizeof(pcs->py[0])));
+			       min_t(u32, TAPROOT_PY_FRAMES_MAX, room / sizeof(pcs->py[0])),
+			       &pywalked, &pycut);
+	if (pywalked) {
+		this_cpu_inc(tap_sample_stats.py_walks);
+		this_cpu_add(tap_sample_stats.py_frames, pynr);
+		if (pycut)
+			this_cpu_inc(tap_sample_stats.py_cut);
+	}
 	flags |= TAPROOT_SAMPLE_F_USER_REGS;
 	if (!user_mode(regs)) {
 		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
@@ -497,6 +505,9 @@ void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st)
 	st->stack_refs = READ_ONCE(s->stack_refs);
 	for (i = 0; i < TAPROOT_KUNWIND_NR; i++)
 		st->unwind[i] = READ_ONCE(s->unwind[i]);
+	st->py_walks = READ_ONCE(s->py_walks);
+	st->py_frames = READ_ONCE(s->py_frames);
+	st->py_cut = READ_ONCE(s->py_cut);
 }
 
 int __init tap_sample_init(void)

@@ -36,6 +36,9 @@ struct tap_sample_stats {
 	u64 stacks;		/* TAPROOT_REC_STACK records written */
 	u64 stack_refs;		/* TAPROOT_REC_SAMPLE_REF records written */
 	u64 unwind[TAPROOT_KUNWIND_NR];	/* samples by how their walk ended */
+	u64 py_walks;		/* walks of CPython frames (a layout set) */
+	u64 py_frames;		/* the frames they found */
+	u64 py_cut;		/* walks cut short: tap_pywalk_res.cut */
 };
 
 void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st);

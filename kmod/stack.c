@@ -103,14 +103,19 @@ void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 }
 
 u32 tap_walk_python(const struct tap_uwalk *w, struct taproot_pyframe *out,
-		    u32 max)
+		    u32 max, u32 *walked, u32 *cut)
 {
-	u32 reads;
+	struct tap_pywalk_res res;
+	u32 nr;
 
+	*walked = *cut = 0;
 	if (!w->maps || !w->maps->py)
 		return 0;
 	/* Current's own: the kernel never changes the FS base on entry. */
-	return tap_pywalk(w->maps->py, x86_fsbase_read_cpu(), out, max, &reads);
+	nr = tap_pywalk(w->maps->py, x86_fsbase_read_cpu(), out, max, &res);
+	*walked = 1;
+	*cut = res.cut;
+	return nr;
 }
 
 struct pt_regs *tap_current_user_regs(void)

@@ -111,10 +111,11 @@ void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
  * After a walk @w of current's user stack by tap_walk_user(), in the same
  * RCU-sched read side: the Python frames of current's thread into @out
  * (at most @max), when its process has a CPython layout (pywalk.h).
- * Returns the frames written.
+ * Returns the frames written; *@walked and *@cut (0 or 1) say whether it
+ * walked, and whether the walk was cut short (struct tap_pywalk_res).
  */
 u32 tap_walk_python(const struct tap_uwalk *w, struct taproot_pyframe *out,
-		    u32 max);
+		    u32 max, u32 *walked, u32 *cut);
 
 /* Copy @r into the ABI's register set. */
 void tap_fill_user_regs(struct taproot_user_regs *u, const struct pt_regs *r);

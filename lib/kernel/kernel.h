@@ -219,6 +219,9 @@ struct taproot_cpu_stats {
 	uint64_t unwind[TAPROOT_STATS_KUNWIND_NR];
 	uint64_t stacks;		/* STACK records written */
 	uint64_t stack_refs;		/* SAMPLE_REF records written */
+	uint64_t py_walks;		/* walks of CPython frames */
+	uint64_t py_frames;		/* the frames they found */
+	uint64_t py_cut;		/* walks cut short (a forged chain, a lying layout) */
 };
 
 /*

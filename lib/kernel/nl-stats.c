@@ -45,6 +45,9 @@ static struct nla_policy tp_stat_policy[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_UNWIND]	       = { .type = NLA_UNSPEC },
 	[TAPROOT_A_STAT_STACKS]	       = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_STACK_REFS]    = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_PY_WALKS]      = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_PY_FRAMES]     = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_PY_CUT]        = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 };
 
 /*
@@ -119,6 +122,9 @@ static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 		{ TAPROOT_A_STAT_WAKINGS, &c.wakings },
 		{ TAPROOT_A_STAT_STACKS, &c.stacks },
 		{ TAPROOT_A_STAT_STACK_REFS, &c.stack_refs },
+		{ TAPROOT_A_STAT_PY_WALKS, &c.py_walks },
+		{ TAPROOT_A_STAT_PY_FRAMES, &c.py_frames },
+		{ TAPROOT_A_STAT_PY_CUT, &c.py_cut },
 	};
 	char name[24];
 	size_t i;

@@ -363,9 +363,12 @@ static const char *const tp_stat_attr_names[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_UNWIND]		= "STAT_UNWIND",
 	[TAPROOT_A_STAT_STACKS]		= "STAT_STACKS",
 	[TAPROOT_A_STAT_STACK_REFS]	= "STAT_STACK_REFS",
+	[TAPROOT_A_STAT_PY_WALKS]	= "STAT_PY_WALKS",
+	[TAPROOT_A_STAT_PY_FRAMES]	= "STAT_PY_FRAMES",
+	[TAPROOT_A_STAT_PY_CUT]		= "STAT_PY_CUT",
 };
 
-_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_STACK_REFS,
+_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_PY_CUT,
 	       "a taproot stat attribute was added: name it in tp_stat_attr_names");
 
 const char *tp_nl_stat_attr_name(int type, char *buf, size_t len)

@@ -21,8 +21,10 @@
  *     keyword-only, first line 2;
  *   - a cookie that does not match, or a code address that is no code
  *     object, is refused (-ESTALE);
- *   - a layout whose type of code objects is wrong gives no frame, and one
- *     with offsets out of the walker's reads is refused.
+ *   - a layout whose type of code objects is wrong, or whose back pointer
+ *     is not one, ends the walk at the first frame it cannot trust and says
+ *     it was cut short; one with offsets out of the walker's reads is
+ *     refused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -209,16 +211,18 @@ struct walked {
 	char *names[TAPROOT_PY_FRAMES_MAX], *files[TAPROOT_PY_FRAMES_MAX];
 	uint32_t lines[TAPROOT_PY_FRAMES_MAX];
 	uint32_t nr;
+	bool cut;
 };
 
 static void walk(struct taproot_proc *proc, const struct taproot_pyproc *py, uint64_t fsbase,
 		 struct walked *w)
 {
-	uint32_t reads;
+	struct tap_pywalk_res res;
 
 	memset(w, 0, sizeof(*w));
-	w->nr = tap_pywalk(&py->layout, fsbase, w->raw, TAPROOT_PY_FRAMES_MAX, &reads);
-	assert_true(reads <= 5 + 2 * w->nr + 2 * TAPROOT_PY_FRAMES_MAX);
+	w->nr = tap_pywalk(&py->layout, fsbase, w->raw, TAPROOT_PY_FRAMES_MAX, &res);
+	w->cut = res.cut;
+	assert_true(res.reads <= 5 + 2 * w->nr + 2 * TAPROOT_PY_FRAMES_MAX);
 	for (uint32_t i = 0; i < w->nr; i++) {
 		struct tp_pycode c;
 
@@ -304,6 +308,7 @@ static void check_interp(const struct interp *in)
 	walk(proc, &py, fs_base(tids[0]), &w);
 	print(in->python, &w);
 	assert_int_equal(w.nr, 5);
+	assert_false(w.cut);
 	for (int i = 0; i < 5; i++) {
 		assert_string_equal(w.names[i], want[i].name);
 		assert_string_equal(w.files[i], "<string>");
@@ -334,11 +339,19 @@ static void check_interp(const struct interp *in)
 	assert_true(w.raw[w.nr - 1].pos & TAPROOT_PYFRAME_ENTRY);
 	walked_free(&w);
 
-	/* A wrong type of code objects: the first frame ends the walk. */
+	/* A wrong type of code objects: the first frame ends the walk, cut short. */
 	py.layout.code_type += 8;
 	walk(proc, &py, fs_base(tids[0]), &w);
 	assert_int_equal(w.nr, 0);
+	assert_true(w.cut);
 	py.layout.code_type -= 8;
+	/* A chain that leads into a code object, not a frame: one frame, cut short. */
+	py.layout.frame_back = py.layout.frame_code;
+	walk(proc, &py, fs_base(tids[0]), &w);
+	assert_int_equal(w.nr, 1);
+	assert_true(w.cut);
+	walked_free(&w);
+	py.layout = pyc->layout;
 	/* Offsets past the walker's reads are refused, walked or uploaded. */
 	py.layout.frame_back = TAPROOT_PY_READ_MAX - 4;
 	assert_false(tap_pylayout_ok(&py.layout));

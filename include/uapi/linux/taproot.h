@@ -91,6 +91,13 @@
  *                                        (TAPROOT_KUNWIND_NONE: not tried)
  *       TAPROOT_A_STAT_STACKS       u64  STACK records written
  *       TAPROOT_A_STAT_STACK_REFS   u64  SAMPLE_REF records written
+ *       TAPROOT_A_STAT_PY_WALKS     u64  walks of CPython frames ("CPython
+ *                                        frames" below)
+ *       TAPROOT_A_STAT_PY_FRAMES    u64  the frames they found
+ *       TAPROOT_A_STAT_PY_CUT       u64  of them, walks cut short: a read
+ *                                        failed, a code object was not
+ *                                        one, or the chain ran on past
+ *                                        2 * TAPROOT_PY_FRAMES_MAX steps
  *     TAPROOT_A_FOLLOWED         u32  processes followed now (see
  *                                     TAPROOT_CFG_F_FOLLOW)
  *     TAPROOT_A_FOLLOW_FULL      u64  forks not followed: the set was full
@@ -393,6 +400,9 @@ enum taproot_stat_attr {
 	TAPROOT_A_STAT_UNWIND,		/* nest of u64 by taproot_kunwind + 1 */
 	TAPROOT_A_STAT_STACKS,		/* u64 */
 	TAPROOT_A_STAT_STACK_REFS,	/* u64 */
+	TAPROOT_A_STAT_PY_WALKS,	/* u64 */
+	TAPROOT_A_STAT_PY_FRAMES,	/* u64 */
+	TAPROOT_A_STAT_PY_CUT,		/* u64 */
 	__TAPROOT_A_STAT_MAX
 };
 #define TAPROOT_A_STAT_MAX (__TAPROOT_A_STAT_MAX - 1)
