@@ -204,6 +204,15 @@ $(B)/plain/tests/test_gotab $(B)/san/tests/test_gotab \
 $(B)/plain/tests/test_symbolize $(B)/san/tests/test_symbolize \
 $(B)/plain/tests/test_cfi $(B)/san/tests/test_cfi \
 $(B)/plain/tests/test_kupload $(B)/san/tests/test_kupload: | $(GO_FIXTURES) $(GO_RELEASE_FIXTURES)
+# ------------------------------- Python fixture (tests/unit/test_pywalk.c)
+# A program that embeds Debian's CPython 3.11 through libpython3.11.so
+# (Debian's own python3.11 links it statically). Debian's python3.11-config,
+# by its path: another one on PATH (pyenv's) is not the system's.
+$(B)/fixtures/pyembed: tests/unit/fixtures/pyembed.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $$(/usr/bin/python3.11-config --cflags --embed) -o $@ $< \
+		$$(/usr/bin/python3.11-config --ldflags --embed)
+$(B)/plain/tests/test_pywalk $(B)/san/tests/test_pywalk: | $(B)/fixtures/pyembed
 # ------------------------------------------------------------------------
 
 # Each unit test binary runs from the source tree (tests may read fixtures

@@ -4,7 +4,8 @@
  * userspace) on live interpreters of the three versions it walks, Debian's
  * own: bookworm's python3.11 on this host, bullseye's python3.9 and sid's
  * python3.13 in their release roots (scripts/deps installs them; run
- * under chroot, as root). Each runs a script whose main thread sleeps in
+ * under chroot, as root), and bookworm's libpython3.11.so in a program
+ * that embeds it (build/fixtures/pyembed). Each runs a script whose main thread sleeps in
  * leaf() <- K.meth() <- a lambda sorted() calls <- outer() <- the module,
  * and another thread sleeps in worker(). The walker reads the stopped
  * process's memory (process_vm_readv, as the module reads the sampled
@@ -75,12 +76,14 @@ struct interp {
 	const char *root;		/* chroot into it; NULL: this host */
 	const char *python;
 	unsigned int minor;
+	bool embedded;			/* runs its argument, not "-c" and it */
 };
 
 static const struct interp interps[] = {
-	{ "build/roots/bullseye", "/usr/bin/python3.9", 9 },
-	{ NULL, "/usr/bin/python3.11", 11 },
-	{ "build/roots/sid", "/usr/bin/python3.13", 13 },
+	{ "build/roots/bullseye", "/usr/bin/python3.9", 9, false },
+	{ NULL, "/usr/bin/python3.11", 11, false },
+	{ "build/roots/sid", "/usr/bin/python3.13", 13, false },
+	{ NULL, "build/fixtures/pyembed", 11, true },
 };
 
 /* The process the walker reads, as the module reads the sampled task's. */
@@ -121,7 +124,10 @@ static pid_t start(const struct interp *in)
 		close(fds[0]);
 		if (in->root && (chroot(root) || chdir("/")))
 			_exit(126);
-		execl(in->python, in->python, "-c", script, (char *)NULL);
+		if (in->embedded)
+			execl(in->python, in->python, script, (char *)NULL);
+		else
+			execl(in->python, in->python, "-c", script, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -280,6 +286,8 @@ static void check_interp(const struct interp *in)
 	assert_int_equal(taproot_proc_python(proc, &pyc), 0);
 	py = *pyc;
 	assert_int_equal(py.elf.minor, in->minor);
+	/* The embedder's interpreter is the shared library's, mapped where it was loaded. */
+	assert_int_equal(py.bias != 0, in->embedded);
 	for (unsigned int i = 0; i < py.elf.eval_parts; i++)
 		fprintf(stderr, "# %s: evaluation loop part %u: [%#" PRIx64 ", %#" PRIx64 ")\n",
 			in->python, i, py.elf.eval[i][0], py.elf.eval[i][1]);
@@ -380,12 +388,19 @@ static void python313(void **state)
 	check_interp(&interps[2]);
 }
 
+static void libpython311(void **state)
+{
+	(void)state;
+	check_interp(&interps[3]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(python39),
 		cmocka_unit_test(python311),
 		cmocka_unit_test(python313),
+		cmocka_unit_test(libpython311),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
