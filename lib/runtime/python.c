@@ -665,7 +665,8 @@ static uint32_t py_line_locations(const struct tp_pycode *c, uint64_t unit)
 		} else if (code <= 9) {
 			i += 1;
 		}
-		if (!ok)
+		/* A line moves by less than 2^31: a table that says more is malformed. */
+		if (!ok || dl > INT32_MAX || dl < -INT32_MAX)
 			return 0;
 		line += dl;
 		if (unit < addr + len)

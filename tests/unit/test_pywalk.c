@@ -388,6 +388,41 @@ static void python313(void **state)
 	check_interp(&interps[2]);
 }
 
+/*
+ * Line tables the library reads from a process: one whose line delta is
+ * past 64 bits (fuzz_pywalk found it overflowing), one cut inside a
+ * varint, one not at an entry's start: line 0, never undefined behaviour
+ * (the sanitizer build checks); a good one gives its lines.
+ */
+static void malformed_line_tables(void **state)
+{
+	/* code 13 (no columns): a signed varint line delta of 11 six-bit groups */
+	uint8_t huge[] = { 0x80 | 13 << 3, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f,
+			   0x7f, 0x7f, 0x3f };
+	uint8_t cut[] = { 0x80 | 14 << 3 | 1, 0x7f };
+	uint8_t stray[] = { 0x12 };
+	/* 2 units at line+1 (code 11, two column bytes), 1 unit at line+3 (code 13, +2) */
+	uint8_t good[] = { 0x80 | 11 << 3 | 1, 0, 0, 0x80 | 13 << 3, 4 };
+	struct tp_pyelf py = { .code_insns = 200 };
+	struct tp_pycode c = { .firstlineno = 10 };
+
+	(void)state;
+	py.v.lines = TP_PY_LOCATIONS;
+	c.lines = huge, c.lines_len = sizeof(huge);
+	assert_int_equal(tp_pycode_line(&py, &c, 200), 0);
+	c.lines = cut, c.lines_len = sizeof(cut);
+	assert_int_equal(tp_pycode_line(&py, &c, 200), 0);
+	c.lines = stray, c.lines_len = sizeof(stray);
+	assert_int_equal(tp_pycode_line(&py, &c, 200), 0);
+	c.lines = good, c.lines_len = sizeof(good);
+	assert_int_equal(tp_pycode_line(&py, &c, 200), 11);
+	assert_int_equal(tp_pycode_line(&py, &c, 202), 11);
+	assert_int_equal(tp_pycode_line(&py, &c, 204), 13);
+	assert_int_equal(tp_pycode_line(&py, &c, 206), 0);	/* past the table */
+	assert_int_equal(tp_pycode_line(&py, &c, 100), 10);	/* not started */
+	assert_int_equal(tp_pycode_line(&py, &c, TAPROOT_PYFRAME_POS_NONE), 10);
+}
+
 static void libpython311(void **state)
 {
 	(void)state;
@@ -401,6 +436,7 @@ int main(void)
 		cmocka_unit_test(python311),
 		cmocka_unit_test(python313),
 		cmocka_unit_test(libpython311),
+		cmocka_unit_test(malformed_line_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
