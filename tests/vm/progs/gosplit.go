@@ -19,9 +19,14 @@
 //
 // (ENTRY: the start of the function the code is in; FILE: its base name),
 // the answer test_symbolize checks the symbolizer's inlined frames against.
+//
+// gosplit -units runs the two chains on command, for scripts/bench-guest
+// (insns part runtimes): for each line N it reads, N times each, then
+// prints "done".
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,14 +78,34 @@ func printFrames() {
 	}
 }
 
+func runUnits() {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		n, err := strconv.Atoi(in.Text())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gosplit -units: not a number:", in.Text())
+			os.Exit(2)
+		}
+		for i := 0; i < n; i++ {
+			outerA()
+			outerB()
+		}
+		fmt.Println("done")
+	}
+}
+
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "-frames" {
 		printFrames()
 		return
 	}
+	if len(os.Args) == 2 && os.Args[1] == "-units" {
+		runUnits()
+		return
+	}
 	secs, err := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
 	if len(os.Args) != 2 || err != nil || secs <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS | gosplit -frames")
+		fmt.Fprintln(os.Stderr, "usage: gosplit SECONDS | gosplit -frames | gosplit -units")
 		os.Exit(2)
 	}
 	var ta, tb time.Duration

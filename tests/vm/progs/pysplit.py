@@ -7,6 +7,9 @@
 # uploads the interpreter's unwind tables, slowly under TCG); then the
 # thread is named pysplit-main (its comm), for the samples to tell.
 # Usage: pysplit.py SECONDS [WARMUP]. Runs as it is on CPython 3.9 to 3.13.
+# pysplit.py --units runs the two chains on command, for scripts/bench-guest
+# (insns part runtimes): for each line N it reads, N times each, then
+# prints "done".
 import os
 import sys
 import time
@@ -55,6 +58,17 @@ def main(seconds):
     print(f"pysplit: pid={os.getpid()} a={a} b={b}", flush=True)
 
 
+def units():
+    for line in sys.stdin:
+        for _ in range(int(line)):
+            outer_a(7000)
+            outer_b(3000)
+        print("done", flush=True)
+
+
+if sys.argv[1] == "--units":
+    units()
+    sys.exit(0)
 warm(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
 with open("/proc/self/comm", "w") as f:
     f.write("pysplit-main")
