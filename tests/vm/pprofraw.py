@@ -45,9 +45,10 @@ class Profile:
 _LABEL = re.compile(r"(\w+):\[(.*?)\](?=\s+\w+:\[|\s*$)")
 
 
-# A location's line: "FUNCTION FILE:LINE s=START" (FILE may be empty); a
+# A location's line: "FUNCTION FILE:LINE s=START" (FILE may be empty, or
+# have spaces in angle brackets, as Python's "<frozen posixpath>"); a
 # marker's function has spaces ("[run queue]").
-_LINE = re.compile(r"^\s*(.*?) \S*:\d+ s=\d+\s*$")
+_LINE = re.compile(r"^\s*(.*?) (?:<[^>]*>|\S*):\d+ s=\d+\s*$")
 
 
 def _function(line):
