@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Python frames named from their code objects (pyframes.h): a hash of
- * (pid, start time, code object, cookie) to what tp_pycode_read() found,
- * a failed read included, so that a code object is read once.
+ * (pid, start time, execs, code object, cookie) to what tp_pycode_read()
+ * found, a failed read included, so that a code object is read once (and
+ * not taken for one of the program an exec put in its place).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 struct pf_entry {
 	struct pf_entry *next;
 	int pid;
+	uint32_t execs;
 	uint64_t start_time;
 	uint64_t code;
 	uint32_t cookie;
@@ -87,6 +89,7 @@ static struct pf_entry *pf_get(struct tp_pyframes *c, struct taproot_proc *proc,
 			       const struct taproot_pyproc *py, const struct taproot_pyframe *f)
 {
 	int pid = taproot_proc_pid(proc);
+	uint32_t execs = taproot_proc_execs(proc);
 	uint64_t st = taproot_proc_start_time(proc);
 	uint64_t h = tp_hash_fin(tp_hash_mix(tp_hash_mix(tp_hash_mix(0, (uint32_t)pid), f->code),
 					     f->cookie));
@@ -94,8 +97,8 @@ static struct pf_entry *pf_get(struct tp_pyframes *c, struct taproot_proc *proc,
 	int err;
 
 	for (e = *head; e; e = e->next)
-		if (e->pid == pid && e->start_time == st && e->code == f->code &&
-		    e->cookie == f->cookie)
+		if (e->pid == pid && e->start_time == st && e->execs == execs &&
+		    e->code == f->code && e->cookie == f->cookie)
 			return e;
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -107,6 +110,7 @@ static struct pf_entry *pf_get(struct tp_pyframes *c, struct taproot_proc *proc,
 	}
 	e->ok = !err;
 	e->pid = pid;
+	e->execs = execs;
 	e->start_time = st;
 	e->code = f->code;
 	e->cookie = f->cookie;

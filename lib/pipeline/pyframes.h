@@ -2,7 +2,7 @@
 /*
  * Python frames of the module's walks, named (lib/pipeline/pyframes.c),
  * pipeline internals: a cache of the code objects they name, read from
- * the live process once per (process, code object, cookie). A code
+ * the live process once per (process, exec, code object, cookie). A code
  * object is freed and its memory reused as a program runs: the cookie
  * the module read with the frame must match the one read here, and
  * entries go when the cache is cleared (with the pipeline's symbol
