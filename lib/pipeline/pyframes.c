@@ -6,6 +6,7 @@
  * not taken for one of the program an exec put in its place).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ struct pf_entry {
 	uint32_t cookie;
 	bool ok;			/* c was read and matches the cookie */
 	struct tp_pycode c;
+	char *function;			/* MODULE.QUALNAME, or c.name */
 };
 
 struct tp_pyframes {
@@ -57,6 +59,8 @@ void tp_pyframes_clear(struct tp_pyframes *c)
 
 		for (; e; e = next) {
 			next = e->next;
+			if (e->function != e->c.name)
+				free(e->function);
 			tp_pycode_free(&e->c);
 			free(e);
 		}
@@ -77,6 +81,36 @@ void tp_pyframes_free(struct tp_pyframes *c)
 bool tp_pyframes_full(const struct tp_pyframes *c, size_t n)
 {
 	return c->count + n > c->max;
+}
+
+void tp_pyframes_module(const char *file, char *out, size_t len)
+{
+	const char *b = strrchr(file, '/'), *end;
+	size_t n;
+
+	out[0] = '\0';
+	if (!strncmp(file, "<frozen ", 8)) {
+		b = file + 8;
+		end = strchr(b, '>');
+	} else if (file[0] == '<') {
+		return;
+	} else {
+		b = b ? b + 1 : file;
+		end = b + strlen(b);
+		if (end - b > 3 && !strcmp(end - 3, ".py"))
+			end -= 3;
+		if (end - b == 8 && !strncmp(b, "__init__", 8) && b > file + 1) {
+			/* the package's directory */
+			end = b - 1;
+			for (b = end; b > file && b[-1] != '/'; b--)
+				;
+		}
+	}
+	n = end && end > b ? (size_t)(end - b) : 0;
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
 }
 
 static int pf_read(void *proc, uint64_t addr, void *dst, size_t len)
@@ -109,6 +143,17 @@ static struct pf_entry *pf_get(struct tp_pyframes *c, struct taproot_proc *proc,
 		return NULL;
 	}
 	e->ok = !err;
+	e->function = e->c.name;
+	if (e->ok) {
+		char module[256];
+
+		tp_pyframes_module(e->c.file, module, sizeof(module));
+		if (module[0] && asprintf(&e->function, "%s.%s", module, e->c.name) < 0) {
+			tp_pycode_free(&e->c);
+			free(e);
+			return NULL;
+		}
+	}
 	e->pid = pid;
 	e->execs = execs;
 	e->start_time = st;
@@ -133,7 +178,7 @@ int tp_pyframes_frame(struct tp_pyframes *c, struct taproot_proc *proc,
 		out->function = "[python: code object gone]";
 		return 1;
 	}
-	out->function = e->c.name;
+	out->function = e->function;
 	out->file = e->c.file;
 	out->line = tp_pycode_line(&py->elf, &e->c, f->pos & TAPROOT_PYFRAME_POS_MASK);
 	return 0;

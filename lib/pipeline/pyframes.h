@@ -38,12 +38,25 @@ bool tp_pyframes_full(const struct tp_pyframes *c, size_t n);
 
 /*
  * Frame @f of a thread of @proc, whose interpreter is @py, into @out: its
- * function, file and line (strings the cache's, until it is cleared).
+ * function (MODULE.QUALNAME, the module named by the code's file:
+ * "tokenize._tokenize", "threading.Thread.run"; the qualified name alone
+ * for code compiled from a string), file and line (strings the cache's,
+ * until it is cleared).
  * Returns 0; 1 when its code object could not be read or is not the one
  * the module saw (@out is then a marker frame); -ENOMEM.
  */
 int tp_pyframes_frame(struct tp_pyframes *c, struct taproot_proc *proc,
 		      const struct taproot_pyproc *py, const struct taproot_pyframe *f,
 		      struct taproot_profile_frame *out);
+
+/*
+ * The module a code object's file names, into @out (@len > 0): the file's
+ * name without ".py" (its directory's for a package's __init__.py), or
+ * the name in "<frozen NAME>"; "" for another "<...>" (code compiled from
+ * a string). A file name is what the interpreter compiled the code from,
+ * not an import path: a module of a package is named by its file alone
+ * ("parser" for email/parser.py).
+ */
+void tp_pyframes_module(const char *file, char *out, size_t len);
 
 #endif /* TAPROOT_PIPELINE_PYFRAMES_H */

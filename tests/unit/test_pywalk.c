@@ -48,6 +48,7 @@
 
 #include <cmocka.h>
 
+#include "pipeline/pyframes.h"
 #include "process/process.h"
 #include "runtime/runtime.h"
 #include "../../kmod/pywalk.h"
@@ -423,6 +424,32 @@ static void malformed_line_tables(void **state)
 	assert_int_equal(tp_pycode_line(&py, &c, TAPROOT_PYFRAME_POS_NONE), 10);
 }
 
+/* The module a Python frame's function is prefixed with, from its file. */
+static void module_names(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "/usr/lib/python3.11/tokenize.py", "tokenize" },
+		{ "/usr/lib/python3.11/email/__init__.py", "email" },
+		{ "__init__.py", "__init__" },
+		{ "/srv/app/main.py", "main" },
+		{ "<frozen posixpath>", "posixpath" },
+		{ "<frozen importlib._bootstrap>", "importlib._bootstrap" },
+		{ "<string>", "" },
+		{ "<frozen broken", "" },
+		{ "script", "script" },
+		{ "/a/b.pyc", "b.pyc" },
+	};
+	char out[24];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tp_pyframes_module(cases[i][0], out, sizeof(out));
+		assert_string_equal(out, cases[i][1]);
+	}
+	tp_pyframes_module("/x/a_very_long_module_name_past_the_room.py", out, sizeof(out));
+	assert_string_equal(out, "a_very_long_module_name");
+}
+
 static void libpython311(void **state)
 {
 	(void)state;
@@ -437,6 +464,7 @@ int main(void)
 		cmocka_unit_test(python313),
 		cmocka_unit_test(libpython311),
 		cmocka_unit_test(malformed_line_tables),
+		cmocka_unit_test(module_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,8 @@
 # and by sid's python3.13 (each in its release root, under chroot). The
 # module walks each sample's Python frames from the thread's state; read
 # with the real pprof:
-#   - the Python functions are named, in place of the interpreter's
+#   - the Python functions are named, MODULE.QUALNAME (pysplit.hot_a), in
+#     place of the interpreter's
 #     _PyEval_EvalFrameDefault frames that ran them (none of those is
 #     left in a sample that reached the chains);
 #   - nearly every sample in hot_a or hot_b has its whole chain, its
@@ -38,7 +39,7 @@ secs=${TAPROOT_PYSPLIT_SECONDS:-3} warmup=${TAPROOT_PYSPLIT_WARMUP:-14}
 load_module
 
 # record_py NAME ROOT PYTHON: records pysplit.py run by PYTHON (in the
-# release root ROOT, "/" for this one), after a warm-up run of its own,
+# release root ROOT, "/" for this one), after a warm-up of its own,
 # into $TEST_TMP/NAME/.
 record_py() {
 	local name=$1 root=$2 python=$3 script=$REPO/tests/vm/progs/pysplit.py cmd
@@ -107,8 +108,10 @@ tmp = sys.argv[2]
 runs = dict(a.split(":") for a in sys.argv[3:])
 prof = pprofraw.parse(open(f"{tmp}/all.raw", errors="replace").read())
 kind = [t for t in prof.types if t.startswith("samples/")][0]
-PY = {"hot_a", "outer_a", "hot_b", "outer_b", "main", "<module>"}
-CHAIN = {leaf: [leaf, f"outer_{leaf[-1]}", "main", "<module>"] for leaf in ("hot_a", "hot_b")}
+# Python functions are named MODULE.QUALNAME, the module by the file.
+PY = {f"pysplit.{f}" for f in ("hot_a", "outer_a", "hot_b", "outer_b", "main", "<module>")}
+CHAIN = {f"pysplit.{leaf}": [f"pysplit.{f}" for f in (leaf, f"outer_{leaf[-1]}", "main", "<module>")]
+         for leaf in ("hot_a", "hot_b")}
 failed = False
 for name, comm in runs.items():
     pid, a, b = re.match(r"pysplit: pid=(\d+) a=(\d+) b=(\d+)",
@@ -124,8 +127,8 @@ for name, comm in runs.items():
     owns = [s for s in mine if own(s)]
     walked = sum(s.values[kind] for s in owns if any(f in PY for f in s.frames))
     running = sum(s.values[kind] for s in owns)
-    hot = {"hot_a": 0, "hot_b": 0}
-    whole = {"hot_a": 0, "hot_b": 0}
+    hot = {"pysplit.hot_a": 0, "pysplit.hot_b": 0}
+    whole = {"pysplit.hot_a": 0, "pysplit.hot_b": 0}
     bad, evals, misplaced = [], 0, 0
     for s in mine:
         n = s.values[kind]
@@ -139,17 +142,18 @@ for name, comm in runs.items():
             # hot_X's frame and its caller's: C between them for hot_b, none for
             # hot_a once calls stay in one activation (3.11 on).
             gap = s.frames.index(CHAIN[leaf][1]) - s.frames.index(leaf)
-            if (leaf == "hot_b" and gap < 2) or (leaf == "hot_a" and name != "py3.9" and gap != 1):
+            if (leaf == "pysplit.hot_b" and gap < 2) or \
+                    (leaf == "pysplit.hot_a" and name != "py3.9" and gap != 1):
                 misplaced += n
                 if len(bad) < 5:
                     bad.append("misplaced: " + " <- ".join(s.frames))
         elif len(bad) < 5:
             bad.append(" <- ".join(s.frames))
         evals += n if "_PyEval_EvalFrameDefault" in s.frames else 0
-    in_hot = hot["hot_a"] + hot["hot_b"]
-    ours = 100.0 * hot["hot_a"] / in_hot if in_hot else 0.0
+    in_hot = sum(hot.values())
+    ours = 100.0 * hot["pysplit.hot_a"] / in_hot if in_hot else 0.0
     theirs = 100.0 * a / (a + b)
-    complete = 100.0 * (whole["hot_a"] + whole["hot_b"]) / in_hot if in_hot else 0.0
+    complete = 100.0 * sum(whole.values()) / in_hot if in_hot else 0.0
     print(f"# {name}: {total} samples of {comm} (pid {pid}) as pysplit-main, {in_hot} in hot_a or hot_b, "
           f"{complete:.1f}% of those with the whole chain to <module>; hot_a {ours:.1f}% "
           f"of them, the program measured {theirs:.1f}%; {evals} with an interpreter frame left; "
