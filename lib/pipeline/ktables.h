@@ -64,6 +64,7 @@ struct taproot_proc;
 struct taproot_unwinder;
 struct taproot_table_add;
 struct taproot_proc_map;
+struct taproot_python_layout;
 
 /* Cumulative counters of the uploads (now: current values). */
 struct taproot_kupload_stats {
