@@ -43,6 +43,15 @@ static int tp_utab_err(int err, const char *what)
 	}
 }
 
+/* The message of a refusal the uploads of a process share: ESTALE, ESRCH. */
+static int tp_utab_proc_err(int err, uint32_t pid)
+{
+	if (err == -ESTALE)
+		return tp_err(err, "process %u: its address space changed since the token",
+			      pid);
+	return tp_err(err, "process %u: no such process", pid);
+}
+
 int taproot_ring_table_add(struct taproot_ring *r, const struct taproot_table_add *t,
 			   uint32_t *table_id)
 {
@@ -79,7 +88,7 @@ int taproot_ring_proc_token(struct taproot_ring *r, uint32_t pid, uint64_t *toke
 	int err = tp_utab_ioctl(r, TAPROOT_IOC_PROC_TOKEN, &a);
 
 	if (err == -ESRCH)
-		return tp_err(err, "process %u: no such process", pid);
+		return tp_utab_proc_err(err, pid);
 	if (err == -EINVAL)
 		return tp_err(err, "process %u: a kernel thread has no mappings", pid);
 	if (err < 0)
@@ -103,10 +112,8 @@ int taproot_ring_maps_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
 	case 0:
 		return 0;
 	case -ESTALE:
-		return tp_err(err, "process %u: its address space changed since the token",
-			      pid);
 	case -ESRCH:
-		return tp_err(err, "process %u: no such process", pid);
+		return tp_utab_proc_err(err, pid);
 	case -ENOENT:
 		return tp_err(err, "process %u: a mapping names a table not uploaded", pid);
 	case -EINVAL:
@@ -133,10 +140,8 @@ int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token
 	case 0:
 		return 0;
 	case -ESTALE:
-		return tp_err(err, "process %u: its address space changed since the token",
-			      pid);
 	case -ESRCH:
-		return tp_err(err, "process %u: no such process", pid);
+		return tp_utab_proc_err(err, pid);
 	case -ENOENT:
 		return tp_err(err, "process %u: no mappings uploaded for its interpreter", pid);
 	case -EPERM:
