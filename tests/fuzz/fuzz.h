@@ -18,6 +18,29 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* An input read front to back by fuzz_take(); bytes past its end read as 0. */
+struct fuzz_input {
+	const uint8_t *p;
+	size_t left;
+};
+
+/* The next @bytes (at most 8) of @in, little-endian. */
+static inline uint64_t fuzz_take(struct fuzz_input *in, unsigned int bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < bytes; i++) {
+		uint64_t b = 0;
+
+		if (in->left) {
+			b = *in->p++;
+			in->left--;
+		}
+		v |= b << (8 * i);
+	}
+	return v;
+}
+
 /* A contract breach: abort, and libFuzzer keeps the input. */
 static inline void check(bool ok)
 {

@@ -38,27 +38,6 @@
 #define HEAP_BASE	0x7f0000000000ULL
 #define CANARY		0x5a5a5a5a5a5a5a5aULL
 
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint64_t take(struct input *in, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < bytes; i++) {
-		uint64_t b = 0;
-
-		if (in->left) {
-			b = *in->p++;
-			in->left--;
-		}
-		v |= b << (8 * i);
-	}
-	return v;
-}
-
 static const uint8_t *heap;
 static size_t heap_len;
 static unsigned int reads_seen;
@@ -75,43 +54,43 @@ int tap_uwalk_read(void *dst, __u64 addr, __u32 len)
 	return 0;
 }
 
-static uint16_t take_off(struct input *in, bool raw)
+static uint16_t take_off(struct fuzz_input *in, bool raw)
 {
-	return raw ? (uint16_t)take(in, 2) : (uint16_t)take(in, 1);
+	return raw ? (uint16_t)fuzz_take(in, 2) : (uint16_t)fuzz_take(in, 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct input in = { data, size };
+	struct fuzz_input in = { data, size };
 	struct taproot_python_layout l = { 0 };
 	struct taproot_pyframe out[TAPROOT_PY_FRAMES_MAX + 1];
 	struct tap_pywalk_res res;
-	uint8_t mode = (uint8_t)take(&in, 1);
+	uint8_t mode = (uint8_t)fuzz_take(&in, 1);
 	bool raw = mode & 0x80;
 	uint64_t fsoff;
 	uint32_t max, nr;
 	uint8_t *h;
 
-	l.tss_key = raw ? take(&in, 8) : HEAP_BASE + take(&in, 2);
-	l.code_type = raw ? take(&in, 8) : HEAP_BASE + take(&in, 2);
-	l.tsd_off = raw ? (uint32_t)take(&in, 4) : (uint32_t)take(&in, 2);
+	l.tss_key = raw ? fuzz_take(&in, 8) : HEAP_BASE + fuzz_take(&in, 2);
+	l.code_type = raw ? fuzz_take(&in, 8) : HEAP_BASE + fuzz_take(&in, 2);
+	l.tsd_off = raw ? (uint32_t)fuzz_take(&in, 4) : (uint32_t)fuzz_take(&in, 2);
 	l.tstate_cframe = take_off(&in, raw);
 	l.tstate_frame = take_off(&in, raw);
 	l.frame_code = take_off(&in, raw);
 	l.frame_back = take_off(&in, raw);
 	l.frame_pos = take_off(&in, raw);
 	l.entry_off = take_off(&in, raw);
-	l.pos_kind = (uint8_t)take(&in, 1);
-	l.entry_kind = (uint8_t)take(&in, 1);
+	l.pos_kind = (uint8_t)fuzz_take(&in, 1);
+	l.entry_kind = (uint8_t)fuzz_take(&in, 1);
 	l.code_argcount = take_off(&in, raw);
 	l.code_kwonly = take_off(&in, raw);
 	l.code_flags = take_off(&in, raw);
 	l.code_firstlineno = take_off(&in, raw);
 	if (mode & 0x40)
 		l.reserved[(mode & 3) % 3] = 1;
-	fsoff = take(&in, 2);
-	max = (uint32_t)take(&in, 1);
-	heap_len = (size_t)take(&in, 2);
+	fsoff = fuzz_take(&in, 2);
+	max = (uint32_t)fuzz_take(&in, 1);
+	heap_len = (size_t)fuzz_take(&in, 2);
 	if (heap_len > in.left)
 		heap_len = in.left;
 	h = malloc(heap_len ? heap_len : 1);

@@ -51,32 +51,11 @@
 #define MAX_WORDS	512
 #define CANARY		0x5a5a5a5a5a5a5a5aULL
 
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint64_t take(struct input *in, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < bytes; i++) {
-		uint64_t b = 0;
-
-		if (in->left) {
-			b = *in->p++;
-			in->left--;
-		}
-		v |= b << (8 * i);
-	}
-	return v;
-}
-
-static int32_t take_off(struct input *in, bool raw)
+static int32_t take_off(struct fuzz_input *in, bool raw)
 {
 	if (raw)
-		return (int32_t)(uint32_t)take(in, 4);
-	return (int8_t)take(in, 1) * 8;
+		return (int32_t)(uint32_t)fuzz_take(in, 4);
+	return (int8_t)fuzz_take(in, 1) * 8;
 }
 
 /* What one input makes; each array its exact length, freed after the run. */
@@ -134,37 +113,37 @@ static void *alloc(size_t n, size_t size)
 	return p;
 }
 
-static void decode_table(struct input *in, struct tap_utable *t)
+static void decode_table(struct fuzz_input *in, struct tap_utable *t)
 {
 	uint32_t *pcs, pc = 0;
 	uint16_t *rows;
 	struct taproot_unwind_rule *rules;
 
-	t->base = take(in, 8);
-	t->nr_rows = (uint32_t)take(in, 1) % (MAX_ROWS + 1);
-	t->nr_rules = (uint32_t)take(in, 1) % (MAX_RULES + 1);
+	t->base = fuzz_take(in, 8);
+	t->nr_rows = (uint32_t)fuzz_take(in, 1) % (MAX_ROWS + 1);
+	t->nr_rules = (uint32_t)fuzz_take(in, 1) % (MAX_RULES + 1);
 	pcs = alloc(t->nr_rows, sizeof(*pcs));
 	rows = alloc(t->nr_rows, sizeof(*rows));
 	rules = alloc(t->nr_rules, sizeof(*rules));
 	for (uint32_t i = 0; i < t->nr_rows; i++) {
-		uint8_t d = (uint8_t)take(in, 1);
+		uint8_t d = (uint8_t)fuzz_take(in, 1);
 
-		pc = d == 0xff ? (uint32_t)take(in, 4) : pc + d;
+		pc = d == 0xff ? (uint32_t)fuzz_take(in, 4) : pc + d;
 		pcs[i] = pc;
 	}
 	for (uint32_t i = 0; i < t->nr_rows; i++) {
-		uint8_t r = (uint8_t)take(in, 1);
+		uint8_t r = (uint8_t)fuzz_take(in, 1);
 
-		rows[i] = r == 0xff ? (uint16_t)take(in, 2) : r % (t->nr_rules + 1);
+		rows[i] = r == 0xff ? (uint16_t)fuzz_take(in, 2) : r % (t->nr_rules + 1);
 	}
 	for (uint32_t i = 0; i < t->nr_rules; i++) {
 		struct taproot_unwind_rule *r = &rules[i];
 		uint8_t mode;
 
-		r->kind = (uint8_t)take(in, 1);
-		r->rbp = (uint8_t)take(in, 1);
-		r->plt_thr = (uint8_t)take(in, 1);
-		mode = (uint8_t)take(in, 1);
+		r->kind = (uint8_t)fuzz_take(in, 1);
+		r->rbp = (uint8_t)fuzz_take(in, 1);
+		r->plt_thr = (uint8_t)fuzz_take(in, 1);
+		mode = (uint8_t)fuzz_take(in, 1);
 		/* mostly the kinds and rbp rules that exist */
 		if (!(mode & 0x80)) {
 			r->kind %= TAPROOT_RULE_NR;
@@ -181,32 +160,32 @@ static void decode_table(struct input *in, struct tap_utable *t)
 	t->rules = rules;
 }
 
-static void decode_map(struct input *in, struct world *w, unsigned int nr_tables,
+static void decode_map(struct fuzz_input *in, struct world *w, unsigned int nr_tables,
 		       struct tap_umap *m)
 {
-	uint64_t page = take(in, 1), pages = take(in, 1) + 1;
-	uint8_t bias = (uint8_t)take(in, 1), table = (uint8_t)take(in, 1);
-	uint8_t flags = (uint8_t)take(in, 1);
+	uint64_t page = fuzz_take(in, 1), pages = fuzz_take(in, 1) + 1;
+	uint8_t bias = (uint8_t)fuzz_take(in, 1), table = (uint8_t)fuzz_take(in, 1);
+	uint8_t flags = (uint8_t)fuzz_take(in, 1);
 
-	m->start = flags & 1 ? take(in, 8) : CODE_BASE + page * 0x100;
-	m->end = flags & 2 ? take(in, 8) : m->start + pages * 0x100;
+	m->start = flags & 1 ? fuzz_take(in, 8) : CODE_BASE + page * 0x100;
+	m->end = flags & 2 ? fuzz_take(in, 8) : m->start + pages * 0x100;
 	switch (bias % 3) {
 	case 0: m->bias = 0; break;
 	case 1: m->bias = CODE_BASE; break;
-	default: m->bias = take(in, 8); break;
+	default: m->bias = fuzz_take(in, 8); break;
 	}
 	m->table = table < nr_tables ? &w->t[table] : NULL;
 }
 
-static uint64_t decode_addr(struct input *in, const struct world *w, uint64_t sp)
+static uint64_t decode_addr(struct fuzz_input *in, const struct world *w, uint64_t sp)
 {
-	uint8_t mode = (uint8_t)take(in, 1);
-	uint64_t off = take(in, 2);
+	uint8_t mode = (uint8_t)fuzz_take(in, 1);
+	uint64_t off = fuzz_take(in, 2);
 
 	switch (mode % 4) {
 	case 0: return w->maps.nr ? w->map[off % w->maps.nr].start + (off >> 4) : off;
 	case 1: return sp + off;
-	case 2: return take(in, 8);
+	case 2: return fuzz_take(in, 8);
 	default: return off;
 	}
 }
@@ -232,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t sigreturn[9] = {
 		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
 	};
-	struct input in = { data, size };
+	struct fuzz_input in = { data, size };
 	struct world w;
 	struct taproot_user_regs regs;
 	struct tap_uwalk walk;
@@ -242,10 +221,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nwords = 0, clen;
 
 	memset(&w, 0, sizeof(w));
-	nr_tables = (unsigned int)take(&in, 1) % (MAX_TABLES + 1);
-	w.maps.nr = (uint32_t)take(&in, 1) % (MAX_MAPS + 1);
-	max = (unsigned int)take(&in, 1);
-	w.stack_base = STACK_BASE + 8 * take(&in, 1);
+	nr_tables = (unsigned int)fuzz_take(&in, 1) % (MAX_TABLES + 1);
+	w.maps.nr = (uint32_t)fuzz_take(&in, 1) % (MAX_MAPS + 1);
+	max = (unsigned int)fuzz_take(&in, 1);
+	w.stack_base = STACK_BASE + 8 * fuzz_take(&in, 1);
 	for (unsigned int i = 0; i < nr_tables; i++)
 		decode_table(&in, &w.t[i]);
 	for (unsigned int i = 0; i < w.maps.nr; i++)
@@ -260,29 +239,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	regs.r15 = 0xf;
 	regs.flags = 0x246;
 
-	clen = take(&in, 1);
+	clen = fuzz_take(&in, 1);
 	if (clen == 0xfe) {
-		clen = take(&in, 1);
+		clen = fuzz_take(&in, 1);
 		w.code = alloc(sizeof(sigreturn) + clen, 1);
 		memcpy(w.code, sigreturn, sizeof(sigreturn));
 		for (size_t i = 0; i < clen; i++)
-			w.code[sizeof(sigreturn) + i] = (uint8_t)take(&in, 1);
+			w.code[sizeof(sigreturn) + i] = (uint8_t)fuzz_take(&in, 1);
 		clen += sizeof(sigreturn);
 	} else {
 		w.code = alloc(clen, 1);
 		for (size_t i = 0; i < clen; i++)
-			w.code[i] = (uint8_t)take(&in, 1);
+			w.code[i] = (uint8_t)fuzz_take(&in, 1);
 	}
 	w.code_len = clen;
 
 	while (in.left && nwords < MAX_WORDS) {
-		uint8_t tag = (uint8_t)take(&in, 1);
-		uint64_t v = take(&in, 2);
+		uint8_t tag = (uint8_t)fuzz_take(&in, 1);
+		uint64_t v = fuzz_take(&in, 2);
 
 		switch (tag % 4) {
 		case 0: v = w.maps.nr ? w.map[v % w.maps.nr].start + (v >> 4) : v; break;
 		case 1: v = w.stack_base + v; break;
-		case 2: v = v | take(&in, 6) << 16; break;
+		case 2: v = v | fuzz_take(&in, 6) << 16; break;
 		default: v = 0; break;
 		}
 		words[nwords++] = v;
