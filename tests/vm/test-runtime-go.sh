@@ -1,10 +1,10 @@
 #!/bin/bash
 # Go binaries as they ship: taprootctl record of tests/vm/progs/gosplit.go
 # built stripped (-ldflags=-s -w: no symbols, no DWARF, no CFI) as an
-# executable and as a PIE, by the host's Go (bookworm's 1.19), and by
-# bullseye's (1.15, executable) and sid's (1.27, PIE), whose two chains, main -> outerA -> hotA and
-# main -> outerB -> hotB, end in leaves that set up no frame. Read with
-# the real pprof:
+# executable and as a PIE, and not stripped, by the host's Go (bookworm's
+# 1.19), and stripped by bullseye's (1.15, executable) and sid's (1.27,
+# PIE), whose two chains, main -> outerA -> hotA and main -> outerB ->
+# hotB, end in leaves that set up no frame. Read with the real pprof:
 #   - the functions are named from the binary's own table (.gopclntab);
 #   - nearly every sample in a leaf has the whole chain up to
 #     runtime.main and runtime.goexit, the goroutine's first frame: the
@@ -16,13 +16,13 @@
 # executable also with taprootctl unwinding them (--unwind user; a copy
 # named gouser, so that one run of pprof reads the three profiles and
 # tells them apart by comm).
-# Five recordings of 3 s and their start-up under TCG:
+# Six recordings of 3 s and their start-up under TCG:
 # vm-timeout: 400
 . "${0%/*}/lib.sh"
 
 require_module
 require_pprof
-for p in gosplit-stripped gosplit-pie-stripped gosplit-bullseye-stripped \
+for p in gosplit gosplit-stripped gosplit-pie-stripped gosplit-bullseye-stripped \
 	gosplit-sid-pie-stripped; do
 	[ -x "$PROGS/$p" ] || die "no $PROGS/$p: run tests/vm/build-progs (it needs go)"
 done
@@ -44,16 +44,19 @@ record_go() {
 }
 
 record_go exe "$PROGS/gosplit-stripped"
+# The same with symbols and DWARF, under another name for pprof to tell.
+cp "$PROGS/gosplit" "$TEST_TMP/gosyms"
+record_go syms "$TEST_TMP/gosyms"
 record_go pie "$PROGS/gosplit-pie-stripped"
 record_go user "$TEST_TMP/gouser" --unwind user
 record_go go1.15 "$PROGS/gosplit-bullseye-stripped"
 record_go go1.27 "$PROGS/gosplit-sid-pie-stripped"
 expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none \
-	"$TEST_TMP"/{exe,pie,user,go1.15,go1.27}/cpu.pb.gz
+	"$TEST_TMP"/{exe,syms,pie,user,go1.15,go1.27}/cpu.pb.gz
 printf '%s\n' "$OUT" >"$TEST_TMP/all.raw"
 
-python3 -S - "$REPO/tests/vm" "$TEST_TMP" exe:gosplit-stripped pie:gosplit-pie-stripped \
-	user:gouser go1.15:gosplit-bullseye-stripped go1.27:gosplit-sid-pie-stripped <<'PY'
+python3 -S - "$REPO/tests/vm" "$TEST_TMP" exe:gosplit-stripped syms:gosyms \
+	pie:gosplit-pie-stripped user:gouser go1.15:gosplit-bullseye-stripped go1.27:gosplit-sid-pie-stripped <<'PY'
 import re, sys
 
 sys.path.insert(0, sys.argv[1])
