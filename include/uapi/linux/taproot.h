@@ -235,7 +235,9 @@
  * (else the walk ends there, TAPROOT_KUNWIND_NO_MAPPING). So the records
  * say which code addresses lie where a copy would have read, and nothing
  * else of the process's memory: with TAPROOT_CFG_F_USTACK_PRIVATE, no
- * word of its data, its stack or its environment.
+ * word of its data, its stack or its environment. (A CPython layout, which
+ * only a caller with the capabilities at the call can set, goes further:
+ * "CPython frames" below.)
  *
  * Mappings are bound to the process's address space as it was when the
  * consumer asked for a token (TAPROOT_IOC_PROC_TOKEN), before it read
