@@ -2,10 +2,11 @@
 # <module> -> main -> outer_a -> hot_a and <module> -> main -> outer_b ->
 # (C: the builtins map and list) -> hot_b, about 70/30, each measured by the program itself (its thread's
 # CPU time around each chain): "pysplit: pid=PID a=NS b=NS" at the end.
-# First, for WARMUP seconds, the same chains under warm() instead of
-# main(), unmeasured, which warms a profiler up (taproot compiles and
-# uploads the interpreter's unwind tables, slowly under TCG); then the
-# thread is named pysplit-main (its comm), for the samples to tell.
+# First, for WARMUP seconds (or until the file $PYSPLIT_GATE exists, when
+# set), the same chains under warm() instead of main(), unmeasured, which
+# warms a profiler up (taproot compiles and uploads the interpreter's
+# unwind tables, slowly under TCG); then the thread is named pysplit-main
+# (its comm), for the samples to tell.
 # Usage: pysplit.py SECONDS [WARMUP]. Runs as it is on CPython 3.9 to 3.13.
 # pysplit.py --units runs the two chains on command, for scripts/bench-guest
 # (insns part runtimes): for each line N it reads, N times each, then
@@ -39,8 +40,10 @@ def outer_b(n):
 
 
 def warm(seconds):
+    # With PYSPLIT_GATE set, until that file exists (for SECONDS at most).
+    gate = os.environ.get("PYSPLIT_GATE")
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (gate and os.path.exists(gate)):
         outer_a(7000)
         outer_b(3000)
 
