@@ -69,13 +69,14 @@ static const char *const sample_flag_names[] = {
 	"upcs",		/* TAPROOT_SAMPLE_F_UPCS */
 	"uregs_caller",	/* TAPROOT_SAMPLE_F_UREGS_CALLER */
 	"verify",	/* TAPROOT_SAMPLE_F_VERIFY */
+	"python",	/* TAPROOT_SAMPLE_F_PYTHON */
 };
 _Static_assert(TAPROOT_SAMPLE_F_USER_REGS == 1 << 0 && TAPROOT_SAMPLE_F_IN_KERNEL == 1 << 1 &&
 	       TAPROOT_SAMPLE_F_IDLE == 1 << 2 && TAPROOT_SAMPLE_F_KSTACK_TRUNC == 1 << 3 &&
 	       TAPROOT_SAMPLE_F_USTACK_FAULT == 1 << 4 && TAPROOT_SAMPLE_F_KTHREAD == 1 << 5 &&
 	       TAPROOT_SAMPLE_F_USTACK_TOP == 1 << 6 && TAPROOT_SAMPLE_F_USTACK_TRUNC == 1 << 7 &&
 	       TAPROOT_SAMPLE_F_UPCS == 1 << 8 && TAPROOT_SAMPLE_F_UREGS_CALLER == 1 << 9 &&
-	       TAPROOT_SAMPLE_F_VERIFY == 1 << 10,
+	       TAPROOT_SAMPLE_F_VERIFY == 1 << 10 && TAPROOT_SAMPLE_F_PYTHON == 1 << 11,
 	       "sample_flag_names follows the TAPROOT_SAMPLE_F_* bits");
 
 static const char *const snap_flag_names[] = {
@@ -252,6 +253,8 @@ struct stacks {
 	const uint8_t *ustack;
 	uint32_t ustack_len;
 	const struct taproot_user_regs *regs;	/* NULL: not captured */
+	const struct taproot_pyframe *py;	/* the module's CPython frames */
+	unsigned int py_nr;
 };
 
 /* @arrays: the end of the fixed part, where the kernel addresses start. */
@@ -283,6 +286,10 @@ static void print_pcs_text(struct dump *d, const struct stacks *st)
 	}
 	for (i = 0; i < st->upc_nr; i++)
 		printf("    upc 0x%016" PRIx64 "\n", (uint64_t)st->upcs[i]);
+	for (i = 0; i < st->py_nr; i++)
+		printf("    py code 0x%016" PRIx64 " pos %" PRIu32 " cookie 0x%08" PRIx32 "%s\n",
+		       (uint64_t)st->py[i].code, st->py[i].pos & TAPROOT_PYFRAME_POS_MASK,
+		       st->py[i].cookie, st->py[i].pos & TAPROOT_PYFRAME_ENTRY ? " entry" : "");
 }
 
 /*
@@ -333,6 +340,30 @@ static void json_upcs(struct dump *d, const struct stacks *st)
 	taproot_json_array_end(d->j);
 }
 
+/*
+ * "python": [{"code": "0x...", "pos": N, "cookie": "0x...", "entry": bool}, ...],
+ * the CPython frames the module found, innermost first.
+ */
+static void json_python(struct dump *d, const struct stacks *st)
+{
+	struct taproot_json *j = d->j;
+
+	taproot_json_key(j, "python");
+	taproot_json_array_begin(j);
+	for (unsigned int i = 0; i < st->py_nr; i++) {
+		taproot_json_object_begin(j);
+		taproot_json_key(j, "code");
+		json_hex_u64(j, st->py[i].code);
+		taproot_json_key_u64(j, "pos", st->py[i].pos & TAPROOT_PYFRAME_POS_MASK);
+		taproot_json_key(j, "cookie");
+		json_hex_u64(j, st->py[i].cookie);
+		taproot_json_key(j, "entry");
+		taproot_json_bool(j, st->py[i].pos & TAPROOT_PYFRAME_ENTRY);
+		taproot_json_object_end(j);
+	}
+	taproot_json_array_end(j);
+}
+
 /* "user_regs": every register by its name, or null when not captured. */
 static void json_user_regs(struct taproot_json *j, const struct taproot_user_regs *user_regs)
 {
@@ -357,6 +388,7 @@ static void print_stacks_json(struct dump *d, const struct stacks *st, const cha
 {
 	json_kstack(d, st);
 	json_upcs(d, st);
+	json_python(d, st);
 	json_user_regs(d->j, st->regs);
 	taproot_json_key_u64(d->j, "ustack_len", st->ustack_len);
 	if (uhex)
@@ -400,9 +432,10 @@ static void rec_kunwind(struct dump *d, unsigned int end)
 static void print_sample(struct dump *d, const struct taproot_rec_sample *s,
 			 unsigned int cpu)
 {
-	const struct stacks st = stacks_at(s + 1, s->kstack_nr, s->upc_nr, s->ustack_len,
-					   s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS ?
-					   &s->user_regs : NULL);
+	struct stacks st = stacks_at(s + 1, s->kstack_nr, s->upc_nr, s->ustack_len,
+				     s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS ? &s->user_regs : NULL);
+
+	st.py_nr = taproot_rec_sample_python(s, &st.py);
 
 	rec_begin(d, "sample", &s->hdr, cpu);
 	rec_u64(d, "pid", s->pid);
@@ -434,7 +467,10 @@ static void rec_id(struct dump *d, const char *key, uint64_t id)
 
 static void print_stack(struct dump *d, const struct taproot_rec_stack *r, unsigned int cpu)
 {
-	const struct stacks st = stacks_at(r + 1, r->kstack_nr, r->upc_nr, 0, NULL);
+	struct stacks st = stacks_at(r + 1, r->kstack_nr, r->upc_nr, 0, NULL);
+
+	st.py = (const struct taproot_pyframe *)(st.upcs + r->upc_nr);
+	st.py_nr = r->py_nr;
 
 	rec_begin(d, "stack", &r->hdr, cpu);
 	rec_flags(d, "flags", r->hdr.flags, NAMES(sample_flag_names));
@@ -445,6 +481,7 @@ static void print_stack(struct dump *d, const struct taproot_rec_stack *r, unsig
 	if (d->j) {
 		json_kstack(d, &st);
 		json_upcs(d, &st);
+		json_python(d, &st);
 	} else {
 		printf(" kstack_nr %u upc_nr %u\n", r->kstack_nr, r->upc_nr);
 		print_pcs_text(d, &st);

@@ -137,6 +137,7 @@ static void tap_sample_walk(const struct tap_config *cfg,
 			    struct pt_regs *uregs, struct tap_uwalk *w,
 			    u64 *upcs)
 {
+	w->maps = NULL;
 	w->nr = 0;
 	w->end = TAPROOT_KUNWIND_NONE;
 	if ((cfg->flags & TAPROOT_CFG_F_UNWIND) && uregs)
@@ -151,10 +152,30 @@ static bool tap_sample_walk_whole(const struct tap_uwalk *w)
 }
 
 /*
+ * The Python frames of current's thread into @py, at most @max (walk @w
+ * done: tap_walk_python()), counted.
+ */
+static u32 tap_sample_python(const struct tap_uwalk *w,
+			     struct taproot_pyframe *py, u32 max)
+{
+	u32 nr, walked, cut;
+
+	nr = tap_walk_python(w, py, min_t(u32, TAPROOT_PY_FRAMES_MAX, max),
+			     &walked, &cut);
+	if (walked) {
+		this_cpu_inc(tap_sample_stats.py_walks);
+		this_cpu_add(tap_sample_stats.py_frames, nr);
+		if (cut)
+			this_cpu_inc(tap_sample_stats.py_cut);
+	}
+	return nr;
+}
+
+/*
  * Plan the snapshot of a sample interrupted at @regs, whose user registers
  * are @uregs and whose user stack walk was @w (setting IN_KERNEL and the
- * flags of the walk in *@flags); returns the size to reserve, 0 when none
- * fits.
+ * flags of the walk in *@flags), with @tail bytes after its stack bytes
+ * (its Python frames); returns the size to reserve, 0 when none fits.
  *
  * The snapshot goes on from where the walk stopped, with the pcs found
  * before it. With VERIFY a whole walk keeps the leaf's snapshot, for
@@ -162,7 +183,8 @@ static bool tap_sample_walk_whole(const struct tap_uwalk *w)
  */
 static u32 tap_sample_plan(struct tap_snap *snap, const struct tap_config *cfg,
 			   struct pt_regs *regs, struct pt_regs *uregs,
-			   const struct tap_uwalk *w, u64 *upcs, u16 *flags)
+			   const struct tap_uwalk *w, u64 *upcs, u32 tail,
+			   u16 *flags)
 {
 	u32 ubytes = cfg->ustack_bytes;
 
@@ -186,7 +208,7 @@ static u32 tap_sample_plan(struct tap_snap *snap, const struct tap_config *cfg,
 	}
 	if (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE)
 		ubytes = 0;
-	return tap_snap_plan(snap, sizeof(struct taproot_rec_sample),
+	return tap_snap_plan(snap, sizeof(struct taproot_rec_sample) + tail,
 			     cfg->kstack_depth, ubytes);
 }
 
@@ -233,20 +255,59 @@ static void tap_sample_fill_task(struct taproot_rec_sample *rec,
 }
 
 /*
- * The sample as a TAPROOT_REC_SAMPLE: the snapshot, and the pcs of walk
- * @w when there are any (a fallback, or VERIFY).
+ * At most how many Python frames a SAMPLE with @upc_nr user pcs takes: half
+ * the room its fixed part and pcs leave, so that the stack copy they are
+ * placed in by the reader keeps room in the smallest rings.
+ */
+static u32 tap_sample_python_max(u32 upc_nr)
+{
+	u32 max = round_down(tap_ring_max_record(), 8);
+	u32 fixed = sizeof(struct taproot_rec_sample) +
+		    sizeof(struct taproot_sample_python) + upc_nr * sizeof(u64);
+
+	if (max <= fixed)
+		return 0;
+	return (max - fixed) / 2 / sizeof(struct taproot_pyframe);
+}
+
+/* After the stack bytes ending at @used, SAMPLE @rec's Python frames. */
+static u32 tap_sample_fill_python(struct taproot_rec_sample *rec, u32 used,
+				  const struct taproot_pyframe *py, u32 nr)
+{
+	struct taproot_sample_python *t;
+	u32 at = round_up(used, 8);
+
+	/* The plan's room for the tail starts at a multiple of 8. */
+	BUILD_BUG_ON(sizeof(*rec) % 8 || sizeof(*t) % 8 || sizeof(*py) % 8);
+	memset((u8 *)rec + used, 0, at - used);
+	t = (struct taproot_sample_python *)((u8 *)rec + at);
+	*t = (struct taproot_sample_python){ .py_nr = nr };
+	memcpy(t + 1, py, nr * sizeof(*py));
+	return at + sizeof(*t) + nr * sizeof(*py);
+}
+
+/*
+ * The sample as a TAPROOT_REC_SAMPLE: the snapshot, the pcs of walk @w
+ * when there are any (a fallback, or VERIFY), and the Python frames.
  */
 static void tap_sample_write_snap(const struct tap_config *cfg,
 				  struct pt_regs *regs, struct pt_regs *uregs,
-				  const struct tap_uwalk *w, u64 *upcs,
-				  u16 flags)
+				  const struct tap_uwalk *w,
+				  struct tap_sample_pcs *pcs, u16 flags)
 {
 	struct taproot_rec_header *hdr;
 	struct taproot_rec_sample *rec;
 	struct tap_snap snap;
-	u32 size, used;
+	u32 size, used, pynr = 0, tail = 0;
 
-	size = tap_sample_plan(&snap, cfg, regs, uregs, w, upcs, &flags);
+	if (uregs)
+		pynr = tap_sample_python(w, pcs->py,
+					 tap_sample_python_max(w->nr));
+	if (pynr)
+		tail = sizeof(struct taproot_sample_python) +
+		       pynr * sizeof(pcs->py[0]);
+	size = tap_sample_plan(&snap, cfg, regs, uregs, w, pcs->upcs, tail,
+			       &flags);
 	if (unlikely(!size))
 		return;		/* not even the fixed part fits */
 	hdr = tap_ring_reserve(size, TAPROOT_REC_SAMPLE);
@@ -257,6 +318,10 @@ static void tap_sample_write_snap(const struct tap_config *cfg,
 	tap_sample_fill_task(rec, current);
 	used = sizeof(*rec) + tap_snap_fill(&snap, &rec->user_regs,
 					    (u64 *)(rec + 1));
+	if (pynr) {
+		used = tap_sample_fill_python(rec, used, pcs->py, pynr);
+		flags |= TAPROOT_SAMPLE_F_PYTHON;
+	}
 	if (cfg->flags & TAPROOT_CFG_F_USTACK_PRIVATE)
 		tap_sample_private_regs(&rec->user_regs);
 	rec->kstack_nr = snap.kstack_nr;
@@ -322,7 +387,6 @@ static void tap_sample_write_ref(const struct tap_config *cfg,
 				 struct tap_sample_pcs *pcs, u16 flags)
 {
 	u32 max = tap_ring_max_record(), knr = 0, kdepth, epoch, pynr, room;
-	u32 pywalked, pycut;
 	struct taproot_rec_sample_ref *rec;
 	struct taproot_rec_header *hdr;
 	bool ktrunc = false;
@@ -330,15 +394,7 @@ static void tap_sample_write_ref(const struct tap_config *cfg,
 
 	room = sizeof(struct taproot_rec_stack) + w->nr * sizeof(u64);
 	room = max > room ? max - room : 0;
-	pynr = tap_walk_python(w, pcs->py,
-			       min_t(u32, TAPROOT_PY_FRAMES_MAX, room / sizeof(pcs->py[0])),
-			       &pywalked, &pycut);
-	if (pywalked) {
-		this_cpu_inc(tap_sample_stats.py_walks);
-		this_cpu_add(tap_sample_stats.py_frames, pynr);
-		if (pycut)
-			this_cpu_inc(tap_sample_stats.py_cut);
-	}
+	pynr = tap_sample_python(w, pcs->py, room / sizeof(pcs->py[0]));
 	flags |= TAPROOT_SAMPLE_F_USER_REGS;
 	if (!user_mode(regs)) {
 		flags |= TAPROOT_SAMPLE_F_IN_KERNEL;
@@ -397,7 +453,7 @@ static void tap_sample_handler(struct perf_event *event,
 	    !(cfg->flags & TAPROOT_CFG_F_UNWIND_VERIFY))
 		tap_sample_write_ref(cfg, regs, &w, pcs, flags);
 	else
-		tap_sample_write_snap(cfg, regs, uregs, &w, pcs->upcs, flags);
+		tap_sample_write_snap(cfg, regs, uregs, &w, pcs, flags);
 }
 
 static int tap_sample_cpu_online(unsigned int cpu)

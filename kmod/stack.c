@@ -105,14 +105,17 @@ void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 u32 tap_walk_python(const struct tap_uwalk *w, struct taproot_pyframe *out,
 		    u32 max, u32 *walked, u32 *cut)
 {
+	const struct taproot_python_layout *py;
 	struct tap_pywalk_res res;
 	u32 nr;
 
 	*walked = *cut = 0;
-	if (!w->maps || !w->maps->py)
+	/* Any walk's mappings hold the layout; without them, look it up. */
+	py = w->maps ? w->maps->py : tap_utab_python(current);
+	if (!py || !max)
 		return 0;
 	/* Current's own: the kernel never changes the FS base on entry. */
-	nr = tap_pywalk(w->maps->py, x86_fsbase_read_cpu(), out, max, &res);
+	nr = tap_pywalk(py, x86_fsbase_read_cpu(), out, max, &res);
 	*walked = 1;
 	*cut = res.cut;
 	return nr;

@@ -61,11 +61,13 @@ struct tap_snap {
 };
 
 /*
- * Plan @s for a record whose fixed part, everything before the kernel
- * frames, takes @fixed bytes: at most @kstack_depth frames, s->upc_nr user
- * pcs and @ustack_bytes of user stack, in that order of priority, within
- * the largest record a ring takes. Returns the size to reserve (a multiple
- * of 8), or 0 when not even the fixed part and the user pcs fit.
+ * Plan @s for a record whose other parts take @fixed bytes, a multiple of
+ * 8 (its fixed part, everything before the kernel frames, and what it
+ * carries after the stack bytes from the next multiple of 8): at most
+ * @kstack_depth frames, s->upc_nr user pcs and @ustack_bytes of user
+ * stack, in that order of priority, within the largest record a ring
+ * takes. Returns the size to reserve (a multiple of 8), or 0 when not
+ * even the other parts and the user pcs fit.
  */
 u32 tap_snap_plan(struct tap_snap *s, u32 fixed, u32 kstack_depth,
 		  u32 ustack_bytes);
@@ -110,7 +112,9 @@ void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 /*
  * After a walk @w of current's user stack by tap_walk_user(), in the same
  * RCU-sched read side: the Python frames of current's thread into @out
- * (at most @max), when its process has a CPython layout (pywalk.h).
+ * (at most @max), when its process has a CPython layout (pywalk.h), also
+ * when @w found no mappings to walk by or found them stale
+ * (tap_utab_python()).
  * Returns the frames written; *@walked and *@cut (0 or 1) say whether it
  * walked, and whether the walk was cut short (struct tap_pywalk_res).
  */

@@ -1193,6 +1193,21 @@ const struct tap_umaps *tap_utab_lookup(struct task_struct *task, u8 *why)
 	return &p->maps;
 }
 
+const struct taproot_python_layout *tap_utab_python(struct task_struct *task)
+{
+	const struct tap_uproc *p;
+	struct tap_ustore *s;
+	struct mm_struct *mm;
+
+	s = rcu_dereference_sched(tap_utab_cur);
+	mm = READ_ONCE(task->mm);
+	p = s && mm ? tap_uproc_lookup(s, task->tgid) : NULL;
+	/* The address space, not the generation: see the header. */
+	if (!p || p->mm_id != tap_mm_id(mm))
+		return NULL;
+	return p->maps.py;
+}
+
 bool tap_utab_unchanged(struct task_struct *task, const struct tap_umaps *maps)
 {
 	const struct tap_uproc *p = container_of(maps, struct tap_uproc, maps);

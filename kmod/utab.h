@@ -46,6 +46,18 @@ void tap_utab_release(struct file *file);
 const struct tap_umaps *tap_utab_lookup(struct task_struct *task, u8 *why);
 
 /*
+ * The CPython layout set for the process of @task (TAPROOT_IOC_PYTHON_SET),
+ * or NULL: none, or its address space is not the one it was set for. Its
+ * mappings may have changed since (they are not checked, unlike
+ * tap_utab_lookup()'s): the layout names where the interpreter keeps its
+ * state, which stays put while the process maps memory, and its walk
+ * reads as untrusted whatever it finds. Same context and lifetime as
+ * tap_utab_lookup().
+ */
+struct taproot_python_layout;
+const struct taproot_python_layout *tap_utab_python(struct task_struct *task);
+
+/*
  * After a walk with @maps from tap_utab_lookup(@task, ...), in the same
  * RCU-sched read side: whether the address space still may not have
  * changed. false means a change began while the walk read the stack, so

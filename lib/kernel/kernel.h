@@ -426,7 +426,9 @@ uint64_t taproot_ring_lost(const struct taproot_ring *r);
  * NUL. A SAMPLE's unwind is a TAPROOT_KUNWIND_*; upc_nr is 0 without
  * UPCS, <= TAPROOT_UNWIND_FRAMES_MAX with it, its pcs in size too; UPCS
  * needs USER_REGS (not KTHREAD) and unwind not NONE; UREGS_CALLER and
- * VERIFY need UPCS and exclude each other. A STACK holds its fixed part,
+ * VERIFY need UPCS and exclude each other; PYTHON needs USER_REGS (not
+ * KTHREAD), its header and py_nr (1..TAPROOT_PY_FRAMES_MAX) frames in
+ * size, reserved 0. A STACK holds its fixed part,
  * id != 0, its counts limited as a sample's, py_nr <= TAPROOT_PY_FRAMES_MAX
  * (0 without user pcs), and its pcs and Python frames in size; with
  * USER_REGS, upc_nr >= 1 and unwind COMPLETE or MAX_FRAMES; without, no
@@ -445,6 +447,15 @@ int taproot_rec_check(const void *rec, size_t avail, const char **why);
  */
 struct taproot_stack_snap;	/* <linux/taproot.h> */
 const struct taproot_stack_snap *taproot_rec_snap(const struct taproot_rec_header *rec);
+
+/*
+ * The CPython frames of a SAMPLE that taproot_rec_check() passed: their
+ * number, the first in *@py (NULL and 0 without TAPROOT_SAMPLE_F_PYTHON).
+ */
+struct taproot_rec_sample;	/* <linux/taproot.h> */
+struct taproot_pyframe;
+unsigned int taproot_rec_sample_python(const struct taproot_rec_sample *s,
+				       const struct taproot_pyframe **py);
 
 /* The bytes of a STACK record's fixed part, pcs and Python frames (those after it). */
 struct taproot_rec_stack;	/* <linux/taproot.h> */

@@ -204,6 +204,49 @@ static const char *tp_sample_upcs_check(const struct taproot_rec_sample *s)
 	return NULL;
 }
 
+/* Where a SAMPLE's stack bytes end, padded: its Python frames' header. */
+static size_t tp_sample_python_at(const struct taproot_rec_sample *s)
+{
+	return sizeof(*s) + ((size_t)s->kstack_nr + s->upc_nr) * sizeof(uint64_t) +
+	       (((size_t)s->ustack_len + 7) & ~(size_t)7);
+}
+
+/* A SAMPLE's Python frames: only with a user part, whole inside the record. */
+static const char *tp_sample_python_check(const struct taproot_rec_sample *s)
+{
+	const struct taproot_sample_python *t;
+	size_t at = tp_sample_python_at(s);
+
+	if (!(s->hdr.flags & TAPROOT_SAMPLE_F_PYTHON))
+		return NULL;
+	if (!(s->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) ||
+	    (s->hdr.flags & TAPROOT_SAMPLE_F_KTHREAD))
+		return "sample PYTHON without a user part";
+	if (at + sizeof(*t) > s->hdr.size)
+		return "sample Python frames' header overflows the record";
+	t = (const void *)((const uint8_t *)s + at);
+	if (!t->py_nr || t->py_nr > TAPROOT_PY_FRAMES_MAX)
+		return "sample py_nr not in 1..TAPROOT_PY_FRAMES_MAX";
+	if (t->reserved[0] || t->reserved[1] || t->reserved[2])
+		return "sample Python frames' reserved not 0";
+	if (at + sizeof(*t) + t->py_nr * sizeof(struct taproot_pyframe) > s->hdr.size)
+		return "sample Python frames overflow the record";
+	return NULL;
+}
+
+unsigned int taproot_rec_sample_python(const struct taproot_rec_sample *s,
+				       const struct taproot_pyframe **py)
+{
+	const struct taproot_sample_python *t;
+
+	*py = NULL;
+	if (!(s->hdr.flags & TAPROOT_SAMPLE_F_PYTHON))
+		return 0;
+	t = (const void *)((const uint8_t *)s + tp_sample_python_at(s));
+	*py = (const struct taproot_pyframe *)(t + 1);
+	return t->py_nr;
+}
+
 static const char *tp_sample_check(const struct taproot_rec_sample *s)
 {
 	const char *why;
@@ -221,7 +264,7 @@ static const char *tp_sample_check(const struct taproot_rec_sample *s)
 	if (sizeof(*s) + ((size_t)s->kstack_nr + s->upc_nr) * sizeof(uint64_t) +
 	    s->ustack_len > s->hdr.size)
 		return "sample kstack, upcs and ustack overflow the record";
-	return NULL;
+	return tp_sample_python_check(s);
 }
 
 size_t taproot_rec_stack_size(const struct taproot_rec_stack *st)

@@ -1307,6 +1307,7 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
 	};
 	struct pl_who w;
 
+	c.py_nr = taproot_rec_sample_python(s, &c.py);
 	if (c.upcs_mode == PL_UPCS_WHOLE)
 		c.regs = NULL;
 	pl_who_set(&w, &s->hdr, s->pid, s->tid, s->period_us, s->comm);

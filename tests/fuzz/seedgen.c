@@ -285,6 +285,44 @@ static size_t rec_sample_upcs(uint8_t *buf, uint64_t time, uint32_t cpu, unsigne
 	return size;
 }
 
+/* @nr CPython frames of made-up code objects at @at; returns their bytes. */
+static size_t pyframes_fill(uint8_t *at, unsigned int nr)
+{
+	struct taproot_pyframe *f = (void *)at;
+
+	for (unsigned int i = 0; i < nr; i++)
+		f[i] = (struct taproot_pyframe){
+			.code = 0x7f1000002000ULL + 0x100 * i,
+			.pos = 2 * i | (i == nr - 1 ? TAPROOT_PYFRAME_ENTRY : 0),
+			.cookie = 0x10400 + i,
+		};
+	return nr * sizeof(*f);
+}
+
+/* SAMPLE @buf of @size bytes, given @nr Python frames after its stack bytes. */
+static size_t rec_sample_add_python(uint8_t *buf, size_t size, unsigned int nr)
+{
+	struct taproot_rec_sample *s = (void *)buf;
+	struct taproot_sample_python *t = (void *)(buf + size);
+
+	*t = (struct taproot_sample_python){ .py_nr = (uint16_t)nr };
+	size += sizeof(*t) + pyframes_fill((uint8_t *)(t + 1), nr);
+	s->hdr.flags |= TAPROOT_SAMPLE_F_PYTHON;
+	s->hdr.size = (uint32_t)size;
+	return size;
+}
+
+/* STACK @buf of @size bytes, given @nr Python frames after its pcs. */
+static size_t rec_stack_add_python(uint8_t *buf, size_t size, unsigned int nr)
+{
+	struct taproot_rec_stack *st = (void *)buf;
+
+	size += pyframes_fill(buf + size, nr);
+	st->py_nr = (uint16_t)nr;
+	st->hdr.size = (uint32_t)size;
+	return size;
+}
+
 static size_t rec_lost(uint8_t *buf, uint64_t time)
 {
 	struct taproot_rec_lost *l = (void *)buf;
@@ -490,6 +528,18 @@ static void seeds_ring(void)
 				  TAPROOT_KUNWIND_COMPLETE));
 	ADD(s, 0, rec_ref(AT(s, 0), 150, 0, 0x77));
 	put_ring("interned", &s);
+
+	/* CPython frames: in an interned stack and after a fallback's copy. */
+	memset(&s, 0, sizeof(s));
+	s.flags = (1 << 0) | FR_F_ENCODE;				/* 2 CPUs */
+	ADD(s, 0, rec_stack_add_python(AT(s, 0), rec_stack(AT(s, 0), 100, 0x78, 1, 4), 3));
+	ADD(s, 0, rec_ref(AT(s, 0), 110, 0, 0x78));
+	ADD(s, 1, rec_sample_add_python(AT(s, 1),
+					rec_sample_upcs(AT(s, 1), 120, 1, 2, 40, 0,
+							TAPROOT_KUNWIND_NO_CFI), 2));
+	ADD(s, 1, rec_sample_add_python(AT(s, 1), rec_sample(AT(s, 1), 130, 1, FR_PID, 2, 13),
+					4));
+	put_ring("python", &s);
 }
 
 /* ------------------------------------------------------------ raw files */

@@ -885,6 +885,90 @@ static void rec_check_stack(void **state)
 	st->kstack_nr = TAPROOT_KSTACK_MAX;
 	st->upc_nr = TAPROOT_UNWIND_FRAMES_MAX;
 	assert_rec_corrupt(buf, size, "stack pcs overflow the record");
+	/* Python frames: 16 bytes each after the pcs, only with user pcs. */
+	size = stack_build(buf, 7, 3, 1, true);
+	st->py_nr = 2;
+	st->hdr.size += 2 * sizeof(struct taproot_pyframe);
+	memset((uint8_t *)buf + size, 0, 2 * sizeof(struct taproot_pyframe));
+	assert_int_equal(check(buf, size + 32, &why), 0);
+	assert_int_equal(taproot_rec_stack_size(st), size + 32);
+	st->py_nr = 3;
+	assert_rec_corrupt(buf, size + 32, "stack pcs overflow the record");
+	st->py_nr = TAPROOT_PY_FRAMES_MAX + 1;
+	assert_rec_corrupt(buf, size + 32, "stack py_nr above TAPROOT_PY_FRAMES_MAX");
+	size = stack_build(buf, 7, 3, 0, false);
+	st->py_nr = 1;
+	st->hdr.size += 16;
+	assert_rec_corrupt(buf, size + 16, "stack Python frames without user pcs");
+}
+
+/* A sample with a user part, ustack_len bytes and py_nr Python frames after them. */
+static size_t sample_python_build(void *buf, uint32_t ustack_len, uint16_t py_nr)
+{
+	struct taproot_rec_sample *s = buf;
+	size_t at = sample_build(buf, 1, 2, ustack_len);
+	struct taproot_sample_python *t = (void *)((uint8_t *)buf + at);
+	struct taproot_pyframe *f = (void *)(t + 1);
+
+	s->hdr.flags = TAPROOT_SAMPLE_F_USER_REGS | TAPROOT_SAMPLE_F_PYTHON;
+	*t = (struct taproot_sample_python){ .py_nr = py_nr };
+	for (uint16_t i = 0; i < py_nr; i++)
+		f[i] = (struct taproot_pyframe){ .code = 0x7f0000001000ull + i, .pos = i,
+						 .cookie = 0x1234 };
+	s->hdr.size = (uint32_t)(at + sizeof(*t) + py_nr * sizeof(*f));
+	return s->hdr.size;
+}
+
+static void rec_check_sample_python(void **state)
+{
+	uint64_t buf[1024];
+	struct taproot_rec_sample *s = (void *)buf;
+	const struct taproot_pyframe *py;
+	struct taproot_sample_python *t;
+	const char *why;
+	size_t size;
+
+	/* After the stack bytes padded to 8: 13 bytes take 16. */
+	size = sample_python_build(buf, 13, 3);
+	assert_int_equal(size, sizeof(*s) + 2 * 8 + 16 + 8 + 3 * 16);
+	assert_int_equal(check(buf, size, &why), 0);
+	assert_int_equal(taproot_rec_sample_python(s, &py), 3);
+	assert_ptr_equal(py, (const uint8_t *)buf + sizeof(*s) + 2 * 8 + 16 + 8);
+	assert_int_equal(py[2].code, 0x7f0000001002ull);
+	size = sample_python_build(buf, 0, TAPROOT_PY_FRAMES_MAX);
+	assert_int_equal(check(buf, size, &why), 0);
+	/* Without the flag, none (whatever follows is padding). */
+	s->hdr.flags = TAPROOT_SAMPLE_F_USER_REGS;
+	assert_int_equal(check(buf, size, &why), 0);
+	assert_int_equal(taproot_rec_sample_python(s, &py), 0);
+	assert_null(py);
+
+	size = sample_python_build(buf, 16, 2);
+	t = (void *)((uint8_t *)buf + sizeof(*s) + 2 * 8 + 16);
+	s->hdr.flags = TAPROOT_SAMPLE_F_PYTHON;
+	assert_rec_corrupt(buf, size, "sample PYTHON without a user part");
+	s->hdr.flags = TAPROOT_SAMPLE_F_USER_REGS | TAPROOT_SAMPLE_F_KTHREAD |
+		       TAPROOT_SAMPLE_F_PYTHON;
+	assert_rec_corrupt(buf, size, "sample PYTHON without a user part");
+	s->hdr.flags = TAPROOT_SAMPLE_F_USER_REGS | TAPROOT_SAMPLE_F_PYTHON;
+	t->py_nr = 0;
+	assert_rec_corrupt(buf, size, "sample py_nr not in 1..TAPROOT_PY_FRAMES_MAX");
+	t->py_nr = TAPROOT_PY_FRAMES_MAX + 1;
+	assert_rec_corrupt(buf, size, "sample py_nr not in 1..TAPROOT_PY_FRAMES_MAX");
+	t->py_nr = 3;
+	assert_rec_corrupt(buf, size, "sample Python frames overflow the record");
+	t->py_nr = 2;
+	t->reserved[2] = 1;
+	assert_rec_corrupt(buf, size, "sample Python frames' reserved not 0");
+	t->reserved[2] = 0;
+	/* The header itself outside: stack bytes up to the end. */
+	s->ustack_len = 16 + 8 + 2 * 16;
+	assert_rec_corrupt(buf, size, "sample Python frames' header overflows the record");
+	/* Counts at their maxima in a record too small: no arithmetic wraps. */
+	size = sample_python_build(buf, 0, 1);
+	s->kstack_nr = TAPROOT_KSTACK_MAX;
+	s->ustack_len = TAPROOT_USTACK_MAX;
+	assert_rec_corrupt(buf, size, "sample kstack, upcs and ustack overflow the record");
 }
 
 static void rec_check_sample_ref(void **state)
@@ -968,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(rec_check_lost_size_fixed),
 		cmocka_unit_test(rec_check_unknown_type_checked_as_header),
 		cmocka_unit_test(rec_check_sample_upcs),
+		cmocka_unit_test(rec_check_sample_python),
 		cmocka_unit_test(rec_check_stack),
 		cmocka_unit_test(rec_check_sample_ref),
 		cmocka_unit_test(cpulist_ranges_parsed),

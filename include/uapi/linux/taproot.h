@@ -620,13 +620,16 @@ struct taproot_user_regs {
 #define TAPROOT_SAMPLE_F_UREGS_CALLER	(1U << 9) /* user_regs are a caller frame's */
 #define TAPROOT_SAMPLE_F_VERIFY		(1U << 10) /* upcs are a whole walk; regs,
 						    * copy: the leaf's */
+#define TAPROOT_SAMPLE_F_PYTHON		(1U << 11) /* CPython frames follow the copy */
 
 /*
  * A timer sample. Followed by kstack_nr u64 kernel return addresses (the
  * interrupted ip first), then, with TAPROOT_SAMPLE_F_UPCS, upc_nr u64 user
  * pcs (leaf first, return addresses as found), then ustack_len bytes
  * copied from the user stack starting at user_regs.sp, then padding to 8
- * bytes. The stack flags are those of "Stacks" above. (USTACK_TRUNC is
+ * bytes; then, with TAPROOT_SAMPLE_F_PYTHON (only with USER_REGS), a
+ * struct taproot_sample_python and its py_nr CPython frames ("CPython
+ * frames" below). The stack flags are those of "Stacks" above. (USTACK_TRUNC is
  * newer than the first modules of this ABI version, which flagged a
  * sample's copy shortened to fit the ring USTACK_FAULT.)
  *
@@ -652,6 +655,17 @@ struct taproot_rec_sample {
 	char comm[16];		/* task comm, NUL padded */
 	struct taproot_user_regs user_regs;
 	/* __u64 kstack[kstack_nr]; __u8 ustack[ustack_len]; */
+};
+
+/*
+ * The CPython frames of a SAMPLE with TAPROOT_SAMPLE_F_PYTHON: at the
+ * first multiple of 8 after its stack bytes. Followed by py_nr struct
+ * taproot_pyframe, innermost first.
+ */
+struct taproot_sample_python {
+	__u16 py_nr;		/* 1..TAPROOT_PY_FRAMES_MAX */
+	__u16 reserved[3];	/* 0 */
+	/* struct taproot_pyframe py[py_nr]; */
 };
 
 /*
@@ -1002,9 +1016,11 @@ struct taproot_maps_set {
  * CPython frames (TAPROOT_FEAT_PYTHON). A consumer that finds a CPython
  * interpreter in a process whose mappings it set describes it with
  * TAPROOT_IOC_PYTHON_SET: where its thread states are, and the layout of
- * its frames and code objects, as that version has them. Then each walk of
- * one of its threads that ends well (an interned stack) also reads the
- * thread's Python frames: the thread state from pthread key *tss_key's
+ * its frames and code objects, as that version has them. Then each sample
+ * of one of its threads with a user part also reads the thread's Python
+ * frames, whether or not the walk of its native stack ended well (an
+ * interned stack carries them in its STACK record, any other sample after
+ * its stack bytes: TAPROOT_SAMPLE_F_PYTHON): the thread state from pthread key *tss_key's
  * slot of the thread's TLS (the word at fs base + tsd_off + 16 * key, for
  * a key below 32), its innermost frame, and up the frames' back pointers,
  * at most TAPROOT_PY_FRAMES_MAX of them, two reads of at most
@@ -1036,7 +1052,10 @@ struct taproot_maps_set {
  * CAP_SYS_ADMIN), not only the opener's: a holder that dropped them
  * cannot describe an interpreter. The layout is bound to the address
  * space as MAPS_SET's mappings are (TAPROOT_IOC_PROC_TOKEN): a new
- * MAPS_SET keeps it, an exec forgets it.
+ * MAPS_SET keeps it, an exec forgets it. A change of the mappings alone
+ * does not: the interpreter's structures stay where they are while it
+ * maps memory, and every read is checked as untrusted anyway, so the
+ * frames are walked also while the mappings are stale (STALE).
  */
 #define TAPROOT_PY_FRAMES_MAX		128
 #define TAPROOT_PY_READ_MAX		128	/* frame_* and code_* offsets + size */
@@ -1087,7 +1106,7 @@ struct taproot_python_set {
 	struct taproot_python_layout layout;
 };
 
-/* A CPython frame of an interned stack. */
+/* A CPython frame of an interned stack or a sample. */
 struct taproot_pyframe {
 	__u64 code;		/* the code object's address */
 	__u32 pos;		/* TAPROOT_PYFRAME_POS_MASK: position; ENTRY */
