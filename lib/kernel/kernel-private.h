@@ -214,6 +214,7 @@ struct tp_ring_buf {
 	__u64 head;			/* written by the filler (release) */
 	__u64 tail;			/* written by the consumer (release) */
 	uint64_t peak;			/* most bytes held at once */
+	uint64_t freed;			/* consumer's: pages before it given back */
 };
 
 /* One CPU's ring, as the reader sees it. */
@@ -307,6 +308,17 @@ void tp_ring_reader_fill(struct taproot_ring *r, const struct taproot_ring_ops *
 
 /* 0, or the reader thread's poll() error (-errno): it stopped. */
 int tp_ring_reader_error(const struct taproot_ring *r);
+
+/*
+ * The consumer is about to release @c's buffer up to @tail: its whole
+ * pages before @tail go back to the system, in batches. The filler writes
+ * each byte of the buffer once a lap, so a buffer whose pages were kept
+ * would grow to its whole size however little it holds at once.
+ */
+void tp_ring_reader_release(struct tp_ring_cpu *c, uint64_t tail);
+
+/* The bytes of @c's buffer resident now (mincore()), 0 on error. */
+uint64_t tp_ring_reader_resident(const struct tp_ring_cpu *c);
 
 /*
  * Stop the reader thread and free its buffers, with what they still hold

@@ -394,6 +394,7 @@ struct taproot_ring_stats {
 	uint64_t buffered;		/* of unread, in the reader thread's buffer */
 	uint64_t buffer_size;		/* that buffer's size (0: no reader thread) */
 	uint64_t buffer_peak;		/* most bytes it held at once */
+	uint64_t buffer_resident;	/* its bytes in memory now (whole pages) */
 };
 
 /* Number of rings mapped (possible CPUs below nr_cpus). */

@@ -34,6 +34,8 @@
 #include "kernel/kernel-private.h"
 
 #define RR_FULL_WAIT_MS	5	/* a buffer was full: look again this soon */
+/* Pages are given back this many bytes at a time, at least: one madvise(). */
+#define RR_RELEASE_BATCH	(64u << 10)
 
 struct tp_ring_reader {
 	pthread_t thread;
@@ -83,6 +85,40 @@ static void rr_buf_unmap(struct tp_ring_buf *b)
 	if (b->data)
 		munmap(b->data, 2 * b->size);
 	memset(b, 0, sizeof(*b));
+}
+
+void tp_ring_reader_release(struct tp_ring_cpu *c, uint64_t tail)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), to = tail & ~(page - 1);
+	struct tp_ring_buf *b = &c->buf;
+
+	if (to - b->freed < RR_RELEASE_BATCH)
+		return;
+	if (to - b->freed > b->size)
+		b->freed = to - b->size;	/* more than a lap: every page once */
+	/*
+	 * [freed, to) is consumed and not yet released to the filler, which
+	 * cannot write there before the tail's store that follows. Contiguous
+	 * in the second mapping when it wraps; either mapping's pages are the
+	 * memfd's, which MADV_REMOVE frees (the filler's next write faults in
+	 * a zeroed page). A failure only leaves the pages in memory.
+	 */
+	(void)madvise(b->data + (b->freed & (b->size - 1)), to - b->freed, MADV_REMOVE);
+	b->freed = to;
+}
+
+uint64_t tp_ring_reader_resident(const struct tp_ring_cpu *c)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = c->buf.size / page, resident = 0;
+	unsigned char *vec = malloc(n);
+
+	if (!vec)
+		return 0;
+	if (!mincore(c->buf.data, c->buf.size, vec))
+		for (uint64_t i = 0; i < n; i++)
+			resident += vec[i] & 1;
+	free(vec);
+	return resident * page;
 }
 
 /* ------------------------------------------------------------- filling */
@@ -232,6 +268,7 @@ static void rr_switch(struct taproot_ring *r)
 
 		c->ktail = c->tail;
 		c->tail = c->head = c->pos = 0;
+		c->buf.freed = 0;
 		c->src = c->buf.data;
 		c->src_size = c->buf.size;
 		c->src_head = &c->buf.head;

@@ -711,20 +711,19 @@ void taproot_ring_stats(const struct taproot_ring *r, unsigned int i,
 	st->buffered = __atomic_load_n(&c->buf.head, __ATOMIC_RELAXED) - c->tail;
 	st->buffer_size = c->buf.size;
 	st->buffer_peak = __atomic_load_n(&c->buf.peak, __ATOMIC_RELAXED);
+	st->buffer_resident = tp_ring_reader_resident(c);
 	st->unread = __atomic_load_n(&c->prod->data_head, __ATOMIC_RELAXED) -
 		     __atomic_load_n(&c->ktail, __ATOMIC_RELAXED) + st->buffered;
 }
 
 uint64_t taproot_ring_lost(const struct taproot_ring *r)
 {
-	struct taproot_ring_stats st;
 	uint64_t lost = 0;
 
-	for (unsigned int i = 0; i < taproot_ring_count(r); i++) {
-		taproot_ring_stats(r, i, &st);
+	/* Counters only, as in taproot_ring_stats(), without its mincore(). */
+	for (unsigned int i = 0; i < taproot_ring_count(r); i++)
 		for (unsigned int k = 0; k < TAPROOT_LOST_NR; k++)
-			lost += st.lost[k];
-	}
+			lost += __atomic_load_n(&r->cpus[i].prod->lost[k], __ATOMIC_RELAXED);
 	return lost;
 }
 
@@ -848,6 +847,8 @@ int taproot_ring_consume(struct taproot_ring *r,
 		if (c->pos == c->tail)
 			continue;
 		c->tail = c->pos;
+		if (r->reader)
+			tp_ring_reader_release(c, c->tail);
 		/* (D): pairs with the producer's READ_ONCE(tail) at reserve. */
 		__atomic_store_n(c->src_tail, c->tail, __ATOMIC_RELEASE);
 	}

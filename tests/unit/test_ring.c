@@ -544,6 +544,38 @@ static void reader_drains_while_consumer_busy(void **state)
 }
 
 /*
+ * Laps of a buffer through a consumer that keeps up: the buffer's pages
+ * behind its tail go back to the system, so that what stays in memory is
+ * what it holds, not every page a lap wrote once.
+ */
+static void reader_buffer_gives_pages_back(void **state)
+{
+	struct fixture *fx = *state;
+	struct fake_ring *f = &fx->rings[0];
+	struct taproot_ring_stats st;
+	uint64_t t = 1, seen = 0;
+
+	fx->reader_bytes = NR_CPUS << 20;
+	attach(fx);
+	taproot_ring_stats(fx->r, 0, &st);
+	assert_int_equal(st.buffer_size, 1 << 20);
+	assert_true(st.buffer_resident < (64 << 10));
+	while (seen < 3 * st.buffer_size) {
+		t = produce_bytes(f, t, f->d / 2);
+		wait_copied(f);
+		seen += f->d / 2;
+		while (taproot_ring_consume(fx->r, &ops, fx) > 0)
+			;
+		fx->nr_seen = 0;
+		taproot_ring_stats(fx->r, 0, &st);
+		assert_int_equal(st.buffered, 0);
+		/* The batch not yet given back, and the page the tail is in. */
+		assert_true(st.buffer_resident <= (64 << 10) + 4096);
+	}
+	assert_int_equal(fx->nr_corrupt, 0);
+}
+
+/*
  * A buffer of one ring's size (the least): with it full, the rest stays
  * in the kernel's ring (its space not released, nothing overwritten) and
  * the next consumes deliver everything, in order.
@@ -1043,6 +1075,7 @@ int main(void)
 		T(ring_head_too_far_ahead_is_corrupt_with_reader),
 		T(ring_unknown_type_delivered_and_skipped_with_reader),
 		T(reader_drains_while_consumer_busy),
+		T(reader_buffer_gives_pages_back),
 		T(reader_full_buffer_leaves_rest_in_ring),
 		T(reader_start_refused_twice_or_empty),
 #undef T

@@ -81,7 +81,7 @@ record_py() {
 	assert_eq "taprootctl record ($name) exit status" 0 "$RC"
 	assert_contains "record summary ($name)" "$OUT" "command:  exited with status 0"
 	assert_contains "record summary ($name)" "$OUT" "python:   1 processes' CPython frames walked"
-	[[ " $* " != *" verify "* ]] || assert_contains "record summary ($name)" "$OUT" "verify:    "
+	[[ " $* " != *" verify "* ]] || assert_contains "record summary ($name)" "$OUT" "verify:   "
 	grep -o 'pysplit: pid=[0-9]* a=[0-9]* b=[0-9]*' <<<"$OUT" >"$TEST_TMP/$name.out" ||
 		die "record ($name): the program's line is not in record's output: $OUT"
 }
