@@ -7,7 +7,8 @@
 #                     and through sparse; make kmod-FLAVOR for one
 #   make sparse       the module through sparse (C=2), for KDIR
 #   make unit         cmocka unit tests, plain and under ASan+UBSan
-#   make layering     calls between lib/'s layers and objects go one way
+#   make layering     calls between lib/'s layers and objects, and between
+#                     the module's objects, go one way
 #   make vm-check     VM tests on every kernel of the matrix (FLAVORS="6.1
 #                     5.10" to pick; scripts/kernels lists them)
 #   make fuzz-quick   the libFuzzer targets, 15 s each (make fuzz: 10 min)
@@ -124,9 +125,10 @@ userspace: ctl/taprootctl ctl/taprootd
 
 # Calls between lib/'s layers and between any two objects go one way
 # (scripts/layering reads them from the objects with nm).
-layering: userspace
+layering: userspace kmods
 	scripts/layering --selftest
 	scripts/layering $(B)/plain
+	scripts/layering --kmod $(B)/kmod/*/kmod
 
 # Programs the VM tests run as profiling targets: tests/vm/build-progs
 # compiles tests/vm/progs/NAME.c to build/vm/progs/NAME (scripts/vm also runs

@@ -11,7 +11,6 @@
 #include <linux/sort.h>
 
 #include "config.h"
-#include "follow.h"
 #include "taproot.h"
 
 /* Serialises control: see config.h. */
@@ -81,14 +80,7 @@ bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid)
 	return false;
 }
 
-bool tap_config_tgid_filtered(const struct tap_config *cfg, u32 tgid)
-{
-	return tap_config_tgid_in(cfg, tgid) ||
-	       ((cfg->flags & TAPROOT_CFG_F_FOLLOW) &&
-		tap_follow_has(cfg->follow_gen, tgid));
-}
-
-int __init tap_config_init(void)
+int __init tap_config_init(unsigned int ring_pages)
 {
 	struct tap_config *cfg;
 
@@ -103,8 +95,8 @@ int __init tap_config_init(void)
 	cfg->flags = TAPROOT_CFG_F_DEFAULT;
 	cfg->unwind_frames = TAPROOT_UNWIND_FRAMES_DEFAULT;
 	cfg->unwind_mem_mib = TAPROOT_UNWIND_MEM_DEFAULT;
-	cfg->ring_pages = tap_ring_pages;
-	cfg->watermark = tap_config_auto_watermark(tap_ring_pages);
+	cfg->ring_pages = ring_pages;
+	cfg->watermark = tap_config_auto_watermark(ring_pages);
 	cfg->watermark_auto = true;
 	cfg->follow_gen = TAP_FOLLOW_GEN_FIRST;
 	tap_config_set_one_in(cfg, TAPROOT_SCHED_ONE_IN_DEFAULT);

@@ -21,6 +21,8 @@
 #include <linux/types.h>
 #include <linux/taproot.h>
 
+#include "follow.h"
+
 struct tap_config {
 	u32 freq_hz;		/* TAPROOT_A_CFG_FREQ_HZ */
 	u32 kstack_depth;	/* TAPROOT_A_CFG_KSTACK_DEPTH */
@@ -100,15 +102,24 @@ bool tap_config_tgid_in(const struct tap_config *cfg, u32 tgid);
 /*
  * Whether a non-empty filter lets @tgid through: it is in the filter or,
  * with TAPROOT_CFG_F_FOLLOW, followed (follow.h). Any context, NMI too.
+ * Here, not in config.c: the configuration is below the set of processes
+ * followed, which reads it (make layering).
  */
-bool tap_config_tgid_filtered(const struct tap_config *cfg, u32 tgid);
+static inline bool tap_config_tgid_filtered(const struct tap_config *cfg,
+					    u32 tgid)
+{
+	return tap_config_tgid_in(cfg, tgid) ||
+	       ((cfg->flags & TAPROOT_CFG_F_FOLLOW) &&
+		tap_follow_has(cfg->follow_gen, tgid));
+}
 
 /*
  * Whether the TGID filter lets @tgid through: always with an empty set,
- * else when @tgid is in it or followed. The search is out of line so that
- * the hot paths (the sample handler here; the switch and waking probes
- * test for a filter once and take a path without it, events.c) carry no
- * loop and need few registers when there is no filter, the common case.
+ * else when @tgid is in it or followed. The searches are out of line so
+ * that the hot paths (the sample handler here; the switch and waking
+ * probes test for a filter once and take a path without it, events.c)
+ * carry no loop and need few registers when there is no filter, the
+ * common case.
  */
 static inline bool tap_config_tgid_ok(const struct tap_config *cfg, u32 tgid)
 {

@@ -583,8 +583,11 @@ static void tap_probe_fork(void *data, struct task_struct *parent,
 	if (unlikely(!cfg))
 		return;
 	/* Before the child can run anywhere: its first sample passes. */
-	if (tap_follows(cfg))
-		tap_follow_fork(cfg, parent, child);
+	/* A thread belongs to its process, which passes or not already. */
+	if (tap_follows(cfg) && child->pid == child->tgid &&
+	    tap_config_tgid_filtered(cfg, parent->tgid) &&
+	    !tap_config_tgid_in(cfg, child->tgid))
+		tap_follow_fork(cfg->follow_gen, child->tgid);
 	if (!tap_proc_wanted(cfg, TAPROOT_EV_FORK, parent))
 		return;
 	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_FORK);

@@ -43,7 +43,6 @@
 #include <linux/threads.h>
 
 #include "config.h"
-#include "events.h"
 #include "follow.h"
 
 #define TAP_FOLLOW_MASK		(TAP_FOLLOW_SLOTS - 1)
@@ -144,20 +143,12 @@ static bool tap_follow_insert(u64 gen, u32 tgid)
 	return false;
 }
 
-void tap_follow_fork(const struct tap_config *cfg,
-		     const struct task_struct *parent,
-		     const struct task_struct *child)
+void tap_follow_fork(u64 gen, u32 tgid)
 {
-	atomic_t *nr = &tap_follow_nr[cfg->follow_gen & 1];
-	u32 tgid = child->tgid;
+	atomic_t *nr = &tap_follow_nr[gen & 1];
 
-	/* A thread belongs to its process, which passes or not already. */
-	if (child->pid != child->tgid ||
-	    !tap_config_tgid_filtered(cfg, parent->tgid) ||
-	    tap_config_tgid_in(cfg, tgid))
-		return;
 	if (atomic_add_unless(nr, 1, READ_ONCE(tap_follow_max))) {
-		if (likely(tap_follow_insert(cfg->follow_gen, tgid)))
+		if (likely(tap_follow_insert(gen, tgid)))
 			return;
 		atomic_dec(nr);
 	}
@@ -202,18 +193,6 @@ bool tap_follow_renew(const struct tap_config *cur, struct tap_config *cfg,
 	atomic_set(&tap_follow_nr[gen & 1], 0);
 	cfg->follow_gen = gen;
 	return true;
-}
-
-void tap_follow_forgotten(void)
-{
-	lockdep_assert_held(&tap_ctl_lock);
-	/*
-	 * Probes that read the old configuration may still insert into and
-	 * count in the old generation: wait for them, they run with
-	 * preemption off. Without probes attached nothing writes.
-	 */
-	if (tap_events_attached())
-		synchronize_rcu();
 }
 
 void tap_follow_clear(void)

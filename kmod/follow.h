@@ -42,13 +42,12 @@ struct tap_config;
 bool tap_follow_has(u64 gen, u32 tgid);
 
 /*
- * sched_process_fork, @cfg having FOLLOW and a filter: follow @child when
- * it is a new process and @parent passes the filter; count it when the
- * set is full.
+ * sched_process_fork of a new process @tgid that is to be followed (its
+ * parent passes a filter with FOLLOW, and it is not in the filter itself:
+ * the caller's to judge) in generation @gen: follow it, or count it when
+ * the set is full.
  */
-void tap_follow_fork(const struct tap_config *cfg,
-		     const struct task_struct *parent,
-		     const struct task_struct *child);
+void tap_follow_fork(u64 gen, u32 tgid);
 
 /* sched_process_exit of @tgid's last thread, @cfg having FOLLOW. */
 void tap_follow_exit(const struct tap_config *cfg, u32 tgid);
@@ -56,12 +55,13 @@ void tap_follow_exit(const struct tap_config *cfg, u32 tgid);
 /*
  * Under tap_ctl_lock, before @cfg replaces @cur: when the processes
  * followed so far are to be forgotten (FOLLOW cleared, or a new filter
- * with @tgids_given), give @cfg a new generation and return true; then,
- * once @cfg is published, call tap_follow_forgotten().
+ * with @tgids_given), give @cfg a new generation and return true. Then,
+ * once @cfg is published, the caller waits for the probes that may still
+ * read @cur (a grace period, when they are attached): they insert into
+ * and count in the old generation, which the next renewal reuses.
  */
 bool tap_follow_renew(const struct tap_config *cur, struct tap_config *cfg,
 		      bool tgids_given);
-void tap_follow_forgotten(void);
 
 /*
  * Empty the set. Only when no probe and no sample handler can run (the

@@ -470,8 +470,9 @@ static int tap_genl_set_config(struct sk_buff *skb, struct genl_info *info)
 
 	forget = tap_follow_renew(cur, cfg, info->attrs[TAPROOT_A_CFG_TGIDS]);
 	tap_config_publish(cfg);
-	if (forget)
-		tap_follow_forgotten();
+	/* Probes run with preemption off: a grace period waits for them. */
+	if (forget && tap_events_attached())
+		synchronize_rcu();
 	tap_genl_notify(TAPROOT_NOTIFY_CONFIG);
 	mutex_unlock(&tap_ctl_lock);
 	return 0;

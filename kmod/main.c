@@ -23,11 +23,13 @@
 #include "version.h"	/* TAP_MODULE_VERSION, written by scripts/kbuild */
 
 /*
- * Read-only once loaded: the value at load time. Resizing the rings at
- * run time is a netlink command (TAPROOT_A_CFG_RING_PAGES), not a write to
+ * ring_pages: data pages of each per-CPU ring at load, a power of two in
+ * [TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX] (the load is refused
+ * otherwise). Read-only once loaded: resizing the rings at run time is a
+ * netlink command (TAPROOT_A_CFG_RING_PAGES), not a write to
  * /sys/module/taproot/parameters.
  */
-unsigned int tap_ring_pages __ro_after_init = TAPROOT_RING_PAGES_DEFAULT;
+static unsigned int tap_ring_pages __ro_after_init = TAPROOT_RING_PAGES_DEFAULT;
 module_param_named(ring_pages, tap_ring_pages, uint, 0444);
 MODULE_PARM_DESC(ring_pages,
 		 "data pages per CPU ring, a power of two in ["
@@ -61,7 +63,7 @@ static int __init tap_init(void)
 	if (err)
 		return err;
 
-	err = tap_config_init();
+	err = tap_config_init(tap_ring_pages);
 	if (err)
 		goto err_rings;
 

@@ -40,13 +40,6 @@
 #include "features.h"
 
 /*
- * ring_pages, the module parameter: data pages of each per-CPU ring at
- * load, a power of two in [TAPROOT_RING_PAGES_MIN, TAPROOT_RING_PAGES_MAX]
- * (main.c refuses to load otherwise).
- */
-extern unsigned int tap_ring_pages;
-
-/*
  * Each part registers itself with an init that returns 0 or -errno (and
  * logs why) and leaves nothing behind on failure; its exit undoes a
  * successful init. main.c calls them in dependency order.
@@ -85,7 +78,8 @@ static inline void tap_copy_comm(char *dst, const struct task_struct *t)
 	memset(dst + i, 0, TASK_COMM_LEN - i);
 }
 
-int tap_config_init(void);
+/* The configuration at load, with rings of @ring_pages. */
+int tap_config_init(unsigned int ring_pages);
 void tap_config_exit(void);
 int tap_sample_init(void);
 void tap_sample_exit(void);	/* stops sampling for good, frees */
