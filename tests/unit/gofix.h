@@ -101,9 +101,12 @@ static inline bool go_sp_effect(const char *asm_text, int32_t *d)
 
 	if (!strncmp(asm_text, "RET", 3))
 		return false;
-	if (sscanf(asm_text, "SUBQ $0x%x, SP", &imm) == 1)
+	/* Go 1.15 allocates a frame of 0x80 as ADDQ $-0x80 (an 8-bit immediate). */
+	if (sscanf(asm_text, "SUBQ $0x%x, SP", &imm) == 1 ||
+	    sscanf(asm_text, "ADDQ $-0x%x, SP", &imm) == 1)
 		*d += (int32_t)imm;
-	else if (sscanf(asm_text, "ADDQ $0x%x, SP", &imm) == 1)
+	else if (sscanf(asm_text, "ADDQ $0x%x, SP", &imm) == 1 ||
+		 sscanf(asm_text, "SUBQ $-0x%x, SP", &imm) == 1)
 		*d -= (int32_t)imm;
 	else if (!strncmp(asm_text, "PUSHQ ", 6) || !strncmp(asm_text, "PUSHFQ", 6))
 		*d += 8;
