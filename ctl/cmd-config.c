@@ -45,6 +45,7 @@ static const struct {
 	{ "unwind", "unwind", TAPROOT_CFG_F_UNWIND },
 	{ "ustack-private", "ustack_private", TAPROOT_CFG_F_USTACK_PRIVATE },
 	{ "unwind-verify", "unwind_verify", TAPROOT_CFG_F_UNWIND_VERIFY },
+	{ "count", "count", TAPROOT_CFG_F_COUNT },
 };
 #define NR_FLAG_KEYS (sizeof(flag_keys) / sizeof(flag_keys[0]))
 

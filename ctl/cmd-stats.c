@@ -29,6 +29,8 @@ static void add(struct taproot_cpu_stats *t, const struct taproot_cpu_stats *c)
 	t->py_walks += c->py_walks;
 	t->py_frames += c->py_frames;
 	t->py_cut += c->py_cut;
+	t->counted += c->counted;
+	t->count_full += c->count_full;
 }
 
 static void print_row(const char *cpu, const struct taproot_cpu_stats *c)
@@ -55,6 +57,9 @@ static void print_walks(const struct taproot_cpu_stats *t)
 		printf("python walks: %" PRIu64 " (%" PRIu64 " frames), %" PRIu64
 		       " cut short (a read failed or a frame named no code object)\n",
 		       t->py_walks, t->py_frames, t->py_cut);
+	if (t->counted || t->count_full)
+		printf("counted:      %" PRIu64 " samples in the module's tables, %" PRIu64
+		       " written one by one for want of room\n", t->counted, t->count_full);
 }
 
 static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats *c)
@@ -73,6 +78,8 @@ static void json_counters(struct taproot_json *j, const struct taproot_cpu_stats
 	taproot_json_key_u64(j, "python_walks", c->py_walks);
 	taproot_json_key_u64(j, "python_frames", c->py_frames);
 	taproot_json_key_u64(j, "python_walks_cut", c->py_cut);
+	taproot_json_key_u64(j, "counted", c->counted);
+	taproot_json_key_u64(j, "count_full", c->count_full);
 	/* Samples by how the module's walk ended; "none": not walked. */
 	taproot_json_key(j, "unwind");
 	taproot_json_object_begin(j);

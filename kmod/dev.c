@@ -27,7 +27,8 @@
  *
  * Uploads: the ioctls upload unwind tables and process mappings
  * (utab.c). They belong to the file: its release frees them, before the
- * device is free for another opener.
+ * device is free for another opener. TAPROOT_IOC_COUNTS_DRAIN takes the
+ * counted stacks out (count.c), which an open empties.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,6 +43,7 @@
 #include <linux/poll.h>
 #include <linux/sched.h>
 
+#include "count.h"
 #include "intern.h"
 #include "taproot.h"
 #include "ring.h"
@@ -63,6 +65,8 @@ static int tap_dev_open(struct inode *inode, struct file *file)
 	WRITE_ONCE(tap_dev_tgid, task_tgid_nr(current));
 	/* This reader has seen none of the STACK records written so far. */
 	tap_intern_new_epoch();
+	/* Nor can it name the stacks counted for the last one. */
+	tap_count_clear();
 	file->private_data = NULL;
 	/* Offsets select rings (TAPROOT_MMAP_OFFSET); there is no stream. */
 	return nonseekable_open(inode, file);
@@ -127,6 +131,8 @@ static __poll_t tap_dev_poll(struct file *file, struct poll_table_struct *wait)
 static long tap_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
+	if (cmd == TAPROOT_IOC_COUNTS_DRAIN)
+		return tap_count_drain_ioctl((void __user *)arg);
 	return tap_utab_ioctl(file, cmd, arg);
 }
 

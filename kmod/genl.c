@@ -51,6 +51,7 @@
 #include <net/genetlink.h>
 
 #include "config.h"
+#include "count.h"
 #include "events.h"
 #include "follow.h"
 #include "ring.h"
@@ -140,7 +141,7 @@ static u64 tap_features(void)
 {
 	u64 features = TAPROOT_FEAT_SAMPLING | TAPROOT_FEAT_KSTACK |
 		       TAPROOT_FEAT_USTACK | TAPROOT_FEAT_UNWIND |
-		       TAPROOT_FEAT_PYTHON;
+		       TAPROOT_FEAT_PYTHON | TAPROOT_FEAT_COUNT;
 
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		features |= TAPROOT_FEAT_PREEMPT_RT;
@@ -450,6 +451,15 @@ static int tap_genl_set_config(struct sk_buff *skb, struct genl_info *info)
 	err = tap_parse_config(cfg, info->attrs, info->extack);
 	if (err)
 		goto out_free;
+	if (cfg->flags & TAPROOT_CFG_F_COUNT) {
+		err = tap_count_enable();
+		if (err) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[TAPROOT_A_CFG_FLAGS],
+					    "no memory for the count tables");
+			goto out_free;
+		}
+	}
 
 	if (cfg->ring_pages != cur->ring_pages) {
 		err = tap_rings_resize(cfg->ring_pages);
@@ -613,7 +623,7 @@ static size_t tap_stats_cpu_size(void)
 {
 	return nla_total_size(0) +			/* STATS_CPU */
 	       nla_total_size(sizeof(u32)) +		/* STAT_CPU */
-	       11 * nla_total_size_64bit(sizeof(u64)) +	/* the counters */
+	       16 * nla_total_size_64bit(sizeof(u64)) +	/* its 16 counters */
 	       nla_total_size(0) +			/* STAT_UNWIND */
 	       TAPROOT_KUNWIND_NR * nla_total_size_64bit(sizeof(u64));
 }
@@ -678,6 +688,10 @@ static int tap_put_stats_cpu(struct sk_buff *msg, unsigned int cpu)
 	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_PY_FRAMES, ss.py_frames,
 			      TAPROOT_A_STAT_PAD) ||
 	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_PY_CUT, ss.py_cut,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_COUNTED, ss.counted,
+			      TAPROOT_A_STAT_PAD) ||
+	    nla_put_u64_64bit(msg, TAPROOT_A_STAT_COUNT_FULL, ss.count_full,
 			      TAPROOT_A_STAT_PAD) ||
 	    tap_put_stats_unwind(msg, &ss))
 		return -EMSGSIZE;

@@ -17,6 +17,7 @@
 #include <linux/stringify.h>
 
 #include "events.h"
+#include "count.h"
 #include "intern.h"
 #include "taproot.h"
 #include "ring.h"
@@ -111,6 +112,7 @@ static void __exit tap_exit(void)
 	tap_dev_exit();		/* no open file holds the module: no consumer */
 	tap_sample_exit();	/* no handler runs after it */
 	tap_events_exit();	/* nor a probe after this */
+	tap_count_exit();
 	tap_genl_exit();
 	tap_intern_exit();
 	tap_config_exit();

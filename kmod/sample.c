@@ -30,8 +30,10 @@
  * (uwalk.h) by the mappings and tables the consumer uploaded for the
  * process (utab.h). A whole walk becomes a reference to an interned stack
  * (intern.h): a STACK record the first time the CPU sees it in the epoch,
- * a SAMPLE_REF every time. Any other walk, or none, becomes a SAMPLE with
- * the snapshot from the frame the walk stopped at and the pcs before it.
+ * a SAMPLE_REF every time, or with TAPROOT_CFG_F_COUNT one more in the
+ * CPU's count table (count.h), a SAMPLE_REF when it has no room. Any
+ * other walk, or none, becomes a SAMPLE with the snapshot from the frame
+ * the walk stopped at and the pcs before it.
  *
 
  * Lifetime. perf_event_release_kernel() removes the event from its CPU
@@ -52,6 +54,7 @@
 #include <linux/string.h>
 
 #include "config.h"
+#include "count.h"
 #include "intern.h"
 #include "ring.h"
 #include "sample.h"
@@ -411,6 +414,16 @@ static void tap_sample_write_ref(const struct tap_config *cfg,
 				    pcs->kstack, knr, pcs->upcs, w->nr, w->end,
 				    pcs->py, pynr))
 		return;
+	if (cfg->flags & TAPROOT_CFG_F_COUNT) {
+		/* The records' clock, as tap_ring_reserve() takes it. */
+		if (tap_count_add(id, epoch, current, flags,
+				  tap_sample_period_us,
+				  ktime_get_mono_fast_ns())) {
+			this_cpu_inc(tap_sample_stats.counted);
+			return;
+		}
+		this_cpu_inc(tap_sample_stats.count_full);
+	}
 
 	hdr = tap_ring_reserve(sizeof(*rec), TAPROOT_REC_SAMPLE_REF);
 	if (!hdr)
@@ -564,6 +577,8 @@ void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st)
 	st->py_walks = READ_ONCE(s->py_walks);
 	st->py_frames = READ_ONCE(s->py_frames);
 	st->py_cut = READ_ONCE(s->py_cut);
+	st->counted = READ_ONCE(s->counted);
+	st->count_full = READ_ONCE(s->count_full);
 }
 
 int __init tap_sample_init(void)

@@ -39,6 +39,8 @@ struct tap_sample_stats {
 	u64 py_walks;		/* walks of CPython frames (a layout set) */
 	u64 py_frames;		/* the frames they found */
 	u64 py_cut;		/* walks cut short: tap_pywalk_res.cut */
+	u64 counted;		/* samples counted in the CPU's table */
+	u64 count_full;		/* samples the table had no room for */
 };
 
 void tap_sample_get_stats(unsigned int cpu, struct tap_sample_stats *st);

@@ -160,6 +160,8 @@ int taproot_nl_get_config(struct taproot_nl *nl, struct taproot_config *cfg);
  *                      module cannot unwind carries no stack bytes
  *   unwind-verify on|off   TAPROOT_CFG_F_UNWIND_VERIFY: unwound samples
  *                      carry the leaf's snapshot too, to compare
+ *   count on|off       TAPROOT_CFG_F_COUNT: unwound samples are counted in
+ *                      the module's tables (a consumer drains them)
  *   (the flag keys set their bit in flags and flags_given, so that the
  *   module's other flags are kept)
  *   ring-pages N       power of two, TAPROOT_RING_PAGES_MIN..._MAX
@@ -222,6 +224,8 @@ struct taproot_cpu_stats {
 	uint64_t py_walks;		/* walks of CPython frames */
 	uint64_t py_frames;		/* the frames they found */
 	uint64_t py_cut;		/* walks cut short (a forged chain, a lying layout) */
+	uint64_t counted;		/* samples counted in the module's table */
+	uint64_t count_full;		/* samples its table had no room for */
 };
 
 /*
@@ -506,6 +510,24 @@ int taproot_ring_proc_token(struct taproot_ring *r, uint32_t pid, uint64_t *toke
  */
 int taproot_ring_maps_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
 			  const struct taproot_proc_map *maps, uint32_t nr);
+
+/*
+ * Take the module's counted stacks out (TAPROOT_IOC_COUNTS_DRAIN) into
+ * @entries, room for @max (TAPROOT_COUNT_SLOTS per ring's CPU number up
+ * to the highest: -ENOSPC otherwise); *@nr of them written, each to be
+ * checked with taproot_count_check(). Read the rings up to their heads
+ * after it: the STACK records the entries name are there by then.
+ */
+struct taproot_count;
+int taproot_ring_counts_drain(struct taproot_ring *r, struct taproot_count *entries,
+			      uint32_t max, uint32_t *nr);
+
+/*
+ * Whether @e, an entry of a drain, is one the module can write: a nonzero
+ * stack id and count, a CPU below @nr_cpus. 0, or -TAPROOT_ECORRUPT with
+ * *@why (static text).
+ */
+int taproot_count_check(const struct taproot_count *e, uint32_t nr_cpus, const char **why);
 
 /*
  * Describe process @pid's CPython interpreter by @layout (NULL: forget

@@ -401,6 +401,7 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		{ "unwind", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_UNWIND },
 		{ "ustack-private", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_USTACK_PRIVATE },
 		{ "unwind-verify", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_UNWIND_VERIFY },
+		{ "count", TAPROOT_CONFIG_FLAGS, TAPROOT_CFG_F_COUNT },
 		{ "ring-pages", TAPROOT_CONFIG_RING_PAGES, 0 },
 		{ "watermark", TAPROOT_CONFIG_WATERMARK, 0 },
 		{ "pids", TAPROOT_CONFIG_TGIDS, 0 },
@@ -421,7 +422,7 @@ int taproot_config_set_kv(struct taproot_config *cfg, const char *key,
 		}
 	if (!bit)
 		return tp_err(-EINVAL,
-			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, unwind, ustack-private, unwind-verify, ring-pages, watermark, pids, sched-one-in, unwind-frames, unwind-mem)",
+			      "unknown key '%s' (freq, kstack, ustack, events, idle, follow, unwind, ustack-private, unwind-verify, count, ring-pages, watermark, pids, sched-one-in, unwind-frames, unwind-mem)",
 			      key);
 	if (bit == TAPROOT_CONFIG_FLAGS ? (cfg->flags_given & flag) != 0 : (cfg->set & bit) != 0)
 		return tp_err(-EINVAL, "'%s' given twice", key);

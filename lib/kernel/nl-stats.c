@@ -48,6 +48,8 @@ static struct nla_policy tp_stat_policy[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_PY_WALKS]      = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_PY_FRAMES]     = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 	[TAPROOT_A_STAT_PY_CUT]        = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_COUNTED]       = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
+	[TAPROOT_A_STAT_COUNT_FULL]    = { .type = NLA_U64, .maxlen = sizeof(uint64_t) },
 };
 
 /*
@@ -125,6 +127,8 @@ static int tp_stats_cpu(struct nlattr *nest, struct tp_stats *st)
 		{ TAPROOT_A_STAT_PY_WALKS, &c.py_walks },
 		{ TAPROOT_A_STAT_PY_FRAMES, &c.py_frames },
 		{ TAPROOT_A_STAT_PY_CUT, &c.py_cut },
+		{ TAPROOT_A_STAT_COUNTED, &c.counted },
+		{ TAPROOT_A_STAT_COUNT_FULL, &c.count_full },
 	};
 	char name[24];
 	size_t i;

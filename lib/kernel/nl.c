@@ -366,9 +366,11 @@ static const char *const tp_stat_attr_names[TAPROOT_A_STAT_MAX + 1] = {
 	[TAPROOT_A_STAT_PY_WALKS]	= "STAT_PY_WALKS",
 	[TAPROOT_A_STAT_PY_FRAMES]	= "STAT_PY_FRAMES",
 	[TAPROOT_A_STAT_PY_CUT]		= "STAT_PY_CUT",
+	[TAPROOT_A_STAT_COUNTED]	= "STAT_COUNTED",
+	[TAPROOT_A_STAT_COUNT_FULL]	= "STAT_COUNT_FULL",
 };
 
-_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_PY_CUT,
+_Static_assert(TAPROOT_A_STAT_MAX == TAPROOT_A_STAT_COUNT_FULL,
 	       "a taproot stat attribute was added: name it in tp_stat_attr_names");
 
 const char *tp_nl_stat_attr_name(int type, char *buf, size_t len)

@@ -854,3 +854,15 @@ int taproot_ring_consume(struct taproot_ring *r,
 	}
 	return delivered;
 }
+
+int taproot_count_check(const struct taproot_count *e, uint32_t nr_cpus, const char **why)
+{
+	*why = NULL;
+	if (!e->stack_id)
+		*why = "count of stack id 0";
+	else if (!e->count)
+		*why = "count 0";
+	else if (e->cpu >= nr_cpus)
+		*why = "count of a CPU past the module's";
+	return *why ? -TAPROOT_ECORRUPT : 0;
+}

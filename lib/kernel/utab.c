@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Uploads of unwind tables and process mappings to the module: the ioctls
- * of an open /dev/taproot (<linux/taproot.h>, "Unwinding in the module").
+ * Uploads of unwind tables and process mappings to the module, and the
+ * drain of its counted stacks: the ioctls of an open /dev/taproot
+ * (<linux/taproot.h>, "Unwinding in the module", "Counted stacks").
  * Each call is one ioctl; the module validates everything, and each of its
  * refusals gets a message that says what it means.
  */
@@ -153,5 +154,29 @@ int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token
 		return tp_err(err, "process %u: this taproot module walks no Python frames", pid);
 	default:
 		return tp_utab_err(err, "interpreter upload");
+	}
+}
+
+int taproot_ring_counts_drain(struct taproot_ring *r, struct taproot_count *entries,
+			      uint32_t max, uint32_t *nr)
+{
+	struct taproot_counts_drain a = { .entries = (uintptr_t)entries, .max = max };
+	int err = tp_utab_ioctl(r, TAPROOT_IOC_COUNTS_DRAIN, &a);
+
+	*nr = 0;
+	switch (err) {
+	case 0:
+		if (a.nr > max)
+			return tp_err(-TAPROOT_EPROTO, "counts drain: %u entries into room for %u",
+				      a.nr, max);
+		*nr = a.nr;
+		return 0;
+	case -ENOSPC:
+		return tp_err(err, "counts drain: room for %u entries is too little for the "
+			      "module's tables", max);
+	case -ENOTTY:
+		return tp_err(err, "this taproot module counts no stacks");
+	default:
+		return tp_utab_err(err, "counts drain");
 	}
 }

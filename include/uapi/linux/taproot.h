@@ -98,6 +98,10 @@
  *                                        failed, a code object was not
  *                                        one, or the chain ran on past
  *                                        2 * TAPROOT_PY_FRAMES_MAX steps
+ *       TAPROOT_A_STAT_COUNTED      u64  samples counted in the CPU's table
+ *                                        ("Counted stacks")
+ *       TAPROOT_A_STAT_COUNT_FULL   u64  samples the table had no room
+ *                                        for: written as SAMPLE_REF
  *     TAPROOT_A_FOLLOWED         u32  processes followed now (see
  *                                     TAPROOT_CFG_F_FOLLOW)
  *     TAPROOT_A_FOLLOW_FULL      u64  forks not followed: the set was full
@@ -296,6 +300,36 @@
  * fork and exit tracepoints, attached at START: while running, turning
  * TAPROOT_CFG_F_FOLLOW on is refused (-EBUSY) unless it, or both FORK and
  * EXIT records, were on at START. Without a TGID filter it does nothing.
+ *
+ * ------------------------------------------------------------------------
+ * Counted stacks (TAPROOT_FEAT_COUNT)
+ * ------------------------------------------------------------------------
+ *
+ * With TAPROOT_CFG_F_COUNT, a sample whose walk makes an interned stack is
+ * counted, not written: each CPU keeps a table of TAPROOT_COUNT_SLOTS
+ * struct taproot_count, one per (stack id, thread, the sample's flags, the
+ * thread's comm, period), with how many samples it stands for and the
+ * times of the first and the last. The STACK record is written as ever,
+ * the first time its stack is seen on that CPU in the epoch, and before
+ * the sample is counted; the SAMPLE_REF is not. A sample its table has no
+ * room for (TAPROOT_COUNT_PROBES slots from its hash are taken) is written
+ * as a SAMPLE_REF and counted in TAPROOT_A_STAT_COUNT_FULL: none is lost.
+ * Samples that fall back to a SAMPLE record (a walk that did not end
+ * well, VERIFY) are written as ever, and so is everything else.
+ *
+ * TAPROOT_IOC_COUNTS_DRAIN on /dev/taproot takes the counts out: it
+ * switches every possible CPU to its other table, waits until no sample
+ * handler can still write the ones it left (an RCU grace period), copies
+ * their entries into the caller's array and empties them. The array must
+ * have room for TAPROOT_COUNT_SLOTS entries of each possible CPU (CPU
+ * numbers below the highest possible one + 1: -ENOSPC otherwise, nothing
+ * taken). The STACK records an entry names were committed to its CPU's
+ * ring before the drain returned: a reader that reads its rings up to
+ * their heads after the drain resolves every entry of its epoch, as a
+ * SAMPLE_REF. The tables belong to the open file: they are emptied at
+ * open, and entries of another epoch than the reader's cannot be resolved.
+ * The first configuration with COUNT allocates them (2 * TAPROOT_COUNT_SLOTS
+ * * 64 bytes per possible CPU, kept until unload; -ENOMEM when it cannot).
  */
 #ifndef _UAPI_LINUX_TAPROOT_H
 #define _UAPI_LINUX_TAPROOT_H
@@ -405,6 +439,8 @@ enum taproot_stat_attr {
 	TAPROOT_A_STAT_PY_WALKS,	/* u64 */
 	TAPROOT_A_STAT_PY_FRAMES,	/* u64 */
 	TAPROOT_A_STAT_PY_CUT,		/* u64 */
+	TAPROOT_A_STAT_COUNTED,		/* u64 */
+	TAPROOT_A_STAT_COUNT_FULL,	/* u64 */
 	__TAPROOT_A_STAT_MAX
 };
 #define TAPROOT_A_STAT_MAX (__TAPROOT_A_STAT_MAX - 1)
@@ -425,6 +461,7 @@ enum taproot_notify {
 #define TAPROOT_FEAT_UNWIND		(1ULL << 6)	/* unwinding, interned stacks */
 #define TAPROOT_FEAT_FOLLOW		(1ULL << 7)	/* TAPROOT_CFG_F_FOLLOW */
 #define TAPROOT_FEAT_PYTHON		(1ULL << 8)	/* CPython frames */
+#define TAPROOT_FEAT_COUNT		(1ULL << 9)	/* counted stacks */
 
 /* TAPROOT_A_CFG_EVENTS: which record kinds are produced. */
 #define TAPROOT_EV_SAMPLE	(1U << 0)
@@ -456,7 +493,12 @@ enum taproot_notify {
  * and theirs, from their first instruction (see TAPROOT_FOLLOW_MAX).
  */
 #define TAPROOT_CFG_F_FOLLOW		(1U << 4)
-#define TAPROOT_CFG_F_ALL		((1U << 5) - 1)
+/*
+ * Samples whose walk makes an interned stack are counted in the module's
+ * tables instead of written as SAMPLE_REF records ("Counted stacks").
+ */
+#define TAPROOT_CFG_F_COUNT		(1U << 5)
+#define TAPROOT_CFG_F_ALL		((1U << 6) - 1)
 #define TAPROOT_CFG_F_DEFAULT		TAPROOT_CFG_F_UNWIND
 
 /* ---------------------------------------------------------------- rings */
@@ -876,6 +918,39 @@ struct taproot_rec_sample_ref {
 	__u32 reserved;
 };
 
+/* Each CPU's table of counted stacks: a power of two. */
+#define TAPROOT_COUNT_SLOTS	1024
+/* Slots a sample may take, from its hash on: then its table is full. */
+#define TAPROOT_COUNT_PROBES	8
+
+/*
+ * The samples of one stack of one thread on one CPU since the last drain
+ * ("Counted stacks"): as many SAMPLE_REFs of the same fields.
+ */
+struct taproot_count {
+	__u64 stack_id;		/* a STACK record of @cpu and @epoch */
+	__u32 epoch;
+	__u32 pid;		/* thread group id */
+	__u32 tid;
+	__u16 cpu;
+	__u16 flags;		/* the samples' TAPROOT_SAMPLE_F_* */
+	__u32 count;		/* >= 1 */
+	__u32 period_us;	/* each sample stands for */
+	__u64 first_ns;		/* the first sample's time (the records' clock) */
+	__u64 last_ns;		/* the last's */
+	char comm[16];		/* the thread's, NUL padded */
+};
+
+/*
+ * TAPROOT_IOC_COUNTS_DRAIN: @entries is an array of @max struct
+ * taproot_count; the drain writes @nr of them.
+ */
+struct taproot_counts_drain {
+	__u64 entries;
+	__u32 max;
+	__u32 nr;		/* out */
+};
+
 /*
  * How the module's walk of a user stack ended: taproot_rec_sample.unwind,
  * TAPROOT_SNAP_UNWIND() of a snapshot's flags.
@@ -1122,6 +1197,7 @@ struct taproot_pyframe {
 #define TAPROOT_IOC_PROC_TOKEN	_IOWR(TAPROOT_IOC_MAGIC, 3, struct taproot_proc_token)
 #define TAPROOT_IOC_MAPS_SET	_IOW(TAPROOT_IOC_MAGIC, 4, struct taproot_maps_set)
 #define TAPROOT_IOC_PYTHON_SET	_IOW(TAPROOT_IOC_MAGIC, 5, struct taproot_python_set)
+#define TAPROOT_IOC_COUNTS_DRAIN _IOWR(TAPROOT_IOC_MAGIC, 6, struct taproot_counts_drain)
 
 /*
  * Compile-time checks of the layout, evaluated by the kernel module and by
