@@ -106,6 +106,10 @@ int daemon_state_read(const char *path, struct daemon_state *st)
 			st->stack_refs = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "stack_refs_unresolved"))
 			st->stack_refs_unresolved = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "counted"))
+			st->counted = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "counted_unresolved"))
+			st->counted_unresolved = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "push"))
 			st->push = !strncmp(v, "true", 4);
 		else if (!strcmp(key, "push_uploaded"))
@@ -191,8 +195,9 @@ static void print_module_unwind(const struct daemon_state *st)
 	printf("%-16s%.1f%% of %" PRIu64 " ended well (", "  kernel walks:",
 	       walks ? 100.0 * (double)good / (double)walks : 0.0, walks);
 	print_kunwind_ends(st->kunwind);
-	printf("); %" PRIu64 " stack refs, %" PRIu64 " unresolved\n",
-	       st->stack_refs, st->stack_refs_unresolved);
+	printf("); %" PRIu64 " stack refs, %" PRIu64 " unresolved; %" PRIu64
+	       " samples counted in the module, %" PRIu64 " unresolved\n",
+	       st->stack_refs, st->stack_refs_unresolved, st->counted, st->counted_unresolved);
 	printf("%-16s%" PRIu64 " tables (%" PRIu64 " KiB), %" PRIu64 " process mapping sets; "
 	       "held now: %" PRIu64 " tables, %" PRIu64 " processes; %" PRIu64
 	       " refused for room, %" PRIu64 " errors\n", "  uploads:", k->tables_uploaded,
@@ -281,6 +286,8 @@ void daemon_status_json(struct taproot_json *j)
 	taproot_json_object_end(j);
 	taproot_json_key_u64(j, "stack_refs", st.stack_refs);
 	taproot_json_key_u64(j, "stack_refs_unresolved", st.stack_refs_unresolved);
+	taproot_json_key_u64(j, "counted", st.counted);
+	taproot_json_key_u64(j, "counted_unresolved", st.counted_unresolved);
 	taproot_json_key_string(j, "output", st.output);
 	taproot_json_key_string(j, "last_profile", st.last_profile);
 	taproot_json_key(j, "push");

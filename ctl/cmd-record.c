@@ -74,6 +74,7 @@
 _Static_assert(TAPROOT_RING_BUFFER_DEFAULT == 64U << 20, "record --help says 64");
 #define RECORD_DURATION_DEFAULT	10.0	/* s, without a command */
 #define RECORD_POLL_MS		100	/* longest wait between two reads of the rings */
+#define RECORD_DRAIN_S		1.0	/* longest wait between two drains of the counts */
 #define RECORD_EXEC_WAIT_MS	2000	/* for the released command's exec */
 #define FOLLOW_MS		100	/* how often a command's children are looked for */
 #define PROGRESS_TTY_MS		500
@@ -112,6 +113,8 @@ struct record_opts {
 	const char *raw;		/* --raw FILE, NULL: none */
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
+	/* --count: 1 on, 0 off; -1 unsaid, then 2: on where the module can. */
+	int count;
 	char **command;			/* NULL: none */
 	/* --trace, --critical-path...; and the timeline they make, once started. */
 	struct timeline_opts tl;
@@ -141,6 +144,8 @@ struct record {
 	uint64_t followed;		/* children added to the filter; with
 					   module_follows, the most followed at once */
 	bool module_follows;		/* TAPROOT_CFG_F_FOLLOW does it */
+	bool counting;			/* TAPROOT_CFG_F_COUNT: drained as we go */
+	double last_drain;		/* CLOCK_MONOTONIC s of the last drain */
 	bool follow_seen;		/* follow_full_base is read */
 	uint64_t follow_full_base;	/* the module's FOLLOW_FULL at the start */
 	uint64_t follow_full;		/* forks not followed since, the set full */
@@ -233,6 +238,7 @@ static const char *const record_valued[] = {
 	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
 	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
 	"--unwind", "--buffer-mb", "--trace", "--trace-window", "--trace-pid", "--critical-path",
+	"--count",
 };
 
 static bool takes_value(const char *name)
@@ -292,6 +298,12 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 		return parse_u32_arg("record", name, val, 0, RECORD_BUFFER_MB_MAX, &o->buffer_mb);
 	if (!strcmp(name, "--unwind"))
 		return parse_unwind(val, o);
+	if (!strcmp(name, "--count")) {
+		if (strcmp(val, "on") && strcmp(val, "off"))
+			return p_usage("'record --count' needs on or off, not '%s'", val);
+		o->count = !strcmp(val, "on");
+		return EXIT_OK;
+	}
 	if (!strcmp(name, "--events"))
 		return parse_events(val, o);
 	if (!strcmp(name, "--sched-one-in"))
@@ -342,6 +354,14 @@ static int check_args(struct record_opts *o)
 		o->sched_one_in = TAPROOT_SCHED_ONE_IN_DEFAULT;
 	if (o->ustack_private && o->unwind == RECORD_UNWIND_USER)
 		return p_usage("'record --ustack-private' needs the module to unwind: not with --unwind user");
+	/* Counts are sums: what needs each sample's record cannot have them. */
+	if (o->count == 1 && (o->unwind != RECORD_UNWIND_KERNEL || o->raw ||
+			      timeline_opts_wanted(&o->tl)))
+		return p_usage("'record --count on' needs --unwind kernel, and no --raw, --trace "
+			       "or --critical-path (they need every sample)");
+	if (o->count == -1)
+		o->count = o->unwind == RECORD_UNWIND_KERNEL && !o->raw &&
+			   !timeline_opts_wanted(&o->tl) ? 2 : 0;
 	return EXIT_OK;
 }
 
@@ -928,7 +948,8 @@ static void restore_config(struct record *r)
 static uint32_t session_flags(const struct record *r)
 {
 	uint32_t f = r->saved.flags & ~(TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_UNWIND_VERIFY |
-					 TAPROOT_CFG_F_USTACK_PRIVATE | TAPROOT_CFG_F_FOLLOW);
+					 TAPROOT_CFG_F_USTACK_PRIVATE | TAPROOT_CFG_F_FOLLOW |
+					 TAPROOT_CFG_F_COUNT);
 
 	if (r->o.unwind != RECORD_UNWIND_USER && (r->info.features & TAPROOT_FEAT_UNWIND))
 		f |= TAPROOT_CFG_F_UNWIND;
@@ -938,6 +959,8 @@ static uint32_t session_flags(const struct record *r)
 		f |= TAPROOT_CFG_F_USTACK_PRIVATE;
 	if (r->module_follows)
 		f |= TAPROOT_CFG_F_FOLLOW;
+	if (r->counting)
+		f |= TAPROOT_CFG_F_COUNT;
 	return f;
 }
 
@@ -1066,8 +1089,14 @@ static int record_pipeline(struct record *r)
 	if (err < 0)
 		fprintf(stderr, "taprootctl: record: kernel frames stay unnamed: %s\n",
 			taproot_errmsg(err));
+	/* Counting needs the module's walks: not with --unwind user (check_args). */
+	r->counting = r->o.count && (r->info.features & TAPROOT_FEAT_COUNT) &&
+		      (r->info.features & TAPROOT_FEAT_UNWIND);
+	if (r->o.count == 1 && !r->counting)
+		return p_err("--count on: this taproot module counts no stacks (feature count)");
 	taproot_pipeline_opts_default(&po);
 	po.freq_hz = r->o.freq;
+	po.counted = r->counting;
 	po.ksyms = r->ksyms;
 	po.label_tid = r->o.label_tid;
 	po.label_cpu = r->o.label_cpu;
@@ -1188,6 +1217,23 @@ static int record_start(struct record *r)
 }
 
 /*
+ * The module's counted stacks into the pipeline: every RECORD_DRAIN_S
+ * (the tables then hold a second of distinct stacks, and the progress
+ * line counts them), and once more after the stop.
+ */
+static void drain_counts(struct record *r)
+{
+	int64_t n;
+
+	if (!r->counting)
+		return;
+	r->last_drain = tp_clock_s(CLOCK_MONOTONIC);
+	n = taproot_pipeline_drain_counts(r->pl, r->ring, on_corrupt, r);
+	if (n < 0)
+		fprintf(stderr, "taprootctl: record: %s\n", taproot_errmsg((int)n));
+}
+
+/*
  * Read the rings until the duration is over, the command exits or a
  * signal comes; progress on stderr meanwhile.
  */
@@ -1203,6 +1249,8 @@ static int record_loop(struct record *r)
 		if (record_signal)
 			return EXIT_OK;
 		t = tp_clock_s(CLOCK_MONOTONIC);
+		if (r->counting && t - r->last_drain >= RECORD_DRAIN_S)
+			drain_counts(r);
 		if (r->child) {
 			reap_child(r, false);
 			if (r->child_done)
@@ -1241,6 +1289,7 @@ static void record_stop(struct record *r)
 		/* Everything published up to the stop. */
 		for (int i = 0; i < 64 && consume(r) > 0; i++)
 			;
+		drain_counts(r);
 		/* Nothing more comes: intervals still open are unpaired. */
 		taproot_pipeline_flush(r->pl, true);
 		r->lost = taproot_ring_lost(r->ring) - r->lost_base;
@@ -1283,7 +1332,7 @@ int do_record(int argc, char **argv)
 {
 	struct record r = {
 		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true,
-		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20 },
+		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20, .count = -1 },
 		.release = -1, .execd = -1, .tty = isatty(STDERR_FILENO),
 	};
 	char *path = NULL;

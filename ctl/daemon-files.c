@@ -322,6 +322,8 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 			st->kunwind[e]);
 	fprintf(f, "\"stack_refs\": %" PRIu64 ",\n", st->stack_refs);
 	fprintf(f, "\"stack_refs_unresolved\": %" PRIu64 ",\n", st->stack_refs_unresolved);
+	fprintf(f, "\"counted\": %" PRIu64 ",\n", st->counted);
+	fprintf(f, "\"counted_unresolved\": %" PRIu64 ",\n", st->counted_unresolved);
 	fprintf(f, "\"push\": %s,\n", st->push ? "true" : "false");
 	fprintf(f, "\"push_uploaded\": %" PRIu64 ",\n", st->push_uploaded);
 	fprintf(f, "\"push_failures\": %" PRIu64 ",\n", st->push_failures);

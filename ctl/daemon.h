@@ -46,6 +46,12 @@ struct daemon_opts {
 	 */
 	bool unwind, ustack_private;
 	unsigned long unwind_frames, unwind_mem_mib;
+	/*
+	 * Samples the module unwound are counted in its tables and drained
+	 * once an interval (needs unwind; not with trace or critical-path,
+	 * which need each sample).
+	 */
+	bool count;
 	unsigned long buffer_mb;	/* the rings' reader thread's buffers, 0: none */
 	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
 	char *debuginfod;		/* server URLs, NULL: $DEBUGINFOD_URLS */
@@ -96,6 +102,7 @@ enum {
 	DOPT_BUFFER = 1 << 24,
 	DOPT_TRACE = 1 << 25,
 	DOPT_CRITICAL = 1 << 26,
+	DOPT_COUNT = 1 << 27,
 };
 
 /* What a row of daemon_options[] takes. */
@@ -137,7 +144,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	35
+#define DAEMON_NR_OPTIONS	36
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -273,13 +280,15 @@ struct daemon_state {
 	 * The module's unwinding: whether taprootd has it on (setting
 	 * unwind: module_unwind), the uploads of tables and mappings to it (the pipeline's
 	 * kupload), the samples by how the module's walk ended (kunwind,
-	 * enum taproot_kunwind; [0]: not walked), and the references to
-	 * interned stacks, those that could not be resolved.
+	 * enum taproot_kunwind; [0]: not walked), the references to interned
+	 * stacks and the samples counted in the module (setting count), and
+	 * of each those that could not be resolved.
 	 */
 	bool module_unwind;
 	struct taproot_kupload_stats kupload;
 	uint64_t kunwind[TAPROOT_PIPELINE_KUNWIND_NR];
 	uint64_t stack_refs, stack_refs_unresolved;
+	uint64_t counted, counted_unresolved;
 	/*
 	 * --push: uploads that succeeded, attempts that failed (and will be
 	 * retried), uploads the store refused (4xx: dropped), uploads the

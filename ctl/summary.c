@@ -143,6 +143,10 @@ static void json_kunwind(struct taproot_json *j, const struct taproot_pipeline_s
 	taproot_json_key_u64(j, "stack_records", st->stack_records);
 	taproot_json_key_u64(j, "stack_refs", st->stack_refs);
 	taproot_json_key_u64(j, "stack_refs_unresolved", st->stack_refs_unresolved);
+	taproot_json_key_u64(j, "counts", st->counts);
+	taproot_json_key_u64(j, "counted_samples", st->counted_samples);
+	taproot_json_key_u64(j, "counted_unresolved", st->counted_unresolved);
+	taproot_json_key_u64(j, "counts_corrupt", st->counts_corrupt);
 	taproot_json_key(j, "verify");
 	taproot_json_object_begin(j);
 	taproot_json_key_u64(j, "samples", st->verify_samples);
@@ -227,6 +231,10 @@ static void print_kunwind(const struct taproot_pipeline_stats *st)
 		printf("; %" PRIu64 " of %" PRIu64 " stack refs unresolved, dropped",
 		       st->stack_refs_unresolved, st->stack_refs);
 	printf("\n");
+	if (st->counts)
+		printf("  %-10s%" PRIu64 " samples counted in the module, in %" PRIu64
+		       " counts of a stack and thread; %" PRIu64 " unresolved, dropped\n",
+		       "counted:", st->counted_samples, st->counts, st->counted_unresolved);
 }
 
 /* "verify:": how many of the module's walks the unwinder found the same. */

@@ -81,6 +81,7 @@ struct daemon {
 	char *label_strings;		/* "KEY\0VALUE\0" of the settings */
 	char hostname[256];
 	bool running;
+	bool counts;			/* the session counts stacks: drain them */
 	bool gone;			/* the module was unloaded under us */
 	double next_probe;		/* monotonic s: check_module() */
 
@@ -303,6 +304,13 @@ static bool wants_timeline(const struct daemon *d)
 	return d->o.offcpu && (d->o.trace || d->o.critical.nr);
 }
 
+/* Whether sessions taprootd configures count the samples the module unwinds. */
+static bool wants_counts(const struct daemon *d)
+{
+	return d->o.count && d->o.unwind && !wants_timeline(d) &&
+	       (d->info.features & TAPROOT_FEAT_COUNT);
+}
+
 static void pipeline_use_ring(struct daemon *d, struct taproot_ring *ring)
 {
 	int err;
@@ -351,6 +359,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	po.offcpu = d->o.offcpu;
 	po.min_block_ns = (uint64_t)d->o.min_block_us * 1000;
 	po.timeline = d->timeline;
+	po.counted = wants_counts(d);
 	snprintf(comment, sizeof(comment), "taprootd %s, %" PRIu32 " Hz, kernel %s",
 		 TAPROOT_VERSION, freq, d->info.kernel_release);
 	po.comments = comments;
@@ -426,6 +435,8 @@ static void fill_state(struct daemon *d, struct daemon_state *out)
 	st.kupload = ps.kupload;
 	memcpy(st.kunwind, ps.kunwind, sizeof(st.kunwind));
 	st.stack_refs = ps.stack_refs;
+	st.counted = ps.counted_samples;
+	st.counted_unresolved = ps.counted_unresolved;
 	st.stack_refs_unresolved = ps.stack_refs_unresolved;
 	daemon_push_stats(d->push, &st);
 	st.sampling = d->running;
@@ -530,6 +541,20 @@ out:
 	taproot_timeline_free(done);
 }
 
+static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *arg);
+
+/* The stacks the module counted, into the interval's profile. */
+static void drain_counts(struct daemon *d)
+{
+	int64_t n;
+
+	if (!d->counts || !d->ring || !d->pl)
+		return;
+	n = taproot_pipeline_drain_counts(d->pl, d->ring, on_corrupt, d);
+	if (n < 0)
+		log_msg(LOG_ERR, "%s", taproot_errmsg((int)n));
+}
+
 /* End the current interval: write each profile that has samples. */
 static void flush_interval(struct daemon *d, const char *why)
 {
@@ -539,6 +564,7 @@ static void flush_interval(struct daemon *d, const char *why)
 
 	if (!d->pl)
 		return;
+	drain_counts(d);
 	/* Intervals completed so far go into this interval's profiles. */
 	taproot_pipeline_flush(d->pl, !d->running);
 	taproot_pipeline_stats(d->pl, &st);
@@ -608,9 +634,11 @@ static void consume(struct daemon *d)
 static void unwind_settings(const struct daemon *d, const struct taproot_config *cur,
 			    struct taproot_config *c)
 {
-	const uint32_t mine = TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE;
+	const uint32_t mine = TAPROOT_CFG_F_UNWIND | TAPROOT_CFG_F_USTACK_PRIVATE |
+			      TAPROOT_CFG_F_COUNT;
 	uint32_t want = (d->o.unwind ? TAPROOT_CFG_F_UNWIND : 0) |
-			(d->o.ustack_private ? TAPROOT_CFG_F_USTACK_PRIVATE : 0);
+			(d->o.ustack_private ? TAPROOT_CFG_F_USTACK_PRIVATE : 0) |
+			(wants_counts(d) ? TAPROOT_CFG_F_COUNT : 0);
 
 	if (!(d->info.features & TAPROOT_FEAT_UNWIND))
 		return;
@@ -657,9 +685,10 @@ static void configure_module(struct daemon *d)
 		if (err < 0)
 			log_msg(LOG_ERR, "setting the module's unwinding: %s", taproot_errmsg(err));
 		else
-			log_msg(LOG_INFO, "the module's unwinding: %s%s, %lu frames at most, "
+			log_msg(LOG_INFO, "the module's unwinding: %s%s%s, %lu frames at most, "
 				"%lu MiB of uploads at most", d->o.unwind ? "on" : "off",
 				d->o.ustack_private ? ", ustack-private" : "",
+				wants_counts(d) ? ", stacks counted" : "",
 				d->o.unwind_frames, d->o.unwind_mem_mib);
 	}
 	if (!d->o.offcpu && !(d->info.features & TAPROOT_FEAT_PROC_EVENTS))
@@ -709,6 +738,9 @@ static void session_started(struct daemon *d)
 		cfg.freq_hz = d->pl_freq ? d->pl_freq : TAPROOT_FREQ_DEFAULT;
 	}
 	d->one_in = err < 0 ? (uint32_t)d->o.sched_one_in : cfg.sched_one_in;
+	/* Unknown: drain anyway (a module that counts nothing gives none). */
+	d->counts = (!have_cfg || (cfg.flags & TAPROOT_CFG_F_COUNT)) &&
+		    (d->info.features & TAPROOT_FEAT_COUNT);
 	d->adapt_at = 0;
 	/*
 	 * The rings first, their reader thread with them: sampling runs
@@ -763,6 +795,8 @@ static void session_stopped(struct daemon *d)
 	for (int i = 0; d->pl && i < 64 &&
 	     taproot_pipeline_consume(d->pl, d->ring, on_corrupt, d) > 0; i++)
 		;
+	drain_counts(d);
+	d->counts = false;
 	/* Nothing more comes: intervals still open are unpaired. */
 	if (d->pl)
 		taproot_pipeline_flush(d->pl, true);

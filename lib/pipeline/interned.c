@@ -47,6 +47,64 @@ static struct tp_interned_cpu *interned_cpu(struct tp_interned *im, unsigned int
 	return im->cpu[cpu];
 }
 
+/* The index's hash of (@cpu, @id). */
+static uint32_t old_hash(unsigned int cpu, uint64_t id)
+{
+	return (uint32_t)tp_hash_fin(tp_hash_mix(id, cpu));
+}
+
+struct old_key {
+	unsigned int cpu;
+	uint64_t id;
+};
+
+static bool old_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct tp_interned *im = ctx;
+	const struct old_key *k = key;
+
+	return im->old[idx].cpu == k->cpu && im->old[idx].rec->id == k->id;
+}
+
+/*
+ * Keep @sl's STACK of ring @cpu aside, @sl empty after: 0, or -ENOMEM
+ * (the slot then keeps it, to be overwritten). Beyond the bound, or a
+ * second STACK of the same id (the newer one is in a slot), it is freed.
+ */
+static int interned_keep_old(struct tp_interned *im, struct tp_interned_slot *sl,
+			     unsigned int cpu)
+{
+	struct old_key k = { cpu, sl->rec->id };
+	struct tp_index_slot *ix;
+	int err;
+
+	if (im->nr_old >= TP_INTERNED_RETIRED_MAX) {
+		im->old_dropped++;
+		return 0;
+	}
+	if (im->nr_old == im->cap_old) {
+		size_t cap = im->cap_old ? 2 * im->cap_old : 64;
+		struct tp_interned_old *v = realloc(im->old, cap * sizeof(*v));
+
+		if (!v)
+			return tp_err(-ENOMEM, NULL);
+		im->old = v;
+		im->cap_old = cap;
+	}
+	err = tp_index_reserve(&im->ix);
+	if (err < 0)
+		return err;
+	ix = tp_index_probe(&im->ix, old_hash(cpu, k.id), old_eq, im, &k);
+	if (ix->idx1)
+		return 0;	/* an older copy kept already: it stands */
+	im->old[im->nr_old] = (struct tp_interned_old){ sl->rec, cpu };
+	tp_index_set(&im->ix, ix, old_hash(cpu, k.id), (uint32_t)im->nr_old);
+	im->nr_old++;
+	sl->rec = NULL;
+	sl->cap = 0;
+	return 0;
+}
+
 int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
 		    unsigned int cpu)
 {
@@ -57,6 +115,9 @@ int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
 	if (!ic)
 		return cpu < TP_INTERNED_CPUS_MAX ? tp_err(-ENOMEM, NULL) : 0;
 	sl = &ic->slot[st->id & (TAPROOT_STACK_SLOTS - 1)];
+	if (im->keep_retired && sl->rec && sl->rec->id != st->id &&
+	    interned_keep_old(im, sl, cpu) < 0)
+		return -ENOMEM;
 	if (sl->cap < len) {
 		free(sl->rec);
 		sl->cap = 0;
@@ -69,21 +130,43 @@ int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
 	return 1;
 }
 
+const struct taproot_rec_stack *tp_interned_find(const struct tp_interned *im,
+						 unsigned int cpu, uint64_t id,
+						 uint32_t epoch, uint32_t pid)
+{
+	const struct taproot_rec_stack *st = NULL;
+
+	if (cpu < im->ncpu && im->cpu[cpu])
+		st = im->cpu[cpu]->slot[id & (TAPROOT_STACK_SLOTS - 1)].rec;
+	if ((!st || st->id != id) && im->nr_old) {
+		struct old_key k = { cpu, id };
+		const struct tp_index_slot *ix =
+			tp_index_probe(&im->ix, old_hash(cpu, id), old_eq,
+				       im, &k);
+
+		st = ix && ix->idx1 ? im->old[ix->idx1 - 1].rec : NULL;
+	}
+	if (!st || st->id != id || st->epoch != epoch)
+		return NULL;
+	/* User pcs are one process's addresses: never another's, whatever the hash. */
+	if ((st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) && st->pid != pid)
+		return NULL;
+	return st;
+}
+
 const struct taproot_rec_stack *tp_interned_get(const struct tp_interned *im,
 						const struct taproot_rec_sample_ref *r,
 						unsigned int cpu)
 {
-	const struct taproot_rec_stack *st;
+	return tp_interned_find(im, cpu, r->stack_id, r->epoch, r->pid);
+}
 
-	if (cpu >= im->ncpu || !im->cpu[cpu])
-		return NULL;
-	st = im->cpu[cpu]->slot[r->stack_id & (TAPROOT_STACK_SLOTS - 1)].rec;
-	if (!st || st->id != r->stack_id || st->epoch != r->epoch)
-		return NULL;
-	/* User pcs are one process's addresses: never another's, whatever the hash. */
-	if ((st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) && st->pid != r->pid)
-		return NULL;
-	return st;
+void tp_interned_retire(struct tp_interned *im)
+{
+	for (size_t i = 0; i < im->nr_old; i++)
+		free(im->old[i].rec);
+	im->nr_old = 0;
+	tp_index_clear(&im->ix);
 }
 
 void tp_interned_clear(struct tp_interned *im)
@@ -98,4 +181,9 @@ void tp_interned_clear(struct tp_interned *im)
 	free(im->cpu);
 	im->cpu = NULL;
 	im->ncpu = 0;
+	tp_interned_retire(im);
+	free(im->old);
+	im->old = NULL;
+	im->cap_old = 0;
+	tp_index_free(&im->ix);
 }

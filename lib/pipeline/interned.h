@@ -11,13 +11,22 @@
  * per CPU (up to 40 + 8 * (127 + 127) bytes each, 2 KiB; a few hundred
  * bytes for most), of CPUs below TP_INTERNED_CPUS_MAX; a CPU's slots are
  * allocated with its first STACK record.
+ *
+ * Counted stacks ("Counted stacks") name a STACK when they are drained,
+ * long after it took its slot, and a later STACK of the same slot may
+ * have replaced it meanwhile. While @keep_retired, a replaced STACK is kept
+ * aside (at most TP_INTERNED_RETIRED_MAX of them, beyond which they are
+ * dropped and counted) until tp_interned_retire() after a drain.
  */
 #ifndef TAPROOT_PIPELINE_INTERNED_H
 #define TAPROOT_PIPELINE_INTERNED_H
 
 #include <linux/taproot.h>
 
+#include "util/hash.h"
+
 #define TP_INTERNED_CPUS_MAX	8192	/* x86-64's largest NR_CPUS */
+#define TP_INTERNED_RETIRED_MAX	65536
 
 struct tp_interned_cpu;
 
@@ -25,6 +34,14 @@ struct tp_interned_cpu;
 struct tp_interned {
 	struct tp_interned_cpu **cpu;	/* by ring; NULL: no STACK yet */
 	unsigned int ncpu;		/* entries of cpu */
+	bool keep_retired;		/* keep replaced STACKs until retired */
+	struct tp_interned_old {	/* replaced STACKs, by (cpu, id) in ix */
+		struct taproot_rec_stack *rec;
+		unsigned int cpu;
+	} *old;
+	size_t nr_old, cap_old;
+	struct tp_index ix;
+	uint64_t old_dropped;		/* replaced beyond the bound: not kept */
 };
 
 /*
@@ -37,13 +54,21 @@ int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
 		    unsigned int cpu);
 
 /*
- * The STACK that reference @r of ring @cpu names, or NULL when the mirror
- * does not hold it (another epoch, an overwritten slot, another process's
- * user pcs).
+ * The STACK @id of @epoch that ring @cpu wrote for process @pid, or NULL
+ * when the mirror does not hold it (another epoch, an overwritten slot,
+ * another process's user pcs). Kept STACKs that were replaced count.
  */
+const struct taproot_rec_stack *tp_interned_find(const struct tp_interned *im,
+						 unsigned int cpu, uint64_t id,
+						 uint32_t epoch, uint32_t pid);
+
+/* The STACK that reference @r of ring @cpu names, as tp_interned_find(). */
 const struct taproot_rec_stack *tp_interned_get(const struct tp_interned *im,
 						const struct taproot_rec_sample_ref *r,
 						unsigned int cpu);
+
+/* Free the replaced STACKs kept so far: no count may name them any more. */
+void tp_interned_retire(struct tp_interned *im);
 
 /* Forget every slot and free the memory: the mirror is empty again. */
 void tp_interned_clear(struct tp_interned *im);

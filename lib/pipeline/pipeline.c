@@ -235,7 +235,9 @@ struct taproot_pipeline {
 	struct taproot_profile_frame *frames;
 	size_t max_frames;
 
-	struct tp_interned interned;	/* the module's stack slots, mirrored */
+	struct tp_interned interned;
+	struct taproot_count *counts;	/* a drain's entries */
+	uint32_t counts_max;	/* the module's stack slots, mirrored */
 
 	struct taproot_pipeline_stats st;
 };
@@ -412,6 +414,7 @@ int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 	}
 	if (!p->opts.max_user_frames)
 		p->opts.max_user_frames = PL_MAX_USER_FRAMES;
+	p->interned.keep_retired = p->opts.counted;
 	if (!p->opts.sym_cache_entries)
 		p->opts.sym_cache_entries = PL_SYM_CACHE_DEFAULT;
 
@@ -479,6 +482,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	free(p->frames);
 	free(p->pcs);
 	free(p->pcflags);
+	free(p->counts);
 	taproot_pipeline_forget_stacks(p);
 	/* The join first: it borrows the profiles. */
 	tp_causal_free(p->causal);
@@ -567,7 +571,7 @@ static void pl_comm_forget(struct taproot_pipeline *p, int pid)
 
 /* ------------------------------------------------------- self per leaf */
 
-static void pl_top_count(struct taproot_pipeline *p, const char *name)
+static void pl_top_count(struct taproot_pipeline *p, const char *name, uint32_t n)
 {
 	size_t mask = PL_TOP_MAX * 2 - 1, i;
 	uint64_t h = tp_hash_fin(tp_hash_bytes(name, strlen(name)));
@@ -576,16 +580,16 @@ static void pl_top_count(struct taproot_pipeline *p, const char *name)
 		struct pl_top *t = &p->top[i];
 
 		if (t->name && !strcmp(t->name, name)) {
-			t->samples++;
+			t->samples += n;
 			return;
 		}
 		if (!t->name) {
 			if (p->ntop >= PL_TOP_MAX || !(t->name = strdup(name))) {
-				p->top_other++;
+				p->top_other += n;
 				return;
 			}
 			p->ntop++;
-			t->samples = 1;
+			t->samples = n;
 			return;
 		}
 	}
@@ -1171,6 +1175,7 @@ struct pl_who {
 	uint32_t pid, tid;
 	uint64_t time_ns;		/* the record's */
 	uint32_t period_us;		/* 0: the pipeline's period */
+	uint32_t weight;		/* samples it stands for: 1, or a count's */
 	char thread_comm[17];		/* the record's comm, NUL-terminated */
 };
 
@@ -1179,6 +1184,7 @@ static void pl_who_set(struct pl_who *w, const struct taproot_rec_header *rec, u
 		       uint32_t tid, uint32_t period_us, const char comm[16])
 {
 	w->time_ns = rec->time_ns;
+	w->weight = 1;
 	w->pid = pid;
 	w->tid = tid;
 	w->period_us = period_us;
@@ -1246,15 +1252,17 @@ static int pl_cpu_sample(struct taproot_pipeline *p, const struct pl_who *w, uns
 	if (err < 0)
 		return err;
 
-	values[0] = 1;
-	values[1] = w->period_us ? (int64_t)w->period_us * 1000 : p->period_ns;
+	values[0] = w->weight;
+	values[1] = (int64_t)w->weight * (w->period_us ? (int64_t)w->period_us * 1000 :
+					   p->period_ns);
 	err = taproot_profile_add(p->profile, p->frames, nf, labels, nl, values);
 	if (err < 0) {
-		p->st.dropped++;
+		p->st.dropped += w->weight;
 		return err;
 	}
-	p->st.samples++;
-	if (p->opts.timeline)
+	p->st.samples += w->weight;
+	/* A count has no instants to put on a timeline. */
+	if (p->opts.timeline && w->weight == 1)
 		tp_timeline_sample(p->opts.timeline, w->pid, w->tid, cpu, w->time_ns,
 				   comm, w->thread_comm, p->frames, nf);
 
@@ -1263,7 +1271,7 @@ static int pl_cpu_sample(struct taproot_pipeline *p, const struct pl_who *w, uns
 		leaf = p->frames[0].mapping_path;
 	if (!leaf || !leaf[0])
 		leaf = "[unknown]";
-	pl_top_count(p, leaf);
+	pl_top_count(p, leaf, w->weight);
 	return 0;
 }
 
@@ -1325,24 +1333,15 @@ static int pl_sample(struct taproot_pipeline *p, const struct taproot_rec_sample
  * pcs are taken whole (PL_UPCS_WHOLE); one the mirror lacks is counted
  * and dropped: its stack is not known, as a lost record's.
  */
-static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sample_ref *r,
-			 unsigned int cpu)
+/* The capture of thread @tid of @pid whose stack is STACK @st, taken whole. */
+static struct pl_capture pl_stack_capture(const struct taproot_rec_stack *st, uint32_t pid,
+					  uint32_t tid)
 {
-	const struct taproot_rec_stack *st;
-	const uint64_t *pcs;
-	struct pl_capture c;
-	struct pl_who w;
+	const uint64_t *pcs = (const uint64_t *)(st + 1);
 
-	p->st.stack_refs++;
-	st = tp_interned_get(&p->interned, r, cpu);
-	if (!st) {
-		p->st.stack_refs_unresolved++;
-		return 0;
-	}
-	pcs = (const uint64_t *)(st + 1);
-	c = (struct pl_capture){
-		.pid = r->pid,
-		.tid = r->tid,
+	return (struct pl_capture){
+		.pid = pid,
+		.tid = tid,
 		.kstack = pcs,
 		.kstack_nr = st->kstack_nr,
 		.k0_exact = st->hdr.flags & TAPROOT_SAMPLE_F_IN_KERNEL,
@@ -1356,9 +1355,55 @@ static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sa
 		.py = (const struct taproot_pyframe *)(pcs + st->kstack_nr + st->upc_nr),
 		.py_nr = st->py_nr,
 	};
+}
+
+static int pl_sample_ref(struct taproot_pipeline *p, const struct taproot_rec_sample_ref *r,
+			 unsigned int cpu)
+{
+	const struct taproot_rec_stack *st;
+	struct pl_capture c;
+	struct pl_who w;
+
+	p->st.stack_refs++;
+	st = tp_interned_get(&p->interned, r, cpu);
+	if (!st) {
+		p->st.stack_refs_unresolved++;
+		return 0;
+	}
+	c = pl_stack_capture(st, r->pid, r->tid);
 	pl_who_set(&w, &r->hdr, r->pid, r->tid, r->period_us, r->comm);
 	p->st.kunwind[st->unwind]++;
 	return pl_cpu_sample(p, &w, cpu, &c);
+}
+
+/*
+ * A drained count (taproot_count_check() passed): its samples as a
+ * reference's, all at once, at the time of the last.
+ */
+static int pl_count(struct taproot_pipeline *p, const struct taproot_count *e)
+{
+	const struct taproot_rec_stack *st;
+	struct pl_capture c;
+	struct pl_who w = {
+		.pid = e->pid,
+		.tid = e->tid,
+		.time_ns = e->last_ns,
+		.period_us = e->period_us,
+		.weight = e->count,
+	};
+
+	p->st.counts++;
+	p->st.counted_samples += e->count;
+	st = tp_interned_find(&p->interned, e->cpu, e->stack_id, e->epoch, e->pid);
+	if (!st) {
+		p->st.counted_unresolved += e->count;
+		return 0;
+	}
+	c = pl_stack_capture(st, e->pid, e->tid);
+	memcpy(w.thread_comm, e->comm, sizeof(e->comm));
+	w.thread_comm[sizeof(e->comm)] = '\0';
+	p->st.kunwind[st->unwind] += e->count;
+	return pl_cpu_sample(p, &w, e->cpu, &c);
 }
 
 void taproot_pipeline_forget_stacks(struct taproot_pipeline *p)
@@ -1731,6 +1776,7 @@ void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pip
 	st->procs_gone = prs.procs_gone;
 	st->elf_errors = prs.elf_errors;
 	st->sym_cache_entries = p->symcache.count;
+	st->counts_old_dropped = p->interned.old_dropped;
 	if (p->causal)
 		tp_causal_stats(p->causal, &st->causal);
 	tp_ktables_stats(p->ktables, &st->kupload);
@@ -1842,6 +1888,53 @@ static void pl_on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void 
 
 	if (c->corrupt)
 		c->corrupt(cpu, pos, why, c->arg);
+}
+
+int64_t taproot_pipeline_drain_counts(struct taproot_pipeline *p, struct taproot_ring *ring,
+				      void (*corrupt)(unsigned int cpu, uint64_t pos,
+						      const char *why, void *arg),
+				      void *arg)
+{
+	uint32_t nr_cpus = 0, nr;
+	int err;
+
+	/* Rings are sorted by CPU: the last one's number is the highest. */
+	if (taproot_ring_count(ring)) {
+		struct taproot_ring_stats rs;
+
+		taproot_ring_stats(ring, taproot_ring_count(ring) - 1, &rs);
+		nr_cpus = rs.cpu + 1;
+	}
+	if (!p->counts) {
+		p->counts_max = nr_cpus * TAPROOT_COUNT_SLOTS;
+		p->counts = calloc(p->counts_max ? p->counts_max : 1, sizeof(*p->counts));
+		if (!p->counts)
+			return tp_err(-ENOMEM, NULL);
+	}
+	err = taproot_ring_counts_drain(ring, p->counts, p->counts_max, &nr);
+	if (err < 0)
+		return err;
+	/* The STACK records the counts name came before the drain returned. */
+	taproot_pipeline_consume(p, ring, corrupt, arg);
+	return taproot_pipeline_add_counts(p, p->counts, nr, nr_cpus);
+}
+
+int64_t taproot_pipeline_add_counts(struct taproot_pipeline *p, const struct taproot_count *e,
+				    size_t nr, uint32_t nr_cpus)
+{
+	uint64_t before = p->st.samples;
+	const char *why;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (taproot_count_check(&e[i], nr_cpus, &why) < 0) {
+			p->st.counts_corrupt++;
+			continue;
+		}
+		/* A count the profile could not take is counted in stats.dropped. */
+		(void)pl_count(p, &e[i]);
+	}
+	tp_interned_retire(&p->interned);
+	return (int64_t)(p->st.samples - before);
 }
 
 int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ring,

@@ -64,6 +64,12 @@ struct taproot_pipeline_opts {
 	bool label_tid;			/* add a numeric "tid" label */
 	bool label_cpu;			/* add a numeric "cpu" label */
 	bool no_kernel;			/* leave kernel frames out */
+	/*
+	 * The module counts unwound samples (TAPROOT_CFG_F_COUNT): keep the
+	 * STACK records a later one replaced until the next
+	 * taproot_pipeline_drain_counts(), which may name them.
+	 */
+	bool counted;
 	size_t max_stacks;		/* profile entries; 0: TAPROOT_PROFILE_MAX_STACKS */
 	size_t unwind_cache_bytes;	/* 0: TAPROOT_UNWIND_CACHE_DEFAULT */
 	unsigned int max_user_frames;	/* pcs unwound per sample; 0: 128 */
@@ -197,6 +203,17 @@ struct taproot_pipeline_stats {
 	uint64_t stack_records;		/* STACK records kept in the mirror */
 	uint64_t stack_refs;		/* SAMPLE_REF records */
 	uint64_t stack_refs_unresolved;	/* of them, not in the mirror: dropped */
+	/*
+	 * Counted stacks (taproot_pipeline_drain_counts()): the entries
+	 * drained, the samples they stood for, of those the samples whose
+	 * STACK the mirror lacked (dropped), entries the checks refused, and
+	 * STACK records replaced beyond the mirror's bound on those it keeps.
+	 */
+	uint64_t counts;
+	uint64_t counted_samples;
+	uint64_t counted_unresolved;
+	uint64_t counts_corrupt;
+	uint64_t counts_old_dropped;
 	/*
 	 * Samples with TAPROOT_SAMPLE_F_VERIFY: compared when their snapshot
 	 * was unwound here (not for a process that could not be read, nor
@@ -337,6 +354,31 @@ int taproot_pipeline_consume(struct taproot_pipeline *p, struct taproot_ring *ri
 			     void (*corrupt)(unsigned int cpu, uint64_t pos,
 					     const char *why, void *arg),
 			     void *arg);
+
+/*
+ * The module's counted stacks into the profile: drain them
+ * (taproot_ring_counts_drain()), read every record @ring holds then (as
+ * taproot_pipeline_consume(): the STACK records they name are among
+ * them), add each count as that many samples of its stack, at the time
+ * of its last; then forget the replaced STACK records kept for them.
+ * Returns the samples added, or -errno with a message (-ENOTTY: a module
+ * that counts nothing).
+ */
+int64_t taproot_pipeline_drain_counts(struct taproot_pipeline *p, struct taproot_ring *ring,
+				      void (*corrupt)(unsigned int cpu, uint64_t pos,
+						      const char *why, void *arg),
+				      void *arg);
+
+/*
+ * The @nr entries of one drain at @e into the profile, each checked
+ * (taproot_count_check(), CPUs below @nr_cpus; refused ones counted in
+ * stats.counts_corrupt) and resolved in the mirror of the STACK records
+ * read so far; then the replaced STACK records kept for them are freed.
+ * What taproot_pipeline_drain_counts() does after the drain, for callers
+ * that drain themselves (tests). Returns the samples added.
+ */
+int64_t taproot_pipeline_add_counts(struct taproot_pipeline *p, const struct taproot_count *e,
+				    size_t nr, uint32_t nr_cpus);
 
 /* End a consume round by hand (what taproot_pipeline_consume() does last). */
 void taproot_pipeline_end_round(struct taproot_pipeline *p);

@@ -253,7 +253,7 @@ static void daemon_help_lists_every_key(void **state)
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
 		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
-		"unwind-frames", "unwind-mem", "buffer-mb", "trace", "critical-path",
+		"count", "unwind-frames", "unwind-mem", "buffer-mb", "trace", "critical-path",
 	};
 	int status;
 	char *out = run_cli(DAEMON " --help", &status);
@@ -358,7 +358,7 @@ static void daemon_print_config_reads_back(void **state)
 		"events", "sched-one-in", "sched-budget", "min-block", "label", "relabel",
 		"metrics", "debuginfod", "push", "push-bearer-file", "push-basic-file",
 		"push-tenant", "push-timeout", "push-spool-mb", "unwind", "ustack-private",
-		"unwind-frames", "unwind-mem", "buffer-mb", "trace", "critical-path",
+		"count", "unwind-frames", "unwind-mem", "buffer-mb", "trace", "critical-path",
 	};
 	char *path = strdup("/tmp/taproot-test-cli-XXXXXX");
 	char cmd[256], line[64];
@@ -452,7 +452,7 @@ static void man_pages_cover_every_option(void **state)
 		"--label-cpu --stats-json --events --sched-one-in --min-block --raw --output "
 		"--repeat --unwind --ustack-private --trace --trace-window --trace-pid "
 		"--critical-path freq kstack ustack events idle ring-pages watermark pids sched-one-in "
-		"follow unwind ustack-private unwind-verify unwind-frames unwind-mem ";
+		"follow unwind ustack-private unwind-verify count unwind-frames unwind-mem ";
 	char *daemon = man_text("man/taprootd.8"), *conf = man_text("man/taprootd.conf.5");
 	char *ctl = man_text("man/taprootctl.8"), *help, *printed;
 	char options[1024], keys[512];

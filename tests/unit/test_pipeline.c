@@ -583,6 +583,85 @@ static void test_kernel_unwound_same_profile(void **state)
 	free(c);
 }
 
+/* A count of stack @id of @epoch on @cpu: @n samples of this process. */
+static struct taproot_count kpipe_count(uint64_t id, uint32_t epoch, uint16_t cpu, uint32_t n)
+{
+	struct taproot_count e = {
+		.stack_id = id, .epoch = epoch, .cpu = cpu, .count = n, .period_us = 10000,
+		.pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(),
+		.first_ns = 1000, .last_ns = 2000,
+	};
+
+	memcpy(e.comm, "test-pipeline", 13);
+	return e;
+}
+
+/*
+ * Counted stacks: a count stands for as many references, the STACK it
+ * names found in its slot or, once a newer stack took the slot, among the
+ * replaced ones kept until the drain is over (with opts.counted only);
+ * counts of no known stack and malformed ones are counted, not added.
+ */
+static void test_counted_stacks(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *rec[2];
+	struct taproot_count e[6];
+	struct taproot_pipeline_top top[8];
+	uint64_t pcs[128], id = 0x77, newer = 0x77 + TAPROOT_STACK_SLOTS;
+	unsigned int nu;
+
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(kpipe_outer(c, &caller, 1), 6);
+	nu = kpipe_pcs(c, pcs, 128);
+	rec[0] = kpipe_stack(id, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
+	rec[1] = kpipe_stack(newer, 1, NULL, 0, pcs, 3, TAPROOT_KUNWIND_MAX_FRAMES);
+
+	for (int counted = 0; counted < 2; counted++) {
+		taproot_pipeline_opts_default(&o);
+		o.freq_hz = 100;
+		o.counted = counted;
+		assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+		/* The newer stack takes the slot of the first. */
+		assert_int_equal(taproot_pipeline_add_record(p, rec[0], 2), 0);
+		assert_int_equal(taproot_pipeline_add_record(p, rec[1], 2), 0);
+		e[0] = kpipe_count(id, 1, 2, 5);
+		e[1] = kpipe_count(newer, 1, 2, 3);
+		e[2] = kpipe_count(id + 1, 1, 2, 2);		/* no such STACK */
+		e[3] = kpipe_count(id, 1, 2, 0);		/* count 0 */
+		e[4] = kpipe_count(id, 1, 4, 1);		/* a CPU past nr_cpus */
+		e[5] = kpipe_count(0, 1, 2, 1);			/* stack id 0 */
+		assert_int_equal(taproot_pipeline_add_counts(p, e, 6, 4), counted ? 8 : 3);
+		taproot_pipeline_stats(p, &st);
+		assert_int_equal(st.counts, 3);
+		assert_int_equal(st.counted_samples, 10);
+		assert_int_equal(st.counted_unresolved, counted ? 2 : 7);
+		assert_int_equal(st.counts_corrupt, 3);
+		assert_int_equal(st.samples, counted ? 8 : 3);
+		assert_int_equal(st.stack_refs, 0);
+		assert_int_equal(st.kunwind[TAPROOT_KUNWIND_COMPLETE], counted ? 5 : 0);
+		assert_int_equal(st.kunwind[TAPROOT_KUNWIND_MAX_FRAMES], 3);
+		/* The drain over, the replaced stack is gone: a later count misses. */
+		e[0] = kpipe_count(id, 1, 2, 1);
+		assert_int_equal(taproot_pipeline_add_counts(p, e, 1, 4), 0);
+		taproot_pipeline_stats(p, &st);
+		assert_int_equal(st.counted_unresolved, counted ? 3 : 8);
+		/* The leaves' self counts take a count's samples whole. */
+		assert_int_equal(taproot_pipeline_top(p, top, 8), 1);
+		assert_int_equal(top[0].samples, st.samples);
+		taproot_pipeline_free(p);
+	}
+	free(rec[0]);
+	free(rec[1]);
+	free(c);
+}
+
 /*
  * References that miss: another epoch, a slot a newer stack took, another
  * CPU's slots, another process's stack; counted, not added. VERIFY's
@@ -708,6 +787,7 @@ int main(void)
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_kernel_unwound_same_profile),
 		cmocka_unit_test(test_kernel_unwound_edges),
+		cmocka_unit_test(test_counted_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

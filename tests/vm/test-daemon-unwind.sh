@@ -5,9 +5,10 @@
 #     holds them: stats unwind_tables, unwind_procs > 0) and most samples
 #     are walked in the module: its state file counts the uploads
 #     (kupload_*), walks that ended well (kunwind_complete, _max-frames:
-#     most of the walks) and references to interned stacks (stack_refs:
-#     most of the samples, none unresolved); taprootctl status (plain and
-#     --json) and the metrics say the same;
+#     most of the walks) and samples of interned stacks, references
+#     (stack_refs) or counted in the module (counted, its default): most of
+#     the samples, none unresolved; taprootctl status (plain and --json)
+#     and the metrics say the same;
 #   - when taprootd stops, the module's unwind memory is released (no
 #     table, no process, 0 bytes);
 #   - with "unwind off" in its --config file it turns the module's unwind
@@ -39,8 +40,8 @@ daemon=
 trap 'kill $daemon "$work" 2>/dev/null; wait 2>/dev/null' EXIT
 
 # load_state: from taprootd's state file (one member a line), with shell
-# builtins only: P profiles, S samples, R stack_refs, U user_stacks, K
-# kupload_procs (0 while there is no file).
+# builtins only: P profiles, S samples, R stack_refs and counted samples,
+# U user_stacks, K kupload_procs (0 while there is no file).
 load_state() {
 	local line key
 	P=0 S=0 R=0 U=0 K=0
@@ -52,7 +53,7 @@ load_state() {
 		case $key in
 		'"profiles') P=$line ;;
 		'"samples') S=$line ;;
-		'"stack_refs') R=$line ;;
+		'"stack_refs' | '"counted') R=$((R + line)) ;;
 		'"user_stacks') U=$line ;;
 		'"kupload_procs') K=$line ;;
 		esac
@@ -104,29 +105,35 @@ import json, sys, urllib.request
 tmp, state = sys.argv[1], sys.argv[2]
 mod = json.load(open(f"{tmp}/stats.json"))
 print(f"# the module holds {mod['unwind_tables']} tables, {mod['unwind_procs']} processes, "
-      f"{mod['unwind_mem_used']} bytes; {mod['total']['stack_refs']} stack refs")
+      f"{mod['unwind_mem_used']} bytes; {mod['total']['stack_refs']} stack refs, "
+      f"{mod['total']['counted']} samples counted")
 assert mod["unwind_tables"] > 0 and mod["unwind_procs"] > 0, "nothing held while taprootd runs"
-assert mod["total"]["stack_refs"] > 0 and mod["total"]["unwind"]["complete"] > 0, mod["total"]
+assert mod["total"]["stack_refs"] + mod["total"]["counted"] > 0, mod["total"]
+assert mod["total"]["unwind"]["complete"] > 0, mod["total"]
 
 st = json.load(open(state))
 walks = {k[8:]: v for k, v in st.items() if k.startswith("kunwind_")}
 kup = {k[8:]: v for k, v in st.items() if k.startswith("kupload_")}
-print(f"# samples {st['samples']}, stack_refs {st['stack_refs']}, walks {walks}")
+print(f"# samples {st['samples']}, stack_refs {st['stack_refs']}, counted {st['counted']}, "
+      f"walks {walks}")
 print(f"# uploads {kup}")
 assert st["module_unwind"] is True, st["module_unwind"]
 good = walks["complete"] + walks["max-frames"]
 done = sum(v for k, v in walks.items() if k != "none")
 assert done and good * 2 > done, f"{good} of {done} walks ended well"
 # Until tapwork's tables are up its samples fall back; then they are
-# references.
-assert st["stack_refs"] * 2 > st["samples"], f"{st['stack_refs']} refs of {st['samples']} samples"
+# counted (references when a table is full).
+interned = st["stack_refs"] + st["counted"]
+assert interned * 2 > st["samples"], f"{interned} interned of {st['samples']} samples"
+assert st["counted"] > 0, st["counted"]
 assert st["stack_refs_unresolved"] == 0, st["stack_refs_unresolved"]
+assert st["counted_unresolved"] == 0, st["counted_unresolved"]
 assert kup["tables_uploaded"] + kup["tables_existed"] >= 2, kup
 assert kup["maps_uploaded"] >= 1 and kup["errors"] == 0, kup
 
 td = json.load(open(f"{tmp}/status.json"))["taprootd"]
 assert td["module_unwind"] is True, td
-assert td["stack_refs"] > 0 and td["kunwind"]["complete"] > 0, td
+assert td["counted"] > 0 and td["kunwind"]["complete"] > 0, td
 assert td["kernel_uploads"]["maps_uploaded"] > 0, td["kernel_uploads"]
 
 body = urllib.request.urlopen("http://127.0.0.1:9465/metrics", timeout=10).read().decode()
@@ -135,13 +142,14 @@ for line in body.splitlines():
     if line and not line.startswith("#"):
         name, v = line.rsplit(" ", 1)
         values[name] = float(v)
-for m in ('taprootd_kernel_walks_total{result="complete"}', "taprootd_stack_refs_total",
+for m in ('taprootd_kernel_walks_total{result="complete"}', "taprootd_counted_samples_total",
           "taprootd_kernel_upload_maps_total", "taprootd_kernel_upload_tables_total",
           "taprootd_module_unwind"):
     print(f"# {m} {values.get(m)}")
     assert values.get(m, 0) > 0, m
 # Counted from zero: present, whatever their value.
-for m in ("taprootd_kernel_upload_maps_current_total", "taprootd_kernel_upload_deferred_total"):
+for m in ("taprootd_kernel_upload_maps_current_total", "taprootd_kernel_upload_deferred_total",
+          "taprootd_stack_refs_total"):
     print(f"# {m} {values.get(m)}")
     assert m in values, f"{m} not served"
 PY
@@ -155,7 +163,7 @@ mod = json.load(open(sys.argv[1]))
 held = (mod["unwind_tables"], mod["unwind_procs"], mod["unwind_mem_used"])
 if held != (0, 0, 0):
     sys.exit(f"FAIL: after taprootd: {held[0]} tables, {held[1]} processes, {held[2]} bytes held")
-print(mod["total"]["stack_refs"], mod["total"]["unwind"]["complete"])
+print(mod["total"]["stack_refs"] + mod["total"]["counted"], mod["total"]["unwind"]["complete"])
 PY
 read -r refs_before walked_before <"$TEST_TMP/before"
 
@@ -178,7 +186,8 @@ cfg = json.load(open(f"{tmp}/config.json"))
 assert cfg["unwind"] is False, f"the module's unwind flag: {cfg['unwind']}"
 mod = json.load(open(f"{tmp}/stats.json"))
 assert mod["unwind_tables"] == 0 and mod["unwind_procs"] == 0, "uploads with unwind off"
-assert mod["total"]["stack_refs"] == refs_before, (mod["total"]["stack_refs"], refs_before)
+assert mod["total"]["stack_refs"] + mod["total"]["counted"] == refs_before, \
+    (mod["total"]["stack_refs"], mod["total"]["counted"], refs_before)
 assert mod["total"]["unwind"]["complete"] == walked_before, mod["total"]["unwind"]
 st = json.load(open(state))
 walks = {k[8:]: v for k, v in st.items() if k.startswith("kunwind_")}
@@ -186,7 +195,7 @@ kup = {k[8:]: v for k, v in st.items() if k.startswith("kupload_")}
 print(f"# samples {st['samples']}, stack_refs {st['stack_refs']}, walks {walks}, "
       f"user stacks {st['user_stacks']}, {st['unwind_complete']} complete")
 assert st["module_unwind"] is False, st["module_unwind"]
-assert st["stack_refs"] == 0, st["stack_refs"]
+assert st["stack_refs"] == 0 and st["counted"] == 0, (st["stack_refs"], st["counted"])
 assert sum(v for k, v in walks.items() if k != "none") == 0, walks
 assert walks["none"] > 0, walks
 assert kup["tables_uploaded"] == 0 and kup["maps_uploaded"] == 0, kup

@@ -96,23 +96,26 @@ ku = st["kunwind"]
 done = ku["complete"] + ku["max-frames"]
 walks = sum(v for e, v in ku.items() if e != "none")
 print(f"module walks: {done} of {walks} ended well: {ku}; stack_refs {st['stack_refs']}, "
-      f"unresolved {st['stack_refs_unresolved']}")
+      f"unresolved {st['stack_refs_unresolved']}; counted {st['counted_samples']}, "
+      f"unresolved {st['counted_unresolved']}")
 if not walks or done * 2 < walks:
     sys.exit(f"FAIL: only {done} of {walks} samples unwound in the module")
-if not st["stack_refs"]:
-    sys.exit("FAIL: no sample came as a reference to an interned stack")
-if st["stack_refs_unresolved"]:
-    sys.exit(f"FAIL: {st['stack_refs_unresolved']} stack refs unresolved")
+if not st["stack_refs"] + st["counted_samples"]:
+    sys.exit("FAIL: no sample came as a reference to an interned stack or counted")
+if st["stack_refs_unresolved"] or st["counted_unresolved"]:
+    sys.exit(f"FAIL: {st['stack_refs_unresolved']} stack refs and "
+             f"{st['counted_unresolved']} counted samples unresolved")
 PY
 
-say "the module's own counters: its walks, STACK and SAMPLE_REF records"
+say "the module's own counters: its walks, STACK records, samples referenced or counted"
 complete=$(module_stat total.unwind.complete)
 stacks=$(module_stat total.stacks)
 refs=$(module_stat total.stack_refs)
-say "module: $complete walks complete, $stacks stacks, $refs stack refs"
+counted=$(module_stat total.counted)
+say "module: $complete walks complete, $stacks stacks, $refs stack refs, $counted counted"
 [ "$complete" -gt 0 ] || die "stats --json: total.unwind.complete is $complete"
 [ "$stacks" -gt 0 ] || die "stats --json: total.stacks is $stacks"
-[ "$refs" -gt 0 ] || die "stats --json: total.stack_refs is $refs"
+[ $((refs + counted)) -gt 0 ] || die "stats --json: total.stack_refs $refs, total.counted $counted"
 
 say "after record: the module's unwind memory is freed"
 assert_eq "unwind_tables after" "0" "$(module_stat unwind_tables)"
