@@ -1173,15 +1173,24 @@ static const struct tap_uproc *tap_uproc_lookup(struct tap_ustore *s, u32 tgid)
 	return NULL;
 }
 
+/*
+ * What was uploaded for @task's process, in whichever address space, and
+ * *@mm, @task's; NULL: nothing (or no mm). For the lookups below.
+ */
+static const struct tap_uproc *tap_utab_proc(struct task_struct *task,
+					     struct mm_struct **mm)
+{
+	struct tap_ustore *s = rcu_dereference_sched(tap_utab_cur);
+
+	*mm = READ_ONCE(task->mm);
+	return s && *mm ? tap_uproc_lookup(s, task->tgid) : NULL;
+}
+
 const struct tap_umaps *tap_utab_lookup(struct task_struct *task, u8 *why)
 {
-	const struct tap_uproc *p;
-	struct tap_ustore *s;
 	struct mm_struct *mm;
+	const struct tap_uproc *p = tap_utab_proc(task, &mm);
 
-	s = rcu_dereference_sched(tap_utab_cur);
-	mm = READ_ONCE(task->mm);
-	p = s && mm ? tap_uproc_lookup(s, task->tgid) : NULL;
 	if (!p) {
 		*why = TAPROOT_KUNWIND_NO_PROC;
 		return NULL;
@@ -1195,17 +1204,11 @@ const struct tap_umaps *tap_utab_lookup(struct task_struct *task, u8 *why)
 
 const struct taproot_python_layout *tap_utab_python(struct task_struct *task)
 {
-	const struct tap_uproc *p;
-	struct tap_ustore *s;
 	struct mm_struct *mm;
+	const struct tap_uproc *p = tap_utab_proc(task, &mm);
 
-	s = rcu_dereference_sched(tap_utab_cur);
-	mm = READ_ONCE(task->mm);
-	p = s && mm ? tap_uproc_lookup(s, task->tgid) : NULL;
 	/* The address space, not the generation: see the header. */
-	if (!p || p->mm_id != tap_mm_id(mm))
-		return NULL;
-	return p->maps.py;
+	return p && p->mm_id == tap_mm_id(mm) ? p->maps.py : NULL;
 }
 
 bool tap_utab_unchanged(struct task_struct *task, const struct tap_umaps *maps)

@@ -36,6 +36,15 @@ t = json.loads(sys.argv[1])["total"]
 print(t["samples"], t["counted"], t["count_full"], t["stack_refs"])' "$OUT" >"$1"
 }
 
+# module_delta: what the counters of module_counters grew by from
+# $TEST_TMP/before to $TEST_TMP/after, into $TEST_TMP/delta.
+module_delta() {
+	local s0 c0 f0 r0 s1 c1 f1 r1
+	read -r s0 c0 f0 r0 <"$TEST_TMP/before"
+	read -r s1 c1 f1 r1 <"$TEST_TMP/after"
+	echo "$((s1 - s0)) $((c1 - c0)) $((f1 - f0)) $((r1 - r0))" >"$TEST_TMP/delta"
+}
+
 say "[$SECONDS s] record: children exiting between drains, CPU 1 offline and online"
 module_counters "$TEST_TMP/before"
 "$CTL" record --freq 499 --output "$TEST_TMP/rec" --stats-json "$TEST_TMP/rec.json" -- \
@@ -51,6 +60,7 @@ RC=0
 wait "$rec" || RC=$?
 assert_eq "record's exit status ($(<"$TEST_TMP/rec.out"))" 0 "$RC"
 module_counters "$TEST_TMP/after"
+module_delta
 expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none "$TEST_TMP/rec/cpu.pb.gz"
 printf '%s\n' "$OUT" >"$TEST_TMP/rec.raw"
 python3 -S - "$REPO/tests/vm" "$TEST_TMP" <<'PY' || die "record's counts"
@@ -58,27 +68,26 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import pprofraw
 tmp = sys.argv[2]
-s0, c0, f0, r0 = map(int, open(f"{tmp}/before").read().split())
-s1, c1, f1, r1 = map(int, open(f"{tmp}/after").read().split())
+ds, dc, df, dr = map(int, open(f"{tmp}/delta").read().split())
 st = json.load(open(f"{tmp}/rec.json"))
 prof = pprofraw.parse(open(f"{tmp}/rec.raw", errors="replace").read())
 kind = [t for t in prof.types if t.startswith("samples/")][0]
 total = sum(s.values[kind] for s in prof.samples)
 named = sum(s.values[kind] for s in prof.samples if "work_leaf" in s.frames)
 pids = {s.labels.get("pid") for s in prof.samples if "work_leaf" in s.frames}
-print(f"# module: {s1 - s0} samples, {c1 - c0} counted, {f1 - f0} without room, "
-      f"{r1 - r0} stack refs; record: {st['samples']} samples, {st['counted_samples']} "
+print(f"# module: {ds} samples, {dc} counted, {df} without room, "
+      f"{dr} stack refs; record: {st['samples']} samples, {st['counted_samples']} "
       f"counted in {st['counts']} counts, {st['counted_unresolved']} unresolved, lost "
       f"{st['lost']}; profile: {total} samples, {named} in work_leaf of {len(pids)} processes")
 bad = []
-if c1 - c0 < 300:
-    bad.append(f"only {c1 - c0} samples counted")
-if st["counted_samples"] != c1 - c0:
-    bad.append(f"the module counted {c1 - c0} samples, the drains gave {st['counted_samples']}")
+if dc < 300:
+    bad.append(f"only {dc} samples counted")
+if st["counted_samples"] != dc:
+    bad.append(f"the module counted {dc} samples, the drains gave {st['counted_samples']}")
 if st["counted_unresolved"] or st["stack_refs_unresolved"] or st["counts_corrupt"]:
     bad.append("unresolved or refused counts")
-if st["lost"] == 0 and st["samples"] != s1 - s0:
-    bad.append(f"the module took {s1 - s0} samples, the profile has {st['samples']}")
+if st["lost"] == 0 and st["samples"] != ds:
+    bad.append(f"the module took {ds} samples, the profile has {st['samples']}")
 if total != st["samples"]:
     bad.append(f"pprof reads {total} samples, record wrote {st['samples']}")
 if named < 0.8 * total or len(pids) < 8:
@@ -96,9 +105,13 @@ mkdir "$TEST_TMP/d"
 	2>"$TEST_TMP/taprootd.log" &
 daemon=$!
 expect_ok "pathzoo" "$PROGS/pathzoo" 12
+# The state file goes at a clean exit: its last interval's, kept.
+cp "$TEST_TMP/state.json" "$TEST_TMP/state-kept.json" ||
+	die "taprootd wrote no state file: $(<"$TEST_TMP/taprootd.log")"
 kill -TERM "$daemon"
 wait "$daemon" || die "taprootd exited $? after SIGTERM: $(<"$TEST_TMP/taprootd.log")"
 module_counters "$TEST_TMP/after"
+module_delta
 expect_ok "config set freq 99" "$CTL" config set freq 99
 set -- "$TEST_TMP"/d/cpu-*.pb.gz
 [ -e "$1" ] || die "taprootd wrote no profile: $(<"$TEST_TMP/taprootd.log")"
@@ -109,22 +122,21 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import pprofraw
 tmp = sys.argv[2]
-s0, c0, f0, r0 = map(int, open(f"{tmp}/before").read().split())
-s1, c1, f1, r1 = map(int, open(f"{tmp}/after").read().split())
-st = json.load(open(f"{tmp}/state.json"))
+ds, dc, df, dr = map(int, open(f"{tmp}/delta").read().split())
+st = json.load(open(f"{tmp}/state-kept.json"))
 prof = pprofraw.parse(open(f"{tmp}/d.raw", errors="replace").read())
 kind = [t for t in prof.types if t.startswith("samples/")][0]
 zoo = [s for s in prof.samples if "leaf" in s.frames and "step" in s.frames]
 paths = {tuple(s.frames) for s in zoo}
-print(f"# module: {s1 - s0} samples, {c1 - c0} counted, {f1 - f0} without room, "
-      f"{r1 - r0} stack refs; taprootd: {st['counted']} counted, {st['stack_refs']} refs, "
+print(f"# module: {ds} samples, {dc} counted, {df} without room, "
+      f"{dr} stack refs; taprootd: {st['counted']} counted, {st['stack_refs']} refs, "
       f"unresolved {st['counted_unresolved']} and {st['stack_refs_unresolved']}; "
       f"{sum(s.values[kind] for s in zoo)} samples of pathzoo in {len(paths)} stacks")
 bad = []
-if f1 - f0 == 0:
+if df == 0:
     bad.append("no sample found its table full: nothing tested")
-if r1 - r0 != f1 - f0:
-    bad.append(f"{f1 - f0} samples without room, {r1 - r0} SAMPLE_REFs written")
+if dr != df:
+    bad.append(f"{df} samples without room, {dr} SAMPLE_REFs written")
 if st["counted_unresolved"] or st["stack_refs_unresolved"]:
     bad.append("unresolved samples")
 if not st["stack_refs"] or not st["counted"]:

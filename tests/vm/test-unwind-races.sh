@@ -104,11 +104,16 @@ echo "$OUT"
 python3 -S - "$TEST_TMP/after.json" <<'PY'
 import json, sys
 st = json.load(open(sys.argv[1]))
-print(f"# after: stack refs {st['stack_refs']}, unresolved {st['stack_refs_unresolved']}, walks {st['kunwind']}")
-if st["stack_refs_unresolved"]:
-    sys.exit(f"FAIL: {st['stack_refs_unresolved']} stack references unresolved")
-if st["stack_refs"] < 100:
-    sys.exit(f"FAIL: only {st['stack_refs']} interned samples after the kill")
+print(f"# after: stack refs {st['stack_refs']}, unresolved {st['stack_refs_unresolved']}, "
+      f"counted {st['counted_samples']}, unresolved {st['counted_unresolved']}, "
+      f"walks {st['kunwind']}")
+if st["stack_refs_unresolved"] or st["counted_unresolved"]:
+    sys.exit(f"FAIL: {st['stack_refs_unresolved']} stack references and "
+             f"{st['counted_unresolved']} counted samples unresolved")
+# Interned: referenced one by one, or counted in the module (the default).
+if st["stack_refs"] + st["counted_samples"] < 100:
+    sys.exit(f"FAIL: only {st['stack_refs'] + st['counted_samples']} interned samples "
+             f"after the kill")
 PY
 [ $? -eq 0 ] || die "the recorder after the kill is not as expected"
 module_stats
