@@ -524,8 +524,8 @@ int taproot_ring_counts_drain(struct taproot_ring *r, struct taproot_count *entr
 
 /*
  * Whether @e, an entry of a drain, is one the module can write: a nonzero
- * stack id and count, a CPU below @nr_cpus. 0, or -TAPROOT_ECORRUPT with
- * *@why (static text).
+ * stack id and count, a CPU below @nr_cpus, the period of a rate of 1 to
+ * TAPROOT_FREQ_MAX Hz. 0, or -TAPROOT_ECORRUPT with *@why (static text).
  */
 int taproot_count_check(const struct taproot_count *e, uint32_t nr_cpus, const char **why);
 

@@ -864,5 +864,8 @@ int taproot_count_check(const struct taproot_count *e, uint32_t nr_cpus, const c
 		*why = "count 0";
 	else if (e->cpu >= nr_cpus)
 		*why = "count of a CPU past the module's";
+	/* 1..TAPROOT_FREQ_MAX Hz; count * period in ns then fits in 63 bits. */
+	else if (e->period_us < 1000000 / TAPROOT_FREQ_MAX || e->period_us > 1000000)
+		*why = "count of a period no rate has";
 	return *why ? -TAPROOT_ECORRUPT : 0;
 }

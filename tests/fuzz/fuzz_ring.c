@@ -6,8 +6,9 @@
  * the records (lib/pipeline/pipeline.c: samples unwound and symbolized into the
  * CPU profile, LOST counted, FORK/EXEC/EXIT into the process model,
  * SWITCH/WAKING joined into off-CPU intervals by lib/profile/causal.c), as
- * taproot_pipeline_consume() drives them; optionally the profile encoded
- * to pprof.
+ * taproot_pipeline_consume() drives them; then the input's last bytes as
+ * a drain of counted stacks (taproot_pipeline_add_counts()); optionally
+ * the profile encoded to pprof.
  *
  * The input is laid out as tests/fuzz/ring-input.h says. The rings are
  * built in memory as tests/unit/test_ring.c's are (tp_ring_new() without
@@ -177,6 +178,32 @@ static void on_corrupt(unsigned int cpu, uint64_t pos, const char *why, void *ar
 	++*(unsigned int *)arg;
 }
 
+/*
+ * The input's last bytes, up to FR_COUNTS entries, as a drain of the
+ * module's counted stacks (taproot_pipeline_add_counts()), resolved
+ * against the STACK records the rings held: the samples it adds are those
+ * of the entries the checks pass, whole.
+ */
+#define FR_COUNTS	16
+static void add_counts(struct taproot_pipeline *p, const uint8_t *in, size_t size,
+		       unsigned int nr_cpus)
+{
+	static struct taproot_count e[FR_COUNTS];
+	size_t n = size / sizeof(e[0]) < FR_COUNTS ? size / sizeof(e[0]) : FR_COUNTS;
+	struct taproot_pipeline_stats before, after;
+	uint64_t want = 0;
+	const char *why;
+
+	memcpy(e, in + size - n * sizeof(e[0]), n * sizeof(e[0]));
+	for (size_t i = 0; i < n; i++)
+		if (taproot_count_check(&e[i], nr_cpus, &why) == 0)
+			want += e[i].count;
+	taproot_pipeline_stats(p, &before);
+	check(taproot_pipeline_add_counts(p, e, n, nr_cpus) >= 0);
+	taproot_pipeline_stats(p, &after);
+	check(after.counted_samples - before.counted_samples == want);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 {
 	struct taproot_procs_opts po;
@@ -244,6 +271,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	o.unwind_cache_bytes = 1 << 20;
 	o.sym_cache_entries = 256;
 	o.max_user_frames = 32;
+	o.counted = true;		/* replaced STACKs kept for add_counts() */
 	if (taproot_pipeline_new(&o, &p))
 		goto out;
 
@@ -253,9 +281,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 		check(cons[i].data_tail - tail[i] <= head[i] - tail[i]);
 	if (flags & FR_F_TWICE)
 		check(taproot_pipeline_consume(p, r, on_corrupt, &corrupt) == 0);
+	add_counts(p, in, size, nr);
 	taproot_pipeline_flush(p, true);
 	taproot_pipeline_stats(p, &st);
-	check(st.samples <= st.records && st.dropped <= st.records);
+	check(st.samples <= st.records + st.counted_samples &&
+	      st.dropped <= st.records + st.counted_samples);
+	check(st.counted_unresolved <= st.counted_samples);
 	if (getenv("FUZZ_DEBUG"))
 		fprintf(stderr, "fuzz_ring: %d records, %u corrupt; samples %llu dropped %llu "
 			"lost %llu proc_events %llu user_stacks %llu frames %llu unsymbolized %llu "

@@ -638,11 +638,16 @@ static void test_counted_stacks(void **state)
 		e[4] = kpipe_count(id, 1, 4, 1);		/* a CPU past nr_cpus */
 		e[5] = kpipe_count(0, 1, 2, 1);			/* stack id 0 */
 		assert_int_equal(taproot_pipeline_add_counts(p, e, 6, 4), counted ? 8 : 3);
+		/* A period no rate has: 999 Hz's is 1001 us, 1 Hz's 1000000. */
+		e[0].period_us = 999;
+		e[1].period_us = 1000001;
+		assert_int_equal(taproot_pipeline_add_counts(p, e, 2, 4), 0);
+		e[0].period_us = e[1].period_us = 10000;
 		taproot_pipeline_stats(p, &st);
 		assert_int_equal(st.counts, 3);
 		assert_int_equal(st.counted_samples, 10);
 		assert_int_equal(st.counted_unresolved, counted ? 2 : 7);
-		assert_int_equal(st.counts_corrupt, 3);
+		assert_int_equal(st.counts_corrupt, 5);
 		assert_int_equal(st.samples, counted ? 8 : 3);
 		assert_int_equal(st.stack_refs, 0);
 		assert_int_equal(st.kunwind[TAPROOT_KUNWIND_COMPLETE], counted ? 5 : 0);
