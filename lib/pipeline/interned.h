@@ -15,8 +15,9 @@
  * Counted stacks ("Counted stacks") name a STACK when they are drained,
  * long after it took its slot, and a later STACK of the same slot may
  * have replaced it meanwhile. While @keep_retired, a replaced STACK is kept
- * aside (at most TP_INTERNED_RETIRED_MAX of them, beyond which they are
- * dropped and counted) until tp_interned_retire() after a drain.
+ * aside (at most TP_INTERNED_RETIRED_MAX of them, 32 MiB at the largest
+ * records, beyond which they are dropped and counted) until
+ * tp_interned_retire() after a drain.
  */
 #ifndef TAPROOT_PIPELINE_INTERNED_H
 #define TAPROOT_PIPELINE_INTERNED_H
@@ -26,7 +27,7 @@
 #include "util/hash.h"
 
 #define TP_INTERNED_CPUS_MAX	8192	/* x86-64's largest NR_CPUS */
-#define TP_INTERNED_RETIRED_MAX	65536
+#define TP_INTERNED_RETIRED_MAX	16384
 
 struct tp_interned_cpu;
 

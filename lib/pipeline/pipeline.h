@@ -207,7 +207,8 @@ struct taproot_pipeline_stats {
 	 * Counted stacks (taproot_pipeline_drain_counts()): the entries
 	 * drained, the samples they stood for, of those the samples whose
 	 * STACK the mirror lacked (dropped), entries the checks refused, and
-	 * STACK records replaced beyond the mirror's bound on those it keeps.
+	 * STACK records replaced beyond the mirror's bound on those it keeps
+	 * (TP_INTERNED_RETIRED_MAX).
 	 */
 	uint64_t counts;
 	uint64_t counted_samples;
