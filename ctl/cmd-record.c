@@ -113,7 +113,10 @@ struct record_opts {
 	const char *raw;		/* --raw FILE, NULL: none */
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
-	/* --count: 1 on, 0 off; -1 unsaid, then 2: on where the module can. */
+	/*
+	 * --count: 1 on, 0 off (the default: a count drained after an exec
+	 * of its process is resolved against the new program, and dropped).
+	 */
 	int count;
 	char **command;			/* NULL: none */
 	/* --trace, --critical-path...; and the timeline they make, once started. */
@@ -359,9 +362,6 @@ static int check_args(struct record_opts *o)
 			      timeline_opts_wanted(&o->tl)))
 		return p_usage("'record --count on' needs --unwind kernel, and no --raw, --trace "
 			       "or --critical-path (they need every sample)");
-	if (o->count == -1)
-		o->count = o->unwind == RECORD_UNWIND_KERNEL && !o->raw &&
-			   !timeline_opts_wanted(&o->tl) ? 2 : 0;
 	return EXIT_OK;
 }
 
@@ -1332,7 +1332,7 @@ int do_record(int argc, char **argv)
 {
 	struct record r = {
 		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true,
-		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20, .count = -1 },
+		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20 },
 		.release = -1, .execd = -1, .tty = isatty(STDERR_FILENO),
 	};
 	char *path = NULL;
