@@ -114,10 +114,10 @@ struct record_opts {
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
 	/*
-	 * --count: 1 on, 0 off (the default: a count drained after an exec
-	 * of its process is resolved against the new program, and dropped).
+	 * --count on (off by default: a count drained after an exec of its
+	 * process is resolved against the new program, and dropped).
 	 */
-	int count;
+	bool count;
 	char **command;			/* NULL: none */
 	/* --trace, --critical-path...; and the timeline they make, once started. */
 	struct timeline_opts tl;
@@ -358,7 +358,7 @@ static int check_args(struct record_opts *o)
 	if (o->ustack_private && o->unwind == RECORD_UNWIND_USER)
 		return p_usage("'record --ustack-private' needs the module to unwind: not with --unwind user");
 	/* Counts are sums: what needs each sample's record cannot have them. */
-	if (o->count == 1 && (o->unwind != RECORD_UNWIND_KERNEL || o->raw ||
+	if (o->count && (o->unwind != RECORD_UNWIND_KERNEL || o->raw ||
 			      timeline_opts_wanted(&o->tl)))
 		return p_usage("'record --count on' needs --unwind kernel, and no --raw, --trace "
 			       "or --critical-path (they need every sample)");
@@ -1092,7 +1092,7 @@ static int record_pipeline(struct record *r)
 	/* Counting needs the module's walks: not with --unwind user (check_args). */
 	r->counting = r->o.count && (r->info.features & TAPROOT_FEAT_COUNT) &&
 		      (r->info.features & TAPROOT_FEAT_UNWIND);
-	if (r->o.count == 1 && !r->counting)
+	if (r->o.count && !r->counting)
 		return p_err("--count on: this taproot module counts no stacks (feature count)");
 	taproot_pipeline_opts_default(&po);
 	po.freq_hz = r->o.freq;

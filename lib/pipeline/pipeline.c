@@ -1895,17 +1895,22 @@ int64_t taproot_pipeline_drain_counts(struct taproot_pipeline *p, struct taproot
 						      const char *why, void *arg),
 				      void *arg)
 {
-	uint32_t nr_cpus = 0, nr;
+	uint32_t nr;
 	int err;
 
-	/* Rings are sorted by CPU: the last one's number is the highest. */
-	if (taproot_ring_count(ring)) {
-		struct taproot_ring_stats rs;
-
-		taproot_ring_stats(ring, taproot_ring_count(ring) - 1, &rs);
-		nr_cpus = rs.cpu + 1;
-	}
+	/*
+	 * Once: rings are sorted by CPU, the last one's number is the highest
+	 * (its stats read the reader's buffer with mincore(): not every drain).
+	 */
 	if (!p->counts) {
+		uint32_t nr_cpus = 0;
+
+		if (taproot_ring_count(ring)) {
+			struct taproot_ring_stats rs;
+
+			taproot_ring_stats(ring, taproot_ring_count(ring) - 1, &rs);
+			nr_cpus = rs.cpu + 1;
+		}
 		p->counts_max = nr_cpus * TAPROOT_COUNT_SLOTS;
 		p->counts = calloc(p->counts_max ? p->counts_max : 1, sizeof(*p->counts));
 		if (!p->counts)
@@ -1916,7 +1921,7 @@ int64_t taproot_pipeline_drain_counts(struct taproot_pipeline *p, struct taproot
 		return err;
 	/* The STACK records the counts name came before the drain returned. */
 	taproot_pipeline_consume(p, ring, corrupt, arg);
-	return taproot_pipeline_add_counts(p, p->counts, nr, nr_cpus);
+	return taproot_pipeline_add_counts(p, p->counts, nr, p->counts_max / TAPROOT_COUNT_SLOTS);
 }
 
 int64_t taproot_pipeline_add_counts(struct taproot_pipeline *p, const struct taproot_count *e,
