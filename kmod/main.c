@@ -21,6 +21,7 @@
 #include "intern.h"
 #include "taproot.h"
 #include "ring.h"
+#include "stack.h"
 #include "version.h"	/* TAP_MODULE_VERSION, written by scripts/kbuild */
 
 /*
@@ -72,9 +73,13 @@ static int __init tap_init(void)
 	if (err)
 		goto err_config;
 
-	err = tap_sample_init();
+	err = tap_stack_init();
 	if (err)
 		goto err_intern;
+
+	err = tap_sample_init();
+	if (err)
+		goto err_stack;
 
 	tap_events_init();
 
@@ -98,6 +103,8 @@ err_genl:
 	tap_genl_exit();
 err_sample:
 	tap_sample_exit();
+err_stack:
+	tap_stack_exit();
 err_intern:
 	tap_intern_exit();
 err_config:
@@ -114,6 +121,7 @@ static void __exit tap_exit(void)
 	tap_events_exit();	/* nor a probe after this */
 	tap_count_exit();
 	tap_genl_exit();
+	tap_stack_exit();	/* after the last walk (sample, probe) */
 	tap_intern_exit();
 	tap_config_exit();
 	tap_rings_exit();	/* last: every producer and reader is gone */

@@ -10,9 +10,14 @@
  * cannot stop at an interrupt's entry, and an interrupt that wakes a task
  * must not be charged with the stack of whatever task it interrupted.
  */
+#include <linux/errno.h>
+#include <linux/init.h>
+#include <linux/irqflags.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -79,6 +84,25 @@ static u32 tap_ustack_span(unsigned long sp, u32 len)
 	return top - sp;
 }
 
+/*
+ * One rule cache per CPU (8 KiB each: too much for the static per-CPU
+ * area that modules share). Entries need no invalidation (uwalk.h): a
+ * table's uid is never another's.
+ */
+static struct tap_uwalk_cache __percpu *tap_uwalk_caches;
+
+int __init tap_stack_init(void)
+{
+	tap_uwalk_caches = alloc_percpu(struct tap_uwalk_cache);
+	return tap_uwalk_caches ? 0 : -ENOMEM;
+}
+
+void tap_stack_exit(void)
+{
+	free_percpu(tap_uwalk_caches);
+	tap_uwalk_caches = NULL;
+}
+
 void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 		   u64 *upcs)
 {
@@ -92,6 +116,13 @@ void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 		return;
 	}
 	w->max_frames = max_frames;
+	/*
+	 * A walk with interrupts on could be interrupted by a sample that
+	 * walks too: it goes without the cache. An NMI is never a caller.
+	 */
+	w->cache = irqs_disabled() && !in_nmi() ?
+		   this_cpu_ptr(tap_uwalk_caches) : NULL;
+	w->no_window = 0;
 	tap_fill_user_regs(&start, uregs);
 	/* As far up as the largest copy would go (a user sp: no wrap). */
 	w->stack_hi = start.sp + tap_ustack_span(start.sp, TAPROOT_USTACK_MAX);

@@ -98,13 +98,22 @@ struct pt_regs *tap_current_user_regs(void);
 struct tap_uwalk;
 
 /*
+ * The walker's per-CPU rule caches (uwalk.h), made at load before any
+ * sample or probe can walk, freed at unload after the last has run.
+ */
+int tap_stack_init(void);
+void tap_stack_exit(void);
+
+/*
  * Walk current's user stack from @uregs into @upcs (at most @max_frames
  * pcs) by the mappings uploaded for its process (utab.h, uwalk.h). Sets
  * every result of @w: without mappings, w->nr 0 and w->end the lookup's
  * TAPROOT_KUNWIND_NO_PROC or _STALE; when a change of the mappings began
  * during the walk, none of its pcs is kept (they may mix two of them):
  * w->nr 0, _STALE. The caller is an RCU-sched reader (preemption or
- * interrupts off) and owns @upcs on this CPU.
+ * interrupts off) and owns @upcs on this CPU. With interrupts off (the
+ * sample handler, the switch and waking probes) the walk uses this CPU's
+ * rule cache: nothing else on the CPU can run a walk meanwhile.
  */
 void tap_walk_user(struct tap_uwalk *w, struct pt_regs *uregs, u32 max_frames,
 		   u64 *upcs);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Reads of user memory in atomic context (ucopy.h), for the stack copy
- * (stack.c) and the user stack walker (uwalk.h: tap_uwalk_read(), the
- * one part of the walker that is kernel only: uwalk.c also builds in
- * userspace, where its fuzz target and test provide their own).
+ * (stack.c) and the user stack walker (uwalk.h: tap_uwalk_read() and
+ * tap_uwalk_read_part(), the one part of the walker that is kernel only:
+ * uwalk.c also builds in userspace, where its fuzz target and test
+ * provide their own).
  *
  * Why not the kernel's copies. With CONFIG_HARDENED_USERCOPY (Debian's),
  * a copy of a size the compiler does not know checks its destination:
@@ -36,8 +37,12 @@
 #include "ucopy.h"
 #include "uwalk.h"
 
-/* The large piece: a copy of 8 KiB, the default, is 32 of them. */
+/*
+ * The large piece: a copy of 8 KiB, the default, is 32 of them; the
+ * middle one, the walker's stack window (uwalk.c) in one, and a tail.
+ */
 #define TAP_UCOPY_PIECE		256
+#define TAP_UCOPY_MID		64
 
 /* Copy the constant @n bytes at @from + @done to @to + @done; true when all were. */
 #define tap_ucopy_piece(to, from, done, n)					\
@@ -54,6 +59,9 @@ u32 tap_ucopy(void *to, unsigned long from, u32 len)
 	while (len - done >= TAP_UCOPY_PIECE &&
 	       tap_ucopy_piece(to, from, done, TAP_UCOPY_PIECE))
 		done += TAP_UCOPY_PIECE;
+	while (len - done >= TAP_UCOPY_MID &&
+	       tap_ucopy_piece(to, from, done, TAP_UCOPY_MID))
+		done += TAP_UCOPY_MID;
 	/* A piece that failed, or the tail: words, then bytes, up to the first unreadable one. */
 	while (len - done >= 8 && tap_ucopy_piece(to, from, done, 8))
 		done += 8;
@@ -66,4 +74,9 @@ u32 tap_ucopy(void *to, unsigned long from, u32 len)
 int tap_uwalk_read(void *dst, __u64 addr, __u32 len)
 {
 	return tap_ucopy(dst, (unsigned long)addr, len) == len ? 0 : -EFAULT;
+}
+
+__u32 tap_uwalk_read_part(void *dst, __u64 addr, __u32 len)
+{
+	return tap_ucopy(dst, (unsigned long)addr, len);
 }

@@ -23,7 +23,9 @@
  * their tables' references then. A table whose last reference goes is
  * already out of the store and out of every published mapping, so it is
  * freed at once (kvfree() may run in the RCU callback: vfree() defers
- * itself in interrupt context).
+ * itself in interrupt context). The walker's per-CPU rule cache outlives
+ * every table and needs no invalidation: it copies rules and keys them by
+ * the table's uid, never reused (tap_utab_last_uid).
  *
  * Address spaces. A process's mappings name files by address, which is
  * true only of the address space they were read from. They are bound to
@@ -152,6 +154,12 @@ struct tap_ustore {
 
 /* Serialises the ioctls and release: every change of the store. */
 static DEFINE_MUTEX(tap_utab_mutex);
+/*
+ * The uid of the last table made (struct tap_utable; under the mutex):
+ * counted up for the life of the module, never reused, so that a rule the
+ * walker cached for a table freed since matches no table that follows it.
+ */
+static u64 tap_utab_last_uid;
 /* The store of the open file, for the sample handler; NULL: none. */
 static struct tap_ustore __rcu *tap_utab_cur;
 
@@ -618,6 +626,7 @@ static long tap_utab_table_add(struct tap_ustore *s,
 	err = tap_utab_fill(t, &a);
 	if (err)
 		goto err_free;
+	t->t.uid = ++tap_utab_last_uid;
 
 	err = xa_alloc_cyclic(&s->tables, &t->id, t, XA_LIMIT(1, INT_MAX),
 			      &s->next_id, GFP_KERNEL);

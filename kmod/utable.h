@@ -25,8 +25,15 @@
 #include <linux/types.h>
 #include <linux/taproot.h>
 
-/* The compiled CFI of one ELF file: row i covers base + [pcs[i], pcs[i + 1]). */
+/*
+ * The compiled CFI of one ELF file: row i covers base + [pcs[i], pcs[i + 1]).
+ * Its arrays never change once the walker can reach it. uid names it in the
+ * walker's rule cache (uwalk.h): an uploaded table's is nonzero and no other
+ * table's, before or after, while the module stays loaded; 0 keeps the
+ * table out of the cache.
+ */
 struct tap_utable {
+	__u64 uid;
 	__u64 base;
 	__u32 nr_rows;
 	__u32 nr_rules;

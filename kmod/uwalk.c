@@ -4,12 +4,13 @@
  * path, on uploaded tables (utable.h) and small reads of user memory.
  *
  * Per frame: the mapping holding the pc (minus 1 for a return address),
- * by binary search over the process's mappings; its table's row, by binary
- * search over the row pcs; the row's rule gives the caller's sp (the CFA),
- * return address and rbp. A mapping without a table (TAPROOT_MAP_F_FP)
- * follows the rbp chain; so does a pc no row covers, unless the code at
- * the pc is the sigreturn trampoline (then every register comes from the
- * signal frame), as lib does where an ELF has no CFI there.
+ * the previous frame's or else by binary search over the process's
+ * mappings; its table's row, by binary search over the row pcs; the row's
+ * rule gives the caller's sp (the CFA), return address and rbp. A mapping
+ * without a table (TAPROOT_MAP_F_FP) follows the rbp chain; so does a pc
+ * no row covers, unless the code at the pc is the sigreturn trampoline
+ * (then every register comes from the signal frame), as lib does where an
+ * ELF has no CFI there.
  *
  * What lib/unwind reads from its stack copy this walker reads with
  * tap_uwalk_read(), and the ends map one to one: a word the copy lacks
@@ -18,16 +19,27 @@
  * be read, so that both walks see the same memory. The agreement test
  * (tests/unit/test_uwalk.c) checks that they give the same pcs.
  *
+ * Reads of the stack go through a window (struct tap_uwalk_win): a read
+ * that lies in the bytes last read is served from them, so that frames
+ * close together cost one read, not one or two each. The window changes
+ * which reads are made, never what a read of a word gives: a word is in
+ * the window only when it was read, and one the window could not read
+ * (past the first byte that failed) is a failed read, as it would be
+ * alone. Below the leaf's sp nothing is read either way.
+ *
  * Nothing here trusts the tables or mappings beyond their array lengths:
  * every index is checked at use, every search is capped at 32 halvings,
  * the walk at TAPROOT_UNWIND_FRAMES_MAX frames, and each frame's step
- * makes at most two reads, of at most 136 bytes, into buffers on this
- * stack (the fuzz target checks the count).
+ * makes at most two reads, of at most 136 bytes (a signal frame's
+ * registers; a window's are 64), into buffers on this stack (the fuzz
+ * target checks the count).
  */
 #ifdef __KERNEL__
+#include <linux/compiler.h>	/* __always_inline */
 #include <linux/stddef.h>	/* NULL, which <linux/types.h> does not define */
 #else
 #include <stddef.h>
+#define __always_inline	inline __attribute__((__always_inline__))
 #endif
 
 #include "uwalk.h"
@@ -53,19 +65,84 @@ static const struct taproot_unwind_rule tap_rule_none = {
 	.kind = TAPROOT_RULE_NONE,
 };
 
-/* The caller's frame, as one step found it. */
+/*
+ * The caller's frame, as one step found it. A step sets bp_known and
+ * signal, and of regs ip, sp and bp (0 when lost); a signal frame's, every
+ * register. The rest of regs is stale: not read.
+ */
 struct tap_uwalk_next {
 	struct taproot_user_regs regs;	/* ip, sp, bp; all after a signal */
 	int bp_known;
 	int signal;		/* restored by a signal frame: exact, all known */
 };
 
-/* A read of the stack: below w->stack_hi only (the callers check the low end). */
-static int tap_uwalk_rd(struct tap_uwalk *w, void *dst, __u64 addr, __u32 len)
+/*
+ * The stack window: [lo, lo + len) of the stack, read at once. It is
+ * filled at a read it does not hold, from that read's address up to
+ * TAP_UWALK_WIN bytes (or stack_hi), as long as the window before served
+ * two reads or more: frames so far apart that each window serves one
+ * read are read one read at a time, as a window would cost more. Small,
+ * as a copy costs by the byte (a byte an instruction under TCG), and
+ * two return addresses 16 bytes apart are the common case it is for.
+ */
+#define TAP_UWALK_WIN		64
+
+struct tap_uwalk_win {
+	__u64 lo;
+	__u32 len;
+	__u32 served;		/* reads served by this filling, its own included */
+	__u64 buf[TAP_UWALK_WIN / 8];
+};
+
+/*
+ * Serve @len bytes (a multiple of 8) at @addr from @win, if it holds them;
+ * by words. Inline, as tap_uwalk_rd(): each read's size is a constant.
+ */
+static __always_inline int tap_uwalk_win_get(struct tap_uwalk_win *win, __u64 *dst,
+					     __u64 addr, __u32 len)
 {
-	w->reads++;
-	if (addr > w->stack_hi || w->stack_hi - addr < len)
+	__u64 off = addr - win->lo;	/* huge below lo */
+	__u32 i;
+
+	if (off > win->len || win->len - off < len || (off & 7))
+		return 0;
+	for (i = 0; i < len / 8; i++)
+		dst[i] = win->buf[off / 8 + i];
+	win->served++;
+	return 1;
+}
+
+/*
+ * A read of @len bytes (a multiple of 8) of the stack at @addr: below
+ * w->stack_hi only (the callers check the low end). 0, or nonzero when
+ * any byte cannot be read.
+ */
+static __always_inline int tap_uwalk_rd(struct tap_uwalk *w, __u64 *dst, __u64 addr,
+					__u32 len)
+{
+	struct tap_uwalk_win *win = w->win;
+	__u64 n;
+
+	if (addr > w->stack_hi || w->stack_hi - addr < len) {
+		w->reads++;
 		return -1;
+	}
+	if (win) {
+		if (tap_uwalk_win_get(win, dst, addr, len))
+			return 0;
+		if (len <= TAP_UWALK_WIN && win->served >= 2) {
+			n = w->stack_hi - addr;
+			if (n > TAP_UWALK_WIN)
+				n = TAP_UWALK_WIN;
+			w->reads++;
+			win->lo = addr;
+			win->len = tap_uwalk_read_part(win->buf, addr, (__u32)n);
+			win->served = 0;
+			/* short of @len: a byte of the read is unreadable */
+			return !tap_uwalk_win_get(win, dst, addr, len);
+		}
+	}
+	w->reads++;
 	return tap_uwalk_read(dst, addr, len);
 }
 
@@ -74,8 +151,8 @@ static int tap_uwalk_rd(struct tap_uwalk *w, void *dst, __u64 addr, __u32 len)
  * last one starting at or below @pc; with any others the search still
  * ends (a u32 range halves at most 32 times) and the answer is checked.
  */
-static const struct tap_umap *tap_uwalk_map(const struct tap_umaps *maps,
-					    __u64 pc)
+static const struct tap_umap *tap_uwalk_search(const struct tap_umaps *maps,
+					       __u64 pc)
 {
 	const struct tap_umap *m;
 	__u32 lo = 0, hi, steps;
@@ -96,18 +173,51 @@ static const struct tap_umap *tap_uwalk_map(const struct tap_umaps *maps,
 }
 
 /*
+ * The mapping holding @pc, or NULL. @last, the previous frame's mapping
+ * (or NULL), is tried first: callers are mostly in their callee's file,
+ * and disjoint mappings make a mapping that holds @pc the only one.
+ */
+static __always_inline const struct tap_umap *
+tap_uwalk_map(const struct tap_umaps *maps, const struct tap_umap *last, __u64 pc)
+{
+	if (last && pc >= last->start && pc < last->end)
+		return last;
+	return tap_uwalk_search(maps, pc);
+}
+
+/* The cache entry of offset @off in the table of uid @uid. */
+static struct tap_uwalk_centry *tap_uwalk_centry(struct tap_uwalk_cache *c,
+						 __u64 uid, __u32 off)
+{
+	__u64 h = (uid << 32 | off) * 0x9e3779b97f4a7c15ULL;
+
+	return &c->e[h >> (64 - TAP_UWALK_CACHE_BITS)];
+}
+
+/*
  * The rule of ELF address @vaddr in @t, as tp_cfi_lookup(): the last row
  * whose pc is at or below it; &tap_rule_none when no row covers it. NULL
  * when the row names a rule past nr_rules (a table the upload should have
- * refused).
+ * refused). A rule the search found goes into w->cache, keyed by the exact
+ * offset, so that a hit gives what the search would, for any table; a
+ * rule from the cache lives until the next lookup.
  */
 static const struct taproot_unwind_rule *
-tap_uwalk_rule(const struct tap_utable *t, __u64 vaddr)
+tap_uwalk_rule(struct tap_uwalk *w, const struct tap_utable *t, __u64 vaddr)
 {
+	struct tap_uwalk_centry *e = NULL;
 	__u64 off = vaddr - t->base;
 	__u32 lo = 0, hi = t->nr_rows, steps;
 	__u16 rule;
 
+	/* first: an entry is there only for an @off that got past the checks */
+	if (w->cache && t->uid) {
+		e = tap_uwalk_centry(w->cache, t->uid, (__u32)off);
+		if (e->uid == t->uid && e->off == off) {
+			w->hits++;
+			return &e->rule;
+		}
+	}
 	if (vaddr < t->base || off > 0xffffffffULL || !t->nr_rows ||
 	    !t->pcs || !t->row_rules || off < t->pcs[0])
 		return &tap_rule_none;
@@ -122,6 +232,11 @@ tap_uwalk_rule(const struct tap_utable *t, __u64 vaddr)
 	rule = t->row_rules[lo];
 	if (rule >= t->nr_rules || !t->rules)
 		return NULL;
+	if (e) {
+		e->uid = t->uid;
+		e->off = (__u32)off;
+		e->rule = t->rules[rule];
+	}
 	return &t->rules[rule];
 }
 
@@ -238,6 +353,7 @@ static int tap_uwalk_fast(struct tap_uwalk *w,
 	if (tap_uwalk_rd(w, &words[0], ra_at, 8))
 		return TAPROOT_KUNWIND_FAULT;
 	n->regs.ip = words[0];
+	n->regs.bp = 0;
 	switch (r->rbp) {
 	case TAPROOT_RBP_SAME:
 		n->regs.bp = bp_known ? in->bp : 0;
@@ -298,7 +414,7 @@ static int tap_uwalk_step(struct tap_uwalk *w, const struct tap_umap *m,
 
 	if (!m->table)
 		return tap_uwalk_fp(w, bp_known, stack_lo, n);
-	r = tap_uwalk_rule(m->table, lookup - m->bias);
+	r = tap_uwalk_rule(w, m->table, lookup - m->bias);
 	if (!r)
 		return TAPROOT_KUNWIND_NO_CFI;
 	switch (r->kind) {
@@ -323,12 +439,17 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 {
 	/* lib's stack copy starts at the leaf's sp: nothing below is read */
 	__u64 stack_lo = start->sp;
+	/* empty, and free to be filled at the first read */
+	struct tap_uwalk_win win = { .served = 2 };
+	struct tap_uwalk_next n;
 	const struct tap_umap *m;
 	__u32 max = w->max_frames;
 	int bp_known = 1, end = TAPROOT_KUNWIND_MAX_FRAMES;
 
+	w->win = w->no_window ? NULL : &win;
 	w->nr = 0;
 	w->reads = 0;
+	w->hits = 0;
 	w->regs = *start;
 	w->exact = 1;
 	w->partial = 0;
@@ -339,10 +460,10 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 
 	/* The leaf's pc is the sampled register's, whatever it maps to. */
 	pcs[w->nr++] = w->regs.ip;
-	m = tap_uwalk_map(w->maps, w->regs.ip);
+	m = tap_uwalk_map(w->maps, NULL, w->regs.ip);
 	for (;;) {
-		struct tap_uwalk_next n = { .bp_known = 0 };
-
+		n.bp_known = 0;
+		n.signal = 0;
 		if (!m) {
 			end = TAPROOT_KUNWIND_NO_MAPPING;
 			break;
@@ -379,12 +500,26 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 		 * the walk stops before any other word reaches the ring, and
 		 * w->regs stay those of the last pc kept.
 		 */
-		m = tap_uwalk_map(w->maps, tap_uwalk_lookup_pc(n.regs.ip, n.signal));
+		m = tap_uwalk_map(w->maps, m,
+				  tap_uwalk_lookup_pc(n.regs.ip, n.signal));
 		if (!m) {
 			end = TAPROOT_KUNWIND_NO_MAPPING;
 			break;
 		}
-		w->regs = n.regs;
+		/*
+		 * A partial frame's registers but ip, sp and bp are 0: cleared
+		 * once, when the walk leaves an exact frame (the leaf, or one
+		 * a signal frame restored), not copied frame after frame.
+		 */
+		if (n.signal) {
+			w->regs = n.regs;
+		} else {
+			if (!w->partial)
+				w->regs = (struct taproot_user_regs){ 0 };
+			w->regs.ip = n.regs.ip;
+			w->regs.sp = n.regs.sp;
+			w->regs.bp = n.regs.bp;
+		}
 		bp_known = n.bp_known;
 		w->exact = n.signal;
 		w->partial = !n.signal;
@@ -392,4 +527,5 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 	}
 out:
 	w->end = (__u8)end;
+	w->win = NULL;
 }

@@ -29,18 +29,58 @@
 int tap_uwalk_read(void *dst, __u64 addr, __u32 len);
 
 /*
- * One walk. The caller sets maps, max_frames (1..TAPROOT_UNWIND_FRAMES_MAX)
- * and stack_hi, and calls tap_uwalk(); the rest is its result. The walk
- * reads the stack in [the leaf's sp, stack_hi) only (a read beyond fails,
- * as one of unreadable memory does), code only within an uploaded mapping
- * (the sigreturn check at a pc), and keeps a pc read from memory only
- * when an uploaded mapping holds it: what tables and mappings can make it
- * read and tell is bounded by what the process runs and that window.
+ * The same, but keeping what could be read: the bytes at @addr copied to
+ * @dst, up to the first that cannot be read; returns how many. For the
+ * walker's stack window. The module's is tap_ucopy().
+ */
+__u32 tap_uwalk_read_part(void *dst, __u64 addr, __u32 len);
+
+/*
+ * The rules of recent (table, pc) lookups, direct-mapped by a hash of the
+ * two, for a CPU's walks one after another (a profiled program's pcs
+ * repeat). An entry holds a copy of the rule, never a pointer into a
+ * table, and is keyed by the table's uid, which no other table ever has
+ * (utable.h), and by the pc's exact offset in it: a hit is the rule the
+ * table's search gives, whatever was freed or uploaded since, and an entry
+ * of a table gone is never matched again, only overwritten. No lock: one
+ * walk at a time uses a cache (the module's: one per CPU, taken with
+ * interrupts off). All zero is empty.
+ */
+#define TAP_UWALK_CACHE_BITS	8
+
+struct tap_uwalk_centry {
+	__u64 uid;		/* the table's; 0: empty */
+	__u32 off;		/* the pc's offset from the table's base */
+	__u32 pad;
+	struct taproot_unwind_rule rule;
+};
+
+struct tap_uwalk_cache {
+	struct tap_uwalk_centry e[1U << TAP_UWALK_CACHE_BITS];
+};
+
+struct tap_uwalk_win;
+
+/*
+ * One walk. The caller sets maps, max_frames (1..TAPROOT_UNWIND_FRAMES_MAX),
+ * stack_hi, cache (NULL: none) and no_window, and calls tap_uwalk(); the
+ * rest is its result. The walk reads the stack in [the leaf's sp,
+ * stack_hi) only (a read beyond fails, as one of unreadable memory does),
+ * code only within an uploaded mapping (the sigreturn check at a pc), and
+ * keeps a pc read from memory only when an uploaded mapping holds it: what
+ * tables and mappings can make it read and tell is bounded by what the
+ * process runs and that window.
  */
 struct tap_uwalk {
 	const struct tap_umaps *maps;
 	__u32 max_frames;
 	__u64 stack_hi;
+	struct tap_uwalk_cache *cache;
+	/*
+	 * Every stack read its own: no window (uwalk.c) serving reads of
+	 * frames close together. For tests, which compare the two ways.
+	 */
+	__u8 no_window;
 
 	__u32 nr;		/* pcs written */
 	__u8 end;		/* enum taproot_kunwind, never _NONE */
@@ -53,7 +93,10 @@ struct tap_uwalk {
 	struct taproot_user_regs regs;
 	__u8 exact;		/* regs.ip is not a return address */
 	__u8 partial;		/* only ip, sp, bp of regs are known */
-	__u32 reads;		/* tap_uwalk_read() calls made */
+	__u32 reads;		/* reads of memory made, and refused */
+	__u32 hits;		/* rules found in the cache */
+
+	struct tap_uwalk_win *win;	/* uwalk.c's, during tap_uwalk() */
 };
 
 /*

@@ -31,7 +31,14 @@
  * and nothing written past them, pcs[0] the start ip, every other pc in a
  * mapping, every read within the reach or, for code, a mapping, an end in
  * range and never NONE, at most 2 reads per frame, and the end registers
- * those of the last pc's frame as uwalk.h says. FUZZ_DEBUG prints the walk.
+ * those of the last pc's frame as uwalk.h says. The rule cache lives from
+ * input to input, as a CPU's does, and each table gets a uid never given
+ * before, as utab.c does; the walk is made as the module makes it (the
+ * cache, the stack window), then again without the cache, without the
+ * window (never fewer reads), and with the cache warm: all find the same.
+ * With the reach past the end of the stack image (memory that cannot be
+ * read below stack_hi, where a window is cut short), the walks with and
+ * without the window find the same too. FUZZ_DEBUG prints the walk.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,6 +77,8 @@ struct world {
 };
 
 static struct world *cur;
+static struct tap_uwalk_cache cache;
+static __u64 last_uid;
 
 /* Whether [@addr, @addr + @len) lies in one mapping of @w. */
 static bool in_map(const struct world *w, uint64_t addr, uint64_t len)
@@ -101,6 +110,30 @@ int tap_uwalk_read(void *dst, __u64 addr, __u32 len)
 	return -1;
 }
 
+/* The stack window's reads: the stack image only, up to its end. */
+__u32 tap_uwalk_read_part(void *dst, __u64 addr, __u32 len)
+{
+	uint64_t off = addr - cur->stack_base;
+
+	if (!(addr >= cur->stack_base && addr <= cur->stack_hi && cur->stack_hi - addr >= len))
+		cur->strayed = true;
+	if (addr < cur->stack_base || off >= cur->stack_len)
+		return 0;
+	if (cur->stack_len - off < len)
+		len = (__u32)(cur->stack_len - off);
+	memcpy(dst, cur->stack + off, len);
+	return len;
+}
+
+/* Whether walks @a and @b, with their pcs, found the same. */
+static bool same_walk(const struct tap_uwalk *a, const __u64 *apcs,
+		      const struct tap_uwalk *b, const __u64 *bpcs)
+{
+	return a->nr == b->nr && a->end == b->end && a->exact == b->exact &&
+	       a->partial == b->partial && !memcmp(&a->regs, &b->regs, sizeof(a->regs)) &&
+	       !memcmp(apcs, bpcs, a->nr * sizeof(*apcs));
+}
+
 static void *alloc(size_t n, size_t size)
 {
 	void *p;
@@ -119,6 +152,7 @@ static void decode_table(struct fuzz_input *in, struct tap_utable *t)
 	uint16_t *rows;
 	struct taproot_unwind_rule *rules;
 
+	t->uid = ++last_uid;
 	t->base = fuzz_take(in, 8);
 	t->nr_rows = (uint32_t)fuzz_take(in, 1) % (MAX_ROWS + 1);
 	t->nr_rules = (uint32_t)fuzz_take(in, 1) % (MAX_RULES + 1);
@@ -214,10 +248,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_input in = { data, size };
 	struct world w;
 	struct taproot_user_regs regs;
-	struct tap_uwalk walk;
+	struct tap_uwalk walk, again;
 	unsigned int nr_tables, max, cap;
 	uint64_t words[MAX_WORDS];
-	__u64 *pcs;
+	__u64 *pcs, *apcs;
 	size_t nwords = 0, clen;
 
 	memset(&w, 0, sizeof(w));
@@ -281,6 +315,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	walk.max_frames = max;
 	w.stack_hi = regs.sp + (w.stack_len / 2 & ~7ULL);
 	walk.stack_hi = w.stack_hi;
+	walk.cache = &cache;
+	walk.no_window = 0;
 	tap_uwalk(&walk, &regs, pcs);
 
 	if (getenv("FUZZ_DEBUG")) {
@@ -319,6 +355,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* a walk that came from a signal frame restored exact registers */
 	if (walk.nr > 1 && walk.exact)
 		check(walk.regs.flags == 0);
+
+	/* without the cache, without the window, then warm: the same walk */
+	apcs = alloc(cap + 1, sizeof(*apcs));
+	for (unsigned int pass = 0; pass < 3; pass++) {
+		again = walk;
+		again.cache = pass == 0 ? NULL : &cache;
+		again.no_window = pass == 1;
+		tap_uwalk(&again, &regs, apcs);
+		check(same_walk(&walk, pcs, &again, apcs));
+		check(again.reads <= 2 * again.nr);
+		if (pass == 0)
+			check(!again.hits && again.reads == walk.reads);
+		if (pass == 1)
+			check(again.reads >= walk.reads);
+	}
+	/* a reach past the readable: with the window and without, the same */
+	w.stack_hi = w.stack_base + w.stack_len + 8 * (size % 32);
+	walk.stack_hi = again.stack_hi = w.stack_hi;
+	walk.no_window = 0;
+	again.no_window = 1;
+	tap_uwalk(&walk, &regs, pcs);
+	tap_uwalk(&again, &regs, apcs);
+	check(same_walk(&walk, pcs, &again, apcs));
+	check(!w.strayed && walk.reads <= again.reads);
+	free(apcs);
 
 	free(pcs);
 	world_free(&w);

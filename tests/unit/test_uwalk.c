@@ -121,6 +121,24 @@ int tap_uwalk_read(void *dst, __u64 addr, __u32 len)
 	return -EFAULT;
 }
 
+__u32 tap_uwalk_read_part(void *dst, __u64 addr, __u32 len)
+{
+	uint64_t off = addr - kmem.base;
+	__u32 n = len;
+
+	if (kmem.log && kmem.nlog < 512) {
+		kmem.log[kmem.nlog].addr = addr;
+		kmem.log[kmem.nlog++].len = len;
+	}
+	/* the stack copy only: the walker reads no code through a window */
+	if (addr < kmem.base || off >= kmem.len)
+		return 0;
+	if (kmem.len - off < n)
+		n = (__u32)(kmem.len - off);
+	memcpy(dst, kmem.stack + off, n);
+	return n;
+}
+
 static int map_cb(uint64_t pc, struct taproot_unwind_map *um, void *arg)
 {
 	const struct world *w = arg;
@@ -163,6 +181,9 @@ static Elf *open_elf(const char *path, int *fd)
 	return e;
 }
 
+/* As utab.c's: each table a uid of its own, never one of a table before. */
+static __u64 last_uid;
+
 /* The table of key @key, compiled from @elf the first time. */
 static unsigned int ktable_get(struct world *w, const char *key, Elf *elf)
 {
@@ -176,6 +197,7 @@ static unsigned int ktable_get(struct world *w, const char *key, Elf *elf)
 	assert_true(w->nkt < 64);
 	k = &w->kt[w->nkt];
 	memset(k, 0, sizeof(*k));
+	k->ut.uid = ++last_uid;
 	snprintf(k->key, sizeof(k->key), "%s", key);
 	/* as lib's get_table(): CFI that does not compile is no CFI */
 	if (!elf || tp_cfi_compile(elf, &k->t) != 0)
@@ -336,6 +358,8 @@ static struct world *world_libc(void)
 /* ------------------------------------------------------ both walkers */
 
 static struct taproot_unwinder *unwinder;
+/* The walks' rule cache, as one CPU's: kept from walk to walk, test to test. */
+static struct tap_uwalk_cache *cache;
 
 struct both {
 	struct tap_uwalk k;
@@ -381,6 +405,58 @@ static void both_print(const struct both *b, const char *what)
 			      "  <-" : "");
 }
 
+/* Whether walks @a and @b, with their pcs, found the same. */
+static bool same_walk(const struct tap_uwalk *a, const __u64 *apcs,
+		      const struct tap_uwalk *b, const __u64 *bpcs)
+{
+	return a->nr == b->nr && a->end == b->end && a->exact == b->exact &&
+	       a->partial == b->partial &&
+	       !memcmp(&a->regs, &b->regs, sizeof(a->regs)) &&
+	       !memcmp(apcs, bpcs, a->nr * sizeof(apcs[0]));
+}
+
+/*
+ * The walk of @k (done with the cache, every read its own) again: without
+ * the cache, and with the stack window, with the cache warm and without,
+ * and with a reach past the readable stack (an unmapped page below
+ * stack_hi: a read there fails as one past stack_hi is refused, and a
+ * window filled across it is cut short): none changes what the walk
+ * finds, and the window only ever saves reads. The walks @k stands for
+ * are compared with lib's.
+ */
+static void check_variants(const struct taproot_user_regs *regs, const struct tap_uwalk *k,
+			   const __u64 *pcs, const char *what)
+{
+	static const struct { bool cache, window, beyond; const char *name; } v[] = {
+		{ false, false, false, "without the cache" },
+		{ true, true, false, "with the window and a warm cache" },
+		{ false, true, false, "with the window" },
+		{ false, false, true, "with a reach past the readable" },
+		{ true, true, true, "with the window and a reach past the readable" },
+	};
+	struct tap_uwalk again;
+	__u64 apcs[MAX_PCS];
+	void *log = kmem.log;
+
+	kmem.log = NULL;	/* the reads of @k's walk only */
+	for (unsigned int i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		again = *k;
+		again.cache = v[i].cache ? cache : NULL;
+		again.no_window = !v[i].window;
+		if (v[i].beyond)
+			again.stack_hi += 4096;
+		tap_uwalk(&again, regs, apcs);
+		if (!same_walk(k, pcs, &again, apcs) || (!v[i].cache && again.hits) ||
+		    (v[i].window ? again.reads > k->reads : again.reads != k->reads)) {
+			print_message("  %s: %u frames, %s, %u reads; %s: %u frames, %s, %u reads\n",
+				      what, k->nr, kend_name(k->end), k->reads, v[i].name,
+				      again.nr, kend_name(again.end), again.reads);
+			fail_msg("%s: the walk %s differs", what, v[i].name);
+		}
+	}
+	kmem.log = log;
+}
+
 /*
  * Both walkers on @regs and the @len bytes @stack copied from regs->sp,
  * at most @max frames: they must agree (see the top of the file), and the
@@ -404,7 +480,10 @@ static void run_both(const struct world *w, const struct taproot_user_regs *regs
 	b->k.maps = &w->kmaps;
 	b->k.max_frames = max;
 	b->k.stack_hi = regs->sp + len;
+	b->k.cache = cache;
+	b->k.no_window = 1;
 	tap_uwalk(&b->k, regs, b->kpcs);
+	check_variants(regs, &b->k, b->kpcs, what);
 	assert_true(taproot_unwind(unwinder, (void *)w, regs, stack, len, b->upcs,
 				   b->uflags, max, &b->u) >= 0);
 
@@ -600,8 +679,12 @@ static void test_self(void **state)
 	assert_int_equal(level1(c, 1), 10);
 	w = world_self();
 	run_both(w, &c->regs, c->stack, c->len, MAX_PCS, b, "self");
-	print_message("  self: %u frames, %s, %u reads\n", b->k.nr, kend_name(b->k.end),
+	print_message("  self: %u frames, %s, %u reads", b->k.nr, kend_name(b->k.end),
 		      b->k.reads);
+	b->k.no_window = 0;
+	tap_uwalk(&b->k, &c->regs, b->kpcs);
+	print_message(", %u with the stack window, %u rules from the cache\n", b->k.reads,
+		      b->k.hits);
 	assert_int_equal(b->k.end, TAPROOT_KUNWIND_COMPLETE);
 	assert_true(b->k.nr > 5);
 	sweep(w, &c->regs, c->stack, c->len, "self");
@@ -1040,17 +1123,116 @@ static void test_bad_tables(void **state)
 	assert_memory_equal(&k.regs, &regs, sizeof(regs));
 }
 
+/* One walk of @regs over @um with the cache; its frames, *@hits its hits. */
+static unsigned int walk_cached(const struct tap_umaps *um, const struct taproot_user_regs *regs,
+				uint64_t *stack, size_t len, __u64 *pcs, unsigned int *hits)
+{
+	struct tap_uwalk k = { .maps = um, .max_frames = 8, .stack_hi = SYN_BASE + len,
+			       .cache = cache };
+
+	kmem = (struct kmem){ (const uint8_t *)stack, SYN_BASE, len, NULL, NULL, 0 };
+	tap_uwalk(&k, regs, pcs);
+	*hits = k.hits;
+	return k.nr;
+}
+
+/*
+ * The cache against tables replaced at the same address (freed, and the
+ * next upload's allocation landing there) and against a pc at a row's
+ * boundary: a hit is only ever what the table walked now says.
+ */
+static void test_cache(void **state)
+{
+	static const __u32 pcs[2] = { 0x10, 0x20 };
+	static const __u16 rows[2] = { 0, 1 };
+	struct taproot_unwind_rule rules[2] = {
+		{ .kind = TAPROOT_RULE_SP, .cfa_off = 16, .ra_off = -8 },
+		{ .kind = TAPROOT_RULE_SP, .cfa_off = 24, .ra_off = -8 },
+	};
+	struct tap_utable t = {
+		.uid = ++last_uid, .nr_rows = 2, .nr_rules = 2, .pcs = pcs, .row_rules = rows,
+		.rules = rules,
+	};
+	struct tap_umap map = { .start = 0x1000, .end = 0x2000, .bias = 0x1000, .table = &t };
+	struct tap_umaps um = { .nr = 1, .map = &map };
+	struct taproot_user_regs regs = { .sp = SYN_BASE, .ip = 0x1015 };
+	/* row 0: RA at sp + 8; row 1: at sp + 16; 0x1051 is row 1's, then 0 */
+	uint64_t stack[8] = { 0, 0x1051, 0, 0, 0 };
+	unsigned int hits;
+	__u64 out[8];
+
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 2);
+	assert_int_equal(out[1], 0x1051);
+	assert_int_equal(hits, 0);
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 2);
+	assert_int_equal(hits, 2);
+
+	/* the same struct and arrays, another table: its rules, not the cache's */
+	rules[0].cfa_off = 24;
+	t.uid = ++last_uid;
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 1);
+	assert_int_equal(hits, 0);
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 1);
+	assert_int_equal(hits, 1);
+	/*
+	 * Back and forth, a new uid each time: more tables than the cache
+	 * has entries, so that some land on an entry of an earlier one.
+	 */
+	for (unsigned int i = 0; i < 4 << TAP_UWALK_CACHE_BITS; i++) {
+		rules[0].cfa_off = i & 1 ? 24 : 16;
+		t.uid = ++last_uid;
+		assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits),
+				 i & 1 ? 1 : 2);
+		assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits),
+				 i & 1 ? 1 : 2);
+		assert_int_equal(hits, i & 1 ? 1 : 2);
+	}
+	rules[0].cfa_off = 16;
+
+	/*
+	 * Row 0 ends at 0x1f, row 1 starts at 0x20: a leaf at each, cached
+	 * one after the other either way, keeps its own row's rule (row 0's
+	 * walk goes on to 0x1051, row 1's reads 0 at sp + 16). A return
+	 * address at 0x1020 is looked up at 0x101f: row 0.
+	 */
+	for (unsigned int round = 0; round < 2; round++) {
+		regs.ip = 0x101f;
+		assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 2);
+		regs.ip = 0x1020;
+		assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 1);
+		assert_int_equal(hits, round);
+	}
+	stack[1] = 0x1020;
+	stack[3] = 0;
+	regs.ip = 0x1020;
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 1);
+	regs.ip = 0x101f;
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 2);
+	assert_int_equal(out[1], 0x1020);
+	assert_int_equal(hits, 2);	/* 0x1f, both times, as leaf and as call */
+
+	/* uid 0: never cached */
+	t.uid = 0;
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 2);
+	assert_int_equal(walk_cached(&um, &regs, stack, sizeof(stack), out, &hits), 2);
+	assert_int_equal(hits, 0);
+}
+
 static int setup(void **state)
 {
 	static const struct taproot_unwind_ops ops = { .map = map_cb };
 
 	elf_version(EV_CURRENT);
+	cache = calloc(1, sizeof(*cache));
+	if (!cache)
+		return -1;
 	return taproot_unwinder_new(&ops, 0, &unwinder);
 }
 
 static int teardown(void **state)
 {
 	taproot_unwinder_free(unwinder);
+	free(cache);
 	if (self_world)
 		world_free(self_world);
 	return 0;
@@ -1068,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(test_sigreturn_nocfi),
 		cmocka_unit_test(test_no_mapping),
 		cmocka_unit_test(test_bad_tables),
+		cmocka_unit_test(test_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
