@@ -176,6 +176,8 @@ struct taproot_proc {
 	uint64_t perfmap_ms;			/* perf map last looked at */
 	int nspid;				/* the pid in its own namespace, 0 unknown */
 	uint32_t execs;				/* exec calls seen (TAPROOT_REC_EXEC) */
+	uint64_t exec_ns;			/* the last one's time (ring clock) */
+	uint32_t maps_gen;			/* re-reads that may have changed the maps */
 	char comm[17];				/* its main thread's when maps were read,
 						 * "" unknown, "\n" changing */
 	struct tp_labels *labels;		/* NULL: none known */

@@ -149,11 +149,13 @@ struct tp_labels *taproot_proc_labels(const struct taproot_proc *proc);
 void taproot_proc_forget(struct taproot_procs *procs, int pid);
 
 /*
- * The process @pid called exec (TAPROOT_REC_EXEC): its maps are re-read on
- * next use, and taproot_proc_execs() of it grows, so that what was cached
- * about its old program (symbolized pcs) is not taken for the new one.
+ * The process @pid called exec (TAPROOT_REC_EXEC) at @time_ns (the ring's
+ * clock): its maps are re-read on next use, and taproot_proc_execs() of it
+ * grows, so that what was cached about its old program (symbolized pcs)
+ * is not taken for the new one. An unknown @pid is kept, unread, for the
+ * time of its exec.
  */
-void taproot_proc_exec(struct taproot_procs *procs, int pid);
+void taproot_proc_exec(struct taproot_procs *procs, int pid, uint64_t time_ns);
 
 /*
  * Read the live @proc's maps again now, whatever the refresh interval, for
@@ -170,6 +172,22 @@ int taproot_proc_reread(struct taproot_proc *proc);
 uint32_t taproot_proc_execs(const struct taproot_proc *proc);
 
 /*
+ * Re-reads of @proc's maps that may have changed them (for a pc outside
+ * them, or taproot_proc_reread() finding them changed): with the pid,
+ * start time and execs, the identity of what was derived from its maps
+ * (symbolized pcs), so that a re-read makes such results miss rather
+ * than have every process's thrown away.
+ */
+uint32_t taproot_proc_maps_generation(const struct taproot_proc *proc);
+
+/*
+ * When @proc last exec'd, as taproot_proc_exec() was told (0: never seen):
+ * a user stack captured before it is the old program's, which its maps no
+ * longer describe.
+ */
+uint64_t taproot_proc_exec_ns(const struct taproot_proc *proc);
+
+/*
  * Do @proc's maps belong with a sample of its main thread whose comm was
  * @comm? Its maps were read with its main thread's comm; execve renames
  * the process, so another name means it exec'd between the sample and
@@ -181,6 +199,12 @@ uint32_t taproot_proc_execs(const struct taproot_proc *proc);
  * Samples of other threads cannot be checked this way.
  */
 bool taproot_proc_check_comm(struct taproot_proc *proc, const char *comm);
+
+/*
+ * The name of @proc's main thread its maps were read under: "" unknown,
+ * "\n" (no comm has it) when it changed during the read (an execve).
+ */
+const char *taproot_proc_maps_comm(const struct taproot_proc *proc);
 
 /*
  * As taproot_proc_check_comm(), without reading the process again: whether

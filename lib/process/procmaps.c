@@ -657,6 +657,7 @@ static bool tp_proc_refresh(struct taproot_proc *proc)
 		proc->quick_reads++;
 	}
 	proc->procs->stats.refreshes++;
+	proc->maps_gen++;
 	tp_proc_read(proc, 0);
 	return true;
 }
@@ -684,10 +685,17 @@ int taproot_proc_reread(struct taproot_proc *proc)
 	} else if (proc->state == TP_PROC_LIVE) {
 		before = tp_maps_digest(proc);
 		tp_proc_read(proc, 0);
-		if (tp_maps_digest(proc) != before)
+		if (tp_maps_digest(proc) != before) {
 			proc->procs->stats.refreshes++;
+			proc->maps_gen++;
+		}
 	}
 	return proc->state == TP_PROC_LIVE ? 0 : -ESRCH;
+}
+
+const char *taproot_proc_maps_comm(const struct taproot_proc *proc)
+{
+	return proc->comm;
 }
 
 bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm)
@@ -783,12 +791,21 @@ void taproot_proc_forget(struct taproot_procs *procs, int pid)
 	p->exited_ms = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 }
 
-void taproot_proc_exec(struct taproot_procs *procs, int pid)
+void taproot_proc_exec(struct taproot_procs *procs, int pid, uint64_t time_ns)
 {
 	struct taproot_proc *p = tp_procs_find(procs, pid);
 
+	/* Unknown: kept unread, for the time of its exec. */
+	if (!p && pid > 0) {
+		p = tp_procs_add(procs, pid);
+		if (p)
+			p->exec_ns = time_ns;
+		return;
+	}
 	if (p && p->state != TP_PROC_EXITED) {
 		p->execs++;
+		if (time_ns > p->exec_ns)
+			p->exec_ns = time_ns;
 		p->state = TP_PROC_NEW;
 		tp_perfmap_free(p->perfmap);
 		p->perfmap = NULL;
@@ -809,6 +826,16 @@ void taproot_proc_new(struct taproot_procs *procs, int pid)
 uint32_t taproot_proc_execs(const struct taproot_proc *proc)
 {
 	return proc->execs;
+}
+
+uint32_t taproot_proc_maps_generation(const struct taproot_proc *proc)
+{
+	return proc->maps_gen;
+}
+
+uint64_t taproot_proc_exec_ns(const struct taproot_proc *proc)
+{
+	return proc->exec_ns;
 }
 
 size_t taproot_proc_map_count(const struct taproot_proc *proc)

@@ -382,7 +382,7 @@ static void fixture_refresh_and_exec(void **state)
 	taproot_procs_get_stats(procs, &st);
 	assert_int_equal(st.refreshes, 0);
 	/* exec invalidates at once. */
-	taproot_proc_exec(procs, 88);
+	taproot_proc_exec(procs, 88, 1000);
 	assert_int_equal(taproot_proc_get(procs, 88, 0, &p), 0);
 	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), 0);
 	assert_string_equal(m->path, "/lib/new.so");
@@ -392,12 +392,21 @@ static void fixture_refresh_and_exec(void **state)
 	fake_write(fk, 88, "maps", one);
 	procs = fake_procs(fk, 0, 16);
 	assert_int_equal(taproot_proc_get(procs, 88, 0, &p), 0);
+	assert_int_equal(taproot_proc_maps_generation(p), 0);
 	fake_write(fk, 88, "maps", two);
 	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), 0);
 	assert_string_equal(m->path, "/lib/new.so");
 	taproot_procs_get_stats(procs, &st);
 	assert_int_equal(st.refreshes, 1);
 	assert_int_equal(st.procs_read, 2);
+	/* A generation per re-read: what was derived from the old maps misses. */
+	assert_int_equal(taproot_proc_maps_generation(p), 1);
+	/* A re-read that finds the same maps keeps the generation. */
+	assert_int_equal(taproot_proc_reread(p), 0);
+	assert_int_equal(taproot_proc_maps_generation(p), 1);
+	fake_write(fk, 88, "maps", one);
+	assert_int_equal(taproot_proc_reread(p), 0);
+	assert_int_equal(taproot_proc_maps_generation(p), 2);
 	taproot_procs_free(procs);
 }
 
@@ -475,7 +484,7 @@ static void fixture_lifecycle(void **state)
 
 	/* exec: the same range, another file, the same start time. */
 	fake_write(fk, 99, "maps", "00100000-00101000 r-xp 00000000 08:01 6 /bin/new\n");
-	taproot_proc_exec(procs, 99);
+	taproot_proc_exec(procs, 99, 1000);
 	assert_int_equal(taproot_proc_get(procs, 99, 0, &p), 0);
 	assert_int_equal(taproot_proc_execs(p), 1);
 	assert_int_equal(taproot_proc_start_time(p), 7);
@@ -616,7 +625,7 @@ static void fixture_labels(void **state)
 	assert_string_equal(tp_labels_value(taproot_proc_labels(p), "service_name"), "nginx");
 	unlink(link);
 	assert_int_equal(symlink("/usr/bin/worker", link), 0);
-	taproot_proc_exec(procs, 55);
+	taproot_proc_exec(procs, 55, 1000);
 	assert_int_equal(taproot_proc_get(procs, 55, 0, &p), 0);
 	l = taproot_proc_labels(p);
 	assert_string_equal(tp_labels_value(l, "service_name"), "worker");
