@@ -147,6 +147,9 @@ static void json_kunwind(struct taproot_json *j, const struct taproot_pipeline_s
 	taproot_json_key_u64(j, "counted_samples", st->counted_samples);
 	taproot_json_key_u64(j, "counted_unresolved", st->counted_unresolved);
 	taproot_json_key_u64(j, "counts_corrupt", st->counts_corrupt);
+	taproot_json_key_u64(j, "resolved_stacks", st->resolved_stacks);
+	taproot_json_key_u64(j, "resolved_samples", st->resolved_samples);
+	taproot_json_key_u64(j, "resolved_over_budget", st->resolved_over_budget);
 	taproot_json_key(j, "verify");
 	taproot_json_object_begin(j);
 	taproot_json_key_u64(j, "samples", st->verify_samples);

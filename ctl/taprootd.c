@@ -5,7 +5,7 @@
  * It follows the module's session through the "session" multicast group:
  * while sampling runs (whoever started it: 'taprootctl start', or taprootd
  * itself with --start) it is the consumer of the rings and feeds every
- * record to the pipeline (lib/pipeline/pipeline.c); when sampling stops it drains
+ * record to the pipeline (lib/pipeline/); when sampling stops it drains
  * the rings and lets go of /dev/taproot, so the module can be unloaded.
  * Every --interval seconds the profile of the interval is written to
  * OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (UTC start of the interval) through a

@@ -13,8 +13,8 @@
 #include "util/util.h"
 
 struct tp_interned_slot {
-	struct taproot_rec_stack *rec;	/* NULL: none yet */
-	size_t cap;			/* bytes allocated at rec */
+	struct tp_interned_stack s;	/* s.rec NULL: none yet */
+	size_t cap;			/* bytes allocated at s.rec */
 };
 
 struct tp_interned_cpu {
@@ -63,7 +63,7 @@ static bool old_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct tp_interned *im = ctx;
 	const struct old_key *k = key;
 
-	return im->old[idx].cpu == k->cpu && im->old[idx].rec->id == k->id;
+	return im->old[idx].cpu == k->cpu && im->old[idx].s.rec->id == k->id;
 }
 
 /*
@@ -74,7 +74,7 @@ static bool old_eq(const void *ctx, uint32_t idx, const void *key)
 static int interned_keep_old(struct tp_interned *im, struct tp_interned_slot *sl,
 			     unsigned int cpu)
 {
-	struct old_key k = { cpu, sl->rec->id };
+	struct old_key k = { cpu, sl->s.rec->id };
 	struct tp_index_slot *ix;
 	int err;
 
@@ -97,74 +97,87 @@ static int interned_keep_old(struct tp_interned *im, struct tp_interned_slot *sl
 	ix = tp_index_probe(&im->ix, old_hash(cpu, k.id), old_eq, im, &k);
 	if (ix->idx1)
 		return 0;	/* an older copy kept already: it stands */
-	im->old[im->nr_old] = (struct tp_interned_old){ sl->rec, cpu };
+	im->old[im->nr_old] = (struct tp_interned_old){ sl->s, cpu };
 	tp_index_set(&im->ix, ix, old_hash(cpu, k.id), (uint32_t)im->nr_old);
 	im->nr_old++;
-	sl->rec = NULL;
+	sl->s = (struct tp_interned_stack){ NULL, NULL };
 	sl->cap = 0;
 	return 0;
 }
 
 int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
-		    unsigned int cpu)
+		    unsigned int cpu, struct tp_interned_stack **sp)
 {
 	size_t len = taproot_rec_stack_size(st);
 	struct tp_interned_cpu *ic = interned_cpu(im, cpu, true);
 	struct tp_interned_slot *sl;
 
+	*sp = NULL;
 	if (!ic)
 		return cpu < TP_INTERNED_CPUS_MAX ? tp_err(-ENOMEM, NULL) : 0;
 	sl = &ic->slot[st->id & (TAPROOT_STACK_SLOTS - 1)];
-	if (im->keep_retired && sl->rec && sl->rec->id != st->id &&
+	if (im->keep_retired && sl->s.rec && sl->s.rec->id != st->id &&
 	    interned_keep_old(im, sl, cpu) < 0)
 		return -ENOMEM;
+	tp_interned_resolve(im, &sl->s, NULL);
 	if (sl->cap < len) {
-		free(sl->rec);
+		free(sl->s.rec);
 		sl->cap = 0;
-		sl->rec = malloc(len);
-		if (!sl->rec)
+		sl->s.rec = malloc(len);
+		if (!sl->s.rec)
 			return tp_err(-ENOMEM, NULL);
 		sl->cap = len;
 	}
-	memcpy(sl->rec, st, len);
+	memcpy(sl->s.rec, st, len);
+	*sp = &sl->s;
 	return 1;
 }
 
-const struct taproot_rec_stack *tp_interned_find(const struct tp_interned *im,
-						 unsigned int cpu, uint64_t id,
-						 uint32_t epoch, uint32_t pid)
+void tp_interned_resolve(struct tp_interned *im, struct tp_interned_stack *s,
+			 struct tp_resolved *r)
 {
-	const struct taproot_rec_stack *st = NULL;
+	tp_resolved_free(&im->pool, s->resolved);
+	s->resolved = r;
+}
+
+struct tp_interned_stack *tp_interned_find(struct tp_interned *im, unsigned int cpu,
+					   uint64_t id, uint32_t epoch, uint32_t pid)
+{
+	struct tp_interned_stack *s = NULL;
+	const struct taproot_rec_stack *st;
 
 	if (cpu < im->ncpu && im->cpu[cpu])
-		st = im->cpu[cpu]->slot[id & (TAPROOT_STACK_SLOTS - 1)].rec;
-	if ((!st || st->id != id) && im->nr_old) {
+		s = &im->cpu[cpu]->slot[id & (TAPROOT_STACK_SLOTS - 1)].s;
+	if ((!s || !s->rec || s->rec->id != id) && im->nr_old) {
 		struct old_key k = { cpu, id };
 		const struct tp_index_slot *ix =
 			tp_index_probe(&im->ix, old_hash(cpu, id), old_eq,
 				       im, &k);
 
-		st = ix && ix->idx1 ? im->old[ix->idx1 - 1].rec : NULL;
+		s = ix && ix->idx1 ? &im->old[ix->idx1 - 1].s : NULL;
 	}
+	st = s ? s->rec : NULL;
 	if (!st || st->id != id || st->epoch != epoch)
 		return NULL;
 	/* User pcs are one process's addresses: never another's, whatever the hash. */
 	if ((st->hdr.flags & TAPROOT_SAMPLE_F_USER_REGS) && st->pid != pid)
 		return NULL;
-	return st;
+	return s;
 }
 
-const struct taproot_rec_stack *tp_interned_get(const struct tp_interned *im,
-						const struct taproot_rec_sample_ref *r,
-						unsigned int cpu)
+struct tp_interned_stack *tp_interned_get(struct tp_interned *im,
+					  const struct taproot_rec_sample_ref *r,
+					  unsigned int cpu)
 {
 	return tp_interned_find(im, cpu, r->stack_id, r->epoch, r->pid);
 }
 
 void tp_interned_retire(struct tp_interned *im)
 {
-	for (size_t i = 0; i < im->nr_old; i++)
-		free(im->old[i].rec);
+	for (size_t i = 0; i < im->nr_old; i++) {
+		tp_interned_resolve(im, &im->old[i].s, NULL);
+		free(im->old[i].s.rec);
+	}
 	im->nr_old = 0;
 	tp_index_clear(&im->ix);
 }
@@ -174,8 +187,10 @@ void tp_interned_clear(struct tp_interned *im)
 	for (unsigned int cpu = 0; cpu < im->ncpu; cpu++) {
 		if (!im->cpu[cpu])
 			continue;
-		for (unsigned int i = 0; i < TAPROOT_STACK_SLOTS; i++)
-			free(im->cpu[cpu]->slot[i].rec);
+		for (unsigned int i = 0; i < TAPROOT_STACK_SLOTS; i++) {
+			tp_interned_resolve(im, &im->cpu[cpu]->slot[i].s, NULL);
+			free(im->cpu[cpu]->slot[i].s.rec);
+		}
 		free(im->cpu[cpu]);
 	}
 	free(im->cpu);

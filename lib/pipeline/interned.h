@@ -18,12 +18,16 @@
  * aside (at most TP_INTERNED_RETIRED_MAX of them, 32 MiB at the largest
  * records, beyond which they are dropped and counted) until
  * tp_interned_retire() after a drain.
+ *
+ * Each STACK kept may carry what the pipeline resolved it to (resolved.h),
+ * freed with it into @pool.
  */
 #ifndef TAPROOT_PIPELINE_INTERNED_H
 #define TAPROOT_PIPELINE_INTERNED_H
 
 #include <linux/taproot.h>
 
+#include "pipeline/resolved.h"
 #include "util/hash.h"
 
 #define TP_INTERNED_CPUS_MAX	8192	/* x86-64's largest NR_CPUS */
@@ -31,42 +35,53 @@
 
 struct tp_interned_cpu;
 
+/* A STACK of the mirror and its resolution (NULL: none yet). */
+struct tp_interned_stack {
+	struct taproot_rec_stack *rec;
+	struct tp_resolved *resolved;
+};
+
 /* Zero-initialised: empty. */
 struct tp_interned {
 	struct tp_interned_cpu **cpu;	/* by ring; NULL: no STACK yet */
 	unsigned int ncpu;		/* entries of cpu */
 	bool keep_retired;		/* keep replaced STACKs until retired */
 	struct tp_interned_old {	/* replaced STACKs, by (cpu, id) in ix */
-		struct taproot_rec_stack *rec;
+		struct tp_interned_stack s;
 		unsigned int cpu;
 	} *old;
 	size_t nr_old, cap_old;
 	struct tp_index ix;
 	uint64_t old_dropped;		/* replaced beyond the bound: not kept */
+	struct tp_resolved_pool pool;	/* the resolutions' */
 };
 
 /*
  * STACK record @st of ring @cpu into its slot, replacing what the slot
  * held (emptied when it cannot be copied: no reference may find the old
- * one). 1 when kept, 0 for a ring past TP_INTERNED_CPUS_MAX (its
- * references will miss), -ENOMEM.
+ * one), *@sp its place (to attach a resolution), NULL when not kept. 1
+ * when kept, 0 for a ring past TP_INTERNED_CPUS_MAX (its references will
+ * miss), -ENOMEM.
  */
 int tp_interned_put(struct tp_interned *im, const struct taproot_rec_stack *st,
-		    unsigned int cpu);
+		    unsigned int cpu, struct tp_interned_stack **sp);
 
 /*
  * The STACK @id of @epoch that ring @cpu wrote for process @pid, or NULL
  * when the mirror does not hold it (another epoch, an overwritten slot,
  * another process's user pcs). Kept STACKs that were replaced count.
  */
-const struct taproot_rec_stack *tp_interned_find(const struct tp_interned *im,
-						 unsigned int cpu, uint64_t id,
-						 uint32_t epoch, uint32_t pid);
+struct tp_interned_stack *tp_interned_find(struct tp_interned *im, unsigned int cpu,
+					   uint64_t id, uint32_t epoch, uint32_t pid);
 
 /* The STACK that reference @r of ring @cpu names, as tp_interned_find(). */
-const struct taproot_rec_stack *tp_interned_get(const struct tp_interned *im,
-						const struct taproot_rec_sample_ref *r,
-						unsigned int cpu);
+struct tp_interned_stack *tp_interned_get(struct tp_interned *im,
+					  const struct taproot_rec_sample_ref *r,
+					  unsigned int cpu);
+
+/* Attach resolution @r to @s, freeing the one it had. */
+void tp_interned_resolve(struct tp_interned *im, struct tp_interned_stack *s,
+			 struct tp_resolved *r);
 
 /* Free the replaced STACKs kept so far: no count may name them any more. */
 void tp_interned_retire(struct tp_interned *im);

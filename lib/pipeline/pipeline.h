@@ -20,7 +20,7 @@
 
 /* ------------------------------------------------------- the pipeline */
 /*
- * (lib/pipeline/pipeline.c.) Ring records in, pprof profiles out, in one direction:
+ * (lib/pipeline/, internal.h names its stages.) Ring records in, pprof profiles out, in one direction:
  * each SAMPLE record goes through the process model (its pid's maps; a pc
  * outside them re-reads them; a process that cannot be read gives one
  * "[unknown: REASON]" frame), the unwinder (its user registers and stack
@@ -164,6 +164,8 @@ struct taproot_pipeline_stats {
 	uint64_t python_frames_gone;
 	uint64_t python_frames_unplaced;
 	uint64_t sym_cache_hits, sym_cache_misses, sym_cache_flushes;
+	uint64_t sym_cache_file_hits;	/* misses another process's symbolization
+					 * of the same file served */
 	size_t sym_cache_entries;	/* now */
 	uint64_t procs_read, procs_gone;	/* the process model's */
 	uint64_t elf_errors;		/* mappings whose ELF file could not be used
@@ -215,6 +217,16 @@ struct taproot_pipeline_stats {
 	uint64_t counted_unresolved;
 	uint64_t counts_corrupt;
 	uint64_t counts_old_dropped;
+	/*
+	 * Interned stacks resolved once, as their STACK arrived, and kept for
+	 * the samples that name them (SAMPLE_REFs, counts): resolutions made,
+	 * samples served by one, STACKs left unresolved for the budget (their
+	 * samples resolved one by one), bytes held now.
+	 */
+	uint64_t resolved_stacks;
+	uint64_t resolved_samples;
+	uint64_t resolved_over_budget;
+	size_t resolved_bytes;
 	/*
 	 * Samples with TAPROOT_SAMPLE_F_VERIFY: compared when their snapshot
 	 * was unwound here (not for a process that could not be read, nor

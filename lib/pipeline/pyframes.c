@@ -54,6 +54,8 @@ int tp_pyframes_new(size_t max, struct tp_pyframes **cp)
 
 void tp_pyframes_clear(struct tp_pyframes *c)
 {
+	if (!c->count)
+		return;
 	for (size_t b = 0; b < c->nbuckets; b++) {
 		struct pf_entry *e = c->buckets[b], *next;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The off-CPU join (lib/profile/causal.c), as the pipeline (lib/pipeline/pipeline.c) drives
+ * The off-CPU join (lib/profile/causal.c), as the pipeline (lib/pipeline/) drives
  * it. Not for programs: they see it through taproot_pipeline_*.
  */
 #ifndef TAPROOT_CAUSAL_H

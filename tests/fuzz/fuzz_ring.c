@@ -3,7 +3,7 @@
  * libFuzzer target: what the daemon does with the bytes of the per-CPU
  * rings: the consumer (lib/kernel/ring.c: head and tail checks, taproot_rec_check()
  * on every record, the merge across CPUs), then the pipeline that decodes
- * the records (lib/pipeline/pipeline.c: samples unwound and symbolized into the
+ * the records (lib/pipeline/: samples unwound and symbolized into the
  * CPU profile, LOST counted, FORK/EXEC/EXIT into the process model,
  * SWITCH/WAKING joined into off-CPU intervals by lib/profile/causal.c), as
  * taproot_pipeline_consume() drives them; then the input's last bytes as

@@ -10,6 +10,7 @@
  * stats.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include <linux/taproot.h>
 
 #include "taproot.h"
+#include "pipeline/resolved.h"
 #include "ownstack.h"
 #include "runcmd.h"
 
@@ -381,6 +383,21 @@ static unsigned int kpipe_pcs(const struct ownstack *c, uint64_t *pcs, unsigned 
 	return res.nr;
 }
 
+/*
+ * This thread, named test-pipeline, captured six frames below its caller
+ * into @c (@caller its registers), and its pcs unwound from there into
+ * @pcs (room for 128): their number.
+ */
+static unsigned int kpipe_own_pcs(struct ownstack *c, struct taproot_user_regs *caller,
+				  uint64_t *pcs)
+{
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(kpipe_outer(c, caller, 1), 6);
+	return kpipe_pcs(c, pcs, 128);
+}
+
 /* A SAMPLE of this process with @nu module pcs @upcs, the rest as given. */
 static struct taproot_rec_header *kpipe_sample(const struct taproot_user_regs *regs,
 					       const uint8_t *ustack, uint32_t ulen,
@@ -584,6 +601,19 @@ static void test_kernel_unwound_same_profile(void **state)
 }
 
 /* A count of stack @id of @epoch on @cpu: @n samples of this process. */
+/* A pipeline at 100 Hz that keeps replaced STACKs for drains when @counted. */
+static struct taproot_pipeline *kpipe_counting(bool counted)
+{
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	o.counted = counted;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	return p;
+}
+
 static struct taproot_count kpipe_count(uint64_t id, uint32_t epoch, uint16_t cpu, uint32_t n)
 {
 	struct taproot_count e = {
@@ -607,7 +637,6 @@ static void test_counted_stacks(void **state)
 	struct ownstack *c = calloc(1, sizeof(*c));
 	struct taproot_user_regs caller;
 	struct taproot_pipeline_stats st;
-	struct taproot_pipeline_opts o;
 	struct taproot_pipeline *p;
 	struct taproot_rec_header *rec[2];
 	struct taproot_count e[6];
@@ -615,19 +644,12 @@ static void test_counted_stacks(void **state)
 	uint64_t pcs[128], id = 0x77, newer = 0x77 + TAPROOT_STACK_SLOTS;
 	unsigned int nu;
 
-	assert_non_null(c);
-	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
-	ownstack_init();
-	assert_int_equal(kpipe_outer(c, &caller, 1), 6);
-	nu = kpipe_pcs(c, pcs, 128);
+	nu = kpipe_own_pcs(c, &caller, pcs);
 	rec[0] = kpipe_stack(id, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
 	rec[1] = kpipe_stack(newer, 1, NULL, 0, pcs, 3, TAPROOT_KUNWIND_MAX_FRAMES);
 
 	for (int counted = 0; counted < 2; counted++) {
-		taproot_pipeline_opts_default(&o);
-		o.freq_hz = 100;
-		o.counted = counted;
-		assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+		p = kpipe_counting(counted);
 		/* The newer stack takes the slot of the first. */
 		assert_int_equal(taproot_pipeline_add_record(p, rec[0], 2), 0);
 		assert_int_equal(taproot_pipeline_add_record(p, rec[1], 2), 0);
@@ -667,6 +689,225 @@ static void test_counted_stacks(void **state)
 	free(c);
 }
 
+/* An EXEC of this process at @time_ns. */
+static struct taproot_rec_header *kpipe_exec(uint64_t time_ns)
+{
+	struct taproot_rec_exec *e = calloc(1, sizeof(*e) + 8);
+
+	assert_non_null(e);
+	e->hdr.size = sizeof(*e) + 8;
+	e->filename_len = 8;
+	memcpy(e + 1, "/bin/sh", 8);
+	e->hdr.type = TAPROOT_REC_EXEC;
+	e->hdr.time_ns = time_ns;
+	e->pid = e->tid = e->old_tid = (uint32_t)getpid();
+	memcpy(e->comm, "test-pipeline", 13);
+	return &e->hdr;
+}
+
+/*
+ * An interned stack is resolved as its STACK arrives: its samples, counted
+ * ones drained after the process exec'd included, keep the names it had
+ * then, and cost no symbolization of their own. A STACK read only after
+ * an exec it predates (the EXEC came first in another ring) has its user
+ * part left out: the maps read now are another program's.
+ */
+static void test_resolved_stacks(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *stack, *exec, *ref;
+	struct taproot_pipeline_top top[4];
+	struct taproot_count e;
+	uint64_t pcs[128], misses;
+	unsigned int nu;
+
+	nu = kpipe_own_pcs(c, &caller, pcs);
+	stack = kpipe_stack(0x99, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
+	stack->time_ns = 1000;
+	exec = kpipe_exec(2000);
+	ref = kpipe_ref(0x99, 1);
+	e = kpipe_count(0x99, 1, 0, 7);
+	e.pid = e.tid = (uint32_t)getpid();
+
+	for (int exec_first = 0; exec_first < 2; exec_first++) {
+		p = kpipe_counting(true);
+		if (exec_first)
+			assert_int_equal(taproot_pipeline_add_record(p, exec, 0), 0);
+		assert_int_equal(taproot_pipeline_add_record(p, stack, 0), 0);
+		taproot_pipeline_stats(p, &st);
+		assert_int_equal(st.resolved_stacks, 1);
+		assert_true(st.resolved_bytes > 0);
+		misses = st.sym_cache_misses;
+		/* Three references: the one resolution serves them all. */
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(taproot_pipeline_add_record(p, ref, 0), 0);
+		if (!exec_first)
+			assert_int_equal(taproot_pipeline_add_record(p, exec, 0), 0);
+		assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 1), 7);
+		taproot_pipeline_stats(p, &st);
+		assert_int_equal(st.samples, 10);
+		assert_int_equal(st.resolved_samples, 10);
+		assert_int_equal(st.sym_cache_misses, misses);
+		assert_int_equal(st.kunwind[TAPROOT_KUNWIND_COMPLETE], 10);
+		assert_int_equal(taproot_pipeline_top(p, top, 4), 1);
+		assert_int_equal(top[0].samples, 10);
+		if (exec_first) {
+			assert_int_equal(st.user_stale, 10);
+			assert_int_equal(st.user_stacks, 0);
+			assert_string_equal(top[0].name, "[no stack]");
+		} else {
+			assert_int_equal(st.user_stale, 0);
+			assert_int_equal(st.user_stacks, 10);
+			assert_non_null(strstr(top[0].name, "kpipe_"));
+		}
+		taproot_pipeline_free(p);
+	}
+	free(stack);
+	free(exec);
+	free(ref);
+	free(c);
+}
+
+/*
+ * Two processes of one program: the second one's pcs are symbolized from
+ * the first one's entries of the same file (sym_cache_file_hits), with its
+ * own addresses, and named the same.
+ */
+static void test_symbolized_once_per_file(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *mine, *its;
+	struct taproot_pipeline_top top[4];
+	struct taproot_count e[2];
+	uint64_t pcs[128], misses;
+	unsigned int nu;
+	pid_t child;
+
+	nu = kpipe_own_pcs(c, &caller, pcs);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	mine = kpipe_stack(0x51, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
+	its = kpipe_stack(0x52, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
+	((struct taproot_rec_stack *)its)->pid = (uint32_t)child;
+	e[0] = kpipe_count(0x51, 1, 0, 3);
+	e[0].pid = e[0].tid = (uint32_t)getpid();
+	e[1] = kpipe_count(0x52, 1, 0, 3);
+	e[1].pid = e[1].tid = (uint32_t)child;
+
+	p = kpipe_counting(true);
+	assert_int_equal(taproot_pipeline_add_record(p, mine, 0), 0);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.sym_cache_file_hits, 0);
+	misses = st.sym_cache_misses;
+	assert_true(misses >= nu);
+	assert_int_equal(taproot_pipeline_add_record(p, its, 0), 0);
+	taproot_pipeline_stats(p, &st);
+	/* Each of the child's pcs missed its own entries, and found its file's. */
+	assert_int_equal(st.sym_cache_misses, misses + nu);
+	assert_int_equal(st.sym_cache_file_hits, nu);
+	assert_int_equal(taproot_pipeline_add_counts(p, e, 2, 1), 6);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.user_stacks, 6);
+	/* One leaf for both: the same names. */
+	assert_int_equal(taproot_pipeline_top(p, top, 4), 1);
+	assert_int_equal(top[0].samples, 6);
+	assert_non_null(strstr(top[0].name, "kpipe_"));
+	taproot_pipeline_free(p);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(mine);
+	free(its);
+	free(c);
+}
+
+/*
+ * A stack resolved under the process's name is not taken by a sample of
+ * its main thread under another name (an execve came between the capture
+ * and the maps' read): that sample is resolved on its own, and its user
+ * part left out as the names differ.
+ */
+static void test_resolved_other_name(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *stack;
+	struct taproot_count e[2];
+	uint64_t pcs[128];
+	unsigned int nu;
+
+	nu = kpipe_own_pcs(c, &caller, pcs);
+	stack = kpipe_stack(0x61, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
+	e[0] = kpipe_count(0x61, 1, 0, 2);
+	e[0].pid = e[0].tid = (uint32_t)getpid();
+	e[1] = e[0];
+	memset(e[1].comm, 0, sizeof(e[1].comm));
+	memcpy(e[1].comm, "other-program", 13);
+	e[1].count = 3;
+
+	p = kpipe_counting(true);
+	assert_int_equal(taproot_pipeline_add_record(p, stack, 0), 0);
+	assert_int_equal(taproot_pipeline_add_counts(p, e, 2, 1), 5);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.resolved_samples, 2);
+	assert_int_equal(st.user_stacks, 2);
+	assert_int_equal(st.user_stale, 3);
+	taproot_pipeline_free(p);
+	free(stack);
+	free(c);
+}
+
+/* The resolutions' pool: its budget, its bytes, its memo keys. */
+static void test_resolved_pool(void **state)
+{
+	struct taproot_profile_frame f[3] = {
+		{ .function = "inlined_leaf", .inlined = true },
+		{ .function = "leaf", .mapping_path = "/bin/x" },
+		{ .function = "main", .mapping_path = "/bin/x" },
+	};
+	struct tp_stack_outcome o = { .user = TP_STACK_UNWOUND };
+	struct tp_resolved_pool pool = { .max = 1 << 20 };
+	struct tp_resolved *a, *b;
+	size_t one;
+
+	a = tp_resolved_new(&pool, f, 3, &o, 5, "x");
+	assert_non_null(a);
+	one = pool.bytes;
+	assert_int_equal(a->frames->nr, 3);
+	assert_string_equal(a->frames->frames[2].function, "main");
+	assert_ptr_not_equal(a->frames->frames[2].function, f[2].function);
+	assert_int_equal(a->generation, 5);
+	/* Keys on the frames that end a location, above any address, distinct. */
+	assert_null(a->frames->frames[0].key);
+	assert_true((uintptr_t)a->frames->frames[1].key >= 1ULL << 63);
+	assert_true(a->frames->frames[1].key != a->frames->frames[2].key);
+	b = tp_resolved_new(&pool, f, 3, &o, 5, "x");
+	assert_non_null(b);
+	assert_true(b->frames->frames[1].key != a->frames->frames[1].key);
+	assert_true(b->frames->frames[1].key != a->frames->frames[2].key);
+	assert_int_equal(pool.bytes, 2 * one);
+	assert_int_equal(pool.made, 2);
+	tp_resolved_free(&pool, b);
+	/* Beyond the budget: refused and counted. */
+	pool.max = 2 * one - 1;
+	assert_null(tp_resolved_new(&pool, f, 3, &o, 5, "x"));
+	assert_int_equal(pool.over_budget, 1);
+	tp_resolved_free(&pool, a);
+	tp_resolved_free(&pool, NULL);
+	assert_int_equal(pool.bytes, 0);
+}
+
 /*
  * References that miss: another epoch, a slot a newer stack took, another
  * CPU's slots, another process's stack; counted, not added. VERIFY's
@@ -684,11 +925,7 @@ static void test_kernel_unwound_edges(void **state)
 	unsigned int nu, n = 0, i;
 	char *got;
 
-	assert_non_null(c);
-	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
-	ownstack_init();
-	assert_int_equal(kpipe_outer(c, &caller, 1), 6);
-	nu = kpipe_pcs(c, pcs, 128);
+	nu = kpipe_own_pcs(c, &caller, pcs);
 
 	recs[n++] = (struct kpipe_rec){ 0, kpipe_stack(id, 1, NULL, 0, pcs, nu,
 						       TAPROOT_KUNWIND_COMPLETE) };
@@ -793,6 +1030,10 @@ int main(void)
 		cmocka_unit_test(test_kernel_unwound_same_profile),
 		cmocka_unit_test(test_kernel_unwound_edges),
 		cmocka_unit_test(test_counted_stacks),
+		cmocka_unit_test(test_resolved_stacks),
+		cmocka_unit_test(test_resolved_pool),
+		cmocka_unit_test(test_symbolized_once_per_file),
+		cmocka_unit_test(test_resolved_other_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
