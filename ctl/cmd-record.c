@@ -17,7 +17,7 @@
  *
  * It configures the module (saving its configuration first), becomes the
  * consumer of the rings, starts sampling, feeds every record to the
- * pipeline (lib/pipeline/pipeline.c), and at the end stops sampling, drains the
+ * pipeline (lib/pipeline/), and at the end stops sampling, drains the
  * rings, restores the configuration and writes the profile. SIGINT and
  * SIGTERM end the session early: what was collected is still written.
  *
@@ -114,10 +114,10 @@ struct record_opts {
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
 	/*
-	 * --count on (off by default: a count drained after an exec of its
-	 * process is resolved against the new program, and dropped).
+	 * --count: 1 on, 0 off; -1 unsaid, then 2: on where it applies (the
+	 * module's walks, and no --raw, --trace or --critical-path).
 	 */
-	bool count;
+	int count;
 	char **command;			/* NULL: none */
 	/* --trace, --critical-path...; and the timeline they make, once started. */
 	struct timeline_opts tl;
@@ -358,10 +358,13 @@ static int check_args(struct record_opts *o)
 	if (o->ustack_private && o->unwind == RECORD_UNWIND_USER)
 		return p_usage("'record --ustack-private' needs the module to unwind: not with --unwind user");
 	/* Counts are sums: what needs each sample's record cannot have them. */
-	if (o->count && (o->unwind != RECORD_UNWIND_KERNEL || o->raw ||
+	if (o->count == 1 && (o->unwind != RECORD_UNWIND_KERNEL || o->raw ||
 			      timeline_opts_wanted(&o->tl)))
 		return p_usage("'record --count on' needs --unwind kernel, and no --raw, --trace "
 			       "or --critical-path (they need every sample)");
+	if (o->count == -1)
+		o->count = o->unwind == RECORD_UNWIND_KERNEL && !o->raw &&
+			   !timeline_opts_wanted(&o->tl) ? 2 : 0;
 	return EXIT_OK;
 }
 
@@ -1092,7 +1095,7 @@ static int record_pipeline(struct record *r)
 	/* Counting needs the module's walks: not with --unwind user (check_args). */
 	r->counting = r->o.count && (r->info.features & TAPROOT_FEAT_COUNT) &&
 		      (r->info.features & TAPROOT_FEAT_UNWIND);
-	if (r->o.count && !r->counting)
+	if (r->o.count == 1 && !r->counting)
 		return p_err("--count on: this taproot module counts no stacks (feature count)");
 	taproot_pipeline_opts_default(&po);
 	po.freq_hz = r->o.freq;
@@ -1332,7 +1335,7 @@ int do_record(int argc, char **argv)
 {
 	struct record r = {
 		.o = { .freq = RECORD_FREQ_DEFAULT, .cpu = true,
-		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20 },
+		       .buffer_mb = TAPROOT_RING_BUFFER_DEFAULT >> 20, .count = -1 },
 		.release = -1, .execd = -1, .tty = isatty(STDERR_FILENO),
 	};
 	char *path = NULL;

@@ -78,10 +78,8 @@ const struct daemon_option daemon_options[] = {
 	{ "count", 0, DV_ONOFF, DOPT_COUNT, FIELD(count), 0, 0, "on|off",
 	  "count the samples the module unwinds in its\n"
 	  "tables, drained once an interval, rather than\n"
-	  "read one by one (default off; needs unwind on;\n"
-	  "trace and critical-path read each sample; the\n"
-	  "samples of a process counted before it execs and\n"
-	  "drained after are dropped)" },
+	  "read one by one (default on; needs unwind on;\n"
+	  "trace and critical-path read each sample)" },
 	{ "unwind-frames", 0, DV_COUNT, DOPT_UNWIND_FRAMES, FIELD(unwind_frames), 1,
 	  TAPROOT_UNWIND_FRAMES_MAX, "N",
 	  "user frames the module unwinds at most, 1.." STR(TAPROOT_UNWIND_FRAMES_MAX) "\n"
@@ -175,6 +173,7 @@ void daemon_opts_init(struct daemon_opts *o)
 		.push_timeout = PUSH_TIMEOUT_DEFAULT,
 		.push_spool_mb = PUSH_SPOOL_MB_DEFAULT,
 		.unwind = true,
+		.count = true,
 		.unwind_frames = TAPROOT_UNWIND_FRAMES_DEFAULT,
 		.unwind_mem_mib = TAPROOT_UNWIND_MEM_DEFAULT,
 		.buffer_mb = BUFFER_MB_DEFAULT,

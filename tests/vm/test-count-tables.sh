@@ -1,7 +1,7 @@
 #!/bin/bash
 # Counted stacks (<linux/taproot.h>, "Counted stacks"), with the real
 # module, taprootctl and taprootd:
-#   - taprootctl record --count on (draining every second) of
+#   - taprootctl record (which counts by default, draining every second) of
 #     a command whose children run for under a second each, so that most
 #     of them exit between two drains, while CPU 1 goes offline and online
 #     again: every sample the module counted reaches the profile (the
@@ -9,7 +9,7 @@
 #     none unresolved), every sample the module took is in the profile
 #     (its samples counter against the summary's, no record lost), and
 #     the children's stacks are named (work_leaf);
-#   - taprootd --count on, draining once an interval (5 s), at 999 Hz, of pathzoo's
+#   - taprootd, draining once an interval (5 s), at 999 Hz, of pathzoo's
 #     2048 call paths, two intervals after the module first found a table
 #     full: more stacks than a CPU's table holds, so the module
 #     writes the samples it has no room for as SAMPLE_REFs (COUNT_FULL
@@ -48,7 +48,7 @@ module_delta() {
 
 say "[$SECONDS s] record: children exiting between drains, CPU 1 offline and online"
 module_counters "$TEST_TMP/before"
-"$CTL" record --count on --freq 499 --output "$TEST_TMP/rec" --stats-json "$TEST_TMP/rec.json" -- \
+"$CTL" record --freq 499 --output "$TEST_TMP/rec" --stats-json "$TEST_TMP/rec.json" -- \
 	sh -c "for i in 1 2 3 4 5 6 7 8; do '$PROGS/fixedwork' --threads 1 --units 12000; done &
 	       '$PROGS/fixedwork' --threads 1 --units 60000; wait" >"$TEST_TMP/rec.out" 2>&1 &
 rec=$!
@@ -102,7 +102,7 @@ say "[$SECONDS s] taprootd, a 5 s interval: 2048 paths overflow a CPU's table"
 expect_ok "config set freq 999" "$CTL" config set freq 999
 module_counters "$TEST_TMP/before"
 mkdir "$TEST_TMP/d"
-"$TAPROOTD" -f -i 5 --count on -o "$TEST_TMP/d" --start --state "$TEST_TMP/state.json" \
+"$TAPROOTD" -f -i 5 -o "$TEST_TMP/d" --start --state "$TEST_TMP/state.json" \
 	2>"$TEST_TMP/taprootd.log" &
 daemon=$!
 "$PROGS/pathzoo" 120 >/dev/null &

@@ -10,8 +10,8 @@
 #   - at least 99.5% of the compared samples give identical pcs;
 #   - each of those kinds of stack is in the profile, whole (from its
 #     leaf down to _start, no marker frame), so each was compared;
-#   - then, with the default (--unwind kernel) and --count on, the samples
-#     are interned stacks: most of them counted in the module,
+#   - then, with the default (--unwind kernel), the samples are interned
+#     stacks: most of them counted in the module (the default, --count),
 #     each whole walk once, none unresolved, and the
 #     profile's stacks just as whole: at most 1% end in a marker, but for
 #     two places where neither unwinder goes on, counted apart: a sample in
@@ -137,8 +137,8 @@ echo "$OUT"
 assert_contains "verify summary" "$OUT" "verify:"
 check_profile "$TEST_TMP/verify" "$TEST_TMP/verify.json" verify
 
-say "record (--unwind kernel, the default; --count on) -- unwindzoo $secs"
-expect_ok "record" "$CTL" record --count on --freq "$freq" --ustack 65536 --output "$TEST_TMP/kernel" \
+say "record (--unwind kernel, the default) -- unwindzoo $secs"
+expect_ok "record" "$CTL" record --freq "$freq" --ustack 65536 --output "$TEST_TMP/kernel" \
 	--stats-json "$TEST_TMP/kernel.json" -- "$PROGS/unwindzoo" "$secs"
 echo "$OUT"
 check_profile "$TEST_TMP/kernel" "$TEST_TMP/kernel.json" kernel
