@@ -389,8 +389,6 @@ int tp_ktables_build(struct tp_ktables *k, struct taproot_proc *proc,
 	k->budget_left_out = 0;
 	if (max > TAPROOT_MAPS_MAX)
 		max = TAPROOT_MAPS_MAX;	/* the room of k->tabs */
-	if (taproot_proc_reread(proc) < 0)
-		return -ESRCH;
 	/*
 	 * The ranges first: resolving a mapping may read the maps again
 	 * (one that is gone), after which the list is another.
@@ -603,8 +601,13 @@ static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 		k->st.maps_current++;
 		return 0;
 	}
-	if (taproot_proc_get(k->procs, (int)e->pid, 0, &proc) < 0)
-		return -ENOMEM;
+	/*
+	 * The maps read after the token, once: a process first met here
+	 * (its samples' stacks are resolved after this) is not read twice.
+	 */
+	err = taproot_proc_get_current(k->procs, (int)e->pid, &proc);
+	if (err < 0)
+		return err == -ESRCH ? err : -ENOMEM;
 	n = tp_ktables_build(k, proc, k->maps, TAPROOT_MAPS_MAX, &left_out);
 	if (n < 0)
 		return n;

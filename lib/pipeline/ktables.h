@@ -150,11 +150,11 @@ void tp_ktables_stats(const struct tp_ktables *k, struct taproot_kupload_stats *
 
 /*
  * The mappings of @proc to upload, sorted by start, into @maps (room for
- * @max): its maps read again first. Tables not uploaded yet are uploaded
+ * @max), as its maps were last read (an upload reads them after taking its
+ * token: taproot_proc_get_current()). Tables not uploaded yet are uploaded
  * when @k has a ring and the budget allows; mappings without a table are
  * TAPROOT_MAP_F_FP, those whose table is not ready left out (*@left_out).
- * Returns how many, or -ESRCH (gone), -ENOMEM. For the unit tests, and
- * the upload itself.
+ * Returns how many, or -ENOMEM. For the unit tests, and the upload itself.
  */
 int tp_ktables_build(struct tp_ktables *k, struct taproot_proc *proc,
 		     struct taproot_proc_map *maps, uint32_t max, uint32_t *left_out);

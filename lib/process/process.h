@@ -168,6 +168,15 @@ void taproot_proc_exec(struct taproot_procs *procs, int pid, uint64_t time_ns);
  */
 int taproot_proc_reread(struct taproot_proc *proc);
 
+/*
+ * taproot_proc_get() of @pid with its maps read from /proc by this call,
+ * whether it was known (read again, as taproot_proc_reread()) or not
+ * (read for the first time, once): for the same caller as
+ * taproot_proc_reread(), when it may meet the pid first. Returns 0,
+ * -ESRCH when the process is gone or exited, -ENOMEM, -EINVAL.
+ */
+int taproot_proc_get_current(struct taproot_procs *procs, int pid, struct taproot_proc **pp);
+
 /* Execs seen of @proc: part of its identity with pid and start time. */
 uint32_t taproot_proc_execs(const struct taproot_proc *proc);
 

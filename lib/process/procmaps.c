@@ -762,6 +762,19 @@ int taproot_proc_get(struct taproot_procs *procs, int pid, uint64_t start_time,
 	return 0;
 }
 
+int taproot_proc_get_current(struct taproot_procs *procs, int pid, struct taproot_proc **pp)
+{
+	uint64_t reads = procs->stats.procs_read;
+	int err = taproot_proc_get(procs, pid, 0, pp);
+
+	if (err < 0)
+		return err;
+	/* Not read by the get: it was known, read before this call. */
+	if (procs->stats.procs_read == reads)
+		return taproot_proc_reread(*pp);
+	return (*pp)->state == TP_PROC_LIVE ? 0 : -ESRCH;
+}
+
 const char *taproot_proc_gone(const struct taproot_proc *proc)
 {
 	return proc->state == TP_PROC_GONE ? proc->reason : NULL;

@@ -497,6 +497,44 @@ static void test_decisions(void **state)
 	fixture_free(&f);
 }
 
+/*
+ * A process first met in a fallback sample: its upload reads its maps
+ * once, after the token, and the samples' own resolution that follows
+ * finds them read (a short-lived process costs one read of /proc, not two).
+ */
+static void test_first_upload_reads_once(void **state)
+{
+	struct taproot_procs_stats before, after;
+	struct taproot_proc *proc;
+	struct tp_ktables *k;
+	struct fixture f;
+	pid_t pid;
+
+	fake_reset();
+	fixture_new(&f);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(tp_ktables_new(f.procs, f.u, &k), 0);
+	tp_ktables_set_ring(k, &fake, &fake_ops);
+	taproot_procs_get_stats(f.procs, &before);
+	tp_ktables_sample(k, (uint32_t)pid, TAPROOT_KUNWIND_NO_PROC, fake.now);
+	assert_int_equal(fake.tokens, 1);
+	assert_int_equal(fake.sets, 1);
+	assert_int_equal(fake.pid, (uint32_t)pid);
+	assert_int_equal(taproot_proc_get(f.procs, pid, 0, &proc), 0);
+	assert_null(taproot_proc_gone(proc));
+	taproot_procs_get_stats(f.procs, &after);
+	assert_int_equal(after.procs_read - before.procs_read, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	tp_ktables_free(k);
+	fixture_free(&f);
+}
+
 static void test_budget_and_space(void **state)
 {
 	struct taproot_kupload_stats st;
@@ -675,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_build_self),
 		cmocka_unit_test(test_build_go),
 		cmocka_unit_test(test_decisions),
+		cmocka_unit_test(test_first_upload_reads_once),
 		cmocka_unit_test(test_budget_and_space),
 		cmocka_unit_test(test_waiting),
 	};

@@ -543,6 +543,43 @@ static void fixture_lru_eviction(void **state)
 }
 
 /*
+ * taproot_proc_get_current(): the maps read by the call, once, whether the
+ * process was known or not; gone and invalid pids refused.
+ */
+static void fixture_get_current(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 60000, 16);
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+	static const char one[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n";
+	static const char two[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
+				  "00300000-00301000 r-xp 00000000 08:01 6 /lib/new.so\n";
+
+	fake_stat(fk, 120, 7);
+	fake_write(fk, 120, "maps", one);
+	/* Unknown: read once, not once by the get and again. */
+	assert_int_equal(taproot_proc_get_current(procs, 120, &p), 0);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.procs_read, 1);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	/* Known: read again now, whatever the refresh interval (a minute). */
+	fake_write(fk, 120, "maps", two);
+	assert_int_equal(taproot_proc_get_current(procs, 120, &p), 0);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.procs_read, 2);
+	assert_int_equal(taproot_proc_maps_generation(p), 1);
+	assert_int_equal(taproot_proc_find_map(p, 0x300010, &m), 0);
+	assert_string_equal(m->path, "/lib/new.so");
+	/* No such process; no such pid. */
+	assert_int_equal(taproot_proc_get_current(procs, 121, &p), -ESRCH);
+	assert_non_null(taproot_proc_gone(p));
+	assert_int_equal(taproot_proc_get_current(procs, 0, &p), -EINVAL);
+	taproot_procs_free(procs);
+}
+
+/*
  * Maps read while they changed (ld.so replacing a library's whole-file
  * mapping by its segments): the range has no map_files entry, and its
  * path now leads to another inode (the library was replaced since).
@@ -731,6 +768,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fixture_quick_rereads, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lifecycle, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_lru_eviction, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_get_current, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_stale_range_read_again, fake_setup,
 						fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_labels, fake_setup, fake_teardown),
