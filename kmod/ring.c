@@ -95,6 +95,9 @@
  */
 #define TAP_RING_TIMER_MS	100
 
+/* Urgent records (tap_ring_urge()) wake readers at most this often per CPU. */
+#define TAP_RING_URGE_GAP_NS	(10 * NSEC_PER_MSEC)
+
 /* A reservation in progress, one per nesting level. */
 struct tap_ring_resv {
 	struct taproot_rec_header *hdr;	/* NULL: none at this level */
@@ -130,6 +133,15 @@ struct tap_ring {
 	/* Readers. */
 	struct irq_work work ____cacheline_aligned_in_smp;
 	u64 stale_head;		/* data_head at the last slow timer tick */
+	/*
+	 * A record the reader wants at once (tap_ring_urge()): urge, set by
+	 * its writer, is taken by the publish that follows, which then sets
+	 * urgent, after data_head; poll() on any CPU takes that (atomic,
+	 * not local_t) and reports the ring readable once.
+	 */
+	local_t urge;
+	atomic_t urgent;
+	u64 urged_ns;		/* the last urge's time: on the ring's CPU only */
 };
 
 struct tap_ring_set {
@@ -349,8 +361,12 @@ static bool tap_ring_have_pending(struct tap_ring *ring)
 static void tap_ring_wake(struct tap_ring *ring, u64 head)
 {
 	u64 wm = min_t(u64, READ_ONCE(tap_watermark), ring->mask + 1);
+	bool urge = local_xchg(&ring->urge, 0);
 
-	if (head - READ_ONCE(ring->cons->data_tail) < wm)
+	/* After data_head (B): a poll() that takes it sees the record. */
+	if (urge)
+		atomic_set_release(&ring->urgent, 1);
+	if (head - READ_ONCE(ring->cons->data_tail) < wm && !urge)
 		return;
 	/*
 	 * Not from a CPU on its way offline. Its irq_work list is run one
@@ -425,6 +441,23 @@ again:
 	}
 
 	tap_ring_wake(ring, head);
+}
+
+void tap_ring_urge(u64 now_ns)
+{
+	struct tap_ring *ring = tap_ring_this_cpu();
+
+	/*
+	 * At most one in TAP_RING_URGE_GAP_NS per CPU: a process that stays
+	 * without mappings (the budget spent) must not turn every poll() of
+	 * the reader into a wakeup. A nested writer may race this plain
+	 * store: an urge more or less, no harm.
+	 */
+	if (unlikely(!ring) ||
+	    now_ns - READ_ONCE(ring->urged_ns) < TAP_RING_URGE_GAP_NS)
+		return;
+	WRITE_ONCE(ring->urged_ns, now_ns);
+	local_set(&ring->urge, 1);
 }
 
 /*
@@ -650,6 +683,18 @@ static u64 tap_ring_unread(struct tap_ring *ring, u64 head, u64 tail)
 	return unread <= ring->mask + 1 ? unread : 0;
 }
 
+/* Whether @ring was urged since the last poll() that said so: once. */
+static bool tap_ring_urgent(struct tap_ring *ring, u64 tail)
+{
+	if (!atomic_read(&ring->urgent) || !atomic_xchg(&ring->urgent, 0))
+		return false;
+	/*
+	 * Set after the data_head it urges was published, and the xchg is
+	 * ordered: read data_head again. Nothing unread: already read.
+	 */
+	return tap_ring_unread(ring, READ_ONCE(ring->prod->data_head), tail) != 0;
+}
+
 /*
  * The slow timer: marks the data_head of every ring with unread bytes as
  * stale, which makes poll() readable, and wakes readers. It runs while a
@@ -688,7 +733,8 @@ static void tap_rings_tick(struct timer_list *timer)
 /*
  * Level-triggered: readable while any ring holds at least the watermark
  * of unread bytes, or holds bytes that were already there at the last
- * tick of the slow timer.
+ * tick of the slow timer; and once for a ring urged since the last time
+ * (tap_ring_urge()) that holds unread bytes: the reader reads them all.
  */
 __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait)
 {
@@ -717,7 +763,8 @@ __poll_t tap_rings_poll(struct file *file, struct poll_table_struct *wait)
 		head = READ_ONCE(ring->prod->data_head);
 		tail = READ_ONCE(ring->cons->data_tail);
 		if (tap_ring_unread(ring, head, tail) >= wm ||
-		    tap_ring_unread(ring, READ_ONCE(ring->stale_head), tail)) {
+		    tap_ring_unread(ring, READ_ONCE(ring->stale_head), tail) ||
+		    tap_ring_urgent(ring, tail)) {
 			mask = EPOLLIN | EPOLLRDNORM;
 			break;
 		}

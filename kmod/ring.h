@@ -61,6 +61,17 @@ void tap_ring_commit(struct taproot_rec_header *hdr, u32 used);
  */
 void tap_ring_commit_pad(struct taproot_rec_header *hdr, u32 used);
 
+/*
+ * Between tap_ring_reserve() and tap_ring_commit(): the record is one the
+ * reader wants at once, whatever the watermark (a sample of a process the
+ * module holds no mappings of: the reader uploads them, and reads the
+ * process from /proc, before it has perhaps exited). A reader waiting in
+ * poll() is woken by its commit; one that was not is told by its next
+ * poll(). @now_ns: the record's time. Costs at most one wakeup per poll(),
+ * as the watermark's, and one urge per CPU in 10 ms.
+ */
+void tap_ring_urge(u64 now_ns);
+
 /* Largest record a ring can take (a quarter of its data area). */
 u32 tap_ring_max_record(void);
 

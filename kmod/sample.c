@@ -330,6 +330,9 @@ static void tap_sample_write_snap(const struct tap_config *cfg,
 	rec->kstack_nr = snap.kstack_nr;
 	rec->upc_nr = snap.upc_nr;
 	rec->unwind = w->end;
+	/* Its uploads wait on the reader: see tap_ring_urge(). */
+	if (w->end == TAPROOT_KUNWIND_NO_PROC)
+		tap_ring_urge(hdr->time_ns);
 	rec->ustack_len = snap.ustack_len;
 	if (snap.flags & TAPROOT_SNAP_F_USTACK_FAULT)
 		this_cpu_inc(tap_sample_stats.ustack_faults);

@@ -209,6 +209,10 @@
  * holds at least the watermark of unread bytes (default: half the data
  * area), or holds bytes that were already unread at the last tick of a
  * 100 ms timer, so a trickle of records arrives within about one tick.
+ * A SAMPLE whose walk ended TAPROOT_KUNWIND_NO_PROC (a process the
+ * module holds no mappings of) makes its ring readable at once, whatever
+ * the watermark (at most once in 10 ms per CPU): the reader's uploads of
+ * a new process, and its reads of /proc, must come before it exits.
  *
  * ------------------------------------------------------------------------
  * Unwinding in the module (TAPROOT_FEAT_UNWIND)
