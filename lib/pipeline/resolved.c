@@ -7,12 +7,6 @@
 
 #include "pipeline/resolved.h"
 
-/*
- * Memo keys start above every user-space address, so that they can never
- * equal a key the symbolized-pc cache hands out (an entry's address).
- */
-#define RESOLVED_KEY_BASE	(1ULL << 63)
-
 struct tp_resolved *tp_resolved_new(struct tp_resolved_pool *pool,
 				    const struct taproot_profile_frame *f, size_t nr,
 				    const struct tp_stack_outcome *o, uint64_t generation,
@@ -33,12 +27,9 @@ struct tp_resolved *tp_resolved_new(struct tp_resolved_pool *pool,
 		free(r);
 		return NULL;
 	}
-	if (!pool->next_key)
-		pool->next_key = RESOLVED_KEY_BASE;
+	/* The cache's serials, never reused: they stand for the copies too. */
 	for (size_t i = 0; i < nr; i++)
-		if (!r->frames->frames[i].inlined)
-			r->frames->frames[i].key = (const void *)(uintptr_t)(pool->next_key + i);
-	pool->next_key += nr;
+		r->frames->frames[i].key = f[i].key;
 	r->outcome = *o;
 	r->generation = generation;
 	snprintf(r->comm, sizeof(r->comm), "%s", comm);

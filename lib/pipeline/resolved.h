@@ -62,16 +62,15 @@ struct tp_resolved {
 
 struct tp_resolved_pool {
 	size_t bytes, max;		/* held; budget */
-	uint64_t next_key;		/* profile memo keys handed out */
 	uint64_t made, over_budget;
 };
 
 /*
  * A resolution of @nr frames @f into @pool, or NULL when it would take the
- * pool past its budget (counted) or memory is short. The copy's frames
- * that end a location carry profile memo keys of their own, never an
- * address and never handed out twice, so that a profile can remember
- * their location for as long as the copy lives.
+ * pool past its budget (counted) or memory is short. The copy keeps the
+ * frames' profile memo keys: the serials of the symbolized-pc cache's
+ * entries (symcache.h), never handed out twice, so that a location shared
+ * by many stacks is made once in a profile, from whichever comes first.
  */
 struct tp_resolved *tp_resolved_new(struct tp_resolved_pool *pool,
 				    const struct taproot_profile_frame *f, size_t nr,

@@ -292,8 +292,8 @@ static int pl_add_sym(struct taproot_pipeline *p, size_t *nf, const struct tp_sy
 	if (!pl_room(p, *nf, e->nr))
 		return -E2BIG;
 	memcpy(&p->frames[*nf], e->frames, e->nr * sizeof(e->frames[0]));
-	/* The entry stands for its frames until the cache is emptied. */
-	p->frames[*nf + e->nr - 1].key = e;
+	/* Its serial stands for these frames, whatever becomes of the entry. */
+	p->frames[*nf + e->nr - 1].key = (const void *)(uintptr_t)e->serial;
 	*nf += e->nr;
 	p->st.frames++;
 	p->st.frames_unsymbolized += e->unknown ? 1 : 0;

@@ -60,6 +60,7 @@ struct tp_sym *tp_symcache_add(struct tp_symcache *c, int pid, uint64_t start_ti
 	e->flags = flags;
 	e->nr = nr;
 	e->unknown = unknown;
+	e->serial = ++c->serials;
 	tp_frames_pack(e->frames, frames, nr);
 	b = symcache_hash(pid, start_time, pc, flags) & (c->nbuckets - 1);
 	e->next = c->buckets[b];

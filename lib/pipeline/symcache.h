@@ -27,6 +27,12 @@ struct tp_sym {
 	unsigned int flags;		/* TAPROOT_SYM_RETADDR */
 	unsigned int nr;
 	unsigned int unknown;		/* frames the symbolizer did not know */
+	/*
+	 * Never handed out twice, 0 never: the profile memo key of its
+	 * frames (taproot_profile_frame.key), which copies of them that
+	 * outlive the entry keep (resolved.h).
+	 */
+	uint64_t serial;
 	struct taproot_profile_frame frames[];
 };
 
@@ -34,6 +40,7 @@ struct tp_symcache {
 	struct tp_sym **buckets;
 	size_t nbuckets;		/* power of two */
 	size_t count, max;
+	uint64_t serials;		/* handed out */
 };
 
 

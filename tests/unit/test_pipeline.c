@@ -29,6 +29,7 @@
 
 #include "taproot.h"
 #include "pipeline/resolved.h"
+#include "pipeline/symcache.h"
 #include "ownstack.h"
 #include "runcmd.h"
 
@@ -873,8 +874,8 @@ static void test_resolved_pool(void **state)
 {
 	struct taproot_profile_frame f[3] = {
 		{ .function = "inlined_leaf", .inlined = true },
-		{ .function = "leaf", .mapping_path = "/bin/x" },
-		{ .function = "main", .mapping_path = "/bin/x" },
+		{ .function = "leaf", .mapping_path = "/bin/x", .key = (const void *)7 },
+		{ .function = "main", .mapping_path = "/bin/x", .key = (const void *)9 },
 	};
 	struct tp_stack_outcome o = { .user = TP_STACK_UNWOUND };
 	struct tp_resolved_pool pool = { .max = 1 << 20 };
@@ -888,14 +889,17 @@ static void test_resolved_pool(void **state)
 	assert_string_equal(a->frames->frames[2].function, "main");
 	assert_ptr_not_equal(a->frames->frames[2].function, f[2].function);
 	assert_int_equal(a->generation, 5);
-	/* Keys on the frames that end a location, above any address, distinct. */
+	/*
+	 * The frames' keys kept (the symbolized-pc cache's serials, which
+	 * stand for their frames for ever): another stack through the same
+	 * pcs shares their locations' memo.
+	 */
 	assert_null(a->frames->frames[0].key);
-	assert_true((uintptr_t)a->frames->frames[1].key >= 1ULL << 63);
-	assert_true(a->frames->frames[1].key != a->frames->frames[2].key);
+	assert_ptr_equal(a->frames->frames[1].key, (const void *)7);
+	assert_ptr_equal(a->frames->frames[2].key, (const void *)9);
 	b = tp_resolved_new(&pool, f, 3, &o, 5, "x");
 	assert_non_null(b);
-	assert_true(b->frames->frames[1].key != a->frames->frames[1].key);
-	assert_true(b->frames->frames[1].key != a->frames->frames[2].key);
+	assert_ptr_equal(b->frames->frames[1].key, a->frames->frames[1].key);
 	assert_int_equal(pool.bytes, 2 * one);
 	assert_int_equal(pool.made, 2);
 	tp_resolved_free(&pool, b);
@@ -906,6 +910,34 @@ static void test_resolved_pool(void **state)
 	tp_resolved_free(&pool, a);
 	tp_resolved_free(&pool, NULL);
 	assert_int_equal(pool.bytes, 0);
+}
+
+/*
+ * The symbolized-pc cache's serials: never 0, never handed out twice,
+ * emptied or not, so that a key copied into a resolution can never name
+ * another entry's frames.
+ */
+static void test_symcache_serials(void **state)
+{
+	struct taproot_profile_frame f = { .function = "f", .mapping_path = "/bin/x" };
+	struct tp_symcache c;
+	struct tp_sym *a, *b, *again;
+	uint64_t last;
+
+	assert_int_equal(tp_symcache_init(&c, 4), 0);
+	a = tp_symcache_add(&c, 1, 2, 0x1000, 0, &f, 1, 0);
+	b = tp_symcache_add(&c, 1, 2, 0x2000, 0, &f, 1, 0);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a->serial != 0 && b->serial != 0 && a->serial != b->serial);
+	assert_ptr_equal(tp_symcache_find(&c, 1, 2, 0x1000, 0), a);
+	last = b->serial > a->serial ? b->serial : a->serial;
+	tp_symcache_clear(&c);
+	assert_null(tp_symcache_find(&c, 1, 2, 0x1000, 0));
+	again = tp_symcache_add(&c, 1, 2, 0x1000, 0, &f, 1, 0);
+	assert_non_null(again);
+	assert_true(again->serial > last);
+	tp_symcache_free(&c);
 }
 
 /*
@@ -1032,6 +1064,7 @@ int main(void)
 		cmocka_unit_test(test_counted_stacks),
 		cmocka_unit_test(test_resolved_stacks),
 		cmocka_unit_test(test_resolved_pool),
+		cmocka_unit_test(test_symcache_serials),
 		cmocka_unit_test(test_symbolized_once_per_file),
 		cmocka_unit_test(test_resolved_other_name),
 	};
