@@ -361,6 +361,11 @@ static void fixture_pid_reuse(void **state)
 	taproot_procs_free(procs);
 }
 
+/* Maps of one program, then with a library mapped since (dlopen). */
+static const char one[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n";
+static const char two[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
+			  "00300000-00301000 r-xp 00000000 08:01 6 /lib/new.so\n";
+
 static void fixture_refresh_and_exec(void **state)
 {
 	struct fake *fk = *state;
@@ -368,9 +373,6 @@ static void fixture_refresh_and_exec(void **state)
 	struct taproot_procs_stats st;
 	struct taproot_proc *p;
 	const struct taproot_map *m;
-	static const char one[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n";
-	static const char two[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
-				  "00300000-00301000 r-xp 00000000 08:01 6 /lib/new.so\n";
 
 	/* Refreshes limited to once a minute: a new mapping is not seen. */
 	fake_stat(fk, 88, 5);
@@ -553,9 +555,6 @@ static void fixture_get_current(void **state)
 	struct taproot_procs_stats st;
 	struct taproot_proc *p;
 	const struct taproot_map *m;
-	static const char one[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n";
-	static const char two[] = "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n"
-				  "00300000-00301000 r-xp 00000000 08:01 6 /lib/new.so\n";
 
 	fake_stat(fk, 120, 7);
 	fake_write(fk, 120, "maps", one);
