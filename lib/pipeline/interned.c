@@ -95,9 +95,12 @@ static int interned_keep_old(struct tp_interned *im, struct tp_interned_slot *sl
 	if (err < 0)
 		return err;
 	ix = tp_index_probe(&im->ix, old_hash(cpu, k.id), old_eq, im, &k);
-	if (ix->idx1)
-		return 0;	/* an older copy kept already: it stands */
-	im->old[im->nr_old] = (struct tp_interned_old){ sl->s, cpu };
+	if (ix->idx1) {
+		/* An older copy of the same stack stands, kept as long as this one. */
+		im->old[ix->idx1 - 1].drain = im->drains;
+		return 0;
+	}
+	im->old[im->nr_old] = (struct tp_interned_old){ sl->s, cpu, im->drains };
 	tp_index_set(&im->ix, ix, old_hash(cpu, k.id), (uint32_t)im->nr_old);
 	im->nr_old++;
 	sl->s = (struct tp_interned_stack){ NULL, NULL };
@@ -172,14 +175,33 @@ struct tp_interned_stack *tp_interned_get(struct tp_interned *im,
 	return tp_interned_find(im, cpu, r->stack_id, r->epoch, r->pid);
 }
 
+void tp_interned_drain_begin(struct tp_interned *im)
+{
+	im->drains++;
+}
+
 void tp_interned_retire(struct tp_interned *im)
 {
-	for (size_t i = 0; i < im->nr_old; i++) {
-		tp_interned_resolve(im, &im->old[i].s, NULL);
-		free(im->old[i].s.rec);
-	}
-	im->nr_old = 0;
+	size_t kept = 0;
+
 	tp_index_clear(&im->ix);
+	for (size_t i = 0; i < im->nr_old; i++) {
+		struct tp_interned_old *o = &im->old[i];
+		struct old_key k = { o->cpu, o->s.rec->id };
+
+		if (o->drain != im->drains) {
+			tp_interned_resolve(im, &o->s, NULL);
+			free(o->s.rec);
+			continue;
+		}
+		/* Room was reserved when it was kept: this cannot fail. */
+		im->old[kept] = *o;
+		tp_index_set(&im->ix, tp_index_probe(&im->ix, old_hash(o->cpu, k.id), old_eq,
+						     im, &k),
+			     old_hash(o->cpu, k.id), (uint32_t)kept);
+		kept++;
+	}
+	im->nr_old = kept;
 }
 
 void tp_interned_clear(struct tp_interned *im)

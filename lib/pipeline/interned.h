@@ -16,8 +16,12 @@
  * long after it took its slot, and a later STACK of the same slot may
  * have replaced it meanwhile. While @keep_retired, a replaced STACK is kept
  * aside (at most TP_INTERNED_RETIRED_MAX of them, 32 MiB at the largest
- * records, beyond which they are dropped and counted) until
- * tp_interned_retire() after a drain.
+ * records, beyond which they are dropped and counted) until the drain
+ * after the one it was replaced in: tp_interned_drain_begin() before a
+ * drain takes the tables, tp_interned_retire() after its counts. A STACK
+ * read after the tables were taken (as the drain reads the rings to their
+ * heads) may have been written after, and replaced a stack whose samples
+ * the module went on counting, in the tables the next drain takes.
  *
  * Each STACK kept may carry what the pipeline resolved it to (resolved.h),
  * freed with it into @pool.
@@ -49,10 +53,12 @@ struct tp_interned {
 	struct tp_interned_old {	/* replaced STACKs, by (cpu, id) in ix */
 		struct tp_interned_stack s;
 		unsigned int cpu;
+		uint64_t drain;		/* drains begun when it was replaced */
 	} *old;
 	size_t nr_old, cap_old;
 	struct tp_index ix;
 	uint64_t old_dropped;		/* replaced beyond the bound: not kept */
+	uint64_t drains;		/* begun */
 	struct tp_resolved_pool pool;	/* the resolutions' */
 };
 
@@ -83,7 +89,14 @@ struct tp_interned_stack *tp_interned_get(struct tp_interned *im,
 void tp_interned_resolve(struct tp_interned *im, struct tp_interned_stack *s,
 			 struct tp_resolved *r);
 
-/* Free the replaced STACKs kept so far: no count may name them any more. */
+/* A drain of the module's counts begins: before it takes the tables. */
+void tp_interned_drain_begin(struct tp_interned *im);
+
+/*
+ * After the counts of the drain begun last: free the replaced STACKs kept
+ * since before it began, which no count may name any more; those replaced
+ * since stay until the next drain's retire.
+ */
 void tp_interned_retire(struct tp_interned *im);
 
 /* Forget every slot and free the memory: the mirror is empty again. */

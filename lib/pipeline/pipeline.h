@@ -383,13 +383,18 @@ int64_t taproot_pipeline_drain_counts(struct taproot_pipeline *p, struct taproot
 				      void *arg);
 
 /*
- * The @nr entries of one drain at @e into the profile, each checked
- * (taproot_count_check(), CPUs below @nr_cpus; refused ones counted in
- * stats.counts_corrupt) and resolved in the mirror of the STACK records
- * read so far; then the replaced STACK records kept for them are freed.
- * What taproot_pipeline_drain_counts() does after the drain, for callers
- * that drain themselves (tests). Returns the samples added.
+ * For callers that drain the module's counts themselves (tests), what
+ * taproot_pipeline_drain_counts() does: taproot_pipeline_counts_begin()
+ * before the drain takes the tables; then, after it (and after reading the
+ * rings to their heads), taproot_pipeline_add_counts() of the @nr entries
+ * at @e into the profile, each checked (taproot_count_check(), CPUs below
+ * @nr_cpus; refused ones counted in stats.counts_corrupt) and resolved in
+ * the mirror of the STACK records read so far; then the replaced STACK
+ * records kept since before the drain began are freed (those replaced
+ * since may be named by the next drain's counts). Returns the samples
+ * added.
  */
+void taproot_pipeline_counts_begin(struct taproot_pipeline *p);
 int64_t taproot_pipeline_add_counts(struct taproot_pipeline *p, const struct taproot_count *e,
 				    size_t nr, uint32_t nr_cpus);
 

@@ -572,12 +572,18 @@ int64_t taproot_pipeline_drain_counts(struct taproot_pipeline *p, struct taproot
 		if (!p->counts)
 			return tp_err(-ENOMEM, NULL);
 	}
+	taproot_pipeline_counts_begin(p);
 	err = taproot_ring_counts_drain(ring, p->counts, p->counts_max, &nr);
 	if (err < 0)
 		return err;
 	/* The STACK records the counts name came before the drain returned. */
 	taproot_pipeline_consume(p, ring, corrupt, arg);
 	return taproot_pipeline_add_counts(p, p->counts, nr, p->counts_max / TAPROOT_COUNT_SLOTS);
+}
+
+void taproot_pipeline_counts_begin(struct taproot_pipeline *p)
+{
+	tp_interned_drain_begin(&p->interned);
 }
 
 int64_t taproot_pipeline_add_counts(struct taproot_pipeline *p, const struct taproot_count *e,

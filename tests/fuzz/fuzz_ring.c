@@ -199,6 +199,7 @@ static void add_counts(struct taproot_pipeline *p, const uint8_t *in, size_t siz
 		if (taproot_count_check(&e[i], nr_cpus, &why) == 0)
 			want += e[i].count;
 	taproot_pipeline_stats(p, &before);
+	taproot_pipeline_counts_begin(p);
 	check(taproot_pipeline_add_counts(p, e, n, nr_cpus) >= 0);
 	taproot_pipeline_stats(p, &after);
 	check(after.counted_samples - before.counted_samples == want);

@@ -660,10 +660,12 @@ static void test_counted_stacks(void **state)
 		e[3] = kpipe_count(id, 1, 2, 0);		/* count 0 */
 		e[4] = kpipe_count(id, 1, 4, 1);		/* a CPU past nr_cpus */
 		e[5] = kpipe_count(0, 1, 2, 1);			/* stack id 0 */
+		taproot_pipeline_counts_begin(p);
 		assert_int_equal(taproot_pipeline_add_counts(p, e, 6, 4), counted ? 8 : 3);
 		/* A period no rate has: 999 Hz's is 1001 us, 1 Hz's 1000000. */
 		e[0].period_us = 999;
 		e[1].period_us = 1000001;
+		taproot_pipeline_counts_begin(p);
 		assert_int_equal(taproot_pipeline_add_counts(p, e, 2, 4), 0);
 		e[0].period_us = e[1].period_us = 10000;
 		taproot_pipeline_stats(p, &st);
@@ -677,6 +679,7 @@ static void test_counted_stacks(void **state)
 		assert_int_equal(st.kunwind[TAPROOT_KUNWIND_MAX_FRAMES], 3);
 		/* The drain over, the replaced stack is gone: a later count misses. */
 		e[0] = kpipe_count(id, 1, 2, 1);
+		taproot_pipeline_counts_begin(p);
 		assert_int_equal(taproot_pipeline_add_counts(p, e, 1, 4), 0);
 		taproot_pipeline_stats(p, &st);
 		assert_int_equal(st.counted_unresolved, counted ? 3 : 8);
@@ -685,6 +688,59 @@ static void test_counted_stacks(void **state)
 		assert_int_equal(top[0].samples, st.samples);
 		taproot_pipeline_free(p);
 	}
+	free(rec[0]);
+	free(rec[1]);
+	free(c);
+}
+
+/*
+ * A STACK read after a drain began (as the drain reads the rings to their
+ * heads) may have been written after the module took its tables, and have
+ * replaced a stack the module went on counting, in the tables the next
+ * drain takes: the replaced one is kept until that drain is over, not
+ * freed with the ones replaced before (unwind-agreement saw one such
+ * count unresolved on 7.2). The same stack replaced again keeps its copy
+ * as long.
+ */
+static void test_counts_replaced_during_drain(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *rec[2];
+	struct taproot_count e;
+	uint64_t pcs[128], id = 0x91, newer = 0x91 + TAPROOT_STACK_SLOTS;
+	unsigned int nu;
+
+	nu = kpipe_own_pcs(c, &caller, pcs);
+	rec[0] = kpipe_stack(id, 1, NULL, 0, pcs, nu, TAPROOT_KUNWIND_COMPLETE);
+	rec[1] = kpipe_stack(newer, 1, NULL, 0, pcs, 3, TAPROOT_KUNWIND_MAX_FRAMES);
+	p = kpipe_counting(1);
+	assert_int_equal(taproot_pipeline_add_record(p, rec[0], 2), 0);
+	/* Drain 1: begun, then the newer stack read as the rings are. */
+	taproot_pipeline_counts_begin(p);
+	assert_int_equal(taproot_pipeline_add_record(p, rec[1], 2), 0);
+	e = kpipe_count(id, 1, 2, 4);
+	assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 4), 4);
+	/* Drain 2: the first stack's samples counted before it was replaced. */
+	taproot_pipeline_counts_begin(p);
+	e = kpipe_count(id, 1, 2, 2);
+	assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 4), 2);
+	/* Written again, and replaced again during drain 3: kept through drain 4. */
+	assert_int_equal(taproot_pipeline_add_record(p, rec[0], 2), 0);
+	taproot_pipeline_counts_begin(p);
+	assert_int_equal(taproot_pipeline_add_record(p, rec[1], 2), 0);
+	assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 4), 2);
+	taproot_pipeline_counts_begin(p);
+	assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 4), 2);
+	/* Drain 5: replaced before drain 4 began, so gone. */
+	taproot_pipeline_counts_begin(p);
+	assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 4), 0);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.counted_samples, 12);
+	assert_int_equal(st.counted_unresolved, 2);
+	taproot_pipeline_free(p);
 	free(rec[0]);
 	free(rec[1]);
 	free(c);
@@ -747,6 +803,7 @@ static void test_resolved_stacks(void **state)
 			assert_int_equal(taproot_pipeline_add_record(p, ref, 0), 0);
 		if (!exec_first)
 			assert_int_equal(taproot_pipeline_add_record(p, exec, 0), 0);
+		taproot_pipeline_counts_begin(p);
 		assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 1), 7);
 		taproot_pipeline_stats(p, &st);
 		assert_int_equal(st.samples, 10);
@@ -816,6 +873,7 @@ static void test_symbolized_once_per_file(void **state)
 	/* Each of the child's pcs missed its own entries, and found its file's. */
 	assert_int_equal(st.sym_cache_misses, misses + nu);
 	assert_int_equal(st.sym_cache_file_hits, nu);
+	taproot_pipeline_counts_begin(p);
 	assert_int_equal(taproot_pipeline_add_counts(p, e, 2, 1), 6);
 	taproot_pipeline_stats(p, &st);
 	assert_int_equal(st.user_stacks, 6);
@@ -859,6 +917,7 @@ static void test_resolved_other_name(void **state)
 
 	p = kpipe_counting(true);
 	assert_int_equal(taproot_pipeline_add_record(p, stack, 0), 0);
+	taproot_pipeline_counts_begin(p);
 	assert_int_equal(taproot_pipeline_add_counts(p, e, 2, 1), 5);
 	taproot_pipeline_stats(p, &st);
 	assert_int_equal(st.resolved_samples, 2);
@@ -1063,6 +1122,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_unwound_edges),
 		cmocka_unit_test(test_counted_stacks),
 		cmocka_unit_test(test_resolved_stacks),
+		cmocka_unit_test(test_counts_replaced_during_drain),
 		cmocka_unit_test(test_resolved_pool),
 		cmocka_unit_test(test_symcache_serials),
 		cmocka_unit_test(test_symbolized_once_per_file),
