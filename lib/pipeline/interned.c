@@ -175,6 +175,12 @@ struct tp_interned_stack *tp_interned_get(struct tp_interned *im,
 	return tp_interned_find(im, cpu, r->stack_id, r->epoch, r->pid);
 }
 
+static void interned_old_free(struct tp_interned *im, struct tp_interned_old *o)
+{
+	tp_interned_resolve(im, &o->s, NULL);
+	free(o->s.rec);
+}
+
 void tp_interned_drain_begin(struct tp_interned *im)
 {
 	im->drains++;
@@ -190,8 +196,7 @@ void tp_interned_retire(struct tp_interned *im)
 		struct old_key k = { o->cpu, o->s.rec->id };
 
 		if (o->drain != im->drains) {
-			tp_interned_resolve(im, &o->s, NULL);
-			free(o->s.rec);
+			interned_old_free(im, o);
 			continue;
 		}
 		/* Room was reserved when it was kept: this cannot fail. */
@@ -218,7 +223,9 @@ void tp_interned_clear(struct tp_interned *im)
 	free(im->cpu);
 	im->cpu = NULL;
 	im->ncpu = 0;
-	tp_interned_retire(im);
+	for (size_t i = 0; i < im->nr_old; i++)
+		interned_old_free(im, &im->old[i]);
+	im->nr_old = 0;
 	free(im->old);
 	im->old = NULL;
 	im->cap_old = 0;

@@ -741,6 +741,13 @@ static void test_counts_replaced_during_drain(void **state)
 	assert_int_equal(st.counted_samples, 12);
 	assert_int_equal(st.counted_unresolved, 2);
 	taproot_pipeline_free(p);
+	/* Freed with a replaced STACK still kept: nothing leaks (ASan). */
+	p = kpipe_counting(1);
+	assert_int_equal(taproot_pipeline_add_record(p, rec[0], 2), 0);
+	taproot_pipeline_counts_begin(p);
+	assert_int_equal(taproot_pipeline_add_record(p, rec[1], 2), 0);
+	assert_int_equal(taproot_pipeline_add_counts(p, &e, 1, 4), 2);
+	taproot_pipeline_free(p);
 	free(rec[0]);
 	free(rec[1]);
 	free(c);
