@@ -118,8 +118,9 @@ struct taproot_profile_frame {
 	bool inlined;
 	/*
 	 * Optional, on the last frame of a location (the one not inlined):
-	 * an address the caller guarantees stands for this location's frames
-	 * until it calls taproot_profile_forget_keys(). The profile then
+	 * a value (a pointer or a serial number, not NULL) the caller
+	 * guarantees stands for this location's frames until it calls
+	 * taproot_profile_forget_keys(). The profile then
 	 * remembers the location it made of them under that key and skips
 	 * hashing their strings the next time (a direct-mapped memo).
 	 */
