@@ -52,7 +52,7 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 
-# lib/ is in layers, one folder each (README: "Layout"); scripts/layering
+# lib/ is in layers, one folder each (docs/development.md, "Layout"); scripts/layering
 # checks that calls between them go one way.
 LIB_SRCS := $(sort $(wildcard lib/*/*.c))
 # What only the command line uses (JSON writer, command tables, output
@@ -290,7 +290,8 @@ vm-check: kmods userspace vm-progs
 	scripts/vm-check $(VM_CHECK_OPTS) $(FLAVORS)
 
 # The VM tests with a CPU hog on every host core (scripts/vm-check --load):
-# how a new or changed VM test is checked before it lands (README, Tests).
+# how a new or changed VM test is checked before it lands (docs/development.md,
+# "Tests").
 # Dependencies first, as for check.
 check-loaded:
 	scripts/deps
@@ -323,7 +324,8 @@ vm-selftest: kmods userspace
 # guest per host CPU at most (scripts/vm-check), as their timing checks
 # need, and the package test but its upgrade is one more guest of that
 # queue (--pkg; make pkg-check runs the whole of it).
-# The benchmarks are not tests: make bench-quick is theirs (README, Benchmarks).
+# The benchmarks are not tests: make bench-quick is theirs (docs/development.md,
+# "Benchmarks").
 CHECK_JOBS ?= $(shell nproc)
 check:
 	scripts/deps
@@ -333,10 +335,10 @@ check:
 	$(MAKE) --no-print-directory trace-viewer
 
 # The benchmarks (scripts/bench): `make bench` writes BENCHMARKS.md and
-# docs/bench/*.png (every series: over an hour per kernel; README says
-# which parts take how long); `make bench-quick` only proves that every
-# series runs (build/bench-quick/, about 6 minutes): not part of make check,
-# run it after changing scripts/bench*.
+# docs/bench/*.png (every series: over an hour per kernel; docs/development.md,
+# "Benchmarks", says which parts take how long); `make bench-quick` only
+# proves that every series runs (build/bench-quick/, about 6 minutes): not
+# part of make check, run it after changing scripts/bench*.
 bench: | $(PPROF)
 	scripts/bench
 
@@ -363,7 +365,7 @@ FORCE:
 # default: taprootd --print-config), man pages and bash completion.
 # make deb builds the Debian source package and its two binary packages,
 # taproot and taproot-dkms, in build/deb/ from what git tracks, and runs
-# lintian on them (README: "Install").
+# lintian on them (docs/user-guide.md, "Install").
 
 VERSION := $(shell sed -n 's/^\#define TAPROOT_VERSION[[:space:]]*"\(.*\)"/\1/p' lib/taproot.h)
 PREFIX ?= /usr

@@ -1,7 +1,8 @@
 #!/usr/bin/python3 -S
 # SPDX-License-Identifier: GPL-2.0
 """A profile store for the tests of taprootd --push: the receiving end of the
-protocol taprootd speaks (README: Push to a profile store), checked to the
+protocol taprootd speaks (docs/configuration.md: Push to a profile store),
+checked to the
 letter.
 
 usage: push-receiver.py PORT OUTDIR [--delay-first SECONDS]

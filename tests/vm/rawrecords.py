@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The ring records of a raw file (`taprootctl record --raw`; README, "Raw
-files"), for the VM tests that check what the module wrote:
+"""The ring records of a raw file (`taprootctl record --raw`; docs/design.md,
+"Raw capture files"), for the VM tests that check what the module wrote:
 
     import rawrecords
     for rtype, rec in rawrecords.read(path):   # TAPROOT_REC_* type, its bytes

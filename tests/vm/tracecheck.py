@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""A strict reader of the Chrome trace taproot writes (README, "Timeline").
+"""A strict reader of the Chrome trace taproot writes
+(docs/offcpu-and-critical-path.md, "The trace").
 
 usage: tracecheck.py TRACE.json [--summary]
 
-Checks every event against the format as README documents it, and fails
+Checks every event against the format as that page documents it, and fails
 (exit 1, one line per problem, at most 50) on any deviation:
   - the top level: an object with displayTimeUnit "ms", otherData (the
     producer, the clock, the window, what was left out), stackFrames and
