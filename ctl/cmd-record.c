@@ -165,7 +165,9 @@ struct record {
 	struct taproot_info info;	/* the module's, at the start */
 	char comment[256];		/* the profiles' */
 	int release;			/* the stopped command's pipe, -1: none */
-	int execd;			/* EOF once it exec'd or exited, -1: none */
+	int execd;			/* EOF once it exec'd, its errno if exec
+					   failed; -1: none, or read */
+	int exec_err;			/* the command could not run: no profile */
 	bool tty;			/* stderr is a terminal: progress in place */
 	bool signals_caught;
 	struct sigaction old_int, old_term;
@@ -323,6 +325,35 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 		o->raw = val;
 	else
 		o->output = val;
+	return EXIT_OK;
+}
+
+/*
+ * Each --pid a process that exists now, named by its process id: the
+ * module samples by process, so a thread's id would select nothing.
+ */
+static int check_pids(const struct record_opts *o)
+{
+	for (unsigned int i = 0; i < o->nr_pids; i++) {
+		char path[32], line[128];
+		unsigned long tgid = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/status", o->pids[i]);
+		f = fopen(path, "re");
+		if (!f && errno == ENOENT)
+			return p_err("record --pid %" PRIu32 ": no such process", o->pids[i]);
+		if (!f)
+			return p_err("record --pid %" PRIu32 ": %s: %s", o->pids[i], path,
+				     strerror(errno));
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Tgid: %lu", &tgid) == 1)
+				break;
+		fclose(f);
+		if (tgid && tgid != o->pids[i])
+			return p_err("record --pid %" PRIu32 ": a thread of process %lu: give the process's id",
+				     o->pids[i], tgid);
+	}
 	return EXIT_OK;
 }
 
@@ -679,8 +710,8 @@ static void stop_follower(struct record *r)
 /*
  * Fork @argv stopped: the child waits until a byte arrives on the pipe
  * (*@release is its write end), then execs. EOF without a byte: exit 127.
- * *@execd reads EOF once the child exec'd or exited: its write end is
- * the child's, closed on exec.
+ * *@execd reads EOF once the child exec'd (its write end is the child's,
+ * closed on exec), or exec's errno when it could not, before exit 127.
  */
 static pid_t spawn_stopped(char **argv, int *release, int *execd)
 {
@@ -699,6 +730,7 @@ static pid_t spawn_stopped(char **argv, int *release, int *execd)
 	pid = fork();
 	if (pid == 0) {
 		char c;
+		int err;
 
 		close(go[1]);
 		close(done[0]);
@@ -707,8 +739,10 @@ static pid_t spawn_stopped(char **argv, int *release, int *execd)
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		execvp(argv[0], argv);
-		fprintf(stderr, "taprootctl: record: cannot run '%s': %s\n", argv[0],
-			strerror(errno));
+		err = errno;
+		if (write(done[1], &err, sizeof(err)) != sizeof(err))
+			fprintf(stderr, "taprootctl: record: cannot run '%s': %s\n", argv[0],
+				strerror(errno));
 		_exit(127);
 	}
 	pid = pid < 0 ? -errno : pid;
@@ -725,20 +759,31 @@ static pid_t spawn_stopped(char **argv, int *release, int *execd)
 }
 
 /*
- * Wait (a few seconds at most) until the released command exec'd. The
- * samples it gave as a copy of taprootctl, before, are kept; but were
- * they consumed before the exec, the uploader would read this program's
- * mappings in /proc and compile its libraries' tables for the module,
- * work lost a moment later.
+ * Whether the released command exec'd, waiting @ms at most: sets
+ * r->exec_err when it could not. The samples it gave as a copy of
+ * taprootctl, before, are kept; but were they consumed before the exec,
+ * the uploader would read this program's mappings in /proc and compile
+ * its libraries' tables for the module, work lost a moment later. Still
+ * unknown after @ms, it is asked again once the command has ended.
  */
-static void wait_exec(struct record *r)
+static void wait_exec(struct record *r, int ms)
 {
 	struct pollfd p = { .fd = r->execd, .events = POLLIN };
-	int n;
+	ssize_t len;
+	int n, err;
 
+	if (r->execd < 0)
+		return;
 	do {
-		n = poll(&p, 1, RECORD_EXEC_WAIT_MS);
+		n = poll(&p, 1, ms);
 	} while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return;
+	do {
+		len = read(r->execd, &err, sizeof(err));
+	} while (len < 0 && errno == EINTR);
+	if (len == sizeof(err))	/* atomic: written at once, below PIPE_BUF */
+		r->exec_err = err > 0 ? err : EIO;
 	close(r->execd);
 	r->execd = -1;
 }
@@ -1214,7 +1259,7 @@ static int record_start(struct record *r)
 				strerror(errno));
 		close(r->release);
 		r->release = -1;
-		wait_exec(r);
+		wait_exec(r, RECORD_EXEC_WAIT_MS);
 	}
 	return EXIT_OK;
 }
@@ -1309,9 +1354,6 @@ static void record_stop(struct record *r)
 	if (r->release >= 0)
 		close(r->release);	/* the command was never released: it exits 127 */
 	r->release = -1;
-	if (r->execd >= 0)
-		close(r->execd);
-	r->execd = -1;
 }
 
 /* Close the raw file with the session's end; an error updates *@ret. */
@@ -1348,6 +1390,9 @@ int do_record(int argc, char **argv)
 		return ret;
 	if (!r.o.command && !r.o.duration)
 		r.o.duration = RECORD_DURATION_DEFAULT;
+	ret = check_pids(&r.o);
+	if (ret != EXIT_OK)
+		return ret;
 
 	err = make_output_dir(r.o.output);
 	if (err < 0)
@@ -1365,6 +1410,16 @@ int do_record(int argc, char **argv)
 	if (ret == EXIT_OK)
 		ret = record_loop(&r);
 	record_stop(&r);
+	if (r.child && !r.child_done)
+		wait_child(&r);
+	/* Ended, the command closed its end of the pipe: this cannot wait. */
+	wait_exec(&r, 0);
+	if (r.exec_err) {
+		/* A command that never ran has no profile: none is written. */
+		p_err("record: cannot run '%s': %s", r.o.command[0], strerror(r.exec_err));
+		r.started = false;
+		ret = EXIT_CMD_NOT_RUN;
+	}
 
 	err = 0;
 	if (r.started)
@@ -1377,13 +1432,13 @@ int do_record(int argc, char **argv)
 	}
 	if (raw_finish(&r, &ret) < 0)
 		err = -1;
-	if (r.child && !r.child_done)
-		wait_child(&r);
 	if (r.started && err >= 0 && ret == EXIT_OK) {
 		summary(&r, path, r.secs);
 		if (r.child && r.child_done)
 			ret = child_exit_code(&r);
 	}
+	if (r.execd >= 0)
+		close(r.execd);
 	release_signals(&r);
 	taproot_pipeline_free(r.pl);
 	timeline_opts_free(&r.o.tl);

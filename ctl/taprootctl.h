@@ -18,6 +18,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_ERR = 1,
 	EXIT_USAGE = 2,
+	EXIT_CMD_NOT_RUN = 127,	/* record's command could not run, as a shell's */
 };
 
 /* -j/--json, or a command's own --json: output is JSON, errors too. */

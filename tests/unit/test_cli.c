@@ -10,6 +10,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
 
 #include <cmocka.h>
 #include <linux/taproot.h>
@@ -110,6 +113,45 @@ static void record_refuses_bad_combinations(void **state)
 	       "'record --critical-path' needs a number in 1..2147483647, not '0'");
 	expect(CTL " record -o /nonexistent --events offcpu --trace t --trace-window 0", 2,
 	       "'record --trace-window' needs a positive number of seconds");
+}
+
+static void *park(void *arg)
+{
+	pid_t *tid = arg;
+
+	__atomic_store_n(tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	pause();
+	return NULL;
+}
+
+/*
+ * --pid of no process, or of a thread (the module samples processes): an
+ * error naming it, before the module or --output is touched.
+ */
+static void record_refuses_missing_processes(void **state)
+{
+	char cmd[160], want[64];
+	pthread_t t;
+	pid_t tid = 0;
+	long max = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld", &max), 1);
+	fclose(f);
+	/* Every pid is below pid_max: this one names no process. */
+	snprintf(cmd, sizeof(cmd), CTL " record -o /nonexistent --pid 1 %ld", max);
+	snprintf(want, sizeof(want), "record --pid %ld: no such process", max);
+	expect(cmd, 1, want);
+	assert_int_equal(pthread_create(&t, NULL, park, &tid), 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	snprintf(cmd, sizeof(cmd), CTL " record -o /nonexistent --pid %d", (int)tid);
+	expect(cmd, 1, "a thread of process");
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+	assert_int_equal(access("/nonexistent", F_OK), -1);
 }
 
 /* A raw capture of nothing at @path, its header's off-CPU settings @offcpu, @one_in. */
@@ -479,6 +521,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record_refuses_bad_values),
 		cmocka_unit_test(record_refuses_bad_combinations),
+		cmocka_unit_test(record_refuses_missing_processes),
 		cmocka_unit_test(dump_refuses_bad_values),
 		cmocka_unit_test(report_refuses_timeline_without_intervals),
 		cmocka_unit_test(daemon_refuses_bad_options),

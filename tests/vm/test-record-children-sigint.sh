@@ -6,7 +6,10 @@
 #     status is record's;
 #   - record --all --duration 600, SIGINT after a few seconds: the profile is
 #     still written (and decodes), sampling is stopped, the module's
-#     configuration is what it was, and record exits 0.
+#     configuration is what it was, and record exits 0;
+#   - record -- a command that cannot run (missing, not executable): exit
+#     127 as a shell's, an error naming it once, no profile (nor --raw
+#     capture) written, the configuration restored.
 # vm-scope: userspace
 # vm-timeout: 240
 . "${0%/*}/lib.sh"
@@ -70,3 +73,18 @@ expect_ok "status after SIGINT" "$CTL" status
 assert_contains "sampling stopped" "$OUT" "running:        no"
 expect_ok "config after SIGINT" "$CTL" config
 assert_eq "configuration restored after SIGINT" "$before" "$OUT"
+
+for cmd in "$TEST_TMP/missing-cmd" "$TEST_TMP/not-executable"; do
+	say "record -- ${cmd##*/}: it cannot run"
+	: >"$TEST_TMP/not-executable"
+	chmod 0644 "$TEST_TMP/not-executable"
+	run "$CTL" record --output "$TEST_TMP/none" --raw "$TEST_TMP/none.raw" -- "$cmd" arg
+	[ "$RC" -eq 127 ] || die "record of ${cmd##*/} exited $RC, not 127; stderr: $ERR"
+	assert_contains "the error names the command" "$ERR" "record: cannot run '$cmd': "
+	[ "$(grep -c "cannot run" <<<"$ERR")" -eq 1 ] || die "said more than once: $ERR"
+	[ ! -e "$TEST_TMP/none/cpu.pb.gz" ] || die "a profile was written for ${cmd##*/}"
+	[ ! -e "$TEST_TMP/none.raw" ] || die "a raw capture was written for ${cmd##*/}"
+	[ -z "$(ls -A "$TEST_TMP/none" 2>/dev/null)" ] || die "files left: $(ls "$TEST_TMP/none")"
+	expect_ok "config after ${cmd##*/}" "$CTL" config
+	assert_eq "configuration restored after ${cmd##*/}" "$before" "$OUT"
+done
