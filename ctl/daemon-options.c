@@ -43,6 +43,27 @@ const struct daemon_option daemon_options[] = {
 	  "add a tid label to samples" },
 	{ "label-cpu", 0, DV_SWITCH, DOPT_LABEL_CPU, FIELD(label_cpu), 0, 0, NULL,
 	  "add a cpu label to samples" },
+	{ "freq", 'F', DV_MODULE, DOPT_MODULE_FREQ, 0, 0, 0, "HZ",
+	  "samples a second on each CPU, 1.." STR(TAPROOT_FREQ_MAX) " (default: the\n"
+	  "module's, " STR(TAPROOT_FREQ_DEFAULT) " when loaded). Changes only while\n"
+	  "sampling is stopped: a session taprootd started\n"
+	  "is restarted for it, another's is left alone" },
+	{ "pids", 'p', DV_MODULE, DOPT_MODULE_PIDS, 0, 0, 0, "LIST",
+	  "sample the processes of LIST, PID,PID,... (up to\n"
+	  STR(TAPROOT_MAX_TGIDS) "), or all for every process (default: the\n"
+	  "module's, all when loaded)" },
+	{ "kstack", 0, DV_MODULE, DOPT_MODULE_KSTACK, 0, 0, 0, "N",
+	  "kernel frames a sample keeps at most, 0.." STR(TAPROOT_KSTACK_MAX) "\n"
+	  "(default: the module's, " STR(TAPROOT_KSTACK_DEFAULT) " when loaded); 0: none" },
+	{ "ustack", 0, DV_MODULE, DOPT_MODULE_USTACK, 0, 0, 0, "BYTES",
+	  "user stack bytes a sample copies when the module\n"
+	  "does not unwind it, 0.." STR(TAPROOT_USTACK_MAX) ", a multiple of 8\n"
+	  "(default: the module's, " STR(TAPROOT_USTACK_DEFAULT) " when loaded)" },
+	{ "ring-pages", 0, DV_MODULE, DOPT_MODULE_RING_PAGES, 0, 0, 0, "N",
+	  "pages of each CPU's ring, a power of two in\n"
+	  STR(TAPROOT_RING_PAGES_MIN) ".." STR(TAPROOT_RING_PAGES_MAX) " (default: the module's, "
+	  STR(TAPROOT_RING_PAGES_DEFAULT) " when loaded).\n"
+	  "Changes as freq does" },
 	{ "events", 'e', DV_EVENTS, DOPT_EVENTS, 0, 0, 0, "LIST",
 	  "profiles to write: cpu (default), offcpu (off-CPU:\n"
 	  "offcpu-, offwake- and schedlat-STAMP.pb.gz), or\n"
@@ -105,7 +126,7 @@ const struct daemon_option daemon_options[] = {
 	  "in order (up to " STR(DAEMON_RELABEL_MAX) "; a line each in the file):\n"
 	  "'keep|drop LABEL[,LABEL...] REGEX',\n"
 	  "'replace LABEL[,...] REGEX TARGET [REPLACEMENT]',\n"
-	  "'labeldrop REGEX' (README: Labels)" },
+	  "'labeldrop REGEX' (taprootd(8))" },
 	{ "trace", 0, DV_ONOFF, DOPT_TRACE, FIELD(trace), 0, 0, "on|off",
 	  "also write each interval's timeline as a Chrome\n"
 	  "trace, trace-STAMP.json (default off; needs offcpu,\n"
@@ -131,7 +152,7 @@ const struct daemon_option daemon_options[] = {
 	  "upload each interval's profiles, one series per\n"
 	  "service_name, to the Pyroscope-compatible store at\n"
 	  "URL (POST URL/ingest); OUTPUT/push is the spool\n"
-	  "(README: Push). The push settings are read at\n"
+	  "(taprootd(8)). The push settings are read at\n"
 	  "start only" },
 	{ "push-bearer-file", 0, DV_FILE, DOPT_PUSH_BEARER, FIELD(push_bearer_file), 0, 0, "FILE",
 	  "send 'Authorization: Bearer TOKEN', TOKEN the\n"
@@ -283,6 +304,16 @@ const struct daemon_option *daemon_option_find(const char *name)
 }
 
 /* ------------------------------------------------------------ values */
+
+/* The TAPROOT_CONFIG_* field of module setting @opt. */
+static uint32_t module_bit(const struct daemon_option *opt)
+{
+	return opt->bit == DOPT_MODULE_FREQ ? TAPROOT_CONFIG_FREQ :
+	       opt->bit == DOPT_MODULE_PIDS ? TAPROOT_CONFIG_TGIDS :
+	       opt->bit == DOPT_MODULE_KSTACK ? TAPROOT_CONFIG_KSTACK :
+	       opt->bit == DOPT_MODULE_USTACK ? TAPROOT_CONFIG_USTACK :
+					       TAPROOT_CONFIG_RING_PAGES;
+}
 
 static int parse_count(const char *where, const char *shown, const char *v, unsigned long min,
 		       unsigned long max, unsigned long *out)
@@ -576,6 +607,16 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 	case DV_PATH:
 	case DV_FILE:
 		return set_string(where, shown, val, field);
+	case DV_MODULE: {
+		int err = val ? taproot_config_set_kv(&o->module, opt->name, val) : -EINVAL;
+
+		if (err < 0) {
+			log_msg(LOG_ERR, "%s'%s': %s", where, shown,
+				val ? taproot_errmsg(err) : "needs a value");
+			return -1;
+		}
+		return 0;
+	}
 	case DV_ACTION:
 		break;
 	}
@@ -649,11 +690,12 @@ void daemon_usage(const char *prog)
 
 	printf("Usage: %s [OPTIONS]\n"
 	       "\n"
-	       "Writes a CPU profile of the whole system (as the module is configured:\n"
-	       "'taprootctl config') every interval while sampling runs, as\n"
-	       "OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (pprof format; UTC start of the\n"
-	       "interval). It follows the module's session: it reads the rings while\n"
-	       "sampling runs, whoever starts it, and lets go of them when it stops.\n"
+	       "Writes a CPU profile of the processes sampled (every one, unless\n"
+	       "--pids or 'taprootctl config' says otherwise) every interval while\n"
+	       "sampling runs, as OUTDIR/cpu-YYYYmmddTHHMMSSZ.pb.gz (pprof format; UTC\n"
+	       "start of the interval). It follows the module's session: it reads\n"
+	       "the rings while sampling runs, whoever starts it, and lets go of them\n"
+	       "when it stops.\n"
 	       "\n"
 	       "Options:\n", prog);
 	for (const struct daemon_option *opt = daemon_options; opt->name; opt++)
@@ -718,6 +760,13 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 	case DV_WORD:
 		printf("team-a");
 		break;
+	case DV_MODULE:		/* the module's by default: what it takes when loaded */
+		printf("%s", opt->bit == DOPT_MODULE_FREQ ? STR(TAPROOT_FREQ_DEFAULT) :
+		       opt->bit == DOPT_MODULE_PIDS ? "all" :
+		       opt->bit == DOPT_MODULE_KSTACK ? STR(TAPROOT_KSTACK_DEFAULT) :
+		       opt->bit == DOPT_MODULE_USTACK ? STR(TAPROOT_USTACK_DEFAULT) :
+							 STR(TAPROOT_RING_PAGES_DEFAULT));
+		break;
 	case DV_ACTION:
 		break;
 	}
@@ -745,7 +794,7 @@ void daemon_print_config(void)
 			h += n + (h[n] == '\n');
 		}
 		if (opt->value != DV_PATH && opt->value != DV_COUNT && opt->value != DV_SWITCH &&
-		    opt->value != DV_EVENTS && opt->value != DV_ONOFF)
+		    opt->value != DV_EVENTS && opt->value != DV_ONOFF && opt->value != DV_MODULE)
 			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);
@@ -794,7 +843,7 @@ static void log_unknown_key(const char *where, const char *key)
  * (@cmdline): then it is checked, and dropped.
  */
 static int apply_key(const char *where, const char *key, const char *val,
-		     unsigned int cmdline, struct daemon_opts *o)
+		     uint64_t cmdline, struct daemon_opts *o)
 {
 	const struct daemon_option *opt = daemon_option_find(key);
 	struct daemon_opts dropped = { 0 };
@@ -815,7 +864,7 @@ static int apply_key(const char *where, const char *key, const char *val,
 	return ret;
 }
 
-int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o)
+int daemon_read_config(const char *path, uint64_t cmdline, struct daemon_opts *o)
 {
 	struct daemon_opts n;
 	unsigned int line = 0;
@@ -838,6 +887,10 @@ int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opt
 		list_free(&n.labels);
 	if (!(cmdline & DOPT_RELABEL))
 		list_free(&n.relabel);
+	/* Nor are the module's settings: one left out is the module's again. */
+	for (const struct daemon_option *opt = daemon_options; opt->name; opt++)
+		if (opt->value == DV_MODULE && !(cmdline & opt->bit))
+			n.module.set &= ~module_bit(opt);
 	while (ret == 0 && fgets(buf, sizeof(buf), f)) {
 		line++;
 		if (!split_line(buf, &key, &val))

@@ -71,39 +71,48 @@ struct daemon_opts {
 	 */
 	bool trace;
 	struct daemon_list critical;
+	/*
+	 * The module's sampling settings given (freq, kstack, ustack, pids,
+	 * ring-pages: the fields module.set names), in the words of
+	 * taproot_config_set_kv(); the others stay as the module has them.
+	 */
+	struct taproot_config module;
 };
 
 /* Bits of the options given on the command line: they beat the file. */
-enum {
-	DOPT_OUTPUT = 1 << 0,
-	DOPT_INTERVAL = 1 << 1,
-	DOPT_RETAIN = 1 << 2,
-	DOPT_MAX_STACKS = 1 << 3,
-	DOPT_LABEL_TID = 1 << 4,
-	DOPT_LABEL_CPU = 1 << 5,
-	DOPT_EVENTS = 1 << 6,
-	DOPT_SCHED_ONE_IN = 1 << 7,
-	DOPT_MIN_BLOCK = 1 << 8,
-	DOPT_SCHED_BUDGET = 1 << 9,
-	DOPT_LABEL = 1 << 10,
-	DOPT_RELABEL = 1 << 11,
-	DOPT_METRICS = 1 << 12,
-	DOPT_DEBUGINFOD = 1 << 13,
-	DOPT_PUSH = 1 << 14,
-	DOPT_PUSH_BEARER = 1 << 15,
-	DOPT_PUSH_BASIC = 1 << 16,
-	DOPT_PUSH_TENANT = 1 << 17,
-	DOPT_PUSH_TIMEOUT = 1 << 18,
-	DOPT_PUSH_SPOOL = 1 << 19,
-	DOPT_UNWIND = 1 << 20,
-	DOPT_USTACK_PRIVATE = 1 << 21,
-	DOPT_UNWIND_FRAMES = 1 << 22,
-	DOPT_UNWIND_MEM = 1 << 23,
-	DOPT_BUFFER = 1 << 24,
-	DOPT_TRACE = 1 << 25,
-	DOPT_CRITICAL = 1 << 26,
-	DOPT_COUNT = 1 << 27,
-};
+#define DOPT_OUTPUT		(UINT64_C(1) << 0)
+#define DOPT_INTERVAL		(UINT64_C(1) << 1)
+#define DOPT_RETAIN		(UINT64_C(1) << 2)
+#define DOPT_MAX_STACKS		(UINT64_C(1) << 3)
+#define DOPT_LABEL_TID		(UINT64_C(1) << 4)
+#define DOPT_LABEL_CPU		(UINT64_C(1) << 5)
+#define DOPT_EVENTS		(UINT64_C(1) << 6)
+#define DOPT_SCHED_ONE_IN	(UINT64_C(1) << 7)
+#define DOPT_MIN_BLOCK		(UINT64_C(1) << 8)
+#define DOPT_SCHED_BUDGET	(UINT64_C(1) << 9)
+#define DOPT_LABEL		(UINT64_C(1) << 10)
+#define DOPT_RELABEL		(UINT64_C(1) << 11)
+#define DOPT_METRICS		(UINT64_C(1) << 12)
+#define DOPT_DEBUGINFOD		(UINT64_C(1) << 13)
+#define DOPT_PUSH		(UINT64_C(1) << 14)
+#define DOPT_PUSH_BEARER	(UINT64_C(1) << 15)
+#define DOPT_PUSH_BASIC		(UINT64_C(1) << 16)
+#define DOPT_PUSH_TENANT	(UINT64_C(1) << 17)
+#define DOPT_PUSH_TIMEOUT	(UINT64_C(1) << 18)
+#define DOPT_PUSH_SPOOL		(UINT64_C(1) << 19)
+#define DOPT_UNWIND		(UINT64_C(1) << 20)
+#define DOPT_USTACK_PRIVATE	(UINT64_C(1) << 21)
+#define DOPT_UNWIND_FRAMES	(UINT64_C(1) << 22)
+#define DOPT_UNWIND_MEM		(UINT64_C(1) << 23)
+#define DOPT_BUFFER		(UINT64_C(1) << 24)
+#define DOPT_TRACE		(UINT64_C(1) << 25)
+#define DOPT_CRITICAL		(UINT64_C(1) << 26)
+#define DOPT_COUNT		(UINT64_C(1) << 27)
+#define DOPT_MODULE_FREQ	(UINT64_C(1) << 28)
+#define DOPT_MODULE_KSTACK	(UINT64_C(1) << 29)
+#define DOPT_MODULE_USTACK	(UINT64_C(1) << 30)
+#define DOPT_MODULE_PIDS	(UINT64_C(1) << 31)
+#define DOPT_MODULE_RING_PAGES	(UINT64_C(1) << 32)
 
 /* What a row of daemon_options[] takes. */
 enum daemon_value {
@@ -126,6 +135,8 @@ enum daemon_value {
 	DV_WORD,			/* printable ASCII, no blanks, likewise */
 	DV_ONOFF,			/* a bool given as on or off (yes or no)
 					 * on the command line and in the file */
+	DV_MODULE,			/* a key of taproot_config_set_kv(), its
+					 * name the option's, into field module */
 };
 
 /*
@@ -136,7 +147,7 @@ struct daemon_option {
 	const char *name;
 	char short_name;		/* -C, or 0 */
 	enum daemon_value value;
-	unsigned int bit;		/* DOPT_*, 0: not a setting */
+	uint64_t bit;			/* DOPT_*, 0: not a setting */
 	size_t field;			/* offsetof(struct daemon_opts, ...) */
 	unsigned long min, max;		/* DV_COUNT */
 	const char *arg;		/* the value's name in --help, NULL: none */
@@ -144,7 +155,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	36
+#define DAEMON_NR_OPTIONS	41
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */
@@ -216,7 +227,7 @@ void log_close(void);
  * comments; the keys are the settings of daemon_options[].
  * Returns 0, or -1 after logging what is wrong (@o is then unchanged).
  */
-int daemon_read_config(const char *path, unsigned int cmdline, struct daemon_opts *o);
+int daemon_read_config(const char *path, uint64_t cmdline, struct daemon_opts *o);
 
 /* Check that @dir is a writable directory (logs why not). 0 or -1. */
 int daemon_check_output(const char *dir);

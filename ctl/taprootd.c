@@ -57,7 +57,7 @@
 static const char *prog = "taprootd";
 struct daemon {
 	struct daemon_opts o;
-	unsigned int cmdline;		/* DOPT_* given on the command line */
+	uint64_t cmdline;		/* DOPT_* given on the command line */
 	const char *config;		/* --config FILE or NULL */
 	const char *state_path;
 	bool start;			/* --start: start sampling if stopped */
@@ -657,6 +657,67 @@ static void unwind_settings(const struct daemon *d, const struct taproot_config 
 	}
 }
 
+/* The fields of the module's sampling settings that need sampling stopped. */
+#define STOPPED_ONLY	(TAPROOT_CONFIG_FREQ | TAPROOT_CONFIG_RING_PAGES)
+
+/*
+ * The module's sampling settings given (freq, pids, kstack, ustack,
+ * ring-pages), into @c: the fields that differ from @cur.
+ */
+static void sampling_settings(const struct daemon *d, const struct taproot_config *cur,
+			      struct taproot_config *c)
+{
+	const struct taproot_config *m = &d->o.module;
+
+	if ((m->set & TAPROOT_CONFIG_FREQ) && m->freq_hz != cur->freq_hz) {
+		c->set |= TAPROOT_CONFIG_FREQ;
+		c->freq_hz = m->freq_hz;
+	}
+	if ((m->set & TAPROOT_CONFIG_KSTACK) && m->kstack_depth != cur->kstack_depth) {
+		c->set |= TAPROOT_CONFIG_KSTACK;
+		c->kstack_depth = m->kstack_depth;
+	}
+	if ((m->set & TAPROOT_CONFIG_USTACK) && m->ustack_bytes != cur->ustack_bytes) {
+		c->set |= TAPROOT_CONFIG_USTACK;
+		c->ustack_bytes = m->ustack_bytes;
+	}
+	if ((m->set & TAPROOT_CONFIG_RING_PAGES) && m->ring_pages != cur->ring_pages) {
+		c->set |= TAPROOT_CONFIG_RING_PAGES;
+		c->ring_pages = m->ring_pages;
+	}
+	if ((m->set & TAPROOT_CONFIG_TGIDS) &&
+	    (m->nr_tgids != cur->nr_tgids ||
+	     memcmp(m->tgids, cur->tgids, m->nr_tgids * sizeof(m->tgids[0])))) {
+		c->set |= TAPROOT_CONFIG_TGIDS;
+		c->nr_tgids = m->nr_tgids;
+		memcpy(c->tgids, m->tgids, sizeof(c->tgids));
+	}
+}
+
+/* "freq 99 Hz, pids all, ..." of the sampling fields @c sets, into @buf. */
+static const char *sampling_text(const struct taproot_config *c, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+#define ADD(...)	(off += off < len ? (size_t)snprintf(buf + off, len - off, __VA_ARGS__) : 0)
+	if (c->set & TAPROOT_CONFIG_FREQ)
+		ADD("%sfreq %" PRIu32 " Hz", off ? ", " : "", c->freq_hz);
+	if (c->set & TAPROOT_CONFIG_TGIDS) {
+		ADD("%spids %s", off ? ", " : "", c->nr_tgids ? "" : "all");
+		for (uint32_t i = 0; i < c->nr_tgids; i++)
+			ADD("%s%" PRIu32, i ? "," : "", c->tgids[i]);
+	}
+	if (c->set & TAPROOT_CONFIG_KSTACK)
+		ADD("%skstack %" PRIu32, off ? ", " : "", c->kstack_depth);
+	if (c->set & TAPROOT_CONFIG_USTACK)
+		ADD("%sustack %" PRIu32, off ? ", " : "", c->ustack_bytes);
+	if (c->set & TAPROOT_CONFIG_RING_PAGES)
+		ADD("%sring-pages %" PRIu32, off ? ", " : "", c->ring_pages);
+#undef ADD
+	return buf;
+}
+
 /*
  * Have the module record what the profiles need: fork, exec and exit
  * whenever it has them (without them the process model cannot tell a
@@ -670,6 +731,7 @@ static void configure_module(struct daemon *d)
 {
 	struct taproot_config c = { 0 };
 	struct taproot_config cur;
+	char text[512];
 	int err;
 
 	if (d->info.running)
@@ -678,6 +740,16 @@ static void configure_module(struct daemon *d)
 	if (err < 0) {
 		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
 		return;
+	}
+	sampling_settings(d, &cur, &c);
+	if (c.set) {
+		err = taproot_nl_set_config(d->nl, &c);
+		if (err < 0)
+			log_msg(LOG_ERR, "setting the module's sampling: %s", taproot_errmsg(err));
+		else
+			log_msg(LOG_INFO, "the module's sampling: %s",
+				sampling_text(&c, text, sizeof(text)));
+		c = (struct taproot_config){ 0 };
 	}
 	unwind_settings(d, &cur, &c);
 	if (c.set) {
@@ -899,6 +971,62 @@ static void start_if_asked(struct daemon *d)
 }
 
 /*
+ * The sampling settings given, while sampling runs. A session taprootd
+ * started is its own: what can change while it runs (pids, kstack,
+ * ustack) changes at once, and for freq or ring-pages it is stopped and
+ * started again. Another's session is left alone: configure_module()
+ * applies them when taprootd starts, or re-reads its configuration, with
+ * sampling stopped.
+ */
+static void configure_running(struct daemon *d)
+{
+	struct taproot_config c = { 0 }, cur;
+	char text[512];
+	int err;
+
+	if (!d->info.running)
+		return;
+	err = taproot_nl_get_config(d->nl, &cur);
+	if (err < 0) {
+		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
+		return;
+	}
+	sampling_settings(d, &cur, &c);
+	if (!c.set)
+		return;
+	sampling_text(&c, text, sizeof(text));
+	if (!d->started_it) {
+		log_msg(LOG_WARNING, "sampling runs in a session taprootd did not start: %s "
+			"not applied (they are when taprootd starts or re-reads its "
+			"configuration with sampling stopped)", text);
+		return;
+	}
+	if (!(c.set & STOPPED_ONLY)) {
+		err = taproot_nl_set_config(d->nl, &c);
+		if (err < 0)
+			log_msg(LOG_ERR, "setting the module's sampling: %s", taproot_errmsg(err));
+		else
+			log_msg(LOG_INFO, "the module's sampling: %s", text);
+		return;
+	}
+	log_msg(LOG_INFO, "%s: restarting the session taprootd started", text);
+	err = taproot_nl_stop(d->nl);
+	if (err < 0 && err != -EALREADY) {
+		log_msg(LOG_ERR, "stopping sampling: %s", taproot_errmsg(err));
+		return;
+	}
+	resync(d);		/* the rings let go of, for ring-pages */
+	configure_module(d);
+	d->started_it = false;
+	err = taproot_nl_start(d->nl);
+	if (err < 0 && err != -EALREADY)
+		log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
+	else if (err == 0)
+		d->started_it = true;
+	resync(d);
+}
+
+/*
  * The module can be unloaded under taprootd while sampling is stopped (it
  * holds no ring then). Its netlink family goes with it, and so does the
  * multicast subscription; the next load registers a family under another
@@ -940,6 +1068,7 @@ static void check_module(struct daemon *d)
 	configure_module(d);
 	start_if_asked(d);
 	resync(d);
+	configure_running(d);
 }
 
 static void read_notifications(struct daemon *d)
@@ -1047,6 +1176,7 @@ static void reload(struct daemon *d)
 		d->o.offcpu = false;
 	}
 	configure_module(d);
+	configure_running(d);
 	/* Labels, events and the stack cap belong to the pipeline: a new one. */
 	if (d->pl)
 		new_pipeline(d, d->pl_freq);
@@ -1316,6 +1446,7 @@ int main(int argc, char **argv)
 	configure_module(&d);
 	start_if_asked(&d);
 	resync(&d);
+	configure_running(&d);
 	if (!d.running)
 		log_msg(LOG_INFO, "sampling is stopped: waiting for it to start "
 			"('taprootctl start')");

@@ -278,7 +278,7 @@ static int tp_check_params(struct kmod_module *mod, const char *params)
 #define TP_SIGNING_HINT \
 	"DKMS (taproot-dkms) signs the module with its key /var/lib/dkms/mok.pub; " \
 	"enrol it once with 'mokutil --import /var/lib/dkms/mok.pub' and reboot " \
-	"to confirm it (README: Secure Boot)"
+	"to confirm it (taprootctl(8), SECURE BOOT)"
 
 /* The message for the kernel's refusal @err to load @path. */
 static int tp_load_refused(int err, const char *path, const char *params)

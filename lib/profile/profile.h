@@ -296,8 +296,9 @@ uint32_t taproot_sched_one_in_adapt(uint32_t cur, uint32_t floor, double rate, u
 
 /*
  * Rules that keep, drop or rewrite samples by their labels, a subset of
- * Prometheus's relabeling (lib/profile/relabel.c has the grammar; README
- * "Labels"). NULL is the empty list: it keeps every sample as it is.
+ * Prometheus's relabeling (lib/profile/relabel.c has the grammar;
+ * docs/profiles-and-labels.md, "Relabel rules"). NULL is the empty list:
+ * it keeps every sample as it is.
  */
 struct taproot_relabel;
 

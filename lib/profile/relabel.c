@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Relabeling: rules that keep, drop or rewrite samples by their labels, a
- * subset of Prometheus's relabel_config (README "Labels"). A rule is one
- * line of words:
+ * subset of Prometheus's relabel_config (docs/profiles-and-labels.md). A
+ * rule is one line of words:
  *
  *   keep SOURCES REGEX       the sample stays only if the value matches
  *   drop SOURCES REGEX       the sample goes if the value matches

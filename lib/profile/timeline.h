@@ -60,9 +60,9 @@ void taproot_timeline_stats(const struct taproot_timeline *t, struct taproot_tim
 
 /*
  * Write @t as a Chrome trace (the JSON object format that Perfetto,
- * chrome://tracing and speedscope read; README's "Timeline" section is its
- * contract) to @f: per thread, "X" slices "running", "runnable" and
- * "blocked S|D" (the blocked stack), an "s"/"f" flow "wakeup" from the
+ * chrome://tracing and speedscope read; docs/offcpu-and-critical-path.md,
+ * "The trace", is its contract) to @f: per thread, "X" slices "running",
+ * "runnable" and "blocked S|D" (the blocked stack), an "s"/"f" flow "wakeup" from the
  * waker's slice to the wakee's runnable slice, and an "i" instant per CPU
  * sample with its stack ("sf", into "stackFrames"); every thread's events
  * in time order. Times in microseconds from the timeline's start. 0, or

@@ -32,7 +32,7 @@
  * END last (what the recorder counted outside the records). A reader
  * refuses anything else: unknown types, lengths past each type's limit,
  * records taproot_rec_check() refuses, a stream that ends before END.
- * README.md "Raw capture files" has the payload of each type.
+ * docs/design.md "Raw capture files" has the payload of each type.
  */
 #define TAPROOT_RAW_MAGIC	"TAPRAW\r\n"	/* 8 bytes, no NUL */
 /*

@@ -2,7 +2,7 @@
 /*
  * Raw capture files: a recording's ring records and the /proc snapshots its
  * process model read, so that `taprootctl report` can rebuild the profiles
- * later (taproot.h, "raw capture files"; README.md "Raw capture files").
+ * later (taproot.h, "raw capture files"; docs/design.md "Raw capture files").
  *
  * The file is a gzip stream of chunks {u32 type, u32 len, payload},
  * little-endian. Everything in it is outside input to the reader: each

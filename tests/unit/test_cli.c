@@ -219,6 +219,15 @@ static void daemon_refuses_bad_options(void **state)
 	expect(DAEMON " --interval", 2, "'--interval' needs an argument");
 	expect(DAEMON " --bogus", 2, "unknown option '--bogus'");
 	expect(DAEMON " stray", 2, "unexpected argument 'stray'");
+	/* The module's sampling settings, in taprootctl config's words and bounds. */
+	expect(DAEMON " --freq 1001", 2, "'--freq': freq '1001': not in 1..1000");
+	expect(DAEMON " -F 0", 2, "'--freq': freq '0': not in 1..1000");
+	expect(DAEMON " --pids 12,x", 2, "'--pids': pids 'x': not a decimal number");
+	expect(DAEMON " -p 0", 2, "'--pids': pids '0': not in 1..2147483647");
+	expect(DAEMON " --kstack 128", 2, "'--kstack': kstack '128': not in 0..127");
+	expect(DAEMON " --ustack 100", 2, "'--ustack': ustack '100': not a multiple of 8");
+	expect(DAEMON " --ring-pages 3", 2, "'--ring-pages': ring-pages '3': not a power of two");
+	expect(DAEMON " --freq 99 --freq 199", 2, "'--freq': 'freq' given twice");
 	expect(DAEMON " --label team", 2, "'--label' needs KEY=VALUE");
 	expect(DAEMON " --label 9x=y", 2, "'--label' needs KEY=VALUE");
 	expect(DAEMON " -l service_name=web", 2, "taproot sets the label service_name itself");
@@ -334,6 +343,18 @@ static void daemon_config_names_the_bad_line(void **state)
 	path = config_file("label team web\nlabel team=db\n");
 	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
 	expect(cmd, 2, ":2: 'label': label team given twice");
+	unlink(path);
+	free(path);
+
+	path = config_file("freq 99\npids 1,2\nfreq 49\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, ":3: 'freq': 'freq' given twice");
+	unlink(path);
+	free(path);
+
+	path = config_file("pids all\nkstack 200\n");
+	snprintf(cmd, sizeof(cmd), DAEMON " -f -c %s", path);
+	expect(cmd, 2, ":2: 'kstack': kstack '200': not in 0..127");
 	unlink(path);
 	free(path);
 
