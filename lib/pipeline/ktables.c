@@ -30,6 +30,7 @@
 
 #include "kernel/kernel.h"
 #include "pipeline/ktables.h"
+#include "pipeline/unwindmap.h"
 #include "process/process.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"

@@ -16,6 +16,7 @@
 #include "process/process.h"
 #include "profile/profile.h"
 #include "profile/timeline.h"
+#include "pipeline/unwindmap.h"
 #include "unwind/unwind.h"
 
 /* ------------------------------------------------------- the pipeline */

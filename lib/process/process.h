@@ -270,26 +270,6 @@ size_t taproot_proc_map_count(const struct taproot_proc *proc);
 const struct taproot_map *taproot_proc_map(const struct taproot_proc *proc, size_t i);
 
 /*
- * What the unwinder needs of the mapping holding a pc: the ELF file (for
- * its CFI), a key naming its contents (the build ID; for a file without
- * one, 32 bytes of its dev, ino, size and mtime), the bias (ELF vaddr =
- * pc - bias) and the mapping's range.
- */
-struct taproot_unwind_map {
-	struct Elf *elf;
-	const uint8_t *key;
-	size_t key_len;
-	uint64_t bias, start, end;
-};
-
-/*
- * Fill @um for @pc of @proc. Errors: as taproot_proc_find_map(), and the
- * mapping's elf_err when it has no ELF file.
- */
-int taproot_proc_unwind_map(struct taproot_proc *proc, uint64_t pc,
-			    struct taproot_unwind_map *um);
-
-/*
  * Open the ELF file @path through the cache of @procs (not tied to a
  * process). Errors: -errno of open(), -ENOEXEC for a file that is not a
  * valid ELF (truncated, corrupt), with a message.

@@ -981,26 +981,3 @@ int taproot_proc_find_map(struct taproot_proc *proc, uint64_t pc,
 	return 0;
 }
 
-int taproot_proc_unwind_map(struct taproot_proc *proc, uint64_t pc,
-			    struct taproot_unwind_map *um)
-{
-	const struct taproot_map *m;
-	int err;
-
-	memset(um, 0, sizeof(*um));
-	err = taproot_proc_find_map(proc, pc, &m);
-	if (err)
-		return err;
-	if (!m->elf)
-		return m->elf_err ? m->elf_err :
-		       tp_err(-ENOENT, "pid %d: 0x%llx is in a mapping without a file (%s)",
-			      proc->pid, (unsigned long long)pc,
-			      m->path[0] ? m->path : "anonymous");
-	um->elf = m->elf->elf;
-	um->key = m->elf->key;
-	um->key_len = m->elf->key_len;
-	um->bias = m->bias;
-	um->start = m->start;
-	um->end = m->end;
-	return 0;
-}

@@ -17,7 +17,6 @@
 
 #include <linux/taproot.h>
 
-#include "process/process.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 

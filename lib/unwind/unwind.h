@@ -27,14 +27,20 @@
 struct taproot_unwinder;
 struct taproot_user_regs;	/* <linux/taproot.h> */
 /*
- * The seam with the process model: struct taproot_unwind_map (in the
- * "processes, ELF files, symbols" section, filled by
- * taproot_proc_unwind_map()) describes the ELF mapped at a pc: elf (libelf
- * handle, the caller's, valid for the call), key + key_len (bytes
- * naming the ELF's contents: the build ID; compiled tables are cached by
- * it), bias (ELF vaddr = pc - bias) and the mapping [start, end).
+ * What the unwinder needs of the mapping holding a pc, the seam with
+ * whatever knows the process (taproot_proc_unwind_map() fills it from the
+ * process model): the ELF file (libelf's handle, the caller's, valid for
+ * the call; for its CFI), a key naming its contents (the build ID; for a
+ * file without one, 32 bytes of its dev, ino, size and mtime: compiled
+ * tables are cached by it), the bias (ELF vaddr = pc - bias) and the
+ * mapping [start, end).
  */
-struct taproot_unwind_map;
+struct taproot_unwind_map {
+	struct Elf *elf;
+	const uint8_t *key;
+	size_t key_len;
+	uint64_t bias, start, end;
+};
 
 struct taproot_unwind_ops {
 	/*

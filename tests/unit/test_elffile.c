@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "pipeline/unwindmap.h"
 #include "process/process-private.h"
 #include "nm.h"
 

@@ -39,6 +39,7 @@
 #include <gelf.h>
 
 #include "pipeline/ktables.h"
+#include "pipeline/unwindmap.h"
 #include "unwind/unwind-private.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
