@@ -254,8 +254,11 @@ kmod/taproot.ko: FORCE
 	ln -sf $(B)/kmod/$(KVER)/kmod/taproot.ko $@
 
 kmods: $(addprefix kmod-,$(KMOD_FLAVORS))
+# Each kernel's build says which of them it is (scripts/kbuild's
+# TAPROOT_KBUILD_OF) when it starts and ends: several run at once.
 kmod-%: FORCE
-	@scripts/kbuild $* C=1
+	@TAPROOT_KBUILD_OF="$$(echo '$(KMOD_FLAVORS)' | tr ' ' '\n' | grep -nxF -- '$*' | \
+		cut -d: -f1)/$(words $(KMOD_FLAVORS))" scripts/kbuild $* C=1
 
 sparse:
 	scripts/kbuild $(KDIR) C=2

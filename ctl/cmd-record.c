@@ -849,14 +849,19 @@ static void progress(struct record *r, bool final)
 	double el = tp_clock_s(CLOCK_MONOTONIC) - r->t0;
 	uint64_t lost = taproot_ring_lost(r->ring) - r->lost_base;
 	struct taproot_pipeline_stats st;
+	char of[32] = "";
 
 	taproot_pipeline_stats(r->pl, &st);
+	/* How far along, when a duration ends the session. */
+	if (r->o.duration)
+		snprintf(of, sizeof(of), " of %g s", r->o.duration);
 	if (!r->tty) {
-		fprintf(stderr, "taprootctl record: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost\n",
-			el, st.samples, lost);
+		fprintf(stderr, "taprootctl record: %.1f s%s, %" PRIu64 " samples, %" PRIu64
+			" lost\n", el, of, st.samples, lost);
 		return;
 	}
-	fprintf(stderr, "\rtaprootctl record: %6.1f s  %8" PRIu64 " samples  ", el, st.samples);
+	fprintf(stderr, "\rtaprootctl record: %6.1f s%s  %8" PRIu64 " samples  ", el, of,
+		st.samples);
 	if (r->o.offcpu)
 		fprintf(stderr, "%8" PRIu64 " intervals  ", st.causal.joined);
 	fprintf(stderr, "%6" PRIu64 " lost%s\033[K%s", lost,
