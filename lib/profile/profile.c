@@ -811,6 +811,108 @@ long taproot_profile_label_values(const struct taproot_profile *p, const char *k
 	return n;
 }
 
+int taproot_profile_sample_type_index(const struct taproot_profile *p, const char *type)
+{
+	uint32_t id = tp_profile_str_find(p, type);
+
+	for (size_t i = 0; id && i < p->nvalues; i++)
+		if (p->sample_type[i][0] == id)
+			return (int)i;
+	return -ENOENT;
+}
+
+/*
+ * "[FILE]" for each mapping of @p, FILE its file's base name, in one
+ * allocation (*@names, to free): the name of a frame without a function,
+ * as pprof shows it; a name in brackets already ("[vdso]", a module's
+ * "[ext4]") as it is. NULL for a mapping without a file.
+ */
+static int map_names(const struct taproot_profile *p, const char ***names)
+{
+	size_t room = p->nr_maps * sizeof(char *);
+	const char **n;
+	char *pos;
+
+	for (size_t i = 0; i < p->nr_maps; i++)
+		room += strlen(tp_profile_str(p, p->maps[i].file)) + 3;
+	n = malloc(room ? room : 1);
+	if (!n)
+		return tp_err(-ENOMEM, "profile: out of memory");
+	pos = (char *)(n + p->nr_maps);
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const char *file = tp_profile_str(p, p->maps[i].file);
+		const char *base = strrchr(file, '/');
+		size_t len;
+
+		base = base ? base + 1 : file;
+		len = strlen(base);
+		n[i] = NULL;
+		if (!*file)
+			continue;
+		if (file[0] == '[') {
+			n[i] = file;
+			continue;
+		}
+		n[i] = pos;
+		pos[0] = '[';
+		memcpy(pos + 1, base, len);
+		memcpy(pos + 1 + len, "]", 2);
+		pos += len + 3;
+	}
+	*names = n;
+	return 0;
+}
+
+int taproot_profile_foreach_sample(const struct taproot_profile *p, taproot_profile_sample_fn fn,
+				   void *arg)
+{
+	struct taproot_profile_frame_view *v = NULL;
+	size_t alloc = 0;
+	const char **mnames = NULL;
+	int ret = map_names(p, &mnames);
+
+	if (ret)
+		return ret;
+	/* The truncated sample is the last, i == nr_samples. */
+	for (size_t i = 0; !ret && i < p->nr_samples + (p->folded ? 1 : 0); i++) {
+		const bool trunc = i == p->nr_samples;
+		const uint32_t *ids = trunc ? &p->trunc_loc : p->locs + p->samples[i].loc_off;
+		uint32_t nlocs = trunc ? 1 : p->samples[i].nlocs;
+		size_t nr = 0;
+
+		for (uint32_t j = 0; j < nlocs; j++) {
+			const struct tp_location *l = &p->locations[ids[j] - 1];
+			const struct tp_mapping *m = l->mapping ? &p->maps[l->mapping - 1] : NULL;
+			const char *file = m && m->file ? tp_profile_str(p, m->file) : NULL;
+			uint32_t n = l->nlines ? l->nlines : 1;
+
+			if (tp_grow((void **)&v, &alloc, nr + n, sizeof(*v)) < 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			for (uint32_t k = 0; k < n; k++, nr++) {
+				struct taproot_profile_frame_view *fv = &v[nr];
+
+				fv->mapping = file;
+				fv->address = l->address;
+				fv->inlined = k + 1 < n;
+				if (l->nlines)
+					fv->name = tp_profile_str(p, p->funcs[p->lines[l->line_off + k]
+									 .function - 1].name);
+				else if (m && mnames[l->mapping - 1])
+					fv->name = mnames[l->mapping - 1];
+				else
+					fv->name = "<unknown>";
+			}
+		}
+		if (!ret)
+			ret = fn(trunc ? p->trunc_values : p->values + i * p->nvalues, v, nr, arg);
+	}
+	free(v);
+	free(mnames);
+	return ret;
+}
+
 void taproot_profile_stats(const struct taproot_profile *p,
 			   struct taproot_profile_stats *st)
 {

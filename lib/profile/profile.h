@@ -223,6 +223,63 @@ long taproot_pprof_encode_part(const struct taproot_profile *p, const char *key,
 long taproot_profile_label_values(const struct taproot_profile *p, const char *key,
 				  const char **values, size_t max);
 
+/* The index of the sample type @type ("samples", "cpu"...) in a sample's values, or -ENOENT. */
+int taproot_profile_sample_type_index(const struct taproot_profile *p, const char *type);
+
+/*
+ * A frame of a sample as taproot_profile_foreach_sample() gives it. @name
+ * is the name pprof shows for it: its function's; for a frame without one
+ * (a pc the symbolizer did not know), "[FILE]", FILE the base name of its
+ * mapping's file (a file named in brackets, "[vdso]" or a module's
+ * "[ext4]", as it is); "<unknown>" without either.
+ */
+struct taproot_profile_frame_view {
+	const char *name;
+	const char *mapping;		/* its mapping's file; NULL: none */
+	uint64_t address;		/* 0: a marker frame ("[unknown]"...) */
+	bool inlined;			/* inlined into the next frame */
+};
+
+/*
+ * Called for each sample with its values (one per sample type, in the
+ * desc's order) and its @nr frames, leaf first, an inline chain as one
+ * frame per function (pprof's lines, innermost first). Returning non-zero
+ * stops the walk.
+ */
+typedef int (*taproot_profile_sample_fn)(const int64_t *values,
+					 const struct taproot_profile_frame_view *frames,
+					 size_t nr, void *arg);
+
+/*
+ * Call @fn for each sample of @p, read-only: each (stack, labels) entry in
+ * the order first added, then the truncated sample if samples were folded
+ * into it. Labels are not given: one stack with two sets of labels comes
+ * twice. What @fn gets is valid until this call returns (the names are
+ * the profile's strings, or made once per mapping for the call). Returns
+ * 0, @fn's first non-zero return, or -ENOMEM.
+ */
+int taproot_profile_foreach_sample(const struct taproot_profile *p, taproot_profile_sample_fn fn,
+				   void *arg);
+
+/*
+ * The samples of @p as the tree a flame graph draws (lib/profile/flamegraph.c),
+ * written to @f as JSON in the form d3-flame-graph reads:
+ *
+ *   {"n":NAME,"v":VALUE[,"l":"kernel"][,"c":[CHILD,...]]}
+ *
+ * The root is "all"; a node's children are the frames its frame called
+ * (as taproot_profile_foreach_sample() names them), sorted by name, one
+ * per name; "l":"kernel" marks a kernel frame (an address in the upper
+ * half). VALUE is the sum of the sample type @type ("samples"...) over
+ * the samples through the node, its children's values included. Samples
+ * whose value is 0 are left out. The text has no '<', '>' or '&' (they are
+ * escaped in strings, as are bytes that are not UTF-8, as U+FFFD), so an
+ * HTML <script> element can hold it as it is. *@total gets the root's
+ * value. Errors: -ENOENT (no sample type @type), -ENOMEM, -EIO (@f failed).
+ */
+int taproot_flamegraph_json(const struct taproot_profile *p, const char *type, FILE *f,
+			    int64_t *total);
+
 /* Write @p, gzipped, to @fd. Errors: as encode, and write(2)'s -errno. */
 int taproot_pprof_write_fd(const struct taproot_profile *p, int fd);
 
