@@ -55,9 +55,9 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 # lib/ is in layers, one folder each (docs/development.md, "Layout"); scripts/layering
 # checks that calls between them go one way.
 LIB_SRCS := $(sort $(wildcard lib/*/*.c))
-# What only the command line uses (JSON writer, command tables, output
-# helpers); the unit tests link it too.
-CTLLIB_SRCS := ctl/json.c ctl/cmd.c ctl/output.c
+# What the command line uses (JSON writer, command tables, output helpers,
+# the live top's file, which taprootd writes too); the unit tests link it.
+CTLLIB_SRCS := ctl/json.c ctl/cmd.c ctl/output.c ctl/topfile.c
 CTL_SRCS := ctl/taprootctl.c ctl/summary.c ctl/timeline-opts.c $(sort $(wildcard ctl/cmd-*.c))
 D_SRCS := ctl/taprootd.c $(sort $(wildcard ctl/daemon-*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -95,7 +95,7 @@ ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libctl.a $(B)/plain/li
 
 # taprootd alone uploads (--push): only it links libcurl.
 D_PKG_LIBS = $(shell pkg-config --libs libcurl 2>/dev/null)
-ctl/taprootd: $(call objs,plain,$(D_SRCS)) $(B)/plain/libtaproot.a
+ctl/taprootd: $(call objs,plain,$(D_SRCS)) $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(D_PKG_LIBS) -lpthread -lm
 
 $(B)/plain/tests/%: $(B)/plain/tests/unit/%.o $(B)/plain/libctl.a $(B)/plain/libtaproot.a

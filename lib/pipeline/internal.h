@@ -11,10 +11,11 @@
  *               module's pcs), symbolized (symcache.c), markers
  *   resolved.c  the frames of interned stacks, resolved once
  *   top.c       self samples per leaf function
+ *   live.c      the live top: self and total per function and group
  *   pipeline.c  the pipeline's life, its profiles out, its counters
  *
  * Calls go one way (`make layering` checks it): pipeline.c -> records.c
- * -> labels.c, stack.c, top.c; stack.c -> symcache.c; pipeline.c makes
+ * -> labels.c, stack.c, top.c, live.c; stack.c -> symcache.c; pipeline.c makes
  * and frees what the others use.
  */
 #ifndef TAPROOT_PIPELINE_INTERNAL_H
@@ -36,6 +37,7 @@
 #define PL_SYM_CACHE_DEFAULT	65536	/* symbolized pcs kept */
 #define PL_COMM_CACHE		4096	/* process names kept */
 #define PL_TOP_MAX		16384	/* distinct leaf functions counted */
+#define PL_LIVE_MAX		16384	/* functions and groups of the live top */
 #define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
 #define PL_STATIC_MAX		16	/* static labels of the options */
 #define PL_RESOLVED_BYTES	(8U << 20)	/* resolved interned stacks kept */
@@ -45,6 +47,8 @@ struct pl_comm {
 	uint64_t start_time;
 	char comm[17];			/* TASK_COMM_LEN + NUL */
 };
+
+struct pl_live;
 
 struct pl_top {
 	char *name;			/* NULL: free slot */
@@ -77,6 +81,7 @@ struct taproot_pipeline {
 	struct pl_top *top;		/* PL_TOP_MAX * 2 slots */
 	size_t ntop;
 	uint64_t top_other;
+	struct pl_live *live;		/* the live top, NULL: off (live.c) */
 
 	/* scratch, per sample */
 	struct taproot_labeling labeling;	/* statics, the rules */
@@ -197,6 +202,15 @@ void tp_pl_top_count(struct taproot_pipeline *p, const char *name, uint32_t n);
 
 /* Forget every leaf counted so far. */
 void tp_pl_top_clear(struct taproot_pipeline *p);
+
+/* ------------------------------------------------------------ live.c */
+
+/*
+ * @n more samples of the stack @frames (@nf, leaf first) in @group, for
+ * the live top when it is on.
+ */
+void tp_pl_live_count(struct taproot_pipeline *p, const struct taproot_profile_frame *frames,
+		      size_t nf, const char *group, uint64_t n);
 
 /* --------------------------------------------------------- records.c */
 

@@ -239,6 +239,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	if (p->top)
 		tp_pl_top_clear(p);
 	free(p->top);
+	taproot_pipeline_live(p, false);
 	tp_symcache_free(&p->symcache);
 	tp_pyframes_free(p->pyframes);
 	free(p->comms);

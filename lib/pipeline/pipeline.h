@@ -335,6 +335,38 @@ struct taproot_pipeline_top {
 size_t taproot_pipeline_top(const struct taproot_pipeline *p,
 			    struct taproot_pipeline_top *top, size_t n);
 
+/*
+ * The live top (taprootctl top): while it is on, each CPU sample counts,
+ * for every function of its stack and the sample's group (its
+ * service_name label, else its process name), in "self" when it is the
+ * leaf and in "total" once however often it recurs. Off by default (a
+ * lookup per frame of each sample). On: a table of at most 16384
+ * functions and groups; off frees it. 0, or -ENOMEM.
+ */
+int taproot_pipeline_live(struct taproot_pipeline *p, bool on);
+
+struct taproot_pipeline_live_fn {
+	const char *name;		/* the function, else its file, or "[unknown]" */
+	const char *group;
+	uint64_t self, total;		/* samples */
+};
+
+struct taproot_pipeline_live_take {
+	const struct taproot_pipeline_live_fn *fns;	/* most total first; valid
+							   until the next take or off */
+	size_t n;
+	uint64_t samples;		/* CPU samples counted */
+	uint64_t other;			/* of those, samples with a function the
+					   table had no room for */
+};
+
+/*
+ * What the live top counted since the last take (or since it was turned
+ * on), into @t; the count starts again from nothing. -EINVAL when it is
+ * off, -ENOMEM.
+ */
+int taproot_pipeline_live_take(struct taproot_pipeline *p, struct taproot_pipeline_live_take *t);
+
 /* The profile being built (to encode it elsewhere, or read its stats). */
 const struct taproot_profile *taproot_pipeline_profile(const struct taproot_pipeline *p);
 

@@ -72,6 +72,15 @@ static int pl_cpu_add(struct taproot_pipeline *p, const struct pl_who *w, unsign
 	if (!leaf || !leaf[0])
 		leaf = "[unknown]";
 	tp_pl_top_count(p, leaf, w->weight);
+	if (p->live) {
+		const char *group = comm && comm[0] ? comm : "[unknown]";
+
+		for (size_t i = 0; i < nl; i++)
+			if (labels[i].str && labels[i].str[0] &&
+			    !strcmp(labels[i].key, "service_name"))
+				group = labels[i].str;
+		tp_pl_live_count(p, frames, nf, group, w->weight);
+	}
 	return 0;
 }
 

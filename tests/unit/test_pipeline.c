@@ -249,6 +249,94 @@ static void test_self_profile(void **state)
 }
 
 /*
+ * The live top's self and total of @name (or a clone of it the compiler
+ * made: @name.constprop.0), or NULL when it has none.
+ */
+static const struct taproot_pipeline_live_fn *
+live_fn(const struct taproot_pipeline_live_take *t, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < t->n; i++)
+		if (!strncmp(t->fns[i].name, name, n) &&
+		    (!t->fns[i].name[n] || t->fns[i].name[n] == '.'))
+			return &t->fns[i];
+	return NULL;
+}
+
+/*
+ * The live top: off by default; on, each sample counts its leaf as self
+ * and every function of its stack once as total, in its group; a take
+ * returns what was counted since the last one and starts again.
+ */
+static void test_live_top(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_pipeline_live_take t;
+	const struct taproot_pipeline_live_fn *f, *outer;
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *rec[3];
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(pipeline_outer(c, 1), 10);
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	for (int i = 0; i < 3; i++)
+		rec[i] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(), NULL, 0,
+					 "test-pipeline");
+
+	/* Off: nothing is counted, and there is nothing to take. */
+	assert_int_equal(taproot_pipeline_add_record(p, rec[0], 1), 0);
+	assert_int_equal(taproot_pipeline_live_take(p, &t), -EINVAL);
+
+	assert_int_equal(taproot_pipeline_live(p, true), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(taproot_pipeline_add_record(p, rec[i], 1), 0);
+	assert_int_equal(taproot_pipeline_live_take(p, &t), 0);
+	assert_int_equal(t.samples, 3);
+	assert_int_equal(t.other, 0);
+	/* Most total first: the leaf's total is every sample's. */
+	assert_true(t.n >= 5);
+	assert_int_equal(t.fns[0].total, 3);
+	f = live_fn(&t, "pipeline_capture");
+	assert_non_null(f);
+	assert_int_equal(f->self, 3);
+	assert_int_equal(f->total, 3);
+	outer = live_fn(&t, "pipeline_outer");
+	assert_non_null(outer);
+	assert_int_equal(outer->self, 0);
+	assert_int_equal(outer->total, 3);
+	assert_non_null(live_fn(&t, "main"));
+	/* One group for one process: its service, else its name. */
+	assert_non_null(f->group);
+	assert_true(f->group[0]);
+	assert_string_equal(outer->group, f->group);
+	for (size_t i = 1; i < t.n; i++)
+		assert_true(t.fns[i - 1].total >= t.fns[i].total);
+
+	/* The next take holds only what came since. */
+	assert_int_equal(taproot_pipeline_add_record(p, rec[0], 1), 0);
+	assert_int_equal(taproot_pipeline_live_take(p, &t), 0);
+	assert_int_equal(t.samples, 1);
+	assert_int_equal(live_fn(&t, "pipeline_capture")->self, 1);
+	assert_int_equal(taproot_pipeline_live_take(p, &t), 0);
+	assert_int_equal(t.samples, 0);
+	assert_int_equal(t.n, 0);
+
+	assert_int_equal(taproot_pipeline_live(p, false), 0);
+	assert_int_equal(taproot_pipeline_live_take(p, &t), -EINVAL);
+	for (int i = 0; i < 3; i++)
+		free(rec[i]);
+	taproot_pipeline_free(p);
+	free(c);
+}
+
+/*
  * Labels: a sample carries its process's (service_name, exe, cgroup read
  * from this process's /proc) and the static ones, seen by pprof; relabel
  * rules rewrite them, and a sample they drop is neither unwound nor added.
@@ -1123,6 +1211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self_profile),
+		cmocka_unit_test(test_live_top),
 		cmocka_unit_test(test_labels_and_relabel),
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_kernel_unwound_same_profile),
