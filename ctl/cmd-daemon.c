@@ -17,27 +17,7 @@
 
 #include "daemon.h"
 #include "taprootctl.h"
-
-/* A JSON string value starting at @s (after the quote) into @out. */
-static void read_str(const char *s, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; *s && *s != '"' && n + 1 < len; s++) {
-		if (*s == '\\' && s[1]) {
-			s++;
-			if (*s == 'u' && s[1] && s[2] && s[3] && s[4]) {
-				char hex[5] = { s[1], s[2], s[3], s[4], 0 };
-
-				out[n++] = (char)strtoul(hex, NULL, 16);
-				s += 4;
-				continue;
-			}
-		}
-		out[n++] = *s;
-	}
-	out[n] = '\0';
-}
+#include "util/util.h"
 
 /* The enum taproot_kunwind named @name ("no-proc"), or -1. */
 static int kunwind_of(const char *name)
@@ -126,10 +106,10 @@ int daemon_state_read(const char *path, struct daemon_state *st)
 			st->push_queued_bytes = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "push_last_success"))
 			st->push_last_success = strtoll(v, NULL, 10);
-		else if (!strcmp(key, "output") && *v == '"')
-			read_str(v + 1, st->output, sizeof(st->output));
-		else if (!strcmp(key, "last_profile") && *v == '"')
-			read_str(v + 1, st->last_profile, sizeof(st->last_profile));
+		else if (!strcmp(key, "output"))
+			tp_json_unquote(v, st->output, sizeof(st->output));
+		else if (!strcmp(key, "last_profile"))
+			tp_json_unquote(v, st->last_profile, sizeof(st->last_profile));
 	}
 	fclose(f);
 	return st->pid > 0 ? 0 : -EINVAL;

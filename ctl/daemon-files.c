@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "taproot.h"
+#include "util/util.h"
 
 /* ------------------------------------------------------------ output */
 
@@ -239,23 +240,6 @@ static int mkdir_parent(const char *path)
 	return ret;
 }
 
-/* @s as a JSON string (paths: bytes >= 0x80 pass through as they are). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 int daemon_state_write(const char *path, const struct daemon_state *st)
 {
 	char *tmp;
@@ -333,9 +317,9 @@ int daemon_state_write(const char *path, const struct daemon_state *st)
 	fprintf(f, "\"push_queued_bytes\": %" PRIu64 ",\n", st->push_queued_bytes);
 	fprintf(f, "\"push_last_success\": %" PRId64 ",\n", st->push_last_success);
 	fprintf(f, "\"output\": ");
-	json_str(f, st->output);
+	tp_json_quote(f, st->output);
 	fprintf(f, ",\n\"last_profile\": ");
-	json_str(f, st->last_profile);
+	tp_json_quote(f, st->last_profile);
 	fprintf(f, "\n}\n");
 	if (fflush(f) == EOF || ferror(f))
 		err = -EIO;

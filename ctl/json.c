@@ -104,76 +104,11 @@ static void tp_json_value_end(struct taproot_json *j)
 		tp_json_putc(j, '\n');
 }
 
-/*
- * Length of the valid UTF-8 sequence at @p (RFC 3629: shortest form, no
- * surrogates, at most U+10FFFF), or 0 when it is not one.
- */
-static int tp_utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	/* p[i] is read only after p[i - 1] was a continuation byte, not NUL. */
-	for (i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
+/* @s as a JSON string, escaped as tp_json_quote() does. */
 static void tp_json_put_string(struct taproot_json *j, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[8];
-	int n;
-
-	tp_json_putc(j, '"');
-	while (*p && !j->err) {
-		switch (*p) {
-		case '"':  tp_json_puts(j, "\\\""); p++; continue;
-		case '\\': tp_json_puts(j, "\\\\"); p++; continue;
-		case '\b': tp_json_puts(j, "\\b"); p++; continue;
-		case '\f': tp_json_puts(j, "\\f"); p++; continue;
-		case '\n': tp_json_puts(j, "\\n"); p++; continue;
-		case '\r': tp_json_puts(j, "\\r"); p++; continue;
-		case '\t': tp_json_puts(j, "\\t"); p++; continue;
-		default:
-			break;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			tp_json_puts(j, esc);
-			p++;
-		} else if (*p < 0x80) {
-			tp_json_putc(j, (char)*p);
-			p++;
-		} else if ((n = tp_utf8_len(p)) > 0) {
-			if (!j->err && fwrite(p, 1, (size_t)n, j->out) != (size_t)n)
-				tp_json_fail(j, -EIO);
-			p += n;
-		} else {
-			tp_json_puts(j, "\\ufffd");
-			p++;
-		}
-	}
-	tp_json_putc(j, '"');
+	if (!j->err && tp_json_quote(j->out, s) < 0)
+		tp_json_fail(j, -EIO);
 }
 
 static void tp_json_open(struct taproot_json *j, char kind)

@@ -244,37 +244,6 @@ static int tr_flows(struct tr *tr)
 
 /* ------------------------------------------------------------ JSON */
 
-/* @s as a JSON string: escaped, and any byte that is not UTF-8 as U+FFFD. */
-static void tr_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	fputc('"', f);
-	while (*p) {
-		unsigned char c = *p;
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			   (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = n > 0 && (n != 2 || c >= 0xc2) && (n != 4 || c <= 0xf4);
-
-		for (size_t i = 1; ok && i < n; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (!ok) {
-			fputs("\\ufffd", f);
-			p++;
-		} else if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			p++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-		} else {
-			fwrite(p, 1, n, f);
-			p += n;
-		}
-	}
-	fputc('"', f);
-}
-
 /* Nanoseconds (whole microseconds: tr_quantum()) as the format's microseconds. */
 static void tr_us(FILE *f, const char *key, uint64_t ns)
 {
@@ -310,9 +279,9 @@ static void tr_stack_frames(const struct tr *tr, FILE *f)
 			const struct taproot_profile_frame *fr = &s->frames[s->nr - 1 - d];
 
 			fprintf(f, "%s\n\"s%zu-%zu\":{\"name\":", first ? "" : ",", id + 1, d);
-			tr_str(f, tr_frame_name(fr));
+			tp_json_quote(f, tr_frame_name(fr));
 			fputs(",\"category\":", f);
-			tr_str(f, fr->is_kernel ? "kernel" : tr_base(fr->mapping_path));
+			tp_json_quote(f, fr->is_kernel ? "kernel" : tr_base(fr->mapping_path));
 			if (d)
 				fprintf(f, ",\"parent\":\"s%zu-%zu\"", id + 1, d - 1);
 			fputc('}', f);
@@ -335,7 +304,7 @@ static void tr_stack_ref(const struct tr *tr, FILE *f, uint32_t id, const char *
 		for (size_t i = 0; i < s->nr; i++) {
 			if (i)
 				fputc(',', f);
-			tr_str(f, tr_frame_name(&s->frames[i]));
+			tp_json_quote(f, tr_frame_name(&s->frames[i]));
 		}
 		fputc(']', f);
 	}
@@ -368,7 +337,7 @@ static void tr_item_write(struct tr *tr, FILE *f, const struct tr_item *it)
 		if (it->slice == TR_BLOCKED) {
 			fprintf(f, "\"blocked %s\"", e->state);
 		} else {
-			tr_str(f, tr_slice_name[it->slice]);
+			tp_json_quote(f, tr_slice_name[it->slice]);
 		}
 		tr_us(f, "dur", it->dur);
 		if (it->slice == TR_BLOCKED) {
@@ -381,8 +350,8 @@ static void tr_item_write(struct tr *tr, FILE *f, const struct tr_item *it)
 
 			w = e->wake == TP_WAKE_THREAD ? tl_thread_get(tr->t, e->waker_tid) : NULL;
 			fputs(",\"args\":{\"waker\":", f);
-			tr_str(f, e->wake != TP_WAKE_THREAD ? irq[e->wake] :
-				  w && w->thread_comm[0] ? w->thread_comm : "?");
+			tp_json_quote(f, e->wake != TP_WAKE_THREAD ? irq[e->wake] :
+				      w && w->thread_comm[0] ? w->thread_comm : "?");
 			if (e->wake == TP_WAKE_THREAD)
 				fprintf(f, ",\"waker_tid\":%" PRIu32, e->waker_tid);
 			fputc('}', f);
@@ -396,8 +365,8 @@ static void tr_item_write(struct tr *tr, FILE *f, const struct tr_item *it)
 		break;
 	default:
 		fputs(",\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu\",\"name\":", f);
-		tr_str(f, tl_stack_get(tr->t, e->stack) ?
-			  tr_frame_name(&tl_stack_get(tr->t, e->stack)->frames[0]) : "sample");
+		tp_json_quote(f, tl_stack_get(tr->t, e->stack) ?
+			      tr_frame_name(&tl_stack_get(tr->t, e->stack)->frames[0]) : "sample");
 		snprintf(more, sizeof(more), "\"cpu\":%" PRIu32, e->cpu);
 		tr_stack_ref(tr, f, e->stack, more);
 		break;
@@ -421,7 +390,7 @@ static void tr_names(struct tr *tr, FILE *f)
 			fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
 				",\"tid\":%" PRIu32 ",\"args\":{\"name\":", tr_sep(tr), th->pid, th->pid);
 			snprintf(name, sizeof(name), "%s %" PRIu32, pn, th->pid);
-			tr_str(f, name);
+			tp_json_quote(f, name);
 			fputs("}}", f);
 			last_pid = th->pid;
 		}
@@ -430,7 +399,7 @@ static void tr_names(struct tr *tr, FILE *f)
 			 n->thread_comm : tl_process_name(tr->t, th->pid), th->tid);
 		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
 			",\"tid\":%" PRIu32 ",\"args\":{\"name\":", tr_sep(tr), th->pid, th->tid);
-		tr_str(f, name);
+		tp_json_quote(f, name);
 		fputs("}}", f);
 	}
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -48,6 +49,26 @@ static inline const char *tp_strcopy(char **pos, const char *s)
 	*pos += n;
 	return d;
 }
+
+/*
+ * Write @s to @f as a JSON string, quotes included (RFC 8259): '"' and '\\'
+ * escaped, control characters as \b \f \n \r \t or \u00XX, DEL as
+ * \u007f, valid UTF-8 (RFC 3629: shortest form, no surrogates, up to
+ * U+10FFFF) as it is, and each other byte as \ufffd, so that what is
+ * written is valid JSON in valid UTF-8 whatever @s holds. 0, or -EIO when
+ * @f is in error afterwards (not recorded).
+ */
+int tp_json_quote(FILE *f, const char *s);
+
+/*
+ * The JSON string at @s (its opening quote), as tp_json_quote() writes
+ * them, into @out: its first @len - 1 bytes at most (never part of an
+ * escape) and a NUL. Escapes are read back, \uXXXX below U+0080 as that
+ * byte and any other as U+FFFD (tp_json_quote() writes no other). 0, or
+ * -EINVAL when @s is no string or ends before its closing quote (@out
+ * then holds what came before).
+ */
+int tp_json_unquote(const char *s, char *out, size_t len);
 
 /*
  * Read @fd to its end, at most @max bytes (a longer file is cut: *@lenp ==

@@ -2,7 +2,8 @@
 /*
  * The utilities layer (lib/util/): number parsing stops where the text or
  * its bound ends, arrays grow without overflowing, the index finds what was
- * put in it and nothing else, and clocks read as clocks.
+ * put in it and nothing else, clocks read as clocks, and any bytes become
+ * a valid JSON string that reads back.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -211,6 +212,142 @@ static void labels_copied_and_counted(void **state)
 	tp_labels_put(l);
 }
 
+/* @s through tp_json_quote() must read @want. */
+static void assert_quoted(const char *s, const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(tp_json_quote(f, s), 0);
+	fclose(f);
+	assert_string_equal(buf, want);
+	free(buf);
+}
+
+static void json_quote_escapes_quotes_backslashes_controls(void **state)
+{
+	char in[0x80] = "", want[0x100];
+	size_t n = 0;
+
+	assert_quoted("", "\"\"");
+	assert_quoted("a\"b\\c/d", "\"a\\\"b\\\\c/d\"");
+	/* Every control character: JSON's short form where it has one, else \u00XX. */
+	for (int c = 1; c < 0x20; c++) {
+		const char *s = c == '\b' ? "b" : c == '\f' ? "f" : c == '\n' ? "n" :
+				c == '\r' ? "r" : c == '\t' ? "t" : NULL;
+
+		in[0] = (char)c;
+		in[1] = '\0';
+		if (s)
+			snprintf(want, sizeof(want), "\"\\%s\"", s);
+		else
+			snprintf(want, sizeof(want), "\"\\u%04x\"", (unsigned int)c);
+		assert_quoted(in, want);
+	}
+	/* DEL is valid JSON as it is: escaped all the same, as a terminal would not show it. */
+	assert_quoted("\x7f", "\"\\u007f\"");
+	/* The rest of ASCII stands as it is; the string ends at its NUL. */
+	for (int c = 0x20; c < 0x7f; c++)
+		if (c != '"' && c != '\\')
+			in[n++] = (char)c;
+	in[n] = '\0';
+	snprintf(want, sizeof(want), "\"%s\"", in);
+	assert_quoted(in, want);
+	assert_quoted("ab\0cd", "\"ab\"");
+}
+
+static void json_quote_keeps_valid_utf8(void **state)
+{
+	/* The first and last code point of each length, either side of the surrogates. */
+	static const char *const valid[] = {
+		"\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
+		"\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf",
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	};
+	char want[64];
+
+	for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
+		snprintf(want, sizeof(want), "\"%s\"", valid[i]);
+		assert_quoted(valid[i], want);
+	}
+}
+
+static void json_quote_replaces_invalid_utf8(void **state)
+{
+#define R	"\\ufffd"
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "\x80", "\"" R "\"" },			/* a continuation byte alone */
+		{ "\xbf", "\"" R "\"" },
+		{ "\xfe", "\"" R "\"" },			/* never in UTF-8 */
+		{ "\xff", "\"" R "\"" },
+		{ "\xc0\xaf", "\"" R R "\"" },			/* overlong '/' */
+		{ "\xc1\xbf", "\"" R R "\"" },
+		{ "\xe0\x80\xaf", "\"" R R R "\"" },		/* overlong, 3 bytes */
+		{ "\xe0\x9f\xbf", "\"" R R R "\"" },
+		{ "\xf0\x80\x80\xaf", "\"" R R R R "\"" },	/* overlong, 4 bytes */
+		{ "\xf0\x8f\xbf\xbf", "\"" R R R R "\"" },
+		{ "\xed\xa0\x80", "\"" R R R "\"" },		/* UTF-16 surrogates */
+		{ "\xed\xbf\xbf", "\"" R R R "\"" },
+		{ "\xf4\x90\x80\x80", "\"" R R R R "\"" },	/* above U+10FFFF */
+		{ "\xf5\x80\x80\x80", "\"" R R R R "\"" },
+		{ "\xe2\x82", "\"" R R "\"" },			/* cut short by the end */
+		{ "\xf0\x9f\x98", "\"" R R R "\"" },
+		{ "\xe2\x82" "A", "\"" R R "A\"" },		/* by ASCII, which is kept */
+		{ "\xe2" "\xe2\x82\xac", "\"" R "\xe2\x82\xac\"" },	/* by a valid sequence */
+	};
+#undef R
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_quoted(cases[i].in, cases[i].want);
+}
+
+/* What tp_json_quote() writes, tp_json_unquote() reads back. */
+static void json_unquote_reads_what_quote_wrote(void **state)
+{
+	char in[0x100], out[0x100], *buf = NULL;
+	size_t n = 0, len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	/* Every ASCII byte, and UTF-8 of each length. */
+	for (int c = 1; c < 0x80; c++)
+		in[n++] = (char)c;
+	snprintf(in + n, sizeof(in) - n, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	assert_non_null(f);
+	assert_int_equal(tp_json_quote(f, in), 0);
+	fclose(f);
+	assert_int_equal(tp_json_unquote(buf, out, sizeof(out)), 0);
+	assert_string_equal(out, in);
+	free(buf);
+
+	/* Bytes that were not UTF-8 read back as U+FFFD. */
+	assert_int_equal(tp_json_unquote("\"a\\ufffd\\u00e9\\/\"", out, sizeof(out)), 0);
+	assert_string_equal(out, "a\xef\xbf\xbd\xef\xbf\xbd/");
+	/* Cut to fit, never within what an escape stands for. */
+	assert_int_equal(tp_json_unquote("\"ab\\ufffdc\"", out, 5), 0);
+	assert_string_equal(out, "ab");
+	assert_int_equal(tp_json_unquote("\"ab\\n\"", out, 3), 0);
+	assert_string_equal(out, "ab");
+	/* Not a string, or one cut short. */
+	assert_int_equal(tp_json_unquote("12", out, sizeof(out)), -EINVAL);
+	assert_string_equal(out, "");
+	assert_int_equal(tp_json_unquote("\"ab\\", out, sizeof(out)), -EINVAL);
+	assert_string_equal(out, "ab\\");
+}
+
+static void json_quote_reports_write_errors(void **state)
+{
+	FILE *full = fopen("/dev/full", "w");
+
+	assert_non_null(full);
+	setvbuf(full, NULL, _IONBF, 0);
+	assert_int_equal(tp_json_quote(full, "x"), -EIO);
+	fclose(full);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +361,11 @@ int main(void)
 		cmocka_unit_test(index_finds_what_was_put),
 		cmocka_unit_test(clock_reads_time),
 		cmocka_unit_test(labels_copied_and_counted),
+		cmocka_unit_test(json_quote_escapes_quotes_backslashes_controls),
+		cmocka_unit_test(json_quote_keeps_valid_utf8),
+		cmocka_unit_test(json_quote_replaces_invalid_utf8),
+		cmocka_unit_test(json_unquote_reads_what_quote_wrote),
+		cmocka_unit_test(json_quote_reports_write_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
