@@ -55,9 +55,11 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 # lib/ is in layers, one folder each (docs/development.md, "Layout"); scripts/layering
 # checks that calls between them go one way.
 LIB_SRCS := $(sort $(wildcard lib/*/*.c))
-# What the command line uses (JSON writer, command tables, output helpers,
-# the live top's file, which taprootd writes too); the unit tests link it.
-CTLLIB_SRCS := ctl/json.c ctl/cmd.c ctl/output.c ctl/topfile.c
+# What the command line uses (JSON writer, command tables, output helpers;
+# the live top's file and taprootd's state, which taprootd writes too); the
+# unit tests link it.
+CTLLIB_SRCS := ctl/json.c ctl/cmd.c ctl/output.c ctl/topfile.c ctl/daemon-state.c \
+	ctl/status-taprootd.c
 CTL_SRCS := ctl/taprootctl.c ctl/summary.c ctl/timeline-opts.c $(sort $(wildcard ctl/cmd-*.c))
 D_SRCS := ctl/taprootd.c $(sort $(wildcard ctl/daemon-*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * taprootd's files: its output directory, the names of its profiles and
- * their retention, and the state file that taprootctl status reads (the
- * configuration file: ctl/daemon-options.c).
+ * their retention (the state file: ctl/daemon-state.c; the configuration
+ * file: ctl/daemon-options.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,6 @@
 
 #include "daemon.h"
 #include "taproot.h"
-#include "util/util.h"
 
 /* ------------------------------------------------------------ output */
 
@@ -219,117 +218,4 @@ unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps, bo
 	free(held);
 	closedir(d);
 	return deleted;
-}
-
-/* ------------------------------------------------------------ state */
-
-static int mkdir_parent(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	int ret = 0;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			ret = -errno;
-	}
-	free(dir);
-	return ret;
-}
-
-int daemon_state_write(const char *path, const struct daemon_state *st)
-{
-	char *tmp;
-	FILE *f;
-	int fd, err = 0;
-
-	err = mkdir_parent(path);
-	if (err < 0)
-		return err;
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		return err;
-	}
-	fchmod(fd, 0644);
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		goto fail;
-	}
-	/* One member a line: readers may parse it line by line. */
-	fprintf(f, "{\n");
-	fprintf(f, "\"pid\": %d,\n", st->pid);
-	fprintf(f, "\"started\": %" PRId64 ",\n", st->started);
-	fprintf(f, "\"updated\": %" PRId64 ",\n", st->updated);
-	fprintf(f, "\"cpu_seconds\": %.3f,\n", st->cpu_seconds);
-	fprintf(f, "\"rss_bytes\": %" PRIu64 ",\n", st->rss_bytes);
-	fprintf(f, "\"sampling\": %s,\n", st->sampling ? "true" : "false");
-	fprintf(f, "\"interval\": %lu,\n", st->interval);
-	fprintf(f, "\"samples\": %" PRIu64 ",\n", st->samples);
-	fprintf(f, "\"lost\": %" PRIu64 ",\n", st->lost);
-	fprintf(f, "\"unwind_complete_permille\": %u,\n", st->unwind_permille);
-	fprintf(f, "\"profiles\": %" PRIu64 ",\n", st->profiles);
-	fprintf(f, "\"offcpu\": %s,\n", st->offcpu ? "true" : "false");
-	fprintf(f, "\"intervals\": %" PRIu64 ",\n", st->intervals);
-	fprintf(f, "\"unpaired\": %" PRIu64 ",\n", st->unpaired);
-	fprintf(f, "\"dropped\": %" PRIu64 ",\n", st->dropped);
-	fprintf(f, "\"proc_unknown\": %" PRIu64 ",\n", st->proc_unknown);
-	fprintf(f, "\"user_stale\": %" PRIu64 ",\n", st->user_stale);
-	fprintf(f, "\"elf_errors\": %" PRIu64 ",\n", st->elf_errors);
-	fprintf(f, "\"user_stacks\": %" PRIu64 ",\n", st->user_stacks);
-	for (unsigned int e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++)
-		fprintf(f, "\"unwind_%s\": %" PRIu64 ",\n", taproot_unwind_end_name(e),
-			st->unwind[e]);
-	fprintf(f, "\"frames\": %" PRIu64 ",\n", st->frames);
-	fprintf(f, "\"frames_unsymbolized\": %" PRIu64 ",\n", st->frames_unsymbolized);
-	fprintf(f, "\"debuginfod_found\": %" PRIu64 ",\n", st->debuginfod_found);
-	fprintf(f, "\"debuginfod_absent\": %" PRIu64 ",\n", st->debuginfod_absent);
-	fprintf(f, "\"debuginfod_pending\": %" PRIu64 ",\n", st->debuginfod_pending);
-	fprintf(f, "\"relabel_dropped\": %" PRIu64 ",\n", st->relabel_dropped);
-	fprintf(f, "\"relabel_skipped\": %" PRIu64 ",\n", st->relabel_skipped);
-	fprintf(f, "\"write_errors\": %" PRIu64 ",\n", st->write_errors);
-	fprintf(f, "\"module_unwind\": %s,\n", st->module_unwind ? "true" : "false");
-#define X(field) fprintf(f, "\"kupload_" #field "\": %" PRIu64 ",\n", st->kupload.field);
-	TAPROOT_KUPLOAD_FIELDS(X)
-#undef X
-	/* Not "unwind_": those are the ends of this unwinder's walks. */
-	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
-		fprintf(f, "\"kunwind_%s\": %" PRIu64 ",\n", taproot_kunwind_name(e),
-			st->kunwind[e]);
-	fprintf(f, "\"stack_refs\": %" PRIu64 ",\n", st->stack_refs);
-	fprintf(f, "\"stack_refs_unresolved\": %" PRIu64 ",\n", st->stack_refs_unresolved);
-	fprintf(f, "\"counted\": %" PRIu64 ",\n", st->counted);
-	fprintf(f, "\"counted_unresolved\": %" PRIu64 ",\n", st->counted_unresolved);
-	fprintf(f, "\"push\": %s,\n", st->push ? "true" : "false");
-	fprintf(f, "\"push_uploaded\": %" PRIu64 ",\n", st->push_uploaded);
-	fprintf(f, "\"push_failures\": %" PRIu64 ",\n", st->push_failures);
-	fprintf(f, "\"push_rejected\": %" PRIu64 ",\n", st->push_rejected);
-	fprintf(f, "\"push_dropped\": %" PRIu64 ",\n", st->push_dropped);
-	fprintf(f, "\"push_queued\": %" PRIu64 ",\n", st->push_queued);
-	fprintf(f, "\"push_queued_bytes\": %" PRIu64 ",\n", st->push_queued_bytes);
-	fprintf(f, "\"push_last_success\": %" PRId64 ",\n", st->push_last_success);
-	fprintf(f, "\"output\": ");
-	tp_json_quote(f, st->output);
-	fprintf(f, ",\n\"last_profile\": ");
-	tp_json_quote(f, st->last_profile);
-	fprintf(f, "\n}\n");
-	if (fflush(f) == EOF || ferror(f))
-		err = -EIO;
-	if (fclose(f) == EOF && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-fail:
-	if (err)
-		unlink(tmp);
-	free(tmp);
-	return err;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * taprootd --metrics ADDR:PORT: its counters in the Prometheus text format
- * (version 0.0.4), over HTTP, for GET /metrics.
+ * (version 0.0.4, daemon_metrics_text() in ctl/daemon-state.c), over HTTP,
+ * for GET /metrics.
  *
  * A thread of its own serves them, from a copy of the counters that the
  * main loop publishes (daemon_metrics_publish()) under a mutex: a slow or
@@ -12,11 +13,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +28,6 @@
 
 #define METRICS_REQUEST_MAX	8192
 #define METRICS_READ_MS		2000
-#define METRICS_BODY_MAX	16384
 
 struct daemon_metrics {
 	int fd;				/* listening */
@@ -40,167 +38,6 @@ struct daemon_metrics {
 	struct daemon_state st;		/* under lock */
 	bool have;			/* st published at least once */
 };
-
-/* ------------------------------------------------------------ the text */
-
-struct mtext {
-	char *buf;
-	size_t len, off;
-};
-
-static void mprintf(struct mtext *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void mprintf(struct mtext *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->off >= t->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->off, t->len - t->off, fmt, ap);
-	va_end(ap);
-	t->off += n > 0 ? (size_t)n : 0;
-}
-
-size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len)
-{
-	const struct {
-		const char *name, *type, *help;
-		double value;
-	} m[] = {
-		{ "start_time_seconds", "gauge",
-		  "When taprootd started, in seconds since the epoch.", (double)st->started },
-		{ "cpu_seconds_total", "counter",
-		  "User and system CPU time taprootd used.", st->cpu_seconds },
-		{ "resident_memory_bytes", "gauge",
-		  "taprootd's resident memory.", (double)st->rss_bytes },
-		{ "sampling", "gauge",
-		  "1 while the module's sampling runs.", (double)st->sampling },
-		{ "interval_seconds", "gauge",
-		  "Seconds per profile.", (double)st->interval },
-		{ "samples_total", "counter",
-		  "CPU samples added to profiles.", (double)st->samples },
-		{ "lost_records_total", "counter",
-		  "Records the module's rings lost.", (double)st->lost },
-		{ "profiles_written_total", "counter",
-		  "Profiles written.", (double)st->profiles },
-		{ "profile_write_errors_total", "counter",
-		  "Profiles that could not be written (their samples dropped).",
-		  (double)st->write_errors },
-		{ "offcpu_intervals_total", "counter",
-		  "Off-CPU intervals joined.", (double)st->intervals },
-		{ "offcpu_unpaired_total", "counter",
-		  "Off-CPU intervals with an end missing.", (double)st->unpaired },
-		{ "invalid_records_total", "counter",
-		  "Invalid records, samples not added.", (double)st->dropped },
-		{ "unknown_process_samples_total", "counter",
-		  "Samples of processes gone before their maps were read.",
-		  (double)st->proc_unknown },
-		{ "stale_user_samples_total", "counter",
-		  "Samples whose user part was left out across an execve.",
-		  (double)st->user_stale },
-		{ "elf_errors_total", "counter",
-		  "Mappings whose ELF file could not be used.", (double)st->elf_errors },
-		{ "relabel_dropped_total", "counter",
-		  "Samples and off-CPU intervals the relabel rules dropped.",
-		  (double)st->relabel_dropped },
-		{ "relabel_skipped_total", "counter",
-		  "Samples kept with a relabel replacement skipped for want of room.",
-		  (double)st->relabel_skipped },
-		{ "debuginfod_found_total", "counter",
-		  "Debug files fetched from debuginfod.", (double)st->debuginfod_found },
-		{ "debuginfod_absent_total", "counter",
-		  "Debug files debuginfod did not have, or that could not be fetched.",
-		  (double)st->debuginfod_absent },
-		{ "debuginfod_pending", "gauge",
-		  "Debug files waiting to be fetched.", (double)st->debuginfod_pending },
-		{ "push_uploads_total", "counter",
-		  "Profiles the store accepted (--push).", (double)st->push_uploaded },
-		{ "push_failures_total", "counter",
-		  "Upload attempts that failed and will be retried.", (double)st->push_failures },
-		{ "push_rejected_total", "counter",
-		  "Uploads the store refused for good (dropped).", (double)st->push_rejected },
-		{ "push_dropped_total", "counter",
-		  "Uploads dropped unsent: the spool was over its bound.",
-		  (double)st->push_dropped },
-		{ "push_queue_files", "gauge",
-		  "Profiles waiting in the spool.", (double)st->push_queued },
-		{ "push_queue_bytes", "gauge",
-		  "Bytes waiting in the spool.", (double)st->push_queued_bytes },
-		{ "push_last_success_seconds", "gauge",
-		  "When the store last accepted an upload, in seconds since the epoch (0: never).",
-		  (double)st->push_last_success },
-		{ "user_stacks_total", "counter",
-		  "User stacks unwound.", (double)st->user_stacks },
-		{ "module_unwind", "gauge",
-		  "1 when taprootd has the module unwind user stacks (setting unwind).",
-		  (double)st->module_unwind },
-		{ "kernel_upload_tables_total", "counter",
-		  "Unwind tables uploaded to the module.", (double)st->kupload.tables_uploaded },
-		{ "kernel_upload_table_bytes_total", "counter",
-		  "Bytes of the unwind tables uploaded to the module.",
-		  (double)st->kupload.table_bytes },
-		{ "kernel_upload_tables_found_total", "counter",
-		  "Unwind tables the module held already (same build ID).",
-		  (double)st->kupload.tables_existed },
-		{ "kernel_upload_maps_total", "counter",
-		  "Sets of a process's mappings uploaded to the module.",
-		  (double)st->kupload.maps_uploaded },
-		{ "kernel_upload_stale_retries_total", "counter",
-		  "Mapping uploads retried: the process changed its mappings meanwhile.",
-		  (double)st->kupload.stale_retries },
-		{ "kernel_upload_maps_current_total", "counter",
-		  "Upload requests the process's token answered: its mappings were current.",
-		  (double)st->kupload.maps_current },
-		{ "kernel_upload_deferred_total", "counter",
-		  "Upload requests put off for the interval or the work budget, served later.",
-		  (double)st->kupload.deferred },
-		{ "kernel_upload_budget_refusals_total", "counter",
-		  "Uploads the module refused: its unwind memory (unwind-mem) was full.",
-		  (double)st->kupload.budget_refusals },
-		{ "kernel_upload_errors_total", "counter",
-		  "Uploads to the module that failed otherwise.", (double)st->kupload.errors },
-		{ "kernel_unwind_tables", "gauge",
-		  "Unwind tables the module holds for taprootd now.", (double)st->kupload.tables },
-		{ "kernel_unwind_processes", "gauge",
-		  "Processes whose mappings the module holds for taprootd now.",
-		  (double)st->kupload.procs },
-		{ "stack_refs_total", "counter",
-		  "Samples the module unwound itself, as references to interned stacks.",
-		  (double)st->stack_refs },
-		{ "stack_refs_unresolved_total", "counter",
-		  "Of them, references to a stack taprootd had not seen (dropped).",
-		  (double)st->stack_refs_unresolved },
-		{ "counted_samples_total", "counter",
-		  "Samples the module unwound itself and counted in its tables (setting count).",
-		  (double)st->counted },
-		{ "counted_unresolved_total", "counter",
-		  "Of them, samples of a stack taprootd had not seen (dropped).",
-		  (double)st->counted_unresolved },
-		{ "frames_total", "counter",
-		  "Frames symbolized.", (double)st->frames },
-		{ "frames_unsymbolized_total", "counter",
-		  "Frames without a function name.", (double)st->frames_unsymbolized },
-	};
-	struct mtext t = { .buf = buf, .len = len };
-
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		mprintf(&t, "# HELP taprootd_%s %s\n# TYPE taprootd_%s %s\ntaprootd_%s %.17g\n",
-			m[i].name, m[i].help, m[i].name, m[i].type, m[i].name, m[i].value);
-	mprintf(&t, "# HELP taprootd_unwinds_total User stacks unwound, by how the unwinding "
-		"ended.\n# TYPE taprootd_unwinds_total counter\n");
-	for (unsigned int e = 0; e < TAPROOT_UNWIND_NR_ENDS; e++)
-		mprintf(&t, "taprootd_unwinds_total{result=\"%s\"} %" PRIu64 "\n",
-			taproot_unwind_end_name(e), st->unwind[e]);
-	mprintf(&t, "# HELP taprootd_kernel_walks_total CPU samples by how the module's walk of "
-		"their user stack ended (none: not walked).\n"
-		"# TYPE taprootd_kernel_walks_total counter\n");
-	for (unsigned int e = 0; e < TAPROOT_PIPELINE_KUNWIND_NR; e++)
-		mprintf(&t, "taprootd_kernel_walks_total{result=\"%s\"} %" PRIu64 "\n",
-			taproot_kunwind_name(e), st->kunwind[e]);
-	return t.off;
-}
 
 /* ------------------------------------------------------------ HTTP */
 
@@ -264,7 +101,7 @@ static void respond_text(int fd, const char *status, const char *text)
 static void serve(struct daemon_metrics *m, int fd)
 {
 	static const char text[] = "text/plain; version=0.0.4; charset=utf-8";
-	char req[METRICS_REQUEST_MAX], body[METRICS_BODY_MAX];
+	char req[METRICS_REQUEST_MAX], body[DAEMON_METRICS_MAX];
 	struct daemon_state st;
 	const char *path;
 	bool have;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * taprootd internals shared by ctl/taprootd.c and ctl/daemon-*.c, and the
- * state file format that taprootctl status reads (ctl/cmd-daemon.c).
+ * state file format that taprootctl status reads (ctl/status-taprootd.c).
  */
 #ifndef TAPROOTD_H
 #define TAPROOTD_H
@@ -257,9 +257,14 @@ unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps, bo
 /* Whether @name is one of taprootd's profiles: KIND-YYYYmmddTHHMMSSZ.pb.gz. */
 bool daemon_is_profile_name(const char *name);
 
-/* What the state file says. */
+/*
+ * What taprootd says of itself: the state file (one member a line, written
+ * every interval), taprootctl status (its text and --json) and --metrics
+ * all show this, each member as its row of daemon_stats[] says
+ * (ctl/daemon-state.c).
+ */
 struct daemon_state {
-	int pid;
+	int64_t pid;
 	int64_t started;		/* wall clock, s since the epoch */
 	int64_t updated;
 	double cpu_seconds;		/* user + system of taprootd */
@@ -269,7 +274,7 @@ struct daemon_state {
 	bool offcpu;			/* off-CPU profiles on */
 	uint64_t intervals;		/* off-CPU intervals joined */
 	uint64_t unpaired;		/* off-CPU intervals with an end missing */
-	unsigned int unwind_permille;	/* complete unwinds */
+	uint64_t unwind_permille;	/* complete unwinds */
 	/*
 	 * What could not be profiled as it ran, counted (the pipeline's
 	 * cumulative counters, taproot_pipeline_stats): invalid records,
@@ -312,25 +317,158 @@ struct daemon_state {
 	bool sampling;			/* the module's sampling runs */
 	char output[4096];
 	char last_profile[4096];
-	unsigned long interval;
+	uint64_t interval;		/* s per profile */
 };
 
+/* What a member of struct daemon_state is (a row of daemon_stats[]). */
+enum daemon_stat_type {
+	DS_I64,				/* int64_t */
+	DS_U64,				/* uint64_t */
+	DS_SECONDS,			/* double: to the millisecond in the file,
+					 * whole milliseconds in status --json */
+	DS_BOOL,			/* bool: true or false; 1 or 0 as a metric */
+	DS_STR,				/* char[]: a JSON string, never a metric */
+	DS_ENDS,			/* uint64_t[] by end, named by name(): a
+					 * member KEY_NAME each in the file, an
+					 * object {NAME: N} in status --json, one
+					 * metric labelled result="NAME" */
+};
+
+/* The lines of taprootctl status about taprootd, in order (daemon_status_lines[]). */
+enum daemon_status_line {
+	DSL_NONE,			/* not in the text */
+	DSL_TAPROOTD,
+	DSL_USAGE,
+	DSL_SAMPLES,
+	DSL_OFFCPU,
+	DSL_WALKS,
+	DSL_UPLOADS,
+	DSL_PROFILES,
+	DSL_PUSH,
+	DSL_NR
+};
+
+/* How taprootctl status's text shows a member's value. */
+enum daemon_shown {
+	DSH_VALUE,			/* the number or the string */
+	DSH_VALUE_SET,			/* likewise; 0 or "": the row shows nothing */
+	DSH_AGO,			/* a wall clock time: the seconds since */
+	DSH_AGO_SET,			/* likewise; 0: the row shows nothing */
+	DSH_MIB,			/* bytes as MiB, one decimal */
+	DSH_KIB,			/* bytes as whole KiB */
+	DSH_PERMILLE,			/* per mille as a percentage, one decimal */
+	DSH_CHOICE,			/* a bool: after is "TRUE-TEXT|FALSE-TEXT",
+					 * shown instead of the value */
+	DSH_CPU,			/* CPU seconds, two decimals, " s CPU" and
+					 * their share of one CPU from started to
+					 * updated, " (S% of one CPU)" */
+	DSH_WALKS,			/* the module's walks (taproot_kunwind):
+					 * "S% of N ended well (END N, ...)" */
+};
+
+enum daemon_metric_type {
+	DM_NONE,			/* not a metric */
+	DM_COUNTER,
+	DM_GAUGE,
+};
+
+/*
+ * A member of struct daemon_state, and everything that shows it: its key
+ * in the state file, its member in taprootctl status --json, its part of
+ * a line of taprootctl status, and its metric. Each of them shows the
+ * rows in the table's order, so a counter added is one row.
+ */
+struct daemon_stat {
+	const char *key;		/* in the state file */
+	enum daemon_stat_type type;
+	size_t field;			/* offsetof(struct daemon_state, ...) */
+	size_t size;			/* its sizeof */
+	const char *(*name)(unsigned int i);	/* DS_ENDS: end i's name */
+	/*
+	 * status --json: the member's name, NULL for none; "GROUP.NAME" is
+	 * NAME in the object GROUP, whose rows follow each other. A DS_BOOL
+	 * row named GROUP just before them stands for the object: null
+	 * while it is false.
+	 */
+	const char *json;
+	/*
+	 * status's text: on line @line, before, the value as @shown, after
+	 * (nothing with DSL_NONE).
+	 */
+	struct {
+		enum daemon_status_line line;
+		const char *before;
+		enum daemon_shown shown;
+		const char *after;
+	} text;
+	/* --metrics: taprootd_NAME with its TYPE and HELP (DM_NONE: none). */
+	struct {
+		const char *name;
+		enum daemon_metric_type type;
+		const char *help;
+	} metric;
+};
+
+/* Every member, ending with a row whose key is NULL. */
+extern const struct daemon_stat daemon_stats[];
+
+/*
+ * A line of taprootctl status: its label, and the key of a DS_BOOL row
+ * that shows it (NULL: always); while that is false, the line says
+ * @otherwise (NULL: it is left out).
+ */
+struct daemon_status_line_def {
+	const char *label;
+	const char *when;
+	const char *otherwise;
+};
+
+extern const struct daemon_status_line_def daemon_status_lines[DSL_NR];
+
+/* The row of daemon_stats[] of @key (a DS_ENDS row by its own key), or NULL. */
+const struct daemon_stat *daemon_stat_find(const char *key);
+
+/* The member of @st that @r describes. */
+static inline const void *daemon_stat_ptr(const struct daemon_state *st,
+					  const struct daemon_stat *r)
+{
+	return (const char *)st + r->field;
+}
+
+/* DS_ENDS: how many counters. */
+static inline unsigned int daemon_stat_nr(const struct daemon_stat *r)
+{
+	return (unsigned int)(r->size / sizeof(uint64_t));
+}
 
 /*
  * Write @st to @path atomically (temporary file, rename), creating its
- * directory (0755). The format is a flat JSON object, one member a line.
- * 0 or -errno.
+ * directory (0755). The format is a flat JSON object, one member a line:
+ * readers may parse it line by line. 0 or -errno.
  */
 int daemon_state_write(const char *path, const struct daemon_state *st);
 
 /* Parse the file @path written by daemon_state_write(). 0 or -errno. */
 int daemon_state_read(const char *path, struct daemon_state *st);
 
+struct taproot_json;
+
+/*
+ * taprootctl status (ctl/status-taprootd.c): @st as its lines about
+ * taprootd, @now the wall clock (each line of daemon_status_lines[] that
+ * is shown, with the rows on it in their order); and as an object of @j.
+ */
+void daemon_state_print(const struct daemon_state *st, int64_t now);
+void daemon_state_json(const struct daemon_state *st, struct taproot_json *j);
+
 /*
  * --metrics ADDR:PORT (ctl/daemon-metrics.c): the counters of @st in the
  * Prometheus text format, served over HTTP by a thread of its own.
  */
 struct daemon_metrics;
+
+/* The room the metrics have: their text is cut there. */
+#define DAEMON_METRICS_MAX	16384
 
 /* @st as Prometheus text into @buf (cut at @len); its length. */
 size_t daemon_metrics_text(const struct daemon_state *st, char *buf, size_t len);

@@ -166,7 +166,7 @@ void timeline_opts_print(const struct timeline_opts *t, const char *dir);
 void timeline_opts_json(struct taproot_json *j, const struct timeline_opts *t);
 void timeline_opts_free(struct timeline_opts *t);
 
-/* taprootd's state for 'status' (cmd-daemon.c): its own lines, or a "taprootd" member. */
+/* taprootd's state for 'status' (status-taprootd.c): its own lines, or a "taprootd" member. */
 void daemon_status_plain(void);
 void daemon_status_json(struct taproot_json *j);
 
