@@ -60,7 +60,8 @@ LIB_SRCS := $(sort $(wildcard lib/*/*.c))
 # unit tests link it.
 CTLLIB_SRCS := ctl/json.c ctl/cmd.c ctl/output.c ctl/topfile.c ctl/daemon-state.c \
 	ctl/status-taprootd.c
-CTL_SRCS := ctl/taprootctl.c ctl/summary.c ctl/timeline-opts.c $(sort $(wildcard ctl/cmd-*.c))
+CTL_SRCS := ctl/taprootctl.c ctl/summary.c ctl/timeline-opts.c ctl/flamegraph.c \
+	$(sort $(wildcard ctl/cmd-*.c))
 D_SRCS := ctl/taprootd.c $(sort $(wildcard ctl/daemon-*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRCS))
@@ -92,7 +93,8 @@ $(B)/plain/libtaproot.a $(B)/san/libtaproot.a $(B)/plain/libctl.a $(B)/san/libct
 # The unit tests include ctl/'s headers too.
 $(B)/plain/tests/unit/%.o $(B)/san/tests/unit/%.o: BASE_CFLAGS += -I$(TOP)/ctl
 
-ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libctl.a $(B)/plain/libtaproot.a
+ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/ctl/flamegraph-page.o \
+		$(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # taprootd alone uploads (--push): only it links libcurl.
@@ -150,6 +152,38 @@ $(B)/tools/qemu-insn-count.so: tests/bench/qemu-insn-count.c
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $< -pthread
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
+
+# ------------------------------------------ the flame graph page's library
+# record and report --flamegraph FILE write one self-contained HTML page:
+# ctl/flamegraph/page.html with the library that draws it, d3-flame-graph
+# and the d3 modules it needs, inlined by scripts/flamegraph-page into a C
+# source taprootctl links (ctl/flamegraph.h). The packages are those
+# pinned by ctl/flamegraph/package-lock.json, which npm ci installs from
+# the registry into build/npm/flamegraph at the first build (beside
+# speedscope, which scripts/deps installs there for tests/trace-viewer).
+# A tree that has vendor/flamegraph instead, the source package scripts/deb
+# makes (its build must not reach the network), reads them from there.
+FG_NPM := $(B)/npm/flamegraph
+ifneq ($(wildcard vendor/flamegraph/d3-flame-graph/package.json),)
+  FG_MODULES := $(TOP)/vendor/flamegraph
+  FG_INSTALLED := $(wildcard vendor/flamegraph/*/package.json)
+else
+  FG_MODULES := $(FG_NPM)/node_modules
+  FG_INSTALLED := $(FG_NPM)/installed
+endif
+.PHONY: flamegraph-lib
+flamegraph-lib: $(FG_NPM)/installed
+$(FG_NPM)/installed: ctl/flamegraph/package.json ctl/flamegraph/package-lock.json
+	@mkdir -p $(@D)
+	cp ctl/flamegraph/package.json ctl/flamegraph/package-lock.json $(@D)/
+	npm ci --prefix $(@D) --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
+	touch $@
+$(B)/gen/flamegraph-page.c: ctl/flamegraph/page.html scripts/flamegraph-page $(FG_INSTALLED)
+	@mkdir -p $(@D)
+	scripts/flamegraph-page ctl/flamegraph/page.html $(FG_MODULES) $@
+$(B)/plain/ctl/flamegraph-page.o: $(B)/gen/flamegraph-page.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -I$(TOP)/ctl $(DEP_FLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # ------------------------------------------- the real pprof tool, for tests
 # tests/unit/test_pprof.c reads the profiles lib/profile/pprof.c writes with the
