@@ -270,6 +270,8 @@ $(UNIT_RUNS): unit-run/%: $(B)/% | $(PPROF)
 	if [ $$rc -ne 0 ]; then echo "== $* FAILED (exit $$rc)"; fi; exit $$rc
 # test_cli runs the programs themselves.
 unit-run/plain/tests/test_cli unit-run/san/tests/test_cli: ctl/taprootctl ctl/taprootd
+# test_flamegraph has taprootctl report write pages, which headless Chromium opens.
+unit-run/plain/tests/test_flamegraph unit-run/san/tests/test_flamegraph: ctl/taprootctl
 
 # ---------------------------------------------------------------- kernel
 

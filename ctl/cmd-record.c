@@ -8,7 +8,8 @@
  *          [--ring-pages N] [--buffer-mb MB] [--label-tid] [--label-cpu]
  *          [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
  *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
- *          [--critical-path TID|NAME|command] [--raw FILE] --output DIR [-- COMMAND ARGS...]
+ *          [--critical-path TID|NAME|command] [--raw FILE] [--flamegraph FILE]
+ *          --output DIR [-- COMMAND ARGS...]
  *
  * Off-CPU profiles need the module's switch and waking records
  * (TAPROOT_FEAT_SCHED_EVENTS); fork, exec and exit records are turned on
@@ -46,6 +47,9 @@
  * FILE gets it as a Chrome trace; DIR/critpath.pb.gz the critical path of
  * the thread named, of the main threads of the processes named, or of the
  * COMMAND's first thread.
+ *
+ * With --flamegraph FILE, the CPU profile is also written as a flame graph
+ * page (ctl/flamegraph.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -66,6 +70,7 @@
 
 #include <linux/taproot.h>
 
+#include "flamegraph.h"
 #include "taprootctl.h"
 #include "util/clock.h"
 
@@ -111,6 +116,7 @@ struct record_opts {
 	const char *output;
 	const char *stats_json;
 	const char *raw;		/* --raw FILE, NULL: none */
+	const char *flamegraph;		/* --flamegraph FILE, NULL: none */
 	enum record_unwind unwind;	/* --unwind */
 	bool ustack_private;		/* --ustack-private */
 	/*
@@ -243,7 +249,7 @@ static const char *const record_valued[] = {
 	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
 	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
 	"--unwind", "--buffer-mb", "--trace", "--trace-window", "--trace-pid", "--critical-path",
-	"--count",
+	"--count", "--flamegraph",
 };
 
 static bool takes_value(const char *name)
@@ -323,6 +329,8 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 		o->stats_json = val;
 	else if (!strcmp(name, "--raw"))
 		o->raw = val;
+	else if (!strcmp(name, "--flamegraph"))
+		o->flamegraph = val;
 	else
 		o->output = val;
 	return EXIT_OK;
@@ -370,6 +378,8 @@ static int check_args(struct record_opts *o)
 		o->all = true;
 	if (!o->offcpu && (o->sched_one_in || o->min_block_ns))
 		return p_usage("'record': --sched-one-in and --min-block need --events offcpu");
+	if (o->flamegraph && !o->cpu)
+		return p_usage("'record --flamegraph' draws the CPU profile: it needs --events cpu");
 	if (timeline_opts_check("record", &o->tl) != EXIT_OK)
 		return EXIT_USAGE;
 	if (o->tl.critical && !strcmp(o->tl.critical, "command") && !o->command)
@@ -950,6 +960,25 @@ static void summary(struct record *r, const char *path, double secs)
 
 /* ------------------------------------------------------------ record */
 
+/* --flamegraph FILE: the CPU profile as a flame graph page. */
+static int write_flamegraph(struct record *r, int *ret)
+{
+	struct flamegraph_desc d = {
+		.host = r->hostname, .cmd = "record", .secs = r->secs, .freq_hz = r->o.freq,
+		.start_ns = (int64_t)(tp_clock_ns(CLOCK_REALTIME) - (uint64_t)(r->secs * 1e9)),
+	};
+	char what[512];
+	int e;
+
+	flamegraph_what(what, sizeof(what), r->o.command, r->o.pids, r->o.all ? 0 : r->o.nr_pids);
+	d.what = what;
+	e = flamegraph_write(r->o.flamegraph,
+			     taproot_pipeline_profile_of(r->pl, TAPROOT_PROFILE_CPU), &d);
+	if (e < 0)
+		*ret = p_err("writing %s: %s", r->o.flamegraph, taproot_errmsg(e));
+	return e;
+}
+
 /* Write the profiles of the session into the output directory. */
 static int write_profiles(struct record *r, int *ret)
 {
@@ -971,6 +1000,11 @@ static int write_profiles(struct record *r, int *ret)
 			err = e;
 		}
 		free(path);
+	}
+	if (r->o.flamegraph) {
+		e = write_flamegraph(r, ret);
+		if (e < 0)
+			err = e;
 	}
 	return err;
 }

@@ -5,7 +5,7 @@
  *
  *   report FILE --output DIR [--repeat N] [--stats-json FILE] [--json]
  *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
- *          [--critical-path TID|NAME]
+ *          [--critical-path TID|NAME] [--flamegraph FILE]
  *
  * The replay itself is the library's (lib/raw/rawreplay.c: /proc as the
  * recording read it, materialized in a private directory; mapped files
@@ -23,6 +23,9 @@
  * options of the same names; a NAME is every process of that name) from a
  * recording that kept every off-CPU interval; with --repeat, the last
  * pass's.
+ *
+ * --flamegraph FILE also writes the CPU profile as a flame graph page
+ * (ctl/flamegraph.c); with --repeat, the last pass's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +37,7 @@
 
 #include <linux/taproot.h>
 
+#include "flamegraph.h"
 #include "taprootctl.h"
 #include "util/clock.h"
 
@@ -56,6 +60,7 @@ struct rp_pass {
 
 struct report {
 	const char *input, *output, *stats_json;
+	const char *flamegraph;		/* --flamegraph FILE, NULL: none */
 	uint32_t repeat;
 	struct taproot_replay *rp;
 	const struct taproot_replay_info *info;
@@ -83,7 +88,8 @@ static int parse_args(int argc, char **argv, struct report *r)
 		}
 		if (strcmp(a, "--output") && strcmp(a, "-o") && strcmp(a, "--stats-json") &&
 		    strcmp(a, "--repeat") && strcmp(a, "--trace") && strcmp(a, "--trace-window") &&
-		    strcmp(a, "--trace-pid") && strcmp(a, "--critical-path"))
+		    strcmp(a, "--trace-pid") && strcmp(a, "--critical-path") &&
+		    strcmp(a, "--flamegraph"))
 			return p_usage("'report': unknown option '%s'", a);
 		if (i + 1 >= argc)
 			return p_usage("'report %s' needs a value", a);
@@ -99,6 +105,8 @@ static int parse_args(int argc, char **argv, struct report *r)
 				return ret;
 		} else if (!strcmp(a, "--stats-json")) {
 			r->stats_json = argv[++i];
+		} else if (!strcmp(a, "--flamegraph")) {
+			r->flamegraph = argv[++i];
 		} else {
 			r->output = argv[++i];
 		}
@@ -110,7 +118,10 @@ static int parse_args(int argc, char **argv, struct report *r)
 	return timeline_opts_check("report", &r->tl);
 }
 
-/* The recording has what the timeline needs: every off-CPU interval. */
+/*
+ * The recording has what the options need: CPU samples for the flame
+ * graph, every off-CPU interval for the timeline.
+ */
 static int check_recording(const struct report *r)
 {
 	const struct taproot_raw_header *h = &r->info->header;
@@ -119,6 +130,9 @@ static int check_recording(const struct report *r)
 		return p_err("%s: recorded from a module of ABI version %" PRIu32 ", this "
 			     "taprootctl reads version %d records", r->input, h->abi_version,
 			     TAPROOT_ABI_VERSION);
+	if (r->flamegraph && !h->cpu)
+		return p_err("'report --flamegraph' draws the CPU profile: %s was recorded "
+			     "without --events cpu", r->input);
 	if (!timeline_opts_wanted(&r->tl))
 		return EXIT_OK;
 	if (!h->offcpu)
@@ -271,6 +285,27 @@ static void summary(const struct report *r, const char *path)
 	summary_print_tail(r->pl, &si);
 }
 
+/*
+ * --flamegraph FILE: the CPU profile as a flame graph page. The recording
+ * does not say what it profiled: the page names the file, and the host
+ * that recorded it.
+ */
+static int write_flamegraph(struct report *r)
+{
+	const struct taproot_raw_header *h = &r->info->header;
+	const char *base = strrchr(r->input, '/');
+	struct flamegraph_desc d = {
+		.host = h->hostname, .cmd = "report", .freq_hz = h->freq_hz,
+		.secs = (double)r->info->end.duration_ns / 1e9, .start_ns = (int64_t)h->start_ns,
+	};
+	char what[256];
+
+	snprintf(what, sizeof(what), "recording %s", base ? base + 1 : r->input);
+	d.what = what;
+	return flamegraph_write(r->flamegraph,
+				taproot_pipeline_profile_of(r->pl, TAPROOT_PROFILE_CPU), &d);
+}
+
 static int write_profiles(struct report *r)
 {
 	int ret = EXIT_OK, err;
@@ -287,6 +322,11 @@ static int write_profiles(struct report *r)
 		if (err < 0)
 			ret = p_err("writing %s: %s", path, taproot_errmsg(err));
 		free(path);
+	}
+	if (r->flamegraph) {
+		err = write_flamegraph(r);
+		if (err < 0)
+			ret = p_err("writing %s: %s", r->flamegraph, taproot_errmsg(err));
 	}
 	return ret;
 }

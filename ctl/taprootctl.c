@@ -108,8 +108,8 @@ static const struct taproot_command commands[] = {
 	  "         [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]\n"
 	  "         [--unwind kernel|user|verify] [--ustack-private] [--count on|off]\n"
 	  "         [--trace FILE [--trace-window S] [--trace-pid PID]...]\n"
-	  "         [--critical-path TID|NAME|command] [--raw FILE] --output DIR\n"
-	  "         [-- COMMAND ARGS...]",
+	  "         [--critical-path TID|NAME|command] [--raw FILE] [--flamegraph FILE]\n"
+	  "         --output DIR [-- COMMAND ARGS...]",
 	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
 	  "Configures the module (freq, default " STR(99) " Hz; ustack; pids), becomes the\n"
 	  "consumer of the rings, starts sampling, turns every sample into\n"
@@ -177,6 +177,11 @@ static const struct taproot_command commands[] = {
 	  "interrupts, timers and wakers not recorded end the chain as\n"
 	  "[hardirq], [timer], [unknown]. Both need every off-CPU interval:\n"
 	  "--sched-one-in is 1 with them, and any other value is refused.\n"
+	  "--flamegraph FILE also writes the CPU profile as a flame graph: one\n"
+	  "HTML file (mode 0600, written atomically) that a browser opens\n"
+	  "offline, the drawing library (d3-flame-graph) inside; click a frame\n"
+	  "to zoom into it, search functions by regular expression (FILE\n"
+	  "opened as FILE#search=RE starts with one).\n"
 	  "--raw FILE also saves what the profiles were built from (the ring\n"
 	  "records, kallsyms, what was read of /proc, mapped files' build IDs;\n"
 	  "gzip, mode 0600, written atomically) for 'taprootctl report FILE'.\n"
@@ -184,7 +189,7 @@ static const struct taproot_command commands[] = {
 	{ "report", do_report,
 	  "FILE --output DIR [--repeat N] [--stats-json FILE] [--json]\n"
 	  "         [--trace FILE [--trace-window S] [--trace-pid PID]...]\n"
-	  "         [--critical-path TID|NAME]",
+	  "         [--critical-path TID|NAME] [--flamegraph FILE]",
 	  "rebuild the profiles of a 'record --raw FILE' recording into DIR",
 	  "Replays FILE's records through a pipeline with the recording's\n"
 	  "options and writes DIR/cpu.pb.gz (and offcpu, offwake, schedlat when\n"
@@ -204,7 +209,8 @@ static const struct taproot_command commands[] = {
 	  "record's, over the recording's timeline (the last pass's); a NAME is\n"
 	  "the main thread of every process of that name. They need a\n"
 	  "recording of every off-CPU interval (--events cpu,offcpu, whose\n"
-	  "--sched-one-in was 1); another is refused.\n" },
+	  "--sched-one-in was 1); another is refused. --flamegraph FILE writes\n"
+	  "the CPU profile as record's does (the last pass's).\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

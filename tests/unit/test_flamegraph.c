@@ -2,7 +2,8 @@
 /*
  * Flame graphs: the profile's samples read back frame by frame
  * (taproot_profile_foreach_sample()), folded into the tree a flame graph
- * draws (taproot_flamegraph_json()):
+ * draws (taproot_flamegraph_json()), and the page taprootctl writes from
+ * them (ctl/flamegraph.c), opened in a real browser:
  *
  *  - foreach_gives_frames_as_pprof_names_them: every sample once, leaf
  *    first, inline chains expanded, names as pprof shows them (a function,
@@ -12,7 +13,23 @@
  *    (children by name, values summed, kernel frames marked, zero values
  *    left out), an empty one, another sample type, an unknown one;
  *  - json_is_safe_in_a_script_element: names with '<', quotes, control
- *    and non-UTF-8 bytes; a stack thousands of frames deep.
+ *    and non-UTF-8 bytes; a stack thousands of frames deep;
+ *  - page_renders_in_chromium: a raw capture of this process's own stacks
+ *    (a chain of noinline functions, as test_rawfile's), replayed by
+ *    `taprootctl report --flamegraph FILE`: FILE is mode 0600, has the
+ *    library's licences and a policy that forbids network access, and no
+ *    reference to load anything; headless Chromium, with every host name
+ *    unresolvable and its network log on, draws the workload's functions
+ *    as flame graph cells (named, titled, labelled) under the page's
+ *    title, and makes no request (a page that does load a remote image is
+ *    seen in that log: the check can fail); then in a page that frames
+ *    it, FILE#search=fgw_leaf highlights that function's cell alone and
+ *    sums its samples, a click on a cell zooms into it, a search that is
+ *    no regular expression is one for its text, and an empty one clears;
+ *  - options_refused: --flamegraph without the CPU profile.
+ *
+ * The page tests need ctl/taprootctl (make unit builds it first) and
+ * chromium-headless-shell (scripts/deps installs it).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,10 +39,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include <linux/taproot.h>
+
 #include "taproot.h"
+#include "ownstack.h"
+#include "runcmd.h"
+
+#define CTL		"ctl/taprootctl"
+#define CHROMIUM	"chromium-headless-shell"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -303,13 +329,502 @@ static void json_is_safe_in_a_script_element(void **state)
 	taproot_profile_free(p);
 }
 
+/* ------------------------------------------------- the page, in a browser */
+
+static char tmpdir[] = "/tmp/test-flamegraph-XXXXXX";
+static volatile int sink;
+
+/*
+ * The workload whose stacks the page must show: fgw_outer calls
+ * fgw_middle, which calls fgw_leaf, and fgw_other; each leaf captures its
+ * own stack. The values are used after each call, so no call is a tail
+ * call that would leave its caller out of the stack; no clone renames
+ * one (fgw_leaf.constprop.0).
+ */
+__attribute__((noinline, noclone)) static int fgw_leaf(struct ownstack *c, int x)
+{
+	OWNSTACK_CAPTURE(c);
+	sink = x;
+	return x + 1;
+}
+
+__attribute__((noinline, noclone)) static int fgw_other(struct ownstack *c, int x)
+{
+	OWNSTACK_CAPTURE(c);
+	sink = x;
+	return x + 2;
+}
+
+__attribute__((noinline, noclone)) static int fgw_middle(struct ownstack *c, int x)
+{
+	int r = fgw_leaf(c, x * 2);
+
+	sink = r;
+	return r + 3;
+}
+
+__attribute__((noinline, noclone)) static int fgw_outer(struct ownstack *leaf, struct ownstack *other)
+{
+	int r = fgw_middle(leaf, 1) + fgw_other(other, 2);
+
+	sink = r;
+	return r;
+}
+
+/* What record --raw does: the process model's reads into the file as they happen. */
+static void rec_read(void *arg, int pid, enum taproot_proc_file file, int err,
+		     const char *data, size_t len)
+{
+	assert_int_equal(taproot_raw_write_proc(arg, pid, file, err, data, len), 0);
+}
+
+static void rec_elf(void *arg, uint64_t dev, uint64_t ino, const char *path,
+		    const uint8_t *bid, size_t bid_len)
+{
+	assert_int_equal(taproot_raw_write_elf(arg, dev, ino, path, bid, bid_len), 0);
+}
+
+/*
+ * A raw capture at @path of 3 samples of fgw_leaf's stack and 1 of
+ * fgw_other's, as record --raw writes one (test_rawfile's
+ * rawfile_replay_self checks that a replay holds the same stacks).
+ */
+static void write_capture(const char *path)
+{
+	static const char ksyms[] = "ffffffff81000000 T _stext\n";
+	struct ownstack *leaf = calloc(1, sizeof(*leaf)), *other = calloc(1, sizeof(*other));
+	struct taproot_raw_header h = {
+		.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "6.1.0-test",
+		.hostname = "fg-test-host", .freq_hz = 99, .cpu = true, .sched_one_in = 1,
+		.start_ns = 1700000000000000000ull,
+	};
+	struct taproot_raw_end end = { .duration_ns = 2500000000ull };
+	struct taproot_procs_observer obs = { .read = rec_read, .elf = rec_elf };
+	struct taproot_pipeline_opts o;
+	struct taproot_procs_opts po;
+	struct taproot_raw_writer *w;
+	struct taproot_pipeline *p;
+	struct taproot_ksyms *ks;
+	char comm[32] = "";
+	FILE *f;
+
+	assert_non_null(leaf);
+	assert_non_null(other);
+	ownstack_init();
+	assert_int_equal(fgw_outer(leaf, other), 10);
+	f = fmemopen((void *)ksyms, strlen(ksyms), "r");
+	assert_non_null(f);
+	assert_int_equal(taproot_ksyms_read(f, &ks), 0);
+	fclose(f);
+	/* The main thread's samples carry the real comm, as the kernel's do. */
+	f = fopen("/proc/self/comm", "re");
+	assert_non_null(f);
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+
+	assert_int_equal(taproot_raw_writer_new(path, &h, &w), 0);
+	assert_int_equal(taproot_raw_write_ksyms(w, ksyms, strlen(ksyms)), 0);
+	obs.arg = w;
+	taproot_procs_opts_default(&po);
+	po.observer = &obs;
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = h.freq_hz;
+	o.ksyms = ks;
+	o.hostname = h.hostname;
+	o.kernel_release = h.kernel_release;
+	o.procs = &po;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	assert_int_equal(taproot_pipeline_prewarm(p), 0);
+	for (int i = 0; i < 4; i++) {
+		struct taproot_rec_header *rec = ownstack_sample(i < 3 ? leaf : other,
+							       (uint32_t)getpid(),
+							       (uint32_t)getpid(), NULL, 0, comm);
+
+		/* As record: the pipeline first (its /proc reads go before), then the record. */
+		assert_int_equal(taproot_pipeline_add_record(p, rec, 1), 0);
+		assert_int_equal(taproot_raw_write_record(w, 1, rec), 0);
+		free(rec);
+	}
+	taproot_pipeline_end_round(p);
+	assert_int_equal(taproot_raw_write_round(w), 0);
+	assert_int_equal(taproot_raw_writer_finish(w, &end), 0);
+	taproot_pipeline_free(p);
+	taproot_ksyms_free(ks);
+	free(leaf);
+	free(other);
+}
+
+/*
+ * The output of the shell command printf(@fmt, ...), stderr included, to
+ * free; *@status its exit status, which may well be an error's.
+ */
+static char *run_cli(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *run_cli(int *status, const char *fmt, ...)
+{
+	char *cmd, *out, *tail;
+	va_list ap;
+	int sh;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) >= 0);
+	va_end(ap);
+	out = run(&sh, "%s 2>&1; echo \"[exit $?]\"", cmd);
+	assert_int_equal(sh, 0);
+	tail = strrchr(out, '[');
+	assert_non_null(tail);
+	assert_int_equal(sscanf(tail, "[exit %d]", status), 1);
+	*tail = '\0';
+	free(cmd);
+	return out;
+}
+
+/* The whole of @path, NUL-terminated; *@len its length. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* @page without its <script> elements' contents: the markup a browser reads for what to load. */
+static char *markup(const char *page)
+{
+	char *out = strdup(page), *o = out;
+	const char *s = page;
+
+	assert_non_null(out);
+	while (*s) {
+		const char *open = strstr(s, "<script"), *close;
+
+		if (!open) {
+			strcpy(o, s);
+			return out;
+		}
+		close = strstr(open, "</script>");
+		assert_non_null(close);
+		memcpy(o, s, (size_t)(open - s));
+		o += open - s;
+		s = close + strlen("</script>");
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * Open file://@path in headless Chromium, every host name unresolvable,
+ * the network log in @netlog; its DOM once the page's scripts ran (with
+ * reduced motion: no transitions to wait for). Its console errors fail
+ * the test.
+ */
+static char *chromium_dom(const char *path, const char *netlog, const char *more)
+{
+	char log[256], *dom, *err;
+	size_t len;
+	int status;
+
+	snprintf(log, sizeof(log), "%s/chromium.log", tmpdir);
+	dom = run(&status, "%s --no-sandbox --disable-gpu --window-size=1400,900 "
+		  "--force-prefers-reduced-motion --virtual-time-budget=10000 "
+		  "--host-resolver-rules='MAP * ~NOTFOUND' --log-net-log=%s %s "
+		  "--dump-dom 'file://%s' 2>%s", CHROMIUM, netlog, more, path, log);
+	assert_int_equal(status, 0);
+	err = slurp(log, &len);
+	if (strstr(err, "CONSOLE"))
+		fail_msg("%s: the page's console says:\n%s", path, err);
+	free(err);
+	return dom;
+}
+
+/* The URLs Chromium's network log (--log-net-log) shows a request for, one a line. */
+static char *requests(const char *netlog)
+{
+	size_t len, n = 0;
+	char *log = slurp(netlog, &len), *out = calloc(1, len + 1);
+	const char *s = log;
+
+	assert_non_null(out);
+	/* Every request's events carry its URL as "url":"..." in their params. */
+	while ((s = strstr(s, "\"url\":\"")) != NULL) {
+		const char *u = s + strlen("\"url\":\""), *e = strchr(u, '"');
+
+		assert_non_null(e);
+		memcpy(out + n, u, (size_t)(e - u));
+		n += (size_t)(e - u);
+		out[n++] = '\n';
+		s = e;
+	}
+	out[n] = '\0';
+	free(log);
+	return out;
+}
+
+/* Fail unless @dom holds @needle. */
+static void want(const char *what, const char *dom, const char *needle)
+{
+	if (!strstr(dom, needle))
+		fail_msg("%s lacks '%s':\n%.4000s", what, needle, dom);
+}
+
+/*
+ * The harness that frames the page and does what a user does, reading
+ * back the frame's DOM after each step: the search the address asked for,
+ * a click on fgw_middle, a search that is not a valid expression, none.
+ */
+static const char harness[] =
+	"<!DOCTYPE html><html><body><pre id=\"result\">pending</pre>\n"
+	"<iframe id=\"f\" src=\"fg.html#search=fgw_leaf\" "
+	"style=\"width:1400px;height:800px;border:0\"></iframe>\n"
+	"<script>\n"
+	"const f = document.getElementById('f'), out = [];\n"
+	"const cell = (n) => f.contentDocument.querySelector('g.frame[name=\"' + n + '\"]');\n"
+	"const width = (n) => cell(n) ? cell(n).getAttribute('width') : 'none';\n"
+	"const lit = () => [...f.contentDocument.querySelectorAll('g.frame')].filter((g) =>\n"
+	"  (g.querySelector('rect').getAttribute('fill') || '').toUpperCase() === '#E600E6')\n"
+	"  .map((g) => g.getAttribute('name')).join(',');\n"
+	"const details = () => f.contentDocument.getElementById('details').textContent;\n"
+	"const steps = [\n"
+	"  () => {\n"
+	"    out.push('searched=' + f.contentDocument.getElementById('search').value);\n"
+	"    out.push('highlighted=' + lit());\n"
+	"    out.push('details=' + details());\n"
+	"    out.push('before: all=' + width('all') + ' middle=' + width('fgw_middle') +\n"
+	"             ' other=' + width('fgw_other'));\n"
+	"    cell('fgw_middle').dispatchEvent(new MouseEvent('click', { bubbles: true }));\n"
+	"  },\n"
+	"  () => {\n"
+	"    out.push('zoomed: all=' + width('all') + ' middle=' + width('fgw_middle') +\n"
+	"             ' leaf=' + width('fgw_leaf') + ' other=' + width('fgw_other'));\n"
+	"    out.push('outer=' + cell('fgw_outer').getAttribute('class'));\n"
+	"    f.contentWindow.location.hash = '#search=' + encodeURIComponent('fgw_(');\n"
+	"  },\n"
+	"  () => {\n"
+	"    out.push('bad=' + f.contentDocument.getElementById('search').className +\n"
+	"             ' [' + lit() + '] ' + details());\n"
+	"    f.contentWindow.location.hash = '';\n"
+	"  },\n"
+	"  () => {\n"
+	"    out.push('cleared=[' + lit() + '] [' + details() + ']');\n"
+	"    document.getElementById('result').textContent = '\\n' + out.join('\\n') + '\\n';\n"
+	"  },\n"
+	"];\n"
+	"const next = (i) => setTimeout(() => { steps[i](); if (i + 1 < steps.length) next(i + 1); },\n"
+	"                               1000);\n"
+	"f.addEventListener('load', () => next(0));\n"
+	"</script></body></html>\n";
+
+/* The width attribute of @name's cell in @dom, as a number (-1: none). */
+static double cell_width(const char *dom, const char *name)
+{
+	char needle[128];
+	const char *c, *w;
+
+	snprintf(needle, sizeof(needle), "name=\"%s\"", name);
+	c = strstr(dom, needle);
+	if (!c)
+		return -1;
+	/* d3-flame-graph sets the cell's width before its name: look back in its <g>. */
+	while (c > dom && strncmp(c, "<g ", 3))
+		c--;
+	w = strstr(c, " width=\"");
+	assert_non_null(w);
+	return strtod(w + strlen(" width=\""), NULL);
+}
+
+static void page_renders_in_chromium(void **state)
+{
+	char raw[128], out[128], page[128], netlog[128], hpath[128], ctrl[128];
+	char *text, *marks, *dom, *reqs, *res;
+	struct stat st;
+	size_t len;
+	int status;
+	FILE *f;
+
+	if (access(CTL, X_OK))
+		fail_msg("%s is missing: run the tests through 'make unit', which builds it", CTL);
+	free(run(&status, "command -v %s", CHROMIUM));
+	if (status)
+		fail_msg("no %s: scripts/deps installs it", CHROMIUM);
+	snprintf(raw, sizeof(raw), "%s/fg.raw", tmpdir);
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	snprintf(page, sizeof(page), "%s/fg.html", tmpdir);
+	snprintf(netlog, sizeof(netlog), "%s/net.json", tmpdir);
+	snprintf(hpath, sizeof(hpath), "%s/harness.html", tmpdir);
+	snprintf(ctrl, sizeof(ctrl), "%s/control.html", tmpdir);
+	write_capture(raw);
+
+	/* Any umask: the page names the functions profiled, as the profiles do. */
+	text = run_cli(&status, "umask 022 && %s report %s --output %s --flamegraph %s",
+		       CTL, raw, out, page);
+	if (status)
+		fail_msg("report --flamegraph failed (%d):\n%s", status, text);
+	free(text);
+	assert_int_equal(stat(page, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	text = slurp(page, &len);
+	print_message("  %s: %zu bytes\n", page, len);
+	/* The library and its licences are in the file; it needs nothing else. */
+	want("the page", text, "Licensed under the Apache License, Version 2.0");
+	want("the page", text, "Permission to use, copy, modify, and/or distribute this software");
+	want("the page", text, "<meta http-equiv=\"Content-Security-Policy\"\n"
+	     "      content=\"default-src 'none'; script-src 'unsafe-inline'; "
+	     "style-src 'unsafe-inline'\">");
+	marks = markup(text);
+	for (const char *bad = "src=\0href=\0<link\0<iframe\0<img\0@import\0url(\0";
+	     *bad; bad += strlen(bad) + 1)
+		if (strstr(marks, bad))
+			fail_msg("the page's markup holds '%s', which may load something:\n%s", bad,
+				 marks);
+	free(marks);
+	want("the page", text, "\"n\":\"fgw_leaf\",\"v\":3");
+	free(text);
+
+	/* Opened as a user opens it: the cells, the title, no request at all. */
+	dom = chromium_dom(page, netlog, "");
+	want("the page as drawn", dom, "<h1>recording fg.raw on fg-test-host</h1>");
+	want("the page as drawn", dom, "4 CPU samples at 99 Hz over 2.5 s");
+	for (const char *fn = "fgw_outer\0fgw_middle\0fgw_leaf\0fgw_other\0"; *fn;
+	     fn += strlen(fn) + 1) {
+		char needle[128];
+
+		snprintf(needle, sizeof(needle), "name=\"%s\" class=\"frame\">", fn);
+		want("the page as drawn", dom, needle);
+		snprintf(needle, sizeof(needle), "<title>%s (", fn);
+		want("the page as drawn", dom, needle);
+		snprintf(needle, sizeof(needle), "class=\"d3-flame-graph-label\" "
+			 "style=\"display: block;\">%s</div>", fn);
+		want("the page as drawn", dom, needle);
+	}
+	want("the page as drawn", dom, "<title>fgw_leaf (75.000%, 3 samples)</title>");
+	want("the page as drawn", dom, "<title>fgw_other (25.000%, 1 samples)</title>");
+	assert_true(cell_width(dom, "fgw_leaf") > 0);
+	/* The leaf's cell is three quarters of its caller's, as its samples. */
+	assert_true(cell_width(dom, "fgw_leaf") / cell_width(dom, "fgw_outer") > 0.74);
+	assert_true(cell_width(dom, "fgw_leaf") / cell_width(dom, "fgw_outer") < 0.76);
+	free(dom);
+	reqs = requests(netlog);
+	if (reqs[0])
+		fail_msg("opening the page requested:\n%s", reqs);
+	free(reqs);
+
+	/* The log does show a request when there is one: the check above can fail. */
+	f = fopen(ctrl, "we");
+	assert_non_null(f);
+	fputs("<!DOCTYPE html><img src=\"http://flamegraph.example/x.png\">\n", f);
+	fclose(f);
+	free(chromium_dom(ctrl, netlog, ""));
+	reqs = requests(netlog);
+	want("the control page's requests", reqs, "http://flamegraph.example/x.png");
+	free(reqs);
+
+	/* Searched from the page's address, then a cell clicked. */
+	f = fopen(hpath, "we");
+	assert_non_null(f);
+	fputs(harness, f);
+	fclose(f);
+	dom = chromium_dom(hpath, netlog, "--allow-file-access-from-files");
+	res = strstr(dom, "<pre id=\"result\">");
+	assert_non_null(res);
+	print_message("%.600s\n", res);
+	want("the harness", res, "\nsearched=fgw_leaf\n");
+	want("the harness", res, "\nhighlighted=fgw_leaf\n");
+	want("the harness", res, "\ndetails=search: 3 of 4 samples (75.0%)\n");
+	/* Zoomed into fgw_middle: it spans the chart, its sibling is gone, its callers fade. */
+	{
+		double all, middle, leaf;
+		const char *z = strstr(res, "\nzoomed: ");
+
+		assert_non_null(z);
+		assert_int_equal(sscanf(z, "\nzoomed: all=%lf middle=%lf leaf=%lf", &all, &middle,
+					&leaf), 3);
+		assert_true(all > 1000);
+		assert_true(middle == all);
+		assert_true(leaf == all);
+		want("the harness", z, " other=none\n");
+		want("the harness", res, "\nouter=frame fade\n");
+	}
+	/* Not an expression: searched as text, and the box says so. None: all cleared. */
+	want("the harness", res, "\nbad=bad [] search: no frame matches\n");
+	want("the harness", res, "\ncleared=[] []\n");
+	free(dom);
+	free(run(&status, "rm -rf %s/*", tmpdir));
+}
+
+static void options_refused(void **state)
+{
+	char raw[128], out[128];
+	int status;
+	char *text;
+
+	if (access(CTL, X_OK))
+		fail_msg("%s is missing: run the tests through 'make unit', which builds it", CTL);
+	text = run_cli(&status, "%s record --events offcpu --flamegraph %s/x.html --output %s/d",
+		       CTL, tmpdir, tmpdir);
+	assert_int_equal(status, 2);
+	want("record --events offcpu --flamegraph", text, "it needs --events cpu");
+	free(text);
+	text = run_cli(&status, "%s report x.raw --output %s/d --flamegraph", CTL, tmpdir);
+	assert_int_equal(status, 2);
+	want("report --flamegraph", text, "'report --flamegraph' needs a value");
+	free(text);
+
+	/* A recording without CPU samples: refused before anything is written. */
+	snprintf(raw, sizeof(raw), "%s/offcpu.raw", tmpdir);
+	snprintf(out, sizeof(out), "%s/out-offcpu", tmpdir);
+	{
+		struct taproot_raw_header h = {
+			.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "6.1.0-test",
+			.freq_hz = 99, .offcpu = true, .sched_one_in = 1,
+		};
+		struct taproot_raw_end end = { .duration_ns = 1000000000 };
+		struct taproot_raw_writer *w;
+
+		assert_int_equal(taproot_raw_writer_new(raw, &h, &w), 0);
+		assert_int_equal(taproot_raw_writer_finish(w, &end), 0);
+	}
+	text = run_cli(&status, "%s report %s --output %s --flamegraph %s/x.html", CTL, raw, out,
+		       tmpdir);
+	assert_int_equal(status, 1);
+	want("report --flamegraph of an off-CPU recording", text,
+	     "'report --flamegraph' draws the CPU profile");
+	free(text);
+	assert_int_equal(access(out, F_OK), -1);
+	free(run(&status, "rm -rf %s/*", tmpdir));
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	return rmdir(tmpdir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(foreach_gives_frames_as_pprof_names_them),
 		cmocka_unit_test(json_folds_samples_into_a_tree),
 		cmocka_unit_test(json_is_safe_in_a_script_element),
+		cmocka_unit_test(page_renders_in_chromium),
+		cmocka_unit_test(options_refused),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
