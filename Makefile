@@ -173,6 +173,9 @@ else
 endif
 .PHONY: flamegraph-lib
 flamegraph-lib: $(FG_NPM)/installed
+# scripts/deb copies the library into the source package: installed first
+# by this make, so that make check's parallel jobs run npm ci only once.
+deb: $(FG_NPM)/installed
 $(FG_NPM)/installed: ctl/flamegraph/package.json ctl/flamegraph/package-lock.json
 	@mkdir -p $(@D)
 	cp ctl/flamegraph/package.json ctl/flamegraph/package-lock.json $(@D)/
