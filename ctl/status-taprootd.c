@@ -255,10 +255,11 @@ static const char *state_path(void)
 	return p && *p ? p : TAPROOTD_STATE_DEFAULT;
 }
 
-/* 1 with @st filled when taprootd runs, else 0 (*@stale when its file is left over). */
-static int daemon_get(struct daemon_state *st, bool *stale)
+int daemon_find(struct daemon_state *st, bool *stale, const char **path)
 {
 	*stale = false;
+	if (path)
+		*path = state_path();
 	if (daemon_state_read(state_path(), st) < 0)
 		return 0;
 	if (!is_taprootd(st->pid)) {
@@ -273,7 +274,7 @@ void daemon_status_plain(void)
 	struct daemon_state st;
 	bool stale;
 
-	if (!daemon_get(&st, &stale)) {
+	if (!daemon_find(&st, &stale, NULL)) {
 		printf("%-16s%s\n", "taprootd:", stale ? "not running (stale state file)" :
 		       "not running");
 		return;
@@ -287,7 +288,7 @@ void daemon_status_json(struct taproot_json *j)
 	bool stale;
 
 	taproot_json_key(j, "taprootd");
-	if (!daemon_get(&st, &stale)) {
+	if (!daemon_find(&st, &stale, NULL)) {
 		taproot_json_null(j);
 		return;
 	}

@@ -211,6 +211,25 @@ static const struct taproot_command commands[] = {
 	  "recording of every off-CPU interval (--events cpu,offcpu, whose\n"
 	  "--sched-one-in was 1); another is refused. --flamegraph FILE writes\n"
 	  "the CPU profile as record's does (the last pass's).\n" },
+	{ "top", do_top, "[--refresh S] [--total] [--by-function] [--filter TEXT] [--count N]",
+	  "the hottest functions of the host, live",
+	  "A view of the functions the CPU samples of the last refresh (every\n"
+	  "second, --refresh S) ran: SELF, the share of samples where the\n"
+	  "function was the leaf, TOTAL, where it was anywhere on the stack,\n"
+	  "and the PROCESS, its service_name or else its process name. Sorted\n"
+	  "by self (--total: by total); --by-function shows a row per\n"
+	  "function, its processes together; --filter TEXT keeps the rows\n"
+	  "whose function or process holds TEXT (any case). Keys: q quit,\n"
+	  "s sort by self or total, / filter (Enter to apply, Esc to leave),\n"
+	  "c clear the filter, g rows by process or by function, p pause,\n"
+	  "space refresh now. It asks the running taprootd (the one its state\n"
+	  "file names, $TAPROOTD_STATE) with SIGUSR1 and reads the file it\n"
+	  "writes beside that state file; without one it starts a taprootd of\n"
+	  "its own (--start; its files in a private directory, removed at\n"
+	  "exit). Not on a terminal, or with --count N, it prints N snapshots\n"
+	  "(default 1) as text and exits. Needs what taprootd needs\n"
+	  "(CAP_PERFMON or CAP_SYS_ADMIN), and to signal it and read its files\n"
+	  "(root, for the packaged service).\n" },
 	{ "help", do_help, "[COMMAND]",
 	  "show this help, or the help of COMMAND", NULL },
 	{ NULL },

@@ -74,6 +74,7 @@ int do_stats(int argc, char **argv);	/* cmd-stats.c */
 int do_dump(int argc, char **argv);	/* cmd-dump.c */
 int do_record(int argc, char **argv);	/* cmd-record.c */
 int do_report(int argc, char **argv);	/* cmd-report.c */
+int do_top(int argc, char **argv);	/* cmd-top.c */
 
 /*
  * The end-of-session summary, shared by record and report (cmd-record.c):
@@ -166,7 +167,16 @@ void timeline_opts_print(const struct timeline_opts *t, const char *dir);
 void timeline_opts_json(struct taproot_json *j, const struct timeline_opts *t);
 void timeline_opts_free(struct timeline_opts *t);
 
-/* taprootd's state for 'status' (status-taprootd.c): its own lines, or a "taprootd" member. */
+/*
+ * taprootd as its state file says (status-taprootd.c): 1 with @st filled
+ * when the taprootd that file names ($TAPROOTD_STATE, else the default;
+ * *@path, unless NULL) runs, else 0 (*@stale when the file is left over
+ * from one that is gone).
+ */
+struct daemon_state;
+int daemon_find(struct daemon_state *st, bool *stale, const char **path);
+
+/* taprootd's state for 'status': its own lines, or a "taprootd" member. */
 void daemon_status_plain(void);
 void daemon_status_json(struct taproot_json *j);
 

@@ -52,6 +52,7 @@
 
 #include "daemon.h"
 #include "taproot.h"
+#include "topfile.h"
 #include "util/clock.h"
 
 static const char *prog = "taprootd";
@@ -102,7 +103,15 @@ struct daemon {
 	double adapt_at;		/* monotonic s; 0: no count yet */
 	double rate_peak;		/* switches/s, decaying; see adapt_selection() */
 	double peak_at;			/* monotonic s of rate_peak; 0: none */
+
+	/* The live top, for taprootctl top: live_request() */
+	char *top_path;			/* beside the state file */
+	double live_until;		/* monotonic s; 0: off */
+	double live_taken;		/* monotonic s of the last take; 0: none */
 };
+
+/* The live top stays on this long after taprootctl top's last request. */
+#define LIVE_LINGER_S	5.0
 
 #define ADAPT_S		0.1	/* s between two looks at the switch rate */
 #define PEAK_HALF_S	4.0	/* half-life of the rate's recent peak */
@@ -372,6 +381,9 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	err = taproot_pipeline_prewarm(d->pl);
 	if (err < 0)
 		log_msg(LOG_WARNING, "%s", taproot_errmsg(err));
+	if (d->live_until && taproot_pipeline_live(d->pl, true) < 0)
+		d->live_until = 0;
+	d->live_taken = 0;
 	pipeline_use_ring(d, d->ring);
 	/*
 	 * The interval starts now, after the warm-up: interval_start, read
@@ -1250,6 +1262,7 @@ static int signal_fd(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
 	    (sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
 		log_msg(LOG_ERR, "signals: %s", strerror(errno));
@@ -1324,6 +1337,12 @@ static void tick(struct daemon *d, double now)
 		while (d->next_write <= now)
 			d->next_write += (double)d->o.interval;
 	}
+	if (d->live_until && now > d->live_until) {
+		/* taprootctl top went away: no more lookups per frame. */
+		if (d->pl)
+			taproot_pipeline_live(d->pl, false);
+		d->live_until = d->live_taken = 0;
+	}
 	if (d->metrics && now >= d->next_publish) {
 		struct daemon_state st;
 
@@ -1334,8 +1353,53 @@ static void tick(struct daemon *d, double now)
 }
 
 /*
+ * SIGUSR1, from taprootctl top: the live top since the last request, into
+ * its file beside the state file (topfile.h). The first request turns the
+ * live top on (its file then holds nothing yet); it stays on while
+ * requests come, LIVE_LINGER_S after the last at most. A request drains
+ * the module's counts and reads the rings first: the file is as fresh as
+ * taprootd can make it.
+ */
+static void live_request(struct daemon *d)
+{
+	struct taproot_pipeline_live_take t = { 0 };
+	double now = tp_clock_s(CLOCK_MONOTONIC);
+	struct topfile f = { 0 };
+	int err;
+
+	if (!d->top_path && !(d->top_path = topfile_path(d->state_path)))
+		return;
+	if (d->pl && !d->live_until && taproot_pipeline_live(d->pl, true) < 0)
+		return;
+	d->live_until = now + LIVE_LINGER_S;
+	drain_counts(d);
+	consume(d);
+	if (d->pl && taproot_pipeline_live_take(d->pl, &t) < 0)
+		return;
+	snprintf(f.host, sizeof(f.host), "%s", d->hostname);
+	f.time_ns = tp_clock_ns(CLOCK_REALTIME);
+	f.window_ns = d->live_taken ? (uint64_t)((now - d->live_taken) * 1e9) : 0;
+	f.sampling = d->running;
+	f.samples = t.samples;
+	f.other = t.other;
+	f.n = t.n < TOPFILE_MAX_FNS ? t.n : TOPFILE_MAX_FNS;
+	f.fns = f.n ? calloc(f.n, sizeof(f.fns[0])) : NULL;
+	if (f.n && !f.fns)
+		return;
+	for (size_t i = 0; i < f.n; i++)
+		f.fns[i] = (struct topfile_fn){ .self = t.fns[i].self, .total = t.fns[i].total,
+						.group = (char *)t.fns[i].group,
+						.name = (char *)t.fns[i].name };
+	err = topfile_write(d->top_path, &f);
+	free(f.fns);
+	if (err < 0)
+		log_msg(LOG_WARNING, "live top: %s: %s", d->top_path, strerror(-err));
+	d->live_taken = now;
+}
+
+/*
  * Until SIGTERM or SIGINT (exit status 0) or a failed poll (1): the
- * rings, the session's notifications and SIGHUP.
+ * rings, the session's notifications, SIGHUP and SIGUSR1.
  */
 static int run(struct daemon *d, int sfd)
 {
@@ -1364,6 +1428,10 @@ static int run(struct daemon *d, int sfd)
 				reload(d);
 				continue;
 			}
+			if (si.ssi_signo == SIGUSR1) {
+				live_request(d);
+				continue;
+			}
 			log_msg(LOG_INFO, "%s received: writing the last profile and exiting",
 				si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			return 0;
@@ -1386,6 +1454,8 @@ static void finish(struct daemon *d)
 		session_stopped(d);
 	flush_interval(d, "exit");
 	unlink(d->state_path);
+	if (d->top_path)
+		unlink(d->top_path);
 }
 
 static void release(struct daemon *d)
@@ -1400,6 +1470,7 @@ static void release(struct daemon *d)
 	taproot_nl_sub_close(d->sub);
 	taproot_nl_close(d->nl);
 	daemon_opts_free(&d->o);
+	free(d->top_path);
 	log_close();
 }
 

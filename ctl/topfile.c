@@ -117,17 +117,28 @@ static bool get_u64(const char *s, const char **end, uint64_t *v)
 	return !errno;
 }
 
-/* One "fn" line's fields (after "fn\t") into @fn. */
-static bool get_fn(const char *s, struct topfile_fn *fn)
+/* One "fn" line's fields (after "fn\t") into @fn; -EINVAL, -ENOMEM. */
+static int get_fn(const char *s, struct topfile_fn *fn)
 {
+	char group[TOPFILE_MAX_NAME], name[TOPFILE_MAX_NAME];
+
 	if (!get_u64(s, &s, &fn->self) || *s++ != '\t' || !get_u64(s, &s, &fn->total) ||
 	    *s++ != '\t' || fn->self > fn->total)
-		return false;
-	s = get_field(s, fn->group, sizeof(fn->group));
+		return -EINVAL;
+	s = get_field(s, group, sizeof(group));
 	if (*s++ != '\t')
-		return false;
-	s = get_field(s, fn->name, sizeof(fn->name));
-	return !*s && fn->name[0];
+		return -EINVAL;
+	s = get_field(s, name, sizeof(name));
+	if (*s || !name[0])
+		return -EINVAL;
+	fn->group = strdup(group);
+	fn->name = strdup(name);
+	if (!fn->group || !fn->name) {
+		free(fn->group);
+		free(fn->name);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int topfile_read(const char *path, struct topfile *t)
@@ -167,7 +178,8 @@ int topfile_read(const char *path, struct topfile *t)
 				break;
 			}
 			t->fns = fns;
-			ok = get_fn(v, &t->fns[t->n]);
+			err = get_fn(v, &t->fns[t->n]);
+			ok = !err;
 			t->n += ok;
 		} else if (!strcmp(key, "host")) {
 			get_field(v, t->host, sizeof(t->host));
@@ -195,6 +207,10 @@ int topfile_read(const char *path, struct topfile *t)
 
 void topfile_free(struct topfile *t)
 {
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->fns[i].group);
+		free(t->fns[i].name);
+	}
 	free(t->fns);
 	memset(t, 0, sizeof(*t));
 }

@@ -29,8 +29,8 @@
 
 struct topfile_fn {
 	uint64_t self, total;
-	char group[TOPFILE_MAX_NAME];
-	char name[TOPFILE_MAX_NAME];
+	char *group, *name;		/* read: malloc'ed, at most TOPFILE_MAX_NAME
+					   bytes with the NUL */
 };
 
 struct topfile {
@@ -38,7 +38,7 @@ struct topfile {
 	uint64_t time_ns, window_ns;
 	bool sampling;
 	uint64_t samples, other;
-	struct topfile_fn *fns;		/* malloc'ed, n of them */
+	struct topfile_fn *fns;		/* n of them; read: malloc'ed */
 	size_t n;
 };
 

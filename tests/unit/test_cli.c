@@ -510,13 +510,13 @@ static void all_named(const char *what, const char *text, const char *prefix, co
 static void man_pages_cover_every_option(void **state)
 {
 	static const char ctl_words[] =
-		"load unload status start stop config stats dump record report --ko --count "
+		"load unload status start stop config stats dump record report top --ko --count "
 		"--duration --pid --ustack-bytes --freq --all --ustack --ring-pages --buffer-mb --label-tid "
 		"--label-cpu --stats-json --events --sched-one-in --min-block --raw --output "
 		"--repeat --unwind --ustack-private --trace --trace-window --trace-pid "
 		"--critical-path --flamegraph freq kstack ustack events idle ring-pages watermark "
 		"pids sched-one-in follow unwind ustack-private unwind-verify count unwind-frames "
-		"unwind-mem ";
+		"unwind-mem --refresh --total --by-function --filter ";
 	char *daemon = man_text("man/taprootd.8"), *conf = man_text("man/taprootd.conf.5");
 	char *ctl = man_text("man/taprootctl.8"), *help, *printed;
 	char options[1024], keys[512];

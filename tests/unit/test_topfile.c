@@ -32,10 +32,12 @@ static char *path_in_dir(const char *name)
 
 static void round_trip(void **state)
 {
+	char g0[] = "web.service", n0[] = "main", g1[] = "a\tb\\c", n1[] = "f\nx\001y";
+	char g2[] = "[unknown]", n2[] = "/usr/lib/libc.so.6";
 	struct topfile_fn fns[3] = {
-		{ .self = 5, .total = 9, .group = "web.service", .name = "main" },
-		{ .self = 4, .total = 4, .group = "a\tb\\c", .name = "f\nx\001y" },
-		{ .self = 0, .total = 1, .group = "[unknown]", .name = "/usr/lib/libc.so.6" },
+		{ .self = 5, .total = 9, .group = g0, .name = n0 },
+		{ .self = 4, .total = 4, .group = g1, .name = n1 },
+		{ .self = 0, .total = 1, .group = g2, .name = n2 },
 	};
 	struct topfile t = {
 		.host = "node-1", .time_ns = 1700000000123456789ULL, .window_ns = 1000000000,
