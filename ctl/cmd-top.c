@@ -304,6 +304,19 @@ static void put_cell(const char *s, int w, bool pad)
 		printf("%*s", w - n, "");
 }
 
+/*
+ * End the current line (on the screen, what is left of it cleared first)
+ * and count it in @lines. draw() never ends the screen's last line: a
+ * newline there would scroll the screen by one.
+ */
+static void line_end(bool screen, int *lines)
+{
+	if (screen)
+		printf("\033[K");
+	(*lines)++;
+	printf("\n");
+}
+
 /* One snapshot: its header, the column titles, then the rows that fit. */
 static void draw(struct top *t, int height, int width, bool screen)
 {
@@ -324,19 +337,16 @@ static void draw(struct top *t, int height, int width, bool screen)
 	if (t->editing)
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "_");
 	put_cell(head, width, false);
-	printf(screen ? "\033[K\n" : "\n");
+	line_end(screen, &lines);
 	if (screen) {
 		put_cell("q quit  s sort self/total  / filter  c clear  g by process  p pause  "
 			 "space refresh", width, false);
-		printf("\033[K\n");
-		lines++;
+		line_end(screen, &lines);
 	}
-	lines++;
 	if (!f->sampling || !f->samples) {
 		put_cell(!f->sampling ? "sampling is stopped ('taprootctl start', or taprootd --start)" :
 			 f->window_ns ? "no samples in this refresh" : "collecting...", width, false);
-		printf(screen ? "\033[K\n" : "\n");
-		lines++;
+		line_end(screen, &lines);
 	}
 	fnw = width - 16 - (t->o.groups ? TOP_GROUP_W + 1 : 0);
 	if (fnw < 10)
@@ -347,25 +357,24 @@ static void draw(struct top *t, int height, int width, bool screen)
 		printf(" ");
 	}
 	put_cell("FUNCTION", fnw, false);
-	printf(screen ? "\033[K\n" : "\n");
-	lines++;
 	r = rows(t, &n);
-	for (size_t i = 0; r && i < n && (!screen || lines < height); i++, lines++) {
+	for (size_t i = 0; r && i < n && (!screen || lines + 1 < height); i++) {
 		double den = f->samples ? (double)f->samples : 1;
 
+		line_end(screen, &lines);
 		printf("%6.2f%% %6.2f%%  ", 100.0 * r[i].self / den, 100.0 * r[i].total / den);
 		if (t->o.groups) {
 			put_cell(r[i].group, TOP_GROUP_W, true);
 			printf(" ");
 		}
 		put_cell(r[i].name, fnw, false);
-		printf(screen ? "\033[K\n" : "\n");
 	}
 	free(r);
-	if (screen) {
-		for (; lines < height; lines++)
-			printf("\033[K%s", lines + 1 < height ? "\n" : "");
-	}
+	/* The rest of the screen cleared; the cursor stays on its last line. */
+	if (screen)
+		printf("\033[K\033[J");
+	else
+		printf("\n");
 	fflush(stdout);
 }
 

@@ -24,6 +24,7 @@ state=$TEST_TMP/taprootd.json out=$TEST_TMP/profiles
 mkdir "$out"
 export TMUX_TMPDIR=$TEST_TMP
 tmux_() { tmux -L taproot-test -f /dev/null "$@"; }
+trap '_cleanup_spawned; tmux_ kill-server 2>/dev/null || true' EXIT
 
 # pane_wait LABEL ERE [SECONDS]: until the pane shows a line matching ERE;
 # PANE = the whole pane, LINE = that line.
@@ -76,10 +77,10 @@ x=$(share "$LINE" 1)
 pane_wait "leaf_y" "^ *[0-9.]+% +[0-9.]+% +tapwork +leaf_y"
 y=$(share "$LINE" 1)
 say "self: leaf_x $x%, leaf_y $y% (tapwork splits its time 60/40)"
-# tapwork is nearly all the samples: the other CPU is idle, not sampled.
-in_range "leaf_x's self share" "$x" 35 80
-in_range "leaf_y's self share" "$y" 15 55
-awk -v x="$x" -v y="$y" 'BEGIN { exit !(x > y) }' || die "leaf_x $x% not above leaf_y $y%"
+# tapwork is most of the samples (the idle CPU is not sampled; tmux and
+# top redrawing under TCG are the rest), and splits them as it does.
+in_range "leaf_x and leaf_y together" "$(awk -v x="$x" -v y="$y" 'BEGIN { print x + y }')" 30 100
+in_range "leaf_x's part of the two" "$(awk -v x="$x" -v y="$y" 'BEGIN { print 100 * x / (x + y) }')" 45 75
 while IFS= read -r line; do
 	[ "${#line}" -le 100 ] || die "a line wider than the terminal (${#line}): $line"
 done <<<"$PANE"
