@@ -108,6 +108,13 @@ struct daemon {
 	char *top_path;			/* beside the state file */
 	double live_until;		/* monotonic s; 0: off */
 	double live_taken;		/* monotonic s of the last take; 0: none */
+
+	/*
+	 * Session notifications of taprootd's own restart (configure_running()),
+	 * acted on already: read_notifications() skips them, else the stop's
+	 * would end the session that the start began.
+	 */
+	unsigned int own_notices;
 };
 
 /* The live top stays on this long after taprootctl top's last request. */
@@ -1027,14 +1034,17 @@ static void configure_running(struct daemon *d)
 		log_msg(LOG_ERR, "stopping sampling: %s", taproot_errmsg(err));
 		return;
 	}
+	d->own_notices = 1;
 	resync(d);		/* the rings let go of, for ring-pages */
 	configure_module(d);
 	d->started_it = false;
 	err = taproot_nl_start(d->nl);
-	if (err < 0 && err != -EALREADY)
+	if (err < 0 && err != -EALREADY) {
 		log_msg(LOG_ERR, "starting sampling: %s", taproot_errmsg(err));
-	else if (err == 0)
+	} else if (err == 0) {
 		d->started_it = true;
+		d->own_notices++;
+	}
 	resync(d);
 }
 
@@ -1090,6 +1100,7 @@ static void read_notifications(struct daemon *d)
 
 	while ((err = taproot_nl_sub_read(d->sub, &n)) != 0) {
 		if (err == -ENOBUFS) {	/* some were lost: ask for the state */
+			d->own_notices = 0;
 			resync(d);
 			continue;
 		}
@@ -1099,6 +1110,11 @@ static void read_notifications(struct daemon *d)
 			if (err == -TAPROOT_EPROTO)
 				continue;
 			return;
+		}
+		if ((n.what == TAPROOT_NOTIFY_STARTED || n.what == TAPROOT_NOTIFY_STOPPED) &&
+		    d->own_notices) {
+			d->own_notices--;
+			continue;
 		}
 		switch (n.what) {
 		case TAPROOT_NOTIFY_STARTED:
