@@ -406,7 +406,8 @@ FORCE:
 # make install [DESTDIR=DIR] [PREFIX=/usr]: the programs, the module's
 # sources with their dkms.conf (DKMS builds taproot.ko from them for every
 # kernel), the systemd unit, the configuration file (every setting at its
-# default: taprootd --print-config), man pages and bash completion.
+# default, taprootd --print-config, but retain: a day of profiles), man
+# pages and bash completion.
 # make deb builds the Debian source package and its two binary packages,
 # taproot and taproot-dkms, in build/deb/ from what git tracks, and runs
 # lintian on them (docs/user-guide.md, "Install").
@@ -434,6 +435,9 @@ install: userspace install-dkms
 	install -D -m 0644 packaging/taproot-modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/taproot.conf
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/taproot
 	ctl/taprootd --print-config >$(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
+	printf '%s\n' '' '# Installed: a day of profiles of each kind at the default interval,' \
+		'# so that the disk does not fill (0 keeps them all).' 'retain 8640' \
+		>>$(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
 	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/taproot/taprootd.conf
 	install -D -m 0644 man/taprootctl.8 $(DESTDIR)$(MANDIR)/man8/taprootctl.8
 	install -D -m 0644 man/taprootd.8 $(DESTDIR)$(MANDIR)/man8/taprootd.8
