@@ -13,7 +13,8 @@
 #                     5.10" to pick; scripts/kernels lists them)
 #   make fuzz-quick   the libFuzzer targets, 15 s each (make fuzz: 10 min)
 #   make install      the programs, the module's sources for DKMS, the
-#                     systemd unit, config file, man pages (DESTDIR, PREFIX)
+#                     systemd unit, config file, flame graph template, man
+#                     pages (DESTDIR, PREFIX)
 #   make deb          Debian packages taproot and taproot-dkms, lintian-clean
 #   make check        everything above, after installing dependencies, and
 #                     the benchmarks' quick mode
@@ -93,8 +94,7 @@ $(B)/plain/libtaproot.a $(B)/san/libtaproot.a $(B)/plain/libctl.a $(B)/san/libct
 # The unit tests include ctl/'s headers too.
 $(B)/plain/tests/unit/%.o $(B)/san/tests/unit/%.o: BASE_CFLAGS += -I$(TOP)/ctl
 
-ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/ctl/flamegraph-page.o \
-		$(B)/plain/libctl.a $(B)/plain/libtaproot.a
+ctl/taprootctl: $(call objs,plain,$(CTL_SRCS)) $(B)/plain/libctl.a $(B)/plain/libtaproot.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # taprootd alone uploads (--push): only it links libcurl.
@@ -125,7 +125,8 @@ $(B)/plain/tests/test_pywalk: $(B)/plain/kmod/pywalk.o
 $(B)/san/tests/test_pywalk: $(B)/san/kmod/pywalk.o
 
 .PHONY: userspace unit vm-progs layering
-userspace: ctl/taprootctl ctl/taprootd
+# The flame graph pages' template too: taprootctl run from this tree reads it.
+userspace: ctl/taprootctl ctl/taprootd $(B)/gen/flamegraph-page.html
 
 # Calls between lib/'s layers and between any two objects go one way
 # (scripts/layering reads them from the objects with nm).
@@ -156,8 +157,11 @@ bench-tools: $(BENCH_TOOLS)
 # ------------------------------------------ the flame graph page's library
 # record and report --flamegraph FILE write one self-contained HTML page:
 # ctl/flamegraph/page.html with the library that draws it, d3-flame-graph
-# and the d3 modules it needs, inlined by scripts/flamegraph-page into a C
-# source taprootctl links (ctl/flamegraph.h). The packages are those
+# and the d3 modules it needs, inlined by scripts/flamegraph-page into
+# build/gen/flamegraph-page.html, the template taprootctl reads when it
+# writes a page (ctl/flamegraph.h), installed beside it as a data file:
+# the library is not in the program, as its licence (Apache-2.0) does not
+# go with taprootctl's (GPL-2.0). The packages are those
 # pinned by ctl/flamegraph/package-lock.json, which npm ci installs from
 # the registry into build/npm/flamegraph at the first build (beside
 # speedscope, which scripts/deps installs there for tests/trace-viewer).
@@ -181,12 +185,9 @@ $(FG_NPM)/installed: ctl/flamegraph/package.json ctl/flamegraph/package-lock.jso
 	cp ctl/flamegraph/package.json ctl/flamegraph/package-lock.json $(@D)/
 	npm ci --prefix $(@D) --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
 	touch $@
-$(B)/gen/flamegraph-page.c: ctl/flamegraph/page.html scripts/flamegraph-page $(FG_INSTALLED)
+$(B)/gen/flamegraph-page.html: ctl/flamegraph/page.html scripts/flamegraph-page $(FG_INSTALLED)
 	@mkdir -p $(@D)
 	scripts/flamegraph-page ctl/flamegraph/page.html $(FG_MODULES) $@
-$(B)/plain/ctl/flamegraph-page.o: $(B)/gen/flamegraph-page.c Makefile
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -I$(TOP)/ctl $(DEP_FLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # ------------------------------------------- the real pprof tool, for tests
 # tests/unit/test_pprof.c reads the profiles lib/profile/pprof.c writes with the
@@ -274,7 +275,8 @@ $(UNIT_RUNS): unit-run/%: $(B)/% | $(PPROF)
 # test_cli runs the programs themselves.
 unit-run/plain/tests/test_cli unit-run/san/tests/test_cli: ctl/taprootctl ctl/taprootd
 # test_flamegraph has taprootctl report write pages, which headless Chromium opens.
-unit-run/plain/tests/test_flamegraph unit-run/san/tests/test_flamegraph: ctl/taprootctl
+unit-run/plain/tests/test_flamegraph unit-run/san/tests/test_flamegraph: ctl/taprootctl \
+	$(B)/gen/flamegraph-page.html
 
 # ---------------------------------------------------------------- kernel
 
@@ -406,8 +408,8 @@ FORCE:
 # make install [DESTDIR=DIR] [PREFIX=/usr]: the programs, the module's
 # sources with their dkms.conf (DKMS builds taproot.ko from them for every
 # kernel), the systemd unit, the configuration file (every setting at its
-# default, taprootd --print-config, but retain: a day of profiles), man
-# pages and bash completion.
+# default, taprootd --print-config, but retain: a day of profiles), the
+# flame graph pages' template, man pages and bash completion.
 # make deb builds the Debian source package and its two binary packages,
 # taproot and taproot-dkms, in build/deb/ from what git tracks, and runs
 # lintian on them (docs/user-guide.md, "Install").
@@ -420,6 +422,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
 MODULESLOADDIR ?= /usr/lib/modules-load.d
+# taprootctl's data, the flame graph pages' template: not under PREFIX, as
+# SYSCONFDIR, since taprootctl looks for it there (ctl/flamegraph.h).
+PKGDATADIR ?= /usr/share/taproot
 DKMSDIR ?= /usr/src/taproot-$(VERSION)
 # What DKMS needs to build the module: its sources, the ABI header, the
 # probes and the build script.
@@ -444,6 +449,8 @@ install: userspace install-dkms
 	install -D -m 0644 man/taprootd.conf.5 $(DESTDIR)$(MANDIR)/man5/taprootd.conf.5
 	install -D -m 0644 packaging/taprootctl.bash-completion \
 		$(DESTDIR)$(BASHCOMPDIR)/taprootctl
+	install -D -m 0644 $(B)/gen/flamegraph-page.html \
+		$(DESTDIR)$(PKGDATADIR)/flamegraph-page.html
 
 install-dkms:
 	for f in $(DKMS_FILES); do \

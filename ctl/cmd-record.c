@@ -137,6 +137,7 @@ struct record {
 	struct taproot_ksyms *ksyms;
 	struct taproot_config saved;
 	struct taproot_raw_writer *raw;	/* --raw */
+	struct flamegraph_page *page;	/* --flamegraph's template, read at the start */
 	struct taproot_procs_opts procs_opts;
 	struct taproot_procs_observer observer;
 	bool config_changed;
@@ -972,7 +973,7 @@ static int write_flamegraph(struct record *r, int *ret)
 
 	flamegraph_what(what, sizeof(what), r->o.command, r->o.pids, r->o.all ? 0 : r->o.nr_pids);
 	d.what = what;
-	e = flamegraph_write(r->o.flamegraph,
+	e = flamegraph_write(r->o.flamegraph, r->page,
 			     taproot_pipeline_profile_of(r->pl, TAPROOT_PROFILE_CPU), &d);
 	if (e < 0)
 		*ret = p_err("writing %s: %s", r->o.flamegraph, taproot_errmsg(e));
@@ -1432,12 +1433,22 @@ int do_record(int argc, char **argv)
 	ret = check_pids(&r.o);
 	if (ret != EXIT_OK)
 		return ret;
+	/* The page's template now: a session is not recorded for a page it cannot write. */
+	if (r.o.flamegraph) {
+		err = flamegraph_page_load(&r.page);
+		if (err < 0)
+			return p_err("record --flamegraph: %s", taproot_errmsg(err));
+	}
 
 	err = make_output_dir(r.o.output);
 	if (err < 0)
-		return p_err("--output %s: %s", r.o.output, strerror(-err));
-	if (asprintf(&path, "%s/cpu.pb.gz", r.o.output) < 0)
-		return p_err("out of memory");
+		ret = p_err("--output %s: %s", r.o.output, strerror(-err));
+	else if (asprintf(&path, "%s/cpu.pb.gz", r.o.output) < 0)
+		ret = p_err("out of memory");
+	if (ret != EXIT_OK) {
+		flamegraph_page_free(r.page);
+		return ret;
+	}
 
 	ret = record_open(&r);
 	if (ret == EXIT_OK)
@@ -1484,6 +1495,7 @@ int do_record(int argc, char **argv)
 	taproot_debuginfod_free(r.debuginfod);
 	taproot_ksyms_free(r.ksyms);
 	taproot_nl_close(r.nl);
+	flamegraph_page_free(r.page);
 	free(path);
 	return ret;
 }

@@ -61,6 +61,7 @@ struct rp_pass {
 struct report {
 	const char *input, *output, *stats_json;
 	const char *flamegraph;		/* --flamegraph FILE, NULL: none */
+	struct flamegraph_page *page;	/* its template, read before the recording */
 	uint32_t repeat;
 	struct taproot_replay *rp;
 	const struct taproot_replay_info *info;
@@ -302,7 +303,7 @@ static int write_flamegraph(struct report *r)
 
 	snprintf(what, sizeof(what), "recording %s", base ? base + 1 : r->input);
 	d.what = what;
-	return flamegraph_write(r->flamegraph,
+	return flamegraph_write(r->flamegraph, r->page,
 				taproot_pipeline_profile_of(r->pl, TAPROOT_PROFILE_CPU), &d);
 }
 
@@ -349,10 +350,17 @@ int do_report(int argc, char **argv)
 	if (ret != EXIT_OK)
 		return ret;
 
-	/* The whole file is checked here, before anything is written. */
+	/* The page's template, then the whole file, are checked before anything is written. */
+	if (r.flamegraph) {
+		err = flamegraph_page_load(&r.page);
+		if (err < 0)
+			return p_err("report --flamegraph: %s", taproot_errmsg(err));
+	}
 	err = taproot_replay_open(r.input, &r.rp);
-	if (err < 0)
+	if (err < 0) {
+		flamegraph_page_free(r.page);
 		return p_err("%s", taproot_errmsg(err));
+	}
 	/* From here on a signal stops the passes, so that the directory is removed. */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
@@ -407,6 +415,7 @@ out:
 	taproot_pipeline_free(r.pl);
 	timeline_opts_free(&r.tl);
 	taproot_replay_close(r.rp);
+	flamegraph_page_free(r.page);
 	free(r.passes);
 	free(path);
 	return ret;

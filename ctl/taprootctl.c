@@ -16,6 +16,7 @@
 
 #include <linux/taproot.h>
 
+#include "flamegraph.h"
 #include "taprootctl.h"
 
 #define STR_(x)	#x
@@ -179,9 +180,11 @@ static const struct taproot_command commands[] = {
 	  "--sched-one-in is 1 with them, and any other value is refused.\n"
 	  "--flamegraph FILE also writes the CPU profile as a flame graph: one\n"
 	  "HTML file (mode 0600, written atomically) that a browser opens\n"
-	  "offline, the drawing library (d3-flame-graph) inside; click a frame\n"
-	  "to zoom into it, search functions by regular expression (FILE\n"
-	  "opened as FILE#search=RE starts with one).\n"
+	  "offline, the drawing library inside; click a frame to zoom into it,\n"
+	  "search functions by regular expression (FILE opened as\n"
+	  "FILE#search=RE starts with one). The page's template, which holds\n"
+	  "the library, is read before recording starts: $TAPROOT_FLAMEGRAPH_PAGE,\n"
+	  "else the build tree's, else " FLAMEGRAPH_PAGE_INSTALLED ".\n"
 	  "--raw FILE also saves what the profiles were built from (the ring\n"
 	  "records, kallsyms, what was read of /proc, mapped files' build IDs;\n"
 	  "gzip, mode 0600, written atomically) for 'taprootctl report FILE'.\n"

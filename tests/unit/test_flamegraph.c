@@ -26,10 +26,19 @@
  *    it, FILE#search=fgw_leaf highlights that function's cell alone and
  *    sums its samples, a click on a cell zooms into it, a search that is
  *    no regular expression is one for its text, and an empty one clears;
- *  - options_refused: --flamegraph without the CPU profile.
+ *  - options_refused: --flamegraph without the CPU profile;
+ *  - template_from_outside: the page's template is a file taprootctl
+ *    reads ($TAPROOT_FLAMEGRAPH_PAGE, else the build tree's): one named
+ *    there is filled in as it is; one missing, or without its markers
+ *    ({{title}}, {{subtitle}}, {{data}}) or with another's, is an error
+ *    naming it and nothing is written;
+ *  - library_not_in_the_program: what is distinctive of the library and
+ *    its licences is in the build tree's template, not in taprootctl (the
+ *    library's licence, Apache-2.0, does not go with taprootctl's).
  *
- * The page tests need ctl/taprootctl (make unit builds it first) and
- * chromium-headless-shell (scripts/deps installs it).
+ * The page tests need ctl/taprootctl and build/gen/flamegraph-page.html
+ * (make unit builds them first) and chromium-headless-shell (scripts/deps
+ * installs it).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -51,6 +60,9 @@
 #include "runcmd.h"
 
 #define CTL		"ctl/taprootctl"
+/* The template taprootctl reads when run from this tree (ctl/flamegraph.h). */
+#define TEMPLATE	"build/gen/flamegraph-page.html"
+#define TEMPLATE_ENV	"TAPROOT_FLAMEGRAPH_PAGE"
 #define CHROMIUM	"chromium-headless-shell"
 
 /* ------------------------------------------------------------ helpers */
@@ -691,6 +703,10 @@ static void page_renders_in_chromium(void **state)
 				 marks);
 	free(marks);
 	want("the page", text, "\"n\":\"fgw_leaf\",\"v\":3");
+	/* Every marker of the template filled in. */
+	for (const char *m = "{{title}}\0{{subtitle}}\0{{data}}\0"; *m; m += strlen(m) + 1)
+		if (strstr(text, m))
+			fail_msg("the page still holds the template's %s", m);
 	free(text);
 
 	/*
@@ -809,8 +825,127 @@ static void options_refused(void **state)
 	free(run(&status, "rm -rf %s/*", tmpdir));
 }
 
+/* A recording of CPU samples with no sample at all, at @path. */
+static void write_empty_cpu(const char *path)
+{
+	struct taproot_raw_header h = {
+		.abi_version = TAPROOT_ABI_VERSION, .kernel_release = "6.1.0-test",
+		.hostname = "tpl-host", .freq_hz = 99, .cpu = true, .sched_one_in = 1,
+	};
+	struct taproot_raw_end end = { .duration_ns = 1000000000 };
+	struct taproot_raw_writer *w;
+
+	assert_int_equal(taproot_raw_writer_new(path, &h, &w), 0);
+	assert_int_equal(taproot_raw_writer_finish(w, &end), 0);
+}
+
+/* Write @text to @path. */
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void template_from_outside(void **state)
+{
+	/*
+	 * Not templates: none there, no markers, two trees, the source's
+	 * page.html (the library not inlined yet).
+	 */
+	static const struct {
+		const char *file, *text, *says;
+	} bad[] = {
+		{ "none.html", NULL, "No such file or directory" },
+		{ "plain.html", "<!DOCTYPE html><p>no markers here {{ }}</p>\n",
+		  "no {{title}} marker" },
+		{ "twice.html", "{{title}}{{subtitle}}{{data}}{{data}}", "2 {{data}} markers" },
+		{ "source.html", "{{title}}{{subtitle}}{{data}}{{scripts}}",
+		  "unknown marker {{scripts}}" },
+	};
+	char raw[128], out[128], page[128], tpl[128];
+	size_t len;
+	int status;
+	char *text;
+
+	if (access(CTL, X_OK))
+		fail_msg("%s is missing: run the tests through 'make unit', which builds it", CTL);
+	snprintf(raw, sizeof(raw), "%s/cpu.raw", tmpdir);
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	snprintf(page, sizeof(page), "%s/fg.html", tmpdir);
+	write_empty_cpu(raw);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(tpl, sizeof(tpl), "%s/%s", tmpdir, bad[i].file);
+		if (bad[i].text)
+			put(tpl, bad[i].text);
+		text = run_cli(&status, "%s=%s %s report %s --output %s --flamegraph %s",
+			       TEMPLATE_ENV, tpl, CTL, raw, out, page);
+		print_message("  %s", text);
+		assert_int_equal(status, 1);
+		want("report with a bad template", text, tpl);
+		want("report with a bad template", text, "$" TEMPLATE_ENV);
+		want("report with a bad template", text, bad[i].says);
+		free(text);
+		/* Refused before anything is written: no page, no profiles. */
+		assert_int_equal(access(page, F_OK), -1);
+		assert_int_equal(access(out, F_OK), -1);
+	}
+
+	/* One of ours: filled in as it is, whatever else it holds. */
+	snprintf(tpl, sizeof(tpl), "%s/mine.html", tmpdir);
+	put(tpl, "<title>{{title}}</title>{ {{x}{{title}}|{{subtitle}}|{{data}}|{{\n");
+	text = run_cli(&status, "%s=%s %s report %s --output %s --flamegraph %s", TEMPLATE_ENV,
+		       tpl, CTL, raw, out, page);
+	if (status)
+		fail_msg("report with a template of its own failed (%d):\n%s", status, text);
+	free(text);
+	text = slurp(page, &len);
+	assert_string_equal(text,
+		"<title>recording cpu.raw on tpl-host</title>{ {{x}recording cpu.raw on tpl-host|"
+		"0 CPU samples at 99 Hz over 1.0 s (taprootctl report, taproot " TAPROOT_VERSION
+		")|{\"n\":\"all\",\"v\":0}\n|{{\n");
+	free(text);
+	free(run(&status, "rm -rf %s/*", tmpdir));
+}
+
+static void library_not_in_the_program(void **state)
+{
+	/*
+	 * The library's name, its licence's words, the bundle's own code
+	 * (its UMD wrapper's global), the name of the bundle's file.
+	 */
+	static const char *const lib[] = {
+		"d3-flame-graph", "Licensed under the Apache License", "flamegraph={}",
+		"d3-flamegraph.umd.min.js",
+	};
+	size_t tlen, blen;
+	char *tpl, *bin;
+
+	if (access(CTL, X_OK) || access(TEMPLATE, R_OK))
+		fail_msg("%s or %s is missing: run the tests through 'make unit', which builds "
+			 "them", CTL, TEMPLATE);
+	tpl = slurp(TEMPLATE, &tlen);
+	bin = slurp(CTL, &blen);
+	for (size_t i = 0; i < sizeof(lib) / sizeof(lib[0]); i++) {
+		/* In the template: the check below can fail. */
+		if (!memmem(tpl, tlen, lib[i], strlen(lib[i])))
+			fail_msg("%s lacks '%s': pick what is distinctive of its library now",
+				 TEMPLATE, lib[i]);
+		if (memmem(bin, blen, lib[i], strlen(lib[i])))
+			fail_msg("%s holds '%s': the flame graph library is in the program", CTL,
+				 lib[i]);
+	}
+	free(tpl);
+	free(bin);
+}
+
 static int setup(void **state)
 {
+	/* The pages' template is the build tree's, but where a test names its own. */
+	unsetenv(TEMPLATE_ENV);
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
@@ -827,6 +962,8 @@ int main(void)
 		cmocka_unit_test(json_is_safe_in_a_script_element),
 		cmocka_unit_test(page_renders_in_chromium),
 		cmocka_unit_test(options_refused),
+		cmocka_unit_test(template_from_outside),
+		cmocka_unit_test(library_not_in_the_program),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
