@@ -37,6 +37,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -686,23 +687,26 @@ static void unwind_settings(const struct daemon *d, const struct taproot_config 
 static void sampling_settings(const struct daemon *d, const struct taproot_config *cur,
 			      struct taproot_config *c)
 {
+	/* The settings of one number each: their field of struct taproot_config. */
+	static const struct {
+		uint32_t bit;
+		size_t field;
+	} numbers[] = {
+		{ TAPROOT_CONFIG_FREQ, offsetof(struct taproot_config, freq_hz) },
+		{ TAPROOT_CONFIG_KSTACK, offsetof(struct taproot_config, kstack_depth) },
+		{ TAPROOT_CONFIG_USTACK, offsetof(struct taproot_config, ustack_bytes) },
+		{ TAPROOT_CONFIG_RING_PAGES, offsetof(struct taproot_config, ring_pages) },
+	};
 	const struct taproot_config *m = &d->o.module;
 
-	if ((m->set & TAPROOT_CONFIG_FREQ) && m->freq_hz != cur->freq_hz) {
-		c->set |= TAPROOT_CONFIG_FREQ;
-		c->freq_hz = m->freq_hz;
-	}
-	if ((m->set & TAPROOT_CONFIG_KSTACK) && m->kstack_depth != cur->kstack_depth) {
-		c->set |= TAPROOT_CONFIG_KSTACK;
-		c->kstack_depth = m->kstack_depth;
-	}
-	if ((m->set & TAPROOT_CONFIG_USTACK) && m->ustack_bytes != cur->ustack_bytes) {
-		c->set |= TAPROOT_CONFIG_USTACK;
-		c->ustack_bytes = m->ustack_bytes;
-	}
-	if ((m->set & TAPROOT_CONFIG_RING_PAGES) && m->ring_pages != cur->ring_pages) {
-		c->set |= TAPROOT_CONFIG_RING_PAGES;
-		c->ring_pages = m->ring_pages;
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		const uint32_t *want = (const uint32_t *)((const char *)m + numbers[i].field);
+		const uint32_t *have = (const uint32_t *)((const char *)cur + numbers[i].field);
+
+		if ((m->set & numbers[i].bit) && *want != *have) {
+			c->set |= numbers[i].bit;
+			*(uint32_t *)((char *)c + numbers[i].field) = *want;
+		}
 	}
 	if ((m->set & TAPROOT_CONFIG_TGIDS) &&
 	    (m->nr_tgids != cur->nr_tgids ||
