@@ -193,6 +193,12 @@ static int ask(struct top *t)
 	double deadline = tp_clock_s(CLOCK_MONOTONIC) + TOP_ANSWER_S;
 	struct topfile f;
 
+	/* A file an earlier top left is no answer to this one's first request. */
+	if (!t->have && topfile_read(t->path, &f) == 0) {
+		before = f.time_ns;
+		topfile_free(&f);
+	}
+
 	if (kill(t->daemon, SIGUSR1) < 0)
 		return -1;
 	do {

@@ -3,7 +3,7 @@
 #   - record -- sh -c 'tapwork & tapwork; wait': the shell's two children are
 #     added to the module's TGID filter as they appear, so the profile holds
 #     samples of two tapwork processes besides the shell; the command's exit
-#     status is record's;
+#     status is record's; --flamegraph writes the page of that profile;
 #   - record --all --duration 600, SIGINT after a few seconds: the profile is
 #     still written (and decodes), sampling is stopped, the module's
 #     configuration is what it was, and record exits 0;
@@ -25,7 +25,7 @@ before=$OUT
 
 say "record -- sh -c 'tapwork 3 & tapwork 3; wait; exit 7'"
 run "$CTL" record --freq 199 --ring-pages 1024 --output "$TEST_TMP/kids" \
-	--stats-json "$TEST_TMP/kids.json" -- \
+	--stats-json "$TEST_TMP/kids.json" --flamegraph "$TEST_TMP/kids/flame.html" -- \
 	sh -c "'$PROGS/tapwork' 3 & '$PROGS/tapwork' 3; wait; exit 7"
 [ "$RC" -eq 7 ] || die "record exited $RC, not the command's 7; stderr: $ERR; stdout: $OUT"
 assert_contains "summary: the command's status" "$OUT" "command:  exited with status 7"
@@ -45,6 +45,13 @@ while IFS= read -r line; do
 	fi
 done <<<"$OUT"
 assert_contains "profile: tapwork's leaf" "$OUT" "leaf_x"
+# The flame graph page of the same profile: private, with tapwork's chain in its data.
+[ "$(stat -c %a "$TEST_TMP/kids/flame.html")" = 600 ] ||
+	die "flame.html is mode $(stat -c %a "$TEST_TMP/kids/flame.html"), not 600"
+_lib_slurp page "$TEST_TMP/kids/flame.html"
+for f in leaf_x leaf_y libfunc main; do
+	[[ $page == *"\"$f\""* ]] || die "flame.html has no frame \"$f\""
+done
 [ "${#pids[@]}" -eq 2 ] ||
 	die "samples of ${#pids[@]} tapwork processes (${pids[*]}), want both children of the shell"
 expect_ok "config after the command" "$CTL" config
