@@ -677,6 +677,16 @@ static void unwind_settings(const struct daemon *d, const struct taproot_config 
 	}
 }
 
+/* The module's configuration into @cfg: true, or false after saying why not. */
+static bool read_config(struct daemon *d, struct taproot_config *cfg)
+{
+	int err = taproot_nl_get_config(d->nl, cfg);
+
+	if (err < 0)
+		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
+	return err == 0;
+}
+
 /* The fields of the module's sampling settings that need sampling stopped. */
 #define STOPPED_ONLY	(TAPROOT_CONFIG_FREQ | TAPROOT_CONFIG_RING_PAGES)
 
@@ -757,13 +767,8 @@ static void configure_module(struct daemon *d)
 	char text[512];
 	int err;
 
-	if (d->info.running)
+	if (d->info.running || !read_config(d, &cur))
 		return;
-	err = taproot_nl_get_config(d->nl, &cur);
-	if (err < 0) {
-		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
-		return;
-	}
 	sampling_settings(d, &cur, &c);
 	if (c.set) {
 		err = taproot_nl_set_config(d->nl, &c);
@@ -826,13 +831,10 @@ static void session_started(struct daemon *d)
 	int err;
 
 	d->running = true;
-	err = taproot_nl_get_config(d->nl, &cfg);
-	have_cfg = err == 0;
-	if (err < 0) {
-		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
+	have_cfg = read_config(d, &cfg);
+	if (!have_cfg)
 		cfg.freq_hz = d->pl_freq ? d->pl_freq : TAPROOT_FREQ_DEFAULT;
-	}
-	d->one_in = err < 0 ? (uint32_t)d->o.sched_one_in : cfg.sched_one_in;
+	d->one_in = !have_cfg ? (uint32_t)d->o.sched_one_in : cfg.sched_one_in;
 	/* Unknown: drain anyway (a module that counts nothing gives none). */
 	d->counts = (!have_cfg || (cfg.flags & TAPROOT_CFG_F_COUNT)) &&
 		    (d->info.features & TAPROOT_FEAT_COUNT);
@@ -1007,13 +1009,8 @@ static void configure_running(struct daemon *d)
 	char text[512];
 	int err;
 
-	if (!d->info.running)
+	if (!d->info.running || !read_config(d, &cur))
 		return;
-	err = taproot_nl_get_config(d->nl, &cur);
-	if (err < 0) {
-		log_msg(LOG_ERR, "reading the configuration: %s", taproot_errmsg(err));
-		return;
-	}
 	sampling_settings(d, &cur, &c);
 	if (!c.set)
 		return;
