@@ -117,6 +117,16 @@ $(B)/san/tests/test_spool: $(B)/san/tests/unit/test_spool.o $(B)/san/ctl/daemon-
 		$(B)/san/ctl/daemon-log.o $(B)/san/libctl.a $(B)/san/libtaproot.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
+# test_daemon_files: taprootd's profile files, and the spool they consult.
+$(B)/plain/tests/test_daemon_files: $(B)/plain/tests/unit/test_daemon_files.o \
+		$(B)/plain/ctl/daemon-files.o $(B)/plain/ctl/daemon-spool.o \
+		$(B)/plain/ctl/daemon-log.o $(B)/plain/libctl.a $(B)/plain/libtaproot.a
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
+$(B)/san/tests/test_daemon_files: $(B)/san/tests/unit/test_daemon_files.o \
+		$(B)/san/ctl/daemon-files.o $(B)/san/ctl/daemon-spool.o \
+		$(B)/san/ctl/daemon-log.o $(B)/san/libctl.a $(B)/san/libtaproot.a
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
+
 # test_uwalk builds the module's user stack walker, plain C, in userspace.
 $(B)/plain/tests/test_uwalk: $(B)/plain/kmod/uwalk.o
 $(B)/san/tests/test_uwalk: $(B)/san/kmod/uwalk.o

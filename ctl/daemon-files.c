@@ -156,6 +156,22 @@ static int64_t profile_time(const char *name)
 	return (int64_t)timegm(&tm);
 }
 
+time_t daemon_newest_stamp(const char *dir, time_t bound)
+{
+	time_t newest = 0, t;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (daemon_is_profile_name(de->d_name) &&
+		    (t = (time_t)profile_time(de->d_name)) > newest && t <= bound)
+			newest = t;
+	closedir(d);
+	return newest;
+}
+
 unsigned int daemon_retain(const char *dir, unsigned long retain, bool temps, bool spooled)
 {
 	struct spool_entry *held = NULL;

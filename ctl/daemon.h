@@ -239,6 +239,14 @@ int daemon_check_output(const char *dir);
 time_t daemon_next_stamp(time_t t, time_t *last);
 
 /*
+ * The newest stamp of taprootd's profiles in @dir no later than @bound, or
+ * 0: where a taprootd started again takes up the stamps of the one before,
+ * which may have run ahead of the clock, lest it write over their files.
+ * Stamps past @bound are a clock set back since, not run ahead.
+ */
+time_t daemon_newest_stamp(const char *dir, time_t bound);
+
+/*
  * The path of a profile in @dir: DIR/KIND-YYYYmmddTHHMMSSZ.pb.gz for @t
  * (UTC), KIND one of cpu, offcpu, offwake, schedlat. Returns a malloc'ed
  * string or NULL.

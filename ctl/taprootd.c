@@ -121,6 +121,13 @@ struct daemon {
 /* The live top stays on this long after taprootctl top's last request. */
 #define LIVE_LINGER_S	5.0
 
+/*
+ * A stamp on disk this far past the clock at start is one the taprootd
+ * before ran ahead to (intervals ended within a second of each other);
+ * further, the clock was set back since.
+ */
+#define STAMP_AHEAD_MAX_S	60
+
 #define ADAPT_S		0.1	/* s between two looks at the switch rate */
 #define PEAK_HALF_S	4.0	/* half-life of the rate's recent peak */
 
@@ -1531,6 +1538,7 @@ int main(int argc, char **argv)
 	d.started = wall_s();
 	/* Temporary files a killed taprootd left behind, then the retention. */
 	daemon_retain(d.o.output, d.o.retain, true, d.push != NULL);
+	d.last_stamp = daemon_newest_stamp(d.o.output, (time_t)d.started + STAMP_AHEAD_MAX_S);
 	configure_module(&d);
 	start_if_asked(&d);
 	resync(&d);
