@@ -23,6 +23,7 @@ Usage: profile = pprofraw.parse(text); profile.samples is a list of
 Sample(values={type: int}, frames=[function names, leaf first],
 mappings=[mapping file of each frame], labels={key: value}).
 """
+import gzip
 import re
 from dataclasses import dataclass, field
 
@@ -113,3 +114,42 @@ def parse(text):
                 s.mappings.append(maps.get(mid, ""))
         samples.append(s)
     return Profile(types=types, samples=samples, mappings=maps)
+
+
+def time_nanos(path):
+    """The time_nanos (field 9) of the gzipped profile.proto at @path.
+
+    The one field read here without pprof: a key that tells which files
+    are of one interval. Where pprof decodes a file, its Time is checked
+    against this value (tests/vm/test-daemon-push.sh).
+    """
+    data = gzip.open(path).read()
+    i = 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+    while i < len(data):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v = varint()
+            if field == 9:
+                return v - (1 << 64) if v >> 63 else v
+        elif wire == 2:
+            n = varint()	# first: it moves i
+            i += n
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        else:
+            raise ValueError(f"{path}: wire type {wire} at byte {i}")
+    return 0

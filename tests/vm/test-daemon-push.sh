@@ -492,27 +492,34 @@ for f in spooled:
 
 # The full profiles on disk: every upload is of one of them, but for the
 # interval the kill cut short: a kind of it spooled before its full profile
-# was written has none, and rightly arrives all the same.
+# was written has none, and rightly arrives all the same. An upload is a
+# part of the full profile of its kind with the same time_nanos (the
+# interval's start, to the nanosecond): its STAMP may lie past the
+# upload's [FROM, UNTIL] when intervals ran ahead of their seconds, and
+# a stamp within it may be another interval's.
 full = collections.defaultdict(dict)	# kind -> {stamp seconds: path}
+full_at = {}				# (kind, time_nanos) -> stamp
 for name in os.listdir(out):
     m = re.fullmatch(r"(cpu|offcpu|offwake|schedlat)-(\d{8}T\d{6}Z)\.pb\.gz", name)
     if m:
-        full[m[1]][calendar.timegm(time.strptime(m[2], "%Y%m%dT%H%M%SZ"))] = f"{out}/{name}"
-# Each interval of a kind, in order, is the full profile with the first
-# stamp not taken yet within its [from, until].
-stamp_of = {}					# (kind, from, until) -> stamp
-for kind in {e["kind"] for e in stored}:
-    free = sorted(full[kind])
-    for iv in sorted({(e["from"], e["until"]) for e in stored if e["kind"] == kind}):
-        t = next((t for t in free if iv[0] <= t <= iv[1]), None)
-        if t is not None:
-            free.remove(t)
-            stamp_of[(kind,) + iv] = t
-orphans = [e for e in stored if (e["kind"], e["from"], e["until"]) not in stamp_of]
+        t = calendar.timegm(time.strptime(m[2], "%Y%m%dT%H%M%SZ"))
+        full[m[1]][t] = f"{out}/{name}"
+        full_at[(m[1], pprofraw.time_nanos(f"{out}/{name}"))] = t
+nanos = {e["file"]: pprofraw.time_nanos(f"{store}/{e['file']}") for e in stored}
+stamp_of = {}					# upload file -> stamp of its full profile
+interval_of = {}				# (kind, stamp) -> (from, until)
+for e in stored:
+    t = full_at.get((e["kind"], nanos[e["file"]]))
+    if t is None:
+        continue
+    stamp_of[e["file"]] = t
+    iv = interval_of.setdefault((e["kind"], t), (e["from"], e["until"]))
+    if iv != (e["from"], e["until"]):
+        fail(f"upload {e['id']} is a part of {e['kind']} profile {t}, as is an upload of "
+             f"another interval, {iv[0]}-{iv[1]}")
+orphans = [e for e in stored if e["file"] not in stamp_of]
 # The interval the kill cut short holds the kill's second (or the next:
-# taprootd was polled for a new profile, then killed). Its profiles of
-# other kinds may be on disk, and bear a stamp later than its FROM when
-# the intervals before it had run ahead of their seconds.
+# taprootd was polled for a new profile, then killed).
 cut = {(e["from"], e["until"]) for e in orphans}
 if orphans and len(cut) == 1 and min(cut)[0] <= int(killed_at) <= min(cut)[1] + 1:
     print(f"# uploads of the interval cut short by the kill, of profiles it did not write: "
@@ -520,9 +527,10 @@ if orphans and len(cut) == 1 and min(cut)[0] <= int(killed_at) <= min(cut)[1] + 
 else:
     for e in orphans:
         near = sorted(full[e["kind"]], key=lambda t: abs(t - e["from"]))[:3]
-        fail(f"upload {e['id']}: no full {e['kind']} profile of stamp {e['from']} "
-             f"(nearest: {near}; taprootd was killed at {killed_at})")
-uploaded = {(k, t) for (k, _, _), t in stamp_of.items()}
+        fail(f"upload {e['id']}: no full {e['kind']} profile of its time_nanos "
+             f"{nanos[e['file']]} (stamps near its from {e['from']}: {near}; taprootd was "
+             f"killed at {killed_at})")
+uploaded = {(e["kind"], stamp_of[e["file"]]) for e in stored if e["file"] in stamp_of}
 lonely = {(k, t): p for k in full for t, p in full[k].items() if (k, t) not in uploaded}
 
 by_group = collections.defaultdict(list)	# what adds up to the full profiles
@@ -594,6 +602,9 @@ for f, e in sorted(single.items()):
     elif not (0 <= t - e["from"] <= 1 and -0.01 <= e["until"] - (t + d) <= 1):
         fail(f"upload {e['id']}: pprof's Time {t:.3f} and Duration {shown} ({d} s) are not "
              f"within from {e['from']} and until {e['until']}, a second at most from each")
+    elif abs(t - nanos[f] / 1e9) > 1e-6:
+        fail(f"upload {e['id']}: pprof's Time {t:.9f} is not its time_nanos {nanos[f]}, "
+             f"which matched it to its full profile")
 print(f"# Time and Duration checked on {len(single)} uploads")
 
 # Enough was exercised: every kind, both services' CPU time, the blocking one off-CPU.
