@@ -80,6 +80,7 @@ struct taproot_profile {
 	TP_VEC(struct tp_location, locations);
 	TP_VEC(struct tp_line, lines);
 	struct tp_index loc_ht;
+	bool loc_ht_stale;		/* locations named since: loc_reindex() */
 
 	TP_VEC(struct tp_sample, samples);
 	TP_VEC(uint32_t, locs);		/* samples' location IDs */

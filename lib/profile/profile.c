@@ -290,18 +290,52 @@ static void map_account(struct taproot_profile *p, const struct loc_key *k)
 		m->inline_frames = true;
 }
 
+static uint32_t loc_hash(const struct loc_key *k)
+{
+	uint64_t h = tp_hash_mix(tp_hash_mix(2, k->mapping), k->address);
+
+	for (uint32_t i = 0; i < k->nlines; i++)
+		h = tp_hash_mix(tp_hash_mix(h, k->lines[i].function), (uint64_t)k->lines[i].line);
+	return (uint32_t)tp_hash_fin(h);
+}
+
+/*
+ * Index every location again under what it holds now: after
+ * taproot_profile_name_location() gave some of them lines. Their slots
+ * were under their old keys, which no location holds any longer.
+ */
+static int loc_reindex(struct taproot_profile *p)
+{
+	int err;
+
+	tp_index_clear(&p->loc_ht);
+	for (size_t i = 0; i < p->nr_locations; i++) {
+		const struct tp_location *l = &p->locations[i];
+		struct loc_key k = { l->mapping, l->address, p->lines + l->line_off, l->nlines };
+		uint32_t hash = loc_hash(&k);
+		struct tp_index_slot *slot;
+
+		if ((err = tp_index_reserve(&p->loc_ht)))
+			return err;
+		/* A location named as another already was: the first is found. */
+		slot = tp_index_probe(&p->loc_ht, hash, loc_eq, p, &k);
+		if (!slot->idx1)
+			tp_index_set(&p->loc_ht, slot, hash, i);
+	}
+	p->loc_ht_stale = false;
+	return 0;
+}
+
 static int loc_id(struct taproot_profile *p, const struct loc_key *k,
 		  bool create, uint32_t *id)
 {
 	struct tp_location *l;
 	struct tp_index_slot *slot;
-	uint64_t h = tp_hash_mix(tp_hash_mix(2, k->mapping), k->address);
-	uint32_t hash;
+	uint32_t hash = loc_hash(k);
 	int err;
 
-	for (uint32_t i = 0; i < k->nlines; i++)
-		h = tp_hash_mix(tp_hash_mix(h, k->lines[i].function), (uint64_t)k->lines[i].line);
-	hash = (uint32_t)tp_hash_fin(h);
+	if (p->loc_ht_stale && (err = loc_reindex(p)))
+		return err;
 	if (create && (err = tp_index_reserve(&p->loc_ht)))
 		return err;
 	slot = tp_index_probe(&p->loc_ht, hash, loc_eq, p, k);
@@ -324,6 +358,72 @@ static int loc_id(struct taproot_profile *p, const struct loc_key *k,
 	tp_index_set(&p->loc_ht, slot, hash, p->nr_locations);
 	*id = (uint32_t)++p->nr_locations;
 	return 0;
+}
+
+/* Take location @l's lines and itself out of its mapping's counts. */
+static void map_unaccount(struct taproot_profile *p, const struct tp_location *l)
+{
+	struct tp_mapping *m;
+	const struct tp_line *ln = p->lines + l->line_off;
+
+	if (!l->mapping)
+		return;
+	m = &p->maps[l->mapping - 1];
+	m->nlocs--;
+	m->nlocs_fn -= l->nlines > 0;
+	m->nlines -= l->nlines;
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		m->nlines_file -= p->funcs[ln[i].function - 1].file != 0;
+		m->nlines_lineno -= ln[i].line > 0;
+	}
+}
+
+int taproot_profile_name_location(struct taproot_profile *p,
+				  const struct taproot_profile_frame *unnamed,
+				  const struct taproot_profile_frame *named, size_t nr)
+{
+	struct loc_key old = { .address = unnamed->address }, k = { 0 };
+	struct tp_index_slot *slot;
+	struct tp_location *l;
+	struct tp_line *ln;
+	int err;
+
+	if (!nr || named[nr - 1].inlined || unnamed->function)
+		return tp_err(-EINVAL, "profile: a location named needs an unnamed frame "
+			      "and a physical one");
+	/* Not there: no mapping of that name, or no location without lines. */
+	if ((err = map_id(p, unnamed, false, &old.mapping)))
+		return err < 0 ? err : 0;
+	/*
+	 * The index may be stale from names given earlier in this batch: it
+	 * still finds a location unnamed so far, whose slot is under the
+	 * key it still has.
+	 */
+	slot = tp_index_probe(&p->loc_ht, loc_hash(&old), loc_eq, p, &old);
+	if (!slot || !slot->idx1)
+		return 0;
+	if ((err = map_id(p, &named[nr - 1], true, &k.mapping)) ||
+	    VEC_RESERVE(p, lines, nr))
+		return err ? err : -ENOMEM;
+	k.address = named[nr - 1].address;
+	k.lines = ln = p->lines + p->nr_lines;
+	for (size_t i = 0; i < nr; i++) {
+		if (!named[i].function || !*named[i].function)
+			continue;
+		if ((err = func_id(p, &named[i], true, &ln[k.nlines].function)))
+			return err;
+		ln[k.nlines++].line = named[i].line;
+	}
+	l = &p->locations[slot->idx1 - 1];
+	map_unaccount(p, l);
+	l->mapping = k.mapping;
+	l->address = k.address;
+	l->line_off = (uint32_t)p->nr_lines;
+	l->nlines = k.nlines;
+	p->nr_lines += k.nlines;
+	map_account(p, &k);
+	p->loc_ht_stale = true;
+	return 1;
 }
 
 /* ------------------------------------------------------------- samples */
@@ -757,6 +857,7 @@ void taproot_profile_reset(struct taproot_profile *p, int64_t time_nanos)
 	tp_index_clear(&p->map_ht);
 	tp_index_clear(&p->func_ht);
 	tp_index_clear(&p->loc_ht);
+	p->loc_ht_stale = false;
 	tp_index_clear(&p->sample_ht);
 	/* The desc's strings stay; the table has room for them already. */
 	tp_index_clear(&p->str_ht);

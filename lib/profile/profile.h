@@ -164,6 +164,20 @@ int taproot_profile_new(const struct taproot_profile_desc *desc,
 /* Free @p (NULL is allowed). */
 void taproot_profile_free(struct taproot_profile *p);
 
+/*
+ * Late names, for code a JIT named after its samples were added (its perf
+ * map written at exit): the location added for frame @unnamed (one with
+ * no function: its mapping and address) becomes that of @named, @nr
+ * frames innermost first as taproot_profile_add() takes them, its mapping
+ * and address included. Every sample of it has the name from then on, and
+ * the frames of @named added later find that location. Returns 1 when
+ * named, 0 when @p holds no such unnamed location, -EINVAL (@unnamed has
+ * a function, or @named no physical frame last), -ENOMEM.
+ */
+int taproot_profile_name_location(struct taproot_profile *p,
+				  const struct taproot_profile_frame *unnamed,
+				  const struct taproot_profile_frame *named, size_t nr);
+
 /* The frames' keys given so far (taproot_profile_frame.key) may be reused. */
 void taproot_profile_forget_keys(struct taproot_profile *p);
 

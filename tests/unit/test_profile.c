@@ -471,6 +471,65 @@ static void keyed_locations_until_forgotten(void **state)
 	taproot_profile_free(p);
 }
 
+/*
+ * A JIT's frame added before its perf map named it: the location becomes
+ * the named one, under the named frame's mapping, with every sample of
+ * it; the named frame added later finds it; the unnamed frame added again
+ * is a location of its own; a second naming finds nothing to name.
+ */
+static void unnamed_location_named_late(void **state)
+{
+	struct taproot_profile *p = new_cpu(0);
+	struct taproot_profile_frame jit = {
+		.mapping_path = "[anon]", .mapping_start = 0x7f0000000000,
+		.mapping_limit = 0x7f0000100000, .address = 0x7f0000001234,
+	};
+	struct taproot_profile_frame named = jit, f[2] = { jit, UFRAME("main", 0x402000) };
+	struct taproot_profile_frame other = jit;
+	const struct tp_location *l;
+	uint32_t anon_map;
+
+	named.function = "LJit;::hot";
+	named.mapping_path = "[perf-42.map]";
+	other.address = 0x7f0000005678;
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	f[0] = other;
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 3);
+	anon_map = p->locations[0].mapping;
+	assert_int_equal(p->maps[anon_map - 1].nlocs, 2);
+	assert_int_equal(p->maps[anon_map - 1].nlocs_fn, 0);
+
+	assert_int_equal(taproot_profile_name_location(p, &jit, &named, 1), 1);
+	l = &p->locations[0];
+	assert_int_equal(l->nlines, 1);
+	assert_string_equal(fn_name(p, p->lines[l->line_off].function), "LJit;::hot");
+	assert_string_equal(tp_profile_str(p, p->maps[l->mapping - 1].file), "[perf-42.map]");
+	assert_int_equal(p->maps[anon_map - 1].nlocs, 1);
+	assert_int_equal(p->maps[l->mapping - 1].nlocs_fn, 1);
+	/* The other address is still unnamed; the name is not given twice. */
+	assert_int_equal(p->locations[2].nlines, 0);
+	assert_int_equal(taproot_profile_name_location(p, &jit, &named, 1), 0);
+
+	/* The named frame, added now, is that location: one sample, count 2. */
+	f[0] = named;
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 3);
+	assert_int_equal(p->nr_samples, 2);
+	assert_int_equal(p->values[0], 2);
+	/* The unnamed frame again: a location of its own. */
+	f[0] = jit;
+	assert_int_equal(taproot_profile_add(p, f, 2, NULL, 0, one), 0);
+	assert_int_equal(p->nr_locations, 4);
+	assert_int_equal(p->nr_samples, 3);
+
+	/* Nothing of that mapping: nothing named; a named frame refused. */
+	jit.mapping_path = "[anon:other]";
+	assert_int_equal(taproot_profile_name_location(p, &jit, &named, 1), 0);
+	assert_int_equal(taproot_profile_name_location(p, &named, &named, 1), -EINVAL);
+	taproot_profile_free(p);
+}
+
 static void bad_arguments_refused(void **state)
 {
 	struct taproot_profile *p = new_cpu(0);
@@ -504,6 +563,7 @@ int main(void)
 		cmocka_unit_test(many_stacks_found_again),
 		cmocka_unit_test(reused_buffer_is_new_string),
 		cmocka_unit_test(keyed_locations_until_forgotten),
+		cmocka_unit_test(unnamed_location_named_late),
 		cmocka_unit_test(bad_arguments_refused),
 	};
 
