@@ -280,3 +280,11 @@ int tp_proc_perfmap(struct taproot_proc *p)
 	p->perfmap = pm;
 	return 0;
 }
+
+int taproot_proc_reload_perfmap(struct taproot_proc *p)
+{
+	if (p->state != TP_PROC_LIVE && p->state != TP_PROC_EXITED)
+		return 0;
+	p->perfmap_ms = 0;
+	return tp_proc_perfmap(p);
+}

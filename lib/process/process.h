@@ -177,6 +177,21 @@ int taproot_proc_reread(struct taproot_proc *proc);
  */
 int taproot_proc_get_current(struct taproot_procs *procs, int pid, struct taproot_proc **pp);
 
+/*
+ * The known process @pid of @start_time, not read if unknown (as
+ * taproot_proc_get() would): 0 with *@pp set, or -ESRCH.
+ */
+int taproot_proc_find(struct taproot_procs *procs, int pid, uint64_t start_time,
+		      struct taproot_proc **pp);
+
+/*
+ * Read @proc's perf map (/tmp/perf-PID.map) again now, whatever the
+ * refresh interval: before a profile is written, for the JIT frames left
+ * unnamed (a JVM with -XX:+DumpPerfMapAtExit writes its map as it exits).
+ * A live or exited process's only. 0, or -ENOMEM.
+ */
+int taproot_proc_reload_perfmap(struct taproot_proc *proc);
+
 /* Execs seen of @proc: part of its identity with pid and start time. */
 uint32_t taproot_proc_execs(const struct taproot_proc *proc);
 
@@ -355,6 +370,12 @@ struct taproot_frame {
 	uint64_t sym_offset;		/* pc - symbol start, 0 when unknown */
 	bool inlined;			/* inlined into the next frame */
 	bool known;			/* function is a real name */
+	/*
+	 * Unknown, and in no ELF file (anonymous executable memory, a
+	 * mapping we cannot read, none): code a JIT made, which its perf
+	 * map, read again later, may name (taproot_proc_reload_perfmap()).
+	 */
+	bool jit;
 };
 
 /* taproot_sym_*() flags */

@@ -775,6 +775,18 @@ int taproot_proc_get_current(struct taproot_procs *procs, int pid, struct taproo
 	return (*pp)->state == TP_PROC_LIVE ? 0 : -ESRCH;
 }
 
+int taproot_proc_find(struct taproot_procs *procs, int pid, uint64_t start_time,
+		      struct taproot_proc **pp)
+{
+	struct taproot_proc *p = pid > 0 ? tp_procs_find(procs, pid) : NULL;
+
+	*pp = NULL;
+	if (!p || (start_time && p->start_time != start_time))
+		return -ESRCH;
+	*pp = p;
+	return 0;
+}
+
 const char *taproot_proc_gone(const struct taproot_proc *proc)
 {
 	return proc->state == TP_PROC_GONE ? proc->reason : NULL;

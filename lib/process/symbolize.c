@@ -1196,9 +1196,11 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 		}
 	}
 	if (m)	/* a file we cannot read, or anonymous: keep the file offset */
-		return tp_sym_unknown(s, NULL, m->path[0] ? m->path : "[anon]",
-				      pc - m->start + m->pgoff);
-	return tp_sym_unknown(s, NULL, NULL, pc);
+		tp_sym_unknown(s, NULL, m->path[0] ? m->path : "[anon]", pc - m->start + m->pgoff);
+	else
+		tp_sym_unknown(s, NULL, NULL, pc);
+	s->frames[0].jit = true;
+	return 1;
 }
 
 int taproot_sym_kernel(struct taproot_sym *s, uint64_t pc, unsigned int flags,

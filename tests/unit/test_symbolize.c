@@ -417,6 +417,19 @@ static void jit_code_from_perf_map(void **state)
 	n = taproot_sym_user(env->sym, env->self, (uint64_t)(uintptr_t)code + 0x800, 0, &f);
 	assert_string_equal(f[0].function, "[unknown]");
 	assert_string_equal(f[0].map_path, "[anon]");
+	assert_true(f[0].jit);
+	assert_false(f[0].known);
+
+	/* The map grows (a JVM writes its own at exit), and is read again. */
+	pm = fopen(path, "a");
+	assert_non_null(pm);
+	fprintf(pm, "%lx 40 late_function\n", (unsigned long)(uintptr_t)code + 0x800);
+	fclose(pm);
+	assert_int_equal(taproot_proc_reload_perfmap(env->self), 0);
+	n = taproot_sym_user(env->sym, env->self, (uint64_t)(uintptr_t)code + 0x808, 0, &f);
+	assert_string_equal(f[0].function, "late_function");
+	assert_true(f[0].known);
+	assert_false(f[0].jit);
 	unlink(path);
 	munmap(code, 8192);
 }
