@@ -299,6 +299,7 @@ struct daemon_state {
 	uint64_t debuginfod_found, debuginfod_absent, debuginfod_pending;
 	uint64_t user_stacks, unwind[TAPROOT_UNWIND_NR_ENDS];
 	uint64_t frames, frames_unsymbolized;
+	uint64_t jit_named_late, jit_pending_dropped;	/* JIT pcs, perf maps read again */
 	uint64_t write_errors;
 	/*
 	 * The module's unwinding: whether taprootd has it on (setting

@@ -201,6 +201,8 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 	taproot_json_key_u64(j, "proc_unknown", st.proc_unknown);
 	taproot_json_key_u64(j, "frames", st.frames);
 	taproot_json_key_u64(j, "frames_unsymbolized", st.frames_unsymbolized);
+	taproot_json_key_u64(j, "jit_named_late", st.jit_named_late);
+	taproot_json_key_u64(j, "jit_pending_dropped", st.jit_pending_dropped);
 	taproot_json_key_u64(j, "python_frames", st.python_frames);
 	taproot_json_key_u64(j, "python_frames_gone", st.python_frames_gone);
 	taproot_json_key_u64(j, "python_frames_unplaced", st.python_frames_unplaced);

@@ -451,6 +451,8 @@ static void fill_state(struct daemon *d, struct daemon_state *out)
 	memcpy(st.unwind, ps.unwind, sizeof(st.unwind));
 	st.frames = ps.frames;
 	st.frames_unsymbolized = ps.frames_unsymbolized;
+	st.jit_named_late = ps.jit_named_late;
+	st.jit_pending_dropped = ps.jit_pending_dropped;
 	taproot_debuginfod_get_stats(d->debuginfod, &ds);
 	st.debuginfod_found = ds.found;
 	st.debuginfod_absent = ds.absent;

@@ -41,6 +41,8 @@
 #define PL_LABELS_MAX		32	/* a sample's own, its process's, the rules' */
 #define PL_STATIC_MAX		16	/* static labels of the options */
 #define PL_RESOLVED_BYTES	(8U << 20)	/* resolved interned stacks kept */
+#define PL_JIT_PENDING_MAX	8192	/* JIT pcs waiting for a name */
+#define PL_JIT_PATH_MAX		128	/* their mapping's name, at most */
 
 struct pl_comm {
 	int pid;			/* 0: free */
@@ -53,6 +55,23 @@ struct pl_live;
 struct pl_top {
 	char *name;			/* NULL: free slot */
 	uint64_t samples;
+};
+
+/*
+ * A JIT pc symbolized without a name (taproot_frame.jit): named when its
+ * process's perf map names it, at the latest before a profile is written
+ * (tp_pl_name_late()). Its process by pid and start time, its cache entry
+ * by the key pl_symbolize() made, its locations by the unnamed frame.
+ */
+struct pl_jit {
+	int pid;
+	uint64_t proc_start;		/* taproot_proc_start_time() */
+	uint32_t execs;			/* taproot_proc_execs(): its program */
+	uint64_t sym_start;		/* the cache entry's start_time */
+	uint64_t pc;
+	unsigned int flags;		/* TAPROOT_SYM_RETADDR */
+	struct taproot_profile_frame unnamed;	/* mapping_path: map_path */
+	char map_path[PL_JIT_PATH_MAX];
 };
 
 struct taproot_pipeline {
@@ -73,6 +92,9 @@ struct taproot_pipeline {
 	struct tp_pyframes *pyframes;	/* cleared with symcache, and on a re-read */
 	uint64_t procs_refreshes;	/* procs stats seen: a change flushes symcache */
 	uint64_t debuginfod_generation;	/* seen: a change flushes symcache */
+	struct pl_jit *jit;		/* PL_JIT_PENDING_MAX: the JIT pcs unnamed */
+	size_t njit, jit_alloc;
+	uint64_t jit_generation;	/* JIT pcs named late so far */
 	uint64_t procs_read;
 
 	struct pl_comm *comms;		/* PL_COMM_CACHE, open addressing */
@@ -191,6 +213,15 @@ bool tp_pl_interval_dropped(struct taproot_pipeline *p, uint32_t pid, uint32_t t
 int tp_pl_stack(struct taproot_pipeline *p, const struct pl_capture *c, size_t *nfp,
 		struct taproot_proc **procp, char *marker, size_t marker_size,
 		struct tp_stack_outcome *o);
+
+/*
+ * Name the JIT pcs symbolized without a name whose perf map names them
+ * now (read again for this), in every profile, as the profiles are about
+ * to be written: their cache entries go, and the resolved stacks are
+ * resolved again (pl_resolve_generation()). Those still unnamed stay
+ * pending while their process is known.
+ */
+void tp_pl_name_late(struct taproot_pipeline *p);
 
 /* @n samples of a stack that resolved as @o, into the counters. */
 void tp_pl_count_stack(struct taproot_pipeline *p, const struct tp_stack_outcome *o, uint64_t n);

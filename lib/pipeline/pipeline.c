@@ -247,6 +247,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	free(p->pcs);
 	free(p->pcflags);
 	free(p->counts);
+	free(p->jit);
 	taproot_pipeline_forget_stacks(p);
 	/* The join first: it borrows the profiles. */
 	tp_causal_free(p->causal);

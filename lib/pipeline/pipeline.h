@@ -167,6 +167,8 @@ struct taproot_pipeline_stats {
 	uint64_t sym_cache_hits, sym_cache_misses, sym_cache_flushes;
 	uint64_t sym_cache_file_hits;	/* misses another process's symbolization
 					 * of the same file served */
+	uint64_t jit_named_late;	/* JIT pcs named by a perf map read again */
+	uint64_t jit_pending_dropped;	/* JIT pcs not kept for a late name: too many */
 	size_t sym_cache_entries;	/* now */
 	uint64_t procs_read, procs_gone;	/* the process model's */
 	uint64_t elf_errors;		/* mappings whose ELF file could not be used

@@ -18,6 +18,7 @@
 
 #include "pipeline/internal.h"
 #include "pipeline/ktables.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 /* @w from a record's fields; @comm is the record's 16 bytes, NUL padded or not. */
@@ -185,10 +186,14 @@ static struct pl_capture pl_stack_capture(const struct taproot_rec_stack *st, ui
 	};
 }
 
-/* The debuginfod generation resolutions are made under (resolved.h). */
+/*
+ * The generation resolutions are made under (resolved.h): debuginfod's,
+ * and the JIT names found late.
+ */
 static uint64_t pl_resolve_generation(const struct taproot_pipeline *p)
 {
-	return taproot_debuginfod_generation(p->opts.debuginfod);
+	return tp_hash_mix(taproot_debuginfod_generation(p->opts.debuginfod),
+			   p->jit_generation);
 }
 
 /*
@@ -638,6 +643,7 @@ void taproot_pipeline_end_round(struct taproot_pipeline *p)
 
 void taproot_pipeline_flush(struct taproot_pipeline *p, bool final)
 {
+	tp_pl_name_late(p);
 	if (p->causal)
 		tp_causal_flush(p->causal, final);
 }

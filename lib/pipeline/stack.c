@@ -147,6 +147,39 @@ static struct tp_sym *pl_sym_from_file(struct taproot_pipeline *p, const struct 
 	return tp_symcache_add(&p->symcache, pid, start_time, pc, flags, tmp, fe->nr, fe->unknown);
 }
 
+/*
+ * Keep JIT pc @pc of @proc, symbolized without a name as @unnamed under
+ * cache key @sym_start, for tp_pl_name_late(). Not kept past
+ * PL_JIT_PENDING_MAX (counted), nor with a mapping name too long to copy.
+ */
+static void pl_jit_note(struct taproot_pipeline *p, struct taproot_proc *proc,
+			uint64_t sym_start, uint64_t pc, unsigned int flags,
+			const struct taproot_profile_frame *unnamed)
+{
+	const char *path = unnamed->mapping_path ? unnamed->mapping_path : "";
+	struct pl_jit *e;
+
+	if (strlen(path) >= PL_JIT_PATH_MAX)
+		return;
+	if (p->njit == PL_JIT_PENDING_MAX ||
+	    tp_grow((void **)&p->jit, &p->jit_alloc, p->njit + 1, sizeof(*p->jit))) {
+		p->st.jit_pending_dropped++;
+		return;
+	}
+	e = &p->jit[p->njit++];
+	e->pid = taproot_proc_pid(proc);
+	e->proc_start = taproot_proc_start_time(proc);
+	e->execs = taproot_proc_execs(proc);
+	e->sym_start = sym_start;
+	e->pc = pc;
+	e->flags = flags;
+	/* Its strings are the symbolizer's: its mapping's is copied. */
+	e->unnamed = *unnamed;
+	e->unnamed.mapping_path = NULL;
+	e->unnamed.key = NULL;
+	snprintf(e->map_path, sizeof(e->map_path), "%s", path);
+}
+
 /* A symbolized pc from the cache, or symbolized now and cached. */
 static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct taproot_proc *proc,
 					 uint64_t pc, unsigned int flags)
@@ -207,8 +240,99 @@ static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 	if (by_file && !tp_symcache_add(&p->symcache, PL_SYM_FILE, file, vaddr, flags, tmp,
 					(unsigned int)nr, unknown))
 		return NULL;
+	if (proc && nr == 1 && sf[0].jit)
+		pl_jit_note(p, proc, start_time, pc, flags, &tmp[0]);
 	return tp_symcache_add(&p->symcache, pid, start_time, pc, flags, tmp,
 			       (unsigned int)nr, unknown);
+}
+
+static int pl_jit_cmp(const void *a, const void *b)
+{
+	const struct pl_jit *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->proc_start != y->proc_start)
+		return x->proc_start < y->proc_start ? -1 : 1;
+	if (x->sym_start != y->sym_start)
+		return x->sym_start < y->sym_start ? -1 : 1;
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	return (x->flags > y->flags) - (x->flags < y->flags);
+}
+
+/*
+ * Name @e from its process's perf map as read now, in every profile: 1
+ * when named, 0 when the map has no name for it yet, -ENOMEM.
+ */
+static int pl_jit_name(struct taproot_pipeline *p, struct taproot_proc *proc, struct pl_jit *e)
+{
+	struct taproot_profile_frame named[PL_MAX_INLINE];
+	const struct taproot_profile_frame *u = &e->unnamed;
+	const struct taproot_frame *sf;
+	int nr = taproot_sym_user(p->sym, proc, e->pc, e->flags, &sf);
+
+	if (nr < 0)
+		return nr;
+	if (nr == 0 || !sf[0].known)
+		return 0;
+	if (nr > PL_MAX_INLINE)
+		nr = PL_MAX_INLINE;
+	e->unnamed.mapping_path = e->map_path;
+	pl_convert(sf, nr, u->address, false, u->mapping_limit != 0, u->mapping_start,
+		   u->mapping_limit, u->mapping_offset, named);
+	for (int k = 0; k < TAPROOT_PROFILE_NR_KINDS; k++) {
+		int err = p->kinds[k] ?
+			taproot_profile_name_location(p->kinds[k], u, named, (size_t)nr) : 0;
+
+		if (err < 0)
+			return err;
+	}
+	/* Seen again, it is symbolized again: with its name. */
+	tp_symcache_remove(&p->symcache, e->pid, e->sym_start, e->pc, e->flags);
+	p->st.jit_named_late++;
+	return 1;
+}
+
+void tp_pl_name_late(struct taproot_pipeline *p)
+{
+	struct taproot_proc *proc = NULL;
+	size_t kept = 0, named = 0;
+
+	if (!p->njit)
+		return;
+	qsort(p->jit, p->njit, sizeof(p->jit[0]), pl_jit_cmp);
+	for (size_t i = 0; i < p->njit; i++) {
+		struct pl_jit *e = &p->jit[i];
+		int r;
+
+		/*
+		 * Noted twice: its cache entry went and came back unnamed.
+		 * (jit[i - 1] is as sorted: only entries before it moved.)
+		 */
+		if (i && !pl_jit_cmp(e, &p->jit[i - 1]))
+			continue;
+		/* The process's perf map, read again once for its pcs. */
+		if (!i || e->pid != p->jit[i - 1].pid || e->proc_start != p->jit[i - 1].proc_start) {
+			if (taproot_proc_find(p->procs, e->pid, e->proc_start, &proc) < 0 ||
+			    taproot_proc_reload_perfmap(proc) < 0)
+				proc = NULL;
+		}
+		/* Its process gone from the model, or its program: no name will come. */
+		if (!proc || taproot_proc_execs(proc) != e->execs)
+			continue;
+		r = pl_jit_name(p, proc, e);
+		if (r > 0) {
+			named++;
+			continue;
+		}
+		if (kept != i)
+			p->jit[kept] = *e;
+		kept++;
+	}
+	p->njit = kept;
+	if (named)
+		p->jit_generation++;
 }
 
 /*

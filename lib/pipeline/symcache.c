@@ -69,6 +69,25 @@ struct tp_sym *tp_symcache_add(struct tp_symcache *c, int pid, uint64_t start_ti
 	return e;
 }
 
+void tp_symcache_remove(struct tp_symcache *c, int pid, uint64_t start_time, uint64_t pc,
+			unsigned int flags)
+{
+	struct tp_sym **pe = &c->buckets[symcache_hash(pid, start_time, pc, flags) &
+					 (c->nbuckets - 1)];
+
+	for (; *pe; pe = &(*pe)->next) {
+		struct tp_sym *e = *pe;
+
+		if (e->pc == pc && e->pid == pid && e->start_time == start_time &&
+		    e->flags == flags) {
+			*pe = e->next;
+			free(e);
+			c->count--;
+			return;
+		}
+	}
+}
+
 bool tp_symcache_full(const struct tp_symcache *c, size_t n)
 {
 	return c->count + n > c->max;

@@ -67,6 +67,13 @@ struct tp_sym *tp_symcache_add(struct tp_symcache *c, int pid, uint64_t start_ti
 			       unsigned int unknown);
 
 /*
+ * Drop the entry of (@pid, @start_time, @pc, @flags), if any: its pc is
+ * symbolized again when next seen. Between stacks only (see above).
+ */
+void tp_symcache_remove(struct tp_symcache *c, int pid, uint64_t start_time, uint64_t pc,
+			unsigned int flags);
+
+/*
  * Whether @n more entries would overfill @c: its user then empties it
  * before the stack about to be symbolized rather than in its middle. It
  * holds at most max plus one stack's pcs.

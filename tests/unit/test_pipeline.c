@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -924,6 +925,92 @@ static void test_resolved_stacks(void **state)
 	free(c);
 }
 
+/* The profile of @p written, as pprof -traces prints it. */
+static char *kpipe_written_traces(struct taproot_pipeline *p)
+{
+	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
+	char *out;
+	int status;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	assert_int_equal(taproot_pipeline_write(p, path), 0);
+	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	unlink(path);
+	rmdir(dir);
+	return out;
+}
+
+/*
+ * A JIT's code named late: samples whose leaf is in anonymous executable
+ * memory are added while no perf map names it; the map appears (a JVM
+ * writes it at exit); the flush before the profile is written names the
+ * samples already added, and the later ones of the same interned stack
+ * (resolved again) are named too, in the same location.
+ */
+static void test_jit_named_late(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	struct taproot_user_regs caller;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline *p;
+	struct taproot_rec_header *stack, *ref;
+	uint64_t pcs[129];
+	unsigned int nu;
+	char path[64], *out;
+	FILE *pm;
+
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	unlink(path);
+	nu = kpipe_own_pcs(c, &caller, pcs + 1);
+	pcs[0] = (uint64_t)(uintptr_t)code + 0x40;	/* the leaf: JIT code */
+	stack = kpipe_stack(0x77, 1, NULL, 0, pcs, nu + 1, TAPROOT_KUNWIND_COMPLETE);
+	ref = kpipe_ref(0x77, 1);
+	p = kpipe_counting(false);
+	assert_int_equal(taproot_pipeline_add_record(p, stack, 0), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(taproot_pipeline_add_record(p, ref, 0), 0);
+	/* No map yet: flushed, the frame stays unnamed and waits. */
+	taproot_pipeline_flush(p, false);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.jit_named_late, 0);
+	out = kpipe_written_traces(p);
+	assert_null(strstr(out, "jit_hot_late"));
+	free(out);
+
+	pm = fopen(path, "w");
+	assert_non_null(pm);
+	fprintf(pm, "%lx 80 jit_hot_late\n", (unsigned long)(uintptr_t)code);
+	fclose(pm);
+	taproot_pipeline_flush(p, false);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.jit_named_late, 1);
+	assert_int_equal(st.jit_pending_dropped, 0);
+	/* Two more samples of the stack, resolved again with the name. */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(taproot_pipeline_add_record(p, ref, 0), 0);
+	out = kpipe_written_traces(p);
+	/* One trace of 5 samples (period 10 ms: 50ms), its leaf named. */
+	assert_non_null(strstr(out, "jit_hot_late"));
+	assert_null(strstr(strstr(out, "jit_hot_late") + 1, "jit_hot_late"));
+	assert_non_null(strstr(out, "50ms"));
+	free(out);
+	/* Named: nothing waits any more. */
+	taproot_pipeline_flush(p, false);
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.jit_named_late, 1);
+	taproot_pipeline_free(p);
+	unlink(path);
+	munmap(code, 8192);
+	free(stack);
+	free(ref);
+	free(c);
+}
+
 /*
  * Two processes of one program: the second one's pcs are symbolized from
  * the first one's entries of the same file (sym_cache_file_hits), with its
@@ -1221,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_counts_replaced_during_drain),
 		cmocka_unit_test(test_resolved_pool),
 		cmocka_unit_test(test_symcache_serials),
+		cmocka_unit_test(test_jit_named_late),
 		cmocka_unit_test(test_symbolized_once_per_file),
 		cmocka_unit_test(test_resolved_other_name),
 	};
