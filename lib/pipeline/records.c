@@ -643,7 +643,8 @@ void taproot_pipeline_end_round(struct taproot_pipeline *p)
 
 void taproot_pipeline_flush(struct taproot_pipeline *p, bool final)
 {
-	tp_pl_name_late(p);
 	if (p->causal)
 		tp_causal_flush(p->causal, final);
+	/* Last: the intervals just added may hold JIT frames to name. */
+	tp_pl_name_late(p);
 }

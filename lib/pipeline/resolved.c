@@ -22,14 +22,12 @@ struct tp_resolved *tp_resolved_new(struct tp_resolved_pool *pool,
 	r = malloc(sizeof(*r));
 	if (!r)
 		return NULL;
-	r->frames = tp_frames_copy(f, nr, size);
+	/* The cache's serials, never reused: they stand for the copies too. */
+	r->frames = tp_frames_copy(f, nr, size, true);
 	if (!r->frames) {
 		free(r);
 		return NULL;
 	}
-	/* The cache's serials, never reused: they stand for the copies too. */
-	for (size_t i = 0; i < nr; i++)
-		r->frames->frames[i].key = f[i].key;
 	r->outcome = *o;
 	r->generation = generation;
 	snprintf(r->comm, sizeof(r->comm), "%s", comm);

@@ -190,7 +190,8 @@ static void cz_remove(struct tp_causal *c, struct cz_ival *v)
 static struct tp_frames *cz_copy(struct tp_causal *c, const struct taproot_profile_frame *f,
 				 size_t nr)
 {
-	struct tp_frames *s = tp_frames_copy(f, nr, CZ_MAX_BYTES - c->bytes);
+	/* Added to its pipeline's profiles only: the keys stay (frames.h). */
+	struct tp_frames *s = tp_frames_copy(f, nr, CZ_MAX_BYTES - c->bytes, true);
 
 	if (!s) {
 		c->st.table_full++;

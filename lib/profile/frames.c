@@ -41,7 +41,8 @@ void tp_frames_pack(struct taproot_profile_frame *dst, const struct taproot_prof
 	}
 }
 
-struct tp_frames *tp_frames_copy(const struct taproot_profile_frame *f, size_t nr, size_t room)
+struct tp_frames *tp_frames_copy(const struct taproot_profile_frame *f, size_t nr, size_t room,
+				 bool keys)
 {
 	size_t size = sizeof(struct tp_frames) + tp_frames_size(f, nr);
 	struct tp_frames *s;
@@ -51,7 +52,7 @@ struct tp_frames *tp_frames_copy(const struct taproot_profile_frame *f, size_t n
 	s->nr = nr;
 	s->bytes = size;
 	tp_frames_pack(s->frames, f, nr);
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < nr && !keys; i++)
 		s->frames[i].key = NULL;
 	return s;
 }

@@ -27,8 +27,11 @@ void tp_frames_pack(struct taproot_profile_frame *dst, const struct taproot_prof
 /*
  * A copy of the @nr frames @f (leaf first) in one allocation to free(),
  * or NULL when memory is short or it would take more than @room bytes.
- * The copies' keys are NULL: they outlive the resolver's cache entries.
+ * With @keys the copies keep the frames' keys (taproot_profile_frame.key):
+ * only for a copy added to the profiles of the resolver that made them,
+ * whose keys are never reused (the pipeline's cache serials); else NULL.
  */
-struct tp_frames *tp_frames_copy(const struct taproot_profile_frame *f, size_t nr, size_t room);
+struct tp_frames *tp_frames_copy(const struct taproot_profile_frame *f, size_t nr, size_t room,
+				 bool keys);
 
 #endif /* TAPROOT_FRAMES_H */

@@ -153,7 +153,8 @@ static uint32_t tl_stack_intern(struct taproot_timeline *t, const struct taproot
 	    tp_grow((void **)&t->stack_hash, &t->alloc_hashes, t->nr_stacks + 1,
 		    sizeof(t->stack_hash[0])) < 0)
 		goto full;
-	s = tp_frames_copy(f, nr, TL_MAX_STACK_BYTES - t->st.stack_bytes);
+	/* A timeline may outlive its pipeline (taprootd's restarts): no keys. */
+	s = tp_frames_copy(f, nr, TL_MAX_STACK_BYTES - t->st.stack_bytes, false);
 	if (!s)
 		goto full;
 	t->st.stack_bytes += s->bytes;
