@@ -58,6 +58,7 @@
 #include "taproot.h"
 #include "ownstack.h"
 #include "runcmd.h"
+#include "newprofile.h"
 
 #define CTL		"ctl/taprootctl"
 /* The template taprootctl reads when run from this tree (ctl/flamegraph.h). */
@@ -66,17 +67,6 @@
 #define CHROMIUM	"chromium-headless-shell"
 
 /* ------------------------------------------------------------ helpers */
-
-static struct taproot_profile *new_cpu(size_t max_stacks)
-{
-	struct taproot_profile_desc d;
-	struct taproot_profile *p;
-
-	taproot_profile_desc_cpu(&d, 100);
-	d.max_stacks = max_stacks;
-	assert_int_equal(taproot_profile_new(&d, &p), 0);
-	return p;
-}
 
 /* A user frame of /usr/bin/app. */
 #define UFRAME(fn, addr) { .function = (fn), .mapping_path = "/usr/bin/app",	\

@@ -18,17 +18,7 @@
 
 #include "profile/profile-private.h"
 #include "util/util.h"
-
-static struct taproot_profile *new_cpu(size_t max_stacks)
-{
-	struct taproot_profile_desc d;
-	struct taproot_profile *p;
-
-	taproot_profile_desc_cpu(&d, 100);
-	d.max_stacks = max_stacks;
-	assert_int_equal(taproot_profile_new(&d, &p), 0);
-	return p;
-}
+#include "newprofile.h"
 
 /* A user frame of /usr/bin/app. */
 #define UFRAME(fn, addr) { .function = (fn), .file = "app.c", .line = 10,	\
