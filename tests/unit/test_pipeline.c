@@ -566,6 +566,23 @@ struct kpipe_rec {
 	struct taproot_rec_header *rec;
 };
 
+/* The profile of @p written, as pprof -traces prints it. */
+static char *kpipe_written_traces(struct taproot_pipeline *p)
+{
+	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
+	char *out;
+	int status;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	assert_int_equal(taproot_pipeline_write(p, path), 0);
+	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	unlink(path);
+	rmdir(dir);
+	return out;
+}
+
 /*
  * A pipeline fed @recs; its profile's traces (pprof -traces from the first
  * trace on: no file name nor times), its stats into @st.
@@ -573,11 +590,9 @@ struct kpipe_rec {
 static char *kpipe_traces(const struct kpipe_rec *recs, unsigned int n, const uint64_t *k,
 			  struct taproot_ksyms *ks, struct taproot_pipeline_stats *st)
 {
-	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
 	struct taproot_pipeline_opts o;
 	struct taproot_pipeline *p;
 	char *out, *body;
-	int status;
 
 	(void)k;
 	taproot_pipeline_opts_default(&o);
@@ -587,14 +602,8 @@ static char *kpipe_traces(const struct kpipe_rec *recs, unsigned int n, const ui
 	for (unsigned int i = 0; i < n; i++)
 		assert_int_equal(taproot_pipeline_add_record(p, recs[i].rec, recs[i].cpu), 0);
 	taproot_pipeline_stats(p, st);
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
-	assert_int_equal(taproot_pipeline_write(p, path), 0);
+	out = kpipe_written_traces(p);
 	taproot_pipeline_free(p);
-	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
-	assert_int_equal(status, 0);
-	unlink(path);
-	rmdir(dir);
 	body = strstr(out, "-----------+");
 	assert_non_null(body);
 	body = strdup(body);
@@ -923,23 +932,6 @@ static void test_resolved_stacks(void **state)
 	free(exec);
 	free(ref);
 	free(c);
-}
-
-/* The profile of @p written, as pprof -traces prints it. */
-static char *kpipe_written_traces(struct taproot_pipeline *p)
-{
-	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
-	char *out;
-	int status;
-
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
-	assert_int_equal(taproot_pipeline_write(p, path), 0);
-	out = run(&status, "%s -traces %s 2>&1", pprof_tool(), path);
-	assert_int_equal(status, 0);
-	unlink(path);
-	rmdir(dir);
-	return out;
 }
 
 /*
