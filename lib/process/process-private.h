@@ -186,6 +186,10 @@ struct taproot_proc {
 	int py_err;				/* taproot_proc_python()'s */
 	char py_marker[48];			/* "[python 3.N: unsupported]", "" */
 	bool py_known;				/* py, py_err: of the maps held */
+	struct tp_jvm *jvm;			/* its HotSpot JVM, when jvm_err is 0 */
+	int jvm_err;				/* -ENOENT: none */
+	bool jvm_known;				/* jvm, jvm_err: of the maps held */
+	uint64_t jvm_heaps_ms;			/* its code heaps last read */
 };
 
 struct taproot_procs {

@@ -222,6 +222,7 @@ static void tp_maps_install(struct taproot_proc *p, struct tp_maps_build *b, siz
 	p->strings_len = b->len;
 	p->maps_lines = lines;
 	p->py_known = false;
+	p->jvm_known = false;
 	memset(b, 0, sizeof(*b));
 }
 
@@ -349,6 +350,9 @@ static void tp_proc_clear(struct taproot_proc *p)
 	free(p->py);
 	p->py = NULL;
 	p->py_known = false;
+	free(p->jvm);
+	p->jvm = NULL;
+	p->jvm_known = false;
 	p->maps = NULL;
 	p->strings = NULL;
 	p->nr_maps = 0;

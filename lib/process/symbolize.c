@@ -1181,6 +1181,17 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 	}
 	/* Anonymous executable memory, or none: JIT code? */
 	if (!err || err == -ENOENT) {
+		char jname[512];
+		int r = taproot_proc_jvm_name(proc, pc, jname, sizeof(jname));
+
+		if (r == -ENOMEM)
+			return r;
+		/* A JVM's code cache, from its own tables: no flag needed. */
+		if (r >= 0) {
+			tp_sym_unknown(s, tp_sym_printf(s, "%s", jname), "[java]", pc);
+			s->frames[0].known = s->frames[0].function != NULL;
+			return 1;
+		}
 		if (proc->state == TP_PROC_LIVE || proc->state == TP_PROC_EXITED) {
 			err = tp_proc_perfmap(proc);
 			if (err == -ENOMEM)

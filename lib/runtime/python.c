@@ -503,7 +503,7 @@ static size_t py_utf8(char *out, uint32_t cp)
  * bytes: compact ones only (what the compiler makes of names and paths);
  * "?" for any other. NULL only when memory is short.
  */
-static char *py_str(const struct tp_pyver *v, tp_pyread_fn rd, void *ctx, uint64_t addr)
+static char *py_str(const struct tp_pyver *v, tp_memread_fn rd, void *ctx, uint64_t addr)
 {
 	uint8_t hdr[40], raw[TP_PY_STR_MAX];
 	unsigned int kind, n;
@@ -544,7 +544,7 @@ void tp_pycode_free(struct tp_pycode *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int tp_pycode_read(const struct tp_pyelf *py, uint64_t bias, tp_pyread_fn rd, void *ctx,
+int tp_pycode_read(const struct tp_pyelf *py, uint64_t bias, tp_memread_fn rd, void *ctx,
 		   uint64_t code, uint32_t cookie, struct tp_pycode *c)
 {
 	const struct tp_pyver *v = &py->v;

@@ -17,6 +17,9 @@
 
 #include "util/error.h"
 
+/* Reads @len bytes of the process at @addr: 0, or -errno. */
+typedef int (*tp_memread_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
+
 /* ------------------------------------------------ Go: .gopclntab (gopclntab.c) */
 /*
  * The function table every Go binary carries for its own runtime (stack
@@ -233,8 +236,6 @@ int tp_glibc_tsd(Elf *libc, uint32_t *tsd_off);
 void tp_pyelf_layout(const struct tp_pyelf *py, uint64_t bias, uint32_t tsd_off,
 		     struct taproot_python_layout *l);
 
-/* Reads @len bytes of the process at @addr: 0, or -errno. */
-typedef int (*tp_pyread_fn)(void *ctx, uint64_t addr, void *dst, size_t len);
 
 /* A code object, as tp_pycode_read() found it. */
 struct tp_pycode {
@@ -251,7 +252,7 @@ struct tp_pycode {
  * memory reused since the module saw it, or it is no code object),
  * -EFAULT (unreadable), -ENOMEM. tp_pycode_free() frees it.
  */
-int tp_pycode_read(const struct tp_pyelf *py, uint64_t bias, tp_pyread_fn rd, void *ctx,
+int tp_pycode_read(const struct tp_pyelf *py, uint64_t bias, tp_memread_fn rd, void *ctx,
 		   uint64_t code, uint32_t cookie, struct tp_pycode *c);
 void tp_pycode_free(struct tp_pycode *c);
 
@@ -265,5 +266,104 @@ uint32_t tp_pycode_cookie(uint32_t argcount, uint32_t kwonly, uint32_t flags,
  * started (or the position is unknown), 0 when the table has none.
  */
 uint32_t tp_pycode_line(const struct tp_pyelf *py, const struct tp_pycode *c, uint32_t pos);
+
+/* ------------------------------------------------ HotSpot: vmStructs (hotspot.c) */
+/*
+ * A HotSpot JVM describes its own structures to debuggers in tables that
+ * libjvm.so exports (gHotSpotVMStructs: type, field, offset or static
+ * address; gHotSpotVMTypes: type, size), their layout itself given by
+ * exported globals (gHotSpotVMStructEntry*Offset, *ArrayStride). From them
+ * and the live process's memory: the code cache's heaps, and for a pc in
+ * them the code blob that holds it (its segment map walked back to the
+ * blob's first segment), its name (an nmethod's: its method's class and
+ * name; else the blob's, "Interpreter", "StubRoutines (1)", ...). No JVM
+ * flag is needed. Everything read is the process's: every count, offset,
+ * string and walk is bounded, and a table without what is needed is
+ * refused (-ENOTSUP), never guessed.
+ */
+
+/* The exported globals read, in this order (tp_jvm_elf_syms()). */
+enum tp_jvm_sym {
+	TP_JVM_STRUCTS,			/* VMStructEntry *: the table */
+	TP_JVM_STRUCT_STRIDE,		/* uint64_t: an entry's size */
+	TP_JVM_STRUCT_TYPE_NAME,	/* uint64_t: offsets in an entry */
+	TP_JVM_STRUCT_FIELD_NAME,
+	TP_JVM_STRUCT_IS_STATIC,
+	TP_JVM_STRUCT_OFFSET,
+	TP_JVM_STRUCT_ADDRESS,
+	TP_JVM_TYPES,			/* VMTypeEntry *: the table */
+	TP_JVM_TYPE_STRIDE,
+	TP_JVM_TYPE_TYPE_NAME,
+	TP_JVM_TYPE_SIZE,
+	TP_JVM_NR_SYMS
+};
+
+/* The fields taproot reads (hotspot.c's table names them). */
+enum tp_jvm_field {
+	TP_JVMF_HEAPS,			/* CodeCache::_heaps (static) */
+	TP_JVMF_GA_LEN,			/* GrowableArrayBase::_len */
+	TP_JVMF_GA_DATA,		/* GrowableArray<int>::_data */
+	TP_JVMF_HEAP_MEMORY,		/* CodeHeap::_memory (a VirtualSpace) */
+	TP_JVMF_HEAP_SEGMAP,		/* CodeHeap::_segmap (a VirtualSpace) */
+	TP_JVMF_HEAP_LOG2,		/* CodeHeap::_log2_segment_size */
+	TP_JVMF_VS_LOW,			/* VirtualSpace::_low_boundary */
+	TP_JVMF_VS_HIGH,		/* VirtualSpace::_high_boundary */
+	TP_JVMF_BLOB_NAME,		/* CodeBlob::_name */
+	TP_JVMF_NM_METHOD,		/* CompiledMethod::_method */
+	TP_JVMF_CONST_METHOD,		/* Method::_constMethod */
+	TP_JVMF_CM_CONSTANTS,		/* ConstMethod::_constants */
+	TP_JVMF_CM_NAME_INDEX,		/* ConstMethod::_name_index */
+	TP_JVMF_CP_HOLDER,		/* ConstantPool::_pool_holder */
+	TP_JVMF_KLASS_NAME,		/* Klass::_name */
+	TP_JVMF_SYM_LENGTH,		/* Symbol::_length */
+	TP_JVMF_SYM_BODY,		/* Symbol::_body */
+	TP_JVM_NR_FIELDS
+};
+
+#define TP_JVM_MAX_HEAPS	8
+
+struct tp_jvm {
+	uint64_t field[TP_JVM_NR_FIELDS];	/* offsets; HEAPS: its address */
+	uint64_t heap_block_size;		/* sizeof(HeapBlock) */
+	uint64_t cp_size;			/* sizeof(ConstantPool) */
+	struct tp_jvm_heap {
+		uint64_t low, high;		/* the code it holds: [low, high) */
+		uint64_t segmap;		/* a byte a segment */
+		uint32_t log2_segment;
+	} heap[TP_JVM_MAX_HEAPS];
+	unsigned int nr_heaps;
+};
+
+/*
+ * The link-time addresses in libjvm.so @elf of the globals of enum
+ * tp_jvm_sym (its .dynsym): 0, or -ENOENT when one is missing (not a
+ * HotSpot with vmStructs).
+ */
+int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS]);
+
+/*
+ * Read the tables of the JVM whose globals are at @addr (run-time
+ * addresses: the ELF's plus its bias) with @rd into @j, then its code
+ * heaps (tp_jvm_read_heaps()). 0, -EFAULT (unreadable), -ENOTSUP (a table
+ * malformed or without a field taproot reads).
+ */
+int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memread_fn rd,
+		void *ctx);
+
+/* Read @j's code heaps again (the JVM makes them as it starts). 0 or -EFAULT. */
+int tp_jvm_read_heaps(struct tp_jvm *j, tp_memread_fn rd, void *ctx);
+
+/* Whether @pc lies in one of @j's code heaps. */
+bool tp_jvm_in_code(const struct tp_jvm *j, uint64_t pc);
+
+/*
+ * The name of the code at @pc into @name (@len bytes, NUL-terminated): 1
+ * for a compiled method ("java.util.HashMap.get"), 0 for another blob
+ * (its own name: "Interpreter", a stub's), -ENOENT for a pc in no blob
+ * (free space, or out of the heaps), -EFAULT (unreadable, or the blob
+ * changed under the read), -EINVAL (a walk or a length out of bounds).
+ */
+int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx, char *name,
+		size_t len);
 
 #endif /* TAPROOT_RUNTIME_H */

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A HotSpot JVM's own description of its structures (runtime.h): the
+ * exported vmStructs tables, its code heaps, and the name of the code at
+ * a pc. Amd64, 8-byte pointers; what is read comes from the profiled
+ * process and is bounded here.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+static const char *const jvm_sym_names[TP_JVM_NR_SYMS] = {
+	[TP_JVM_STRUCTS] = "gHotSpotVMStructs",
+	[TP_JVM_STRUCT_STRIDE] = "gHotSpotVMStructEntryArrayStride",
+	[TP_JVM_STRUCT_TYPE_NAME] = "gHotSpotVMStructEntryTypeNameOffset",
+	[TP_JVM_STRUCT_FIELD_NAME] = "gHotSpotVMStructEntryFieldNameOffset",
+	[TP_JVM_STRUCT_IS_STATIC] = "gHotSpotVMStructEntryIsStaticOffset",
+	[TP_JVM_STRUCT_OFFSET] = "gHotSpotVMStructEntryOffsetOffset",
+	[TP_JVM_STRUCT_ADDRESS] = "gHotSpotVMStructEntryAddressOffset",
+	[TP_JVM_TYPES] = "gHotSpotVMTypes",
+	[TP_JVM_TYPE_STRIDE] = "gHotSpotVMTypeEntryArrayStride",
+	[TP_JVM_TYPE_TYPE_NAME] = "gHotSpotVMTypeEntryTypeNameOffset",
+	[TP_JVM_TYPE_SIZE] = "gHotSpotVMTypeEntrySizeOffset",
+};
+
+/* Type and field of each enum tp_jvm_field, as vmStructs names them. */
+static const struct {
+	const char *type, *field;
+} jvm_fields[TP_JVM_NR_FIELDS] = {
+	[TP_JVMF_HEAPS] = { "CodeCache", "_heaps" },
+	[TP_JVMF_GA_LEN] = { "GrowableArrayBase", "_len" },
+	[TP_JVMF_GA_DATA] = { "GrowableArray<int>", "_data" },
+	[TP_JVMF_HEAP_MEMORY] = { "CodeHeap", "_memory" },
+	[TP_JVMF_HEAP_SEGMAP] = { "CodeHeap", "_segmap" },
+	[TP_JVMF_HEAP_LOG2] = { "CodeHeap", "_log2_segment_size" },
+	[TP_JVMF_VS_LOW] = { "VirtualSpace", "_low_boundary" },
+	[TP_JVMF_VS_HIGH] = { "VirtualSpace", "_high_boundary" },
+	[TP_JVMF_BLOB_NAME] = { "CodeBlob", "_name" },
+	[TP_JVMF_NM_METHOD] = { "CompiledMethod", "_method" },
+	[TP_JVMF_CONST_METHOD] = { "Method", "_constMethod" },
+	[TP_JVMF_CM_CONSTANTS] = { "ConstMethod", "_constants" },
+	[TP_JVMF_CM_NAME_INDEX] = { "ConstMethod", "_name_index" },
+	[TP_JVMF_CP_HOLDER] = { "ConstantPool", "_pool_holder" },
+	[TP_JVMF_KLASS_NAME] = { "Klass", "_name" },
+	[TP_JVMF_SYM_LENGTH] = { "Symbol", "_length" },
+	[TP_JVMF_SYM_BODY] = { "Symbol", "_body" },
+};
+
+/* Bounds on what the process's tables may say. */
+#define JVM_MAX_ENTRIES		65536	/* vmStructs or vmTypes entries (17: ~2,000) */
+#define JVM_MAX_STRIDE		1024	/* an entry's size */
+#define JVM_MAX_OFFSET		4096	/* a field's offset in its object */
+#define JVM_NAME_MAX		64	/* a type or field name we look for */
+#define JVM_MAX_HOPS		1024	/* segment map steps back to a blob's start */
+#define JVM_SYMBOL_MAX		1024	/* a class or method name's bytes read */
+
+int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS])
+{
+	Elf_Scn *scn = NULL;
+	unsigned int found = 0;
+
+	memset(vaddr, 0, TP_JVM_NR_SYMS * sizeof(vaddr[0]));
+	/* One pass over .dynsym, where libjvm exports them. */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sh.sh_entsize; i++) {
+			const char *nm;
+			GElf_Sym s;
+
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
+			    !(nm = elf_strptr(elf, sh.sh_link, s.st_name)) ||
+			    strncmp(nm, "gHotSpotVM", 10))
+				continue;
+			for (int k = 0; k < TP_JVM_NR_SYMS; k++)
+				if (!vaddr[k] && !strcmp(nm, jvm_sym_names[k])) {
+					vaddr[k] = s.st_value;
+					found++;
+				}
+		}
+	}
+	return found == TP_JVM_NR_SYMS ? 0 : -ENOENT;
+}
+
+static int jvm_u64(tp_memread_fn rd, void *ctx, uint64_t addr, uint64_t *v)
+{
+	return rd(ctx, addr, v, sizeof(*v)) < 0 ? -EFAULT : 0;
+}
+
+/* The string at @addr into @buf (@len bytes, NUL-terminated; longer: cut). */
+static int jvm_str(tp_memread_fn rd, void *ctx, uint64_t addr, char *buf, size_t len)
+{
+	/* A read may not cross into an unmapped page: to the page's end first. */
+	size_t n = len - 1, page = 4096 - (addr & 4095);
+
+	buf[0] = '\0';
+	if (!addr)
+		return -EFAULT;
+	if (n > page)
+		n = page;
+	if (rd(ctx, addr, buf, n) < 0)
+		return -EFAULT;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Every entry of the vmStructs table: the fields of jvm_fields[] taken,
+ * -ENOTSUP when one is missing or out of bounds.
+ */
+static int jvm_read_structs(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
+			    tp_memread_fn rd, void *ctx)
+{
+	uint64_t table = v[TP_JVM_STRUCTS], stride = v[TP_JVM_STRUCT_STRIDE];
+	bool seen[TP_JVM_NR_FIELDS] = { false };
+
+	if (stride < 8 || stride > JVM_MAX_STRIDE)
+		return -ENOTSUP;
+	for (int k = TP_JVM_STRUCT_TYPE_NAME; k <= TP_JVM_STRUCT_ADDRESS; k++)
+		if (v[k] + 8 > stride)
+			return -ENOTSUP;
+	for (uint64_t i = 0; i < JVM_MAX_ENTRIES; i++) {
+		uint64_t e = table + i * stride, tname, fname, off, addr;
+		char type[JVM_NAME_MAX], field[JVM_NAME_MAX];
+		int32_t is_static;
+
+		if (jvm_u64(rd, ctx, e + v[TP_JVM_STRUCT_TYPE_NAME], &tname) ||
+		    jvm_u64(rd, ctx, e + v[TP_JVM_STRUCT_FIELD_NAME], &fname))
+			return -EFAULT;
+		if (!tname && !fname)	/* the table's end */
+			break;
+		if (!tname || !fname || jvm_str(rd, ctx, tname, type, sizeof(type)))
+			continue;
+		for (int f = 0; f < TP_JVM_NR_FIELDS; f++) {
+			if (seen[f] || strcmp(type, jvm_fields[f].type))
+				continue;
+			if (jvm_str(rd, ctx, fname, field, sizeof(field)) < 0)
+				return -EFAULT;
+			if (strcmp(field, jvm_fields[f].field))
+				continue;
+			if (rd(ctx, e + v[TP_JVM_STRUCT_IS_STATIC], &is_static, 4) < 0 ||
+			    jvm_u64(rd, ctx, e + v[TP_JVM_STRUCT_OFFSET], &off) ||
+			    jvm_u64(rd, ctx, e + v[TP_JVM_STRUCT_ADDRESS], &addr))
+				return -EFAULT;
+			/* The one static field read is the code cache's heaps. */
+			if ((f == TP_JVMF_HEAPS) != (is_static != 0) ||
+			    (is_static ? !addr : off >= JVM_MAX_OFFSET))
+				return -ENOTSUP;
+			j->field[f] = is_static ? addr : off;
+			seen[f] = true;
+		}
+	}
+	for (int f = 0; f < TP_JVM_NR_FIELDS; f++)
+		if (!seen[f])
+			return -ENOTSUP;
+	return 0;
+}
+
+/* The sizes of HeapBlock and ConstantPool from the vmTypes table. */
+static int jvm_read_types(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
+			  tp_memread_fn rd, void *ctx)
+{
+	uint64_t table = v[TP_JVM_TYPES], stride = v[TP_JVM_TYPE_STRIDE];
+
+	if (stride < 8 || stride > JVM_MAX_STRIDE || v[TP_JVM_TYPE_TYPE_NAME] + 8 > stride ||
+	    v[TP_JVM_TYPE_SIZE] + 8 > stride)
+		return -ENOTSUP;
+	j->heap_block_size = j->cp_size = 0;
+	for (uint64_t i = 0; i < JVM_MAX_ENTRIES; i++) {
+		uint64_t e = table + i * stride, tname, size;
+		char type[JVM_NAME_MAX];
+		uint64_t *dst;
+
+		if (jvm_u64(rd, ctx, e + v[TP_JVM_TYPE_TYPE_NAME], &tname))
+			return -EFAULT;
+		if (!tname)
+			break;
+		if (jvm_str(rd, ctx, tname, type, sizeof(type)) < 0)
+			continue;
+		dst = !strcmp(type, "HeapBlock") ? &j->heap_block_size :
+		      !strcmp(type, "ConstantPool") ? &j->cp_size : NULL;
+		if (!dst)
+			continue;
+		if (jvm_u64(rd, ctx, e + v[TP_JVM_TYPE_SIZE], &size))
+			return -EFAULT;
+		if (!size || size >= JVM_MAX_OFFSET)
+			return -ENOTSUP;
+		*dst = size;
+	}
+	return j->heap_block_size && j->cp_size ? 0 : -ENOTSUP;
+}
+
+int tp_jvm_read_heaps(struct tp_jvm *j, tp_memread_fn rd, void *ctx)
+{
+	const uint64_t *f = j->field;
+	uint64_t ga, data;
+	int32_t len;
+
+	j->nr_heaps = 0;
+	/* CodeCache::_heaps: a GrowableArray<CodeHeap *> *, NULL before start-up. */
+	if (jvm_u64(rd, ctx, f[TP_JVMF_HEAPS], &ga))
+		return -EFAULT;
+	if (!ga)
+		return 0;
+	if (rd(ctx, ga + f[TP_JVMF_GA_LEN], &len, sizeof(len)) < 0 ||
+	    jvm_u64(rd, ctx, ga + f[TP_JVMF_GA_DATA], &data))
+		return -EFAULT;
+	if (len < 0 || len > TP_JVM_MAX_HEAPS)
+		return -EFAULT;
+	for (int32_t i = 0; i < len; i++) {
+		struct tp_jvm_heap *h = &j->heap[j->nr_heaps];
+		uint64_t heap;
+		int32_t log2;
+
+		if (jvm_u64(rd, ctx, data + 8 * (uint64_t)i, &heap) ||
+		    jvm_u64(rd, ctx, heap + f[TP_JVMF_HEAP_MEMORY] + f[TP_JVMF_VS_LOW], &h->low) ||
+		    jvm_u64(rd, ctx, heap + f[TP_JVMF_HEAP_MEMORY] + f[TP_JVMF_VS_HIGH], &h->high) ||
+		    jvm_u64(rd, ctx, heap + f[TP_JVMF_HEAP_SEGMAP] + f[TP_JVMF_VS_LOW], &h->segmap) ||
+		    rd(ctx, heap + f[TP_JVMF_HEAP_LOG2], &log2, sizeof(log2)) < 0)
+			return -EFAULT;
+		/* Segments of 16 bytes to 64 KiB; an empty heap is left out. */
+		if (log2 < 4 || log2 > 16 || h->high <= h->low || !h->segmap)
+			continue;
+		h->log2_segment = (uint32_t)log2;
+		j->nr_heaps++;
+	}
+	return 0;
+}
+
+int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memread_fn rd,
+		void *ctx)
+{
+	uint64_t v[TP_JVM_NR_SYMS];
+	int err;
+
+	memset(j, 0, sizeof(*j));
+	/* The table is a pointer, the stride and offsets numbers: all read. */
+	for (int k = 0; k < TP_JVM_NR_SYMS; k++)
+		if (jvm_u64(rd, ctx, addr[k], &v[k]))
+			return -EFAULT;
+	if ((err = jvm_read_structs(j, v, rd, ctx)) || (err = jvm_read_types(j, v, rd, ctx)))
+		return err;
+	return tp_jvm_read_heaps(j, rd, ctx);
+}
+
+static const struct tp_jvm_heap *jvm_heap(const struct tp_jvm *j, uint64_t pc)
+{
+	for (unsigned int i = 0; i < j->nr_heaps; i++)
+		if (pc >= j->heap[i].low && pc < j->heap[i].high)
+			return &j->heap[i];
+	return NULL;
+}
+
+bool tp_jvm_in_code(const struct tp_jvm *j, uint64_t pc)
+{
+	return jvm_heap(j, pc) != NULL;
+}
+
+/*
+ * The code blob holding @pc in heap @h: the segment map has a byte a
+ * segment, 0 at a block's first segment, 0xff in free space, else how
+ * far back to step (a block's later segments count up to 0xfe and start
+ * again). The blob follows the block's header.
+ */
+static int jvm_blob(const struct tp_jvm *j, const struct tp_jvm_heap *h, uint64_t pc,
+		    tp_memread_fn rd, void *ctx, uint64_t *blob)
+{
+	uint64_t seg = (pc - h->low) >> h->log2_segment;
+	uint8_t tag;
+
+	for (unsigned int hop = 0;; hop++) {
+		if (hop == JVM_MAX_HOPS)
+			return -EINVAL;
+		if (rd(ctx, h->segmap + seg, &tag, 1) < 0)
+			return -EFAULT;
+		if (tag == 0xff)
+			return -ENOENT;
+		if (!tag)
+			break;
+		if (tag > seg)
+			return -EINVAL;
+		seg -= tag;
+	}
+	*blob = h->low + (seg << h->log2_segment) + j->heap_block_size;
+	return 0;
+}
+
+/* The text of Symbol @sym into @buf at @pos (@len bytes in all): the new end. */
+static int jvm_symbol(const struct tp_jvm *j, uint64_t sym, tp_memread_fn rd, void *ctx,
+		      char *buf, size_t pos, size_t len)
+{
+	uint16_t n;
+
+	if (!sym || rd(ctx, sym + j->field[TP_JVMF_SYM_LENGTH], &n, sizeof(n)) < 0)
+		return -EFAULT;
+	if (n > JVM_SYMBOL_MAX || pos + n >= len)
+		return -EINVAL;
+	if (n && rd(ctx, sym + j->field[TP_JVMF_SYM_BODY], buf + pos, n) < 0)
+		return -EFAULT;
+	buf[pos + n] = '\0';
+	/* A name is text: a byte below space means the memory was not a Symbol. */
+	for (size_t i = pos; i < pos + n; i++)
+		if ((unsigned char)buf[i] < ' ')
+			return -EFAULT;
+	return (int)(pos + n);
+}
+
+/* "package.Class.method" of Method @m into @name. */
+static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd, void *ctx,
+			   char *name, size_t len)
+{
+	const uint64_t *f = j->field;
+	uint64_t cm, cp, holder, klass_sym, method_sym;
+	uint16_t index;
+	int end;
+
+	if (jvm_u64(rd, ctx, m + f[TP_JVMF_CONST_METHOD], &cm) ||
+	    jvm_u64(rd, ctx, cm + f[TP_JVMF_CM_CONSTANTS], &cp) ||
+	    rd(ctx, cm + f[TP_JVMF_CM_NAME_INDEX], &index, sizeof(index)) < 0 ||
+	    jvm_u64(rd, ctx, cp + f[TP_JVMF_CP_HOLDER], &holder) ||
+	    jvm_u64(rd, ctx, holder + f[TP_JVMF_KLASS_NAME], &klass_sym) ||
+	    /* The constant pool's entries follow it, a word each. */
+	    jvm_u64(rd, ctx, cp + j->cp_size + 8 * (uint64_t)index, &method_sym))
+		return -EFAULT;
+	end = jvm_symbol(j, klass_sym, rd, ctx, name, 0, len);
+	if (end < 0)
+		return end;
+	for (int i = 0; i < end; i++)
+		if (name[i] == '/')
+			name[i] = '.';
+	if ((size_t)end + 1 >= len)
+		return -EINVAL;
+	name[end++] = '.';
+	/* A resolved entry's Symbol * may carry a tag in its low bit. */
+	end = jvm_symbol(j, method_sym & ~1ULL, rd, ctx, name, (size_t)end, len);
+	return end < 0 ? end : 1;
+}
+
+int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx, char *name,
+		size_t len)
+{
+	const struct tp_jvm_heap *h = jvm_heap(j, pc);
+	uint64_t blob, bname, method;
+	int err;
+
+	if (len < 2)
+		return -EINVAL;
+	name[0] = '\0';
+	if (!h)
+		return -ENOENT;
+	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)) ||
+	    jvm_u64(rd, ctx, blob + j->field[TP_JVMF_BLOB_NAME], &bname) ||
+	    jvm_str(rd, ctx, bname, name, len) < 0)
+		return err ? err : -EFAULT;
+	/* An nmethod ("native nmethod": a JNI method's wrapper) names its method. */
+	if (strcmp(name, "nmethod") && strcmp(name, "native nmethod"))
+		return 0;
+	if (jvm_u64(rd, ctx, blob + j->field[TP_JVMF_NM_METHOD], &method) || !method)
+		return -EFAULT;
+	return jvm_method_name(j, method, rd, ctx, name, len);
+}
