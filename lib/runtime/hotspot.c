@@ -104,8 +104,10 @@ static int jvm_str(tp_memread_fn rd, void *ctx, uint64_t addr, char *buf, size_t
 		return -EFAULT;
 	if (n > page)
 		n = page;
-	if (rd(ctx, addr, buf, n) < 0)
+	if (rd(ctx, addr, buf, n) < 0) {
+		buf[0] = '\0';
 		return -EFAULT;
+	}
 	buf[n] = '\0';
 	return 0;
 }
@@ -342,16 +344,13 @@ static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd,
 	return end < 0 ? end : 1;
 }
 
-int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx, char *name,
-		size_t len)
+static int jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
+		    char *name, size_t len)
 {
 	const struct tp_jvm_heap *h = jvm_heap(j, pc);
 	uint64_t blob, bname, method;
 	int err;
 
-	if (len < 2)
-		return -EINVAL;
-	name[0] = '\0';
 	if (!h)
 		return -ENOENT;
 	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)) ||
@@ -364,4 +363,19 @@ int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 	if (jvm_u64(rd, ctx, blob + j->field[TP_JVMF_NM_METHOD], &method) || !method)
 		return -EFAULT;
 	return jvm_method_name(j, method, rd, ctx, name, len);
+}
+
+int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx, char *name,
+		size_t len)
+{
+	int r;
+
+	if (len < 2)
+		return -EINVAL;
+	name[0] = '\0';
+	r = jvm_name(j, pc, rd, ctx, name, len);
+	/* Nothing of a name read halfway. */
+	if (r < 0)
+		name[0] = '\0';
+	return r;
 }

@@ -15,6 +15,9 @@
  *              taproot_raw_writer_*(), gzipped and plain
  *   DIR/uwalk/ stack walks (tests/fuzz/fuzz_uwalk.c): the rbp chain, SP
  *              rules, a signal frame by rule and by trampoline, a PLT entry
+ *   DIR/hotspot/ a HotSpot JVM's memory (tests/fuzz/fuzz_hotspot.c): its
+ *              vmStructs tables as OpenJDK 17 lays them out, a code heap of
+ *              an nmethod (java.util.HashMap.get) and an interpreter blob
  *
  * usage: seedgen DIR   (the subdirectories must exist)
  */
@@ -797,6 +800,120 @@ static uint64_t read_entry(const char *path)
 	return FR_EXE_BASE + entry;
 }
 
+/* ------------------------------------------------------------ hotspot */
+
+#define JVM_BASE	0x7f0000000000ULL	/* fuzz_hotspot.c's IMAGE_BASE */
+#define JVM_IMAGE	0x5000
+
+static uint8_t jvm_img[JVM_IMAGE];
+static size_t jvm_str_at = 0xa00;
+
+static void jvm_put64(size_t off, uint64_t v)
+{
+	memcpy(jvm_img + off, &v, 8);
+}
+
+/* @s copied into the image's string area: its address. */
+static uint64_t jvm_cstr(const char *s)
+{
+	size_t n = strlen(s) + 1, at = jvm_str_at;
+
+	memcpy(jvm_img + at, s, n);
+	jvm_str_at += (n + 7) & ~(size_t)7;
+	return JVM_BASE + at;
+}
+
+/* A Symbol (length at 4, body at 6) of @s at @off. */
+static void jvm_symbol(size_t off, const char *s)
+{
+	uint16_t n = (uint16_t)strlen(s);
+
+	memcpy(jvm_img + off + 4, &n, 2);
+	memcpy(jvm_img + off + 6, s, n);
+}
+
+/*
+ * A JVM's memory as tests/fuzz/fuzz_hotspot.c takes it: the exported
+ * globals first, the tables, then the objects, at OpenJDK 17's offsets.
+ */
+static void seeds_hotspot(void)
+{
+	static const struct {
+		const char *type, *field;
+		uint64_t off;			/* the static one: its image offset */
+		int is_static;
+	} fields[] = {
+		{ "CodeCache", "_heaps", 0x1000, 1 },
+		{ "GrowableArrayBase", "_len", 0, 0 },
+		{ "GrowableArray<int>", "_data", 8, 0 },
+		{ "CodeHeap", "_memory", 8, 0 },
+		{ "CodeHeap", "_segmap", 120, 0 },
+		{ "CodeHeap", "_log2_segment_size", 256, 0 },
+		{ "VirtualSpace", "_low_boundary", 0, 0 },
+		{ "VirtualSpace", "_high_boundary", 8, 0 },
+		{ "CodeBlob", "_name", 96, 0 },
+		{ "CompiledMethod", "_method", 112, 0 },
+		{ "Method", "_constMethod", 8, 0 },
+		{ "ConstMethod", "_constants", 8, 0 },
+		{ "ConstMethod", "_name_index", 34, 0 },
+		{ "ConstantPool", "_pool_holder", 24, 0 },
+		{ "Klass", "_name", 24, 0 },
+		{ "Symbol", "_length", 4, 0 },
+		{ "Symbol", "_body", 6, 0 },
+		{ "Thread", "_osthread", 40, 0 },	/* one taproot does not read */
+	};
+	static const uint8_t segmap[32] = { 0, 1, 2, 3, 0, 1,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const uint64_t globals[] = {
+		JVM_BASE + 0x100, 48, 0, 8, 24, 32, 40,	/* vmStructs, its entry's layout */
+		JVM_BASE + 0x800, 40, 0, 32,		/* vmTypes */
+	};
+	size_t e = 0x100, i;
+	uint16_t index = 2;
+
+	memset(jvm_img, 0, sizeof(jvm_img));
+	for (i = 0; i < sizeof(globals) / sizeof(globals[0]); i++)
+		jvm_put64(8 * i, globals[i]);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++, e += 48) {
+		jvm_put64(e, jvm_cstr(fields[i].type));
+		jvm_put64(e + 8, jvm_cstr(fields[i].field));
+		memcpy(jvm_img + e + 24, &fields[i].is_static, 4);
+		jvm_put64(e + (fields[i].is_static ? 40 : 32),
+			  fields[i].is_static ? JVM_BASE + fields[i].off : fields[i].off);
+	}
+	/* vmTypes: HeapBlock 16, ConstantPool 72; then the end (zeroes). */
+	jvm_put64(0x800, jvm_cstr("HeapBlock"));
+	jvm_put64(0x800 + 32, 16);
+	jvm_put64(0x828, jvm_cstr("ConstantPool"));
+	jvm_put64(0x828 + 32, 72);
+	/* CodeCache::_heaps -> a GrowableArray of one CodeHeap. */
+	jvm_put64(0x1000, JVM_BASE + 0x1010);
+	jvm_img[0x1010] = 1;
+	jvm_put64(0x1018, JVM_BASE + 0x1040);
+	jvm_put64(0x1040, JVM_BASE + 0x1100);
+	/* The heap: code [0x4000, 0x5000), 128-byte segments, its map at 0x1300. */
+	jvm_put64(0x1100 + 8, JVM_BASE + 0x4000);
+	jvm_put64(0x1100 + 16, JVM_BASE + 0x5000);
+	jvm_put64(0x1100 + 120, JVM_BASE + 0x1300);
+	jvm_img[0x1100 + 256] = 7;
+	memcpy(jvm_img + 0x1300, segmap, sizeof(segmap));
+	/* Segments 0-3: an nmethod of Method 0x2000; 4-5: the interpreter. */
+	jvm_put64(0x4010 + 96, jvm_cstr("nmethod"));
+	jvm_put64(0x4010 + 112, JVM_BASE + 0x2000);
+	jvm_put64(0x4210 + 96, jvm_cstr("Interpreter"));
+	jvm_put64(0x2000 + 8, JVM_BASE + 0x2100);
+	jvm_put64(0x2100 + 8, JVM_BASE + 0x2200);
+	memcpy(jvm_img + 0x2100 + 34, &index, 2);
+	jvm_put64(0x2200 + 24, JVM_BASE + 0x2400);
+	jvm_put64(0x2200 + 72 + 8 * index, JVM_BASE + 0x2600);
+	jvm_put64(0x2400 + 24, JVM_BASE + 0x2500);
+	jvm_symbol(0x2500, "java/util/HashMap");
+	jvm_symbol(0x2600, "get");
+	put_file("hotspot", "jvm17", jvm_img, sizeof(jvm_img), NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -809,5 +926,6 @@ int main(int argc, char **argv)
 	seeds_ring();
 	seeds_raw();
 	seeds_uwalk();
+	seeds_hotspot();
 	return 0;
 }

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the reader of a HotSpot JVM's own tables
+ * (lib/runtime/hotspot.c) over whatever memory. It reads a process that
+ * may have forged every byte of it: the vmStructs tables, the code heaps,
+ * the segment maps, blobs, methods and symbols.
+ *
+ * The input is the process's memory at IMAGE_BASE (nothing else is
+ * mapped); the globals libjvm.so exports (enum tp_jvm_sym) are its first
+ * TP_JVM_NR_SYMS words. seedgen's seed (DIR/hotspot/) is a whole JVM
+ * image: tables, one code heap, an nmethod of java.util.HashMap.get, an
+ * interpreter blob, free space.
+ *
+ * Checked: tp_jvm_read() and tp_jvm_name() end (their walks are bounded)
+ * with a documented result; at most TP_JVM_MAX_HEAPS heaps, each of code
+ * [low, high) with a segment size of 16 bytes to 64 KiB; a name is a
+ * NUL-terminated string within its buffer, empty on an error; a method's
+ * name has a '.' between class and method.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "runtime/runtime.h"
+
+#define IMAGE_BASE	0x7f0000000000ULL
+
+static int image_read(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	const struct fuzz_input *img = ctx;
+	uint64_t off = addr - IMAGE_BASE;
+
+	if (addr < IMAGE_BASE || off > img->left || img->left - off < len)
+		return -EFAULT;
+	memcpy(dst, img->p + off, len);
+	return 0;
+}
+
+static void name_at(const struct tp_jvm *j, const struct fuzz_input *img, uint64_t pc)
+{
+	char name[96];
+	int r;
+
+	memset(name, 0x5a, sizeof(name));
+	r = tp_jvm_name(j, pc, image_read, (void *)img, name, sizeof(name));
+	check(r == 1 || r == 0 || r == -ENOENT || r == -EFAULT || r == -EINVAL);
+	check(memchr(name, '\0', sizeof(name)) != NULL);
+	if (r < 0)
+		check(name[0] == '\0');
+	if (r == 1)
+		check(strchr(name, '.') != NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_input img = { data, size };
+	uint64_t addr[TP_JVM_NR_SYMS];
+	struct tp_jvm j;
+	int r;
+
+	for (int k = 0; k < TP_JVM_NR_SYMS; k++)
+		addr[k] = IMAGE_BASE + 8 * (uint64_t)k;
+	r = tp_jvm_read(&j, addr, image_read, &img);
+	check(r == 0 || r == -EFAULT || r == -ENOTSUP);
+	if (r)
+		return 0;
+	check(j.nr_heaps <= TP_JVM_MAX_HEAPS);
+	for (unsigned int h = 0; h < j.nr_heaps; h++) {
+		const struct tp_jvm_heap *hp = &j.heap[h];
+
+		check(hp->low < hp->high && hp->log2_segment >= 4 && hp->log2_segment <= 16);
+		/* The first segments, the middle, the last byte, and past the end. */
+		for (uint64_t s = 0; s < 8; s++)
+			name_at(&j, &img, hp->low + (s << hp->log2_segment) + s);
+		name_at(&j, &img, hp->low + (hp->high - hp->low) / 2);
+		name_at(&j, &img, hp->high - 1);
+		name_at(&j, &img, hp->high);
+	}
+	/* A pc of the input's choosing: its last word. */
+	if (size >= 8) {
+		uint64_t pc;
+
+		memcpy(&pc, data + size - 8, 8);
+		name_at(&j, &img, pc);
+	}
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return 0;
+}
