@@ -350,16 +350,19 @@ bool taproot_pyproc_in_eval(const struct taproot_pyproc *py, uint64_t pc);
 int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc **pyp);
 
 /*
- * The name of the code at @pc in the code cache of the HotSpot JVM the
+ * The frames of the code at @pc in the code cache of the HotSpot JVM the
  * live @proc runs (libjvm.so's vmStructs, read from its memory once for
- * its maps; no JVM flag needed) into @name (@len bytes): 1 for a compiled
- * method ("java.util.HashMap.get"), 0 for other code ("Interpreter", a
- * stub's name), -ENOENT when @proc runs no JVM taproot can read or @pc is
- * in none of its code, -ENOMEM. Named as the code cache is when asked: a
- * method the JIT freed since the sample and whose space it reused would
- * be named for the new code.
+ * its maps; no JVM flag needed), innermost first, into @names (at most
+ * @max, TP_JVM_NAME_MAX bytes each, lib/runtime/runtime.h): a compiled
+ * method's inlined methods and then itself ("java.util.HashMap.get"), or
+ * other code's name ("Interpreter", a stub's). Returns their number,
+ * -ENOENT when @proc runs no JVM taproot can read or @pc is in none of
+ * its code, -ENOMEM. Named as the code cache is when asked: a method the
+ * JIT freed since the sample and whose space it reused would be named for
+ * the new code.
  */
-int taproot_proc_jvm_name(struct taproot_proc *proc, uint64_t pc, char *name, size_t len);
+int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc,
+			    char names[][TP_JVM_NAME_MAX], int max);
 
 /*
  * Read @len bytes at @addr of the live @proc's memory (process_vm_readv():

@@ -1181,17 +1181,25 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 	}
 	/* Anonymous executable memory, or none: JIT code? */
 	if (!err || err == -ENOENT) {
-		char jname[512];
-		int r = taproot_proc_jvm_name(proc, pc, jname, sizeof(jname));
+		char jnames[TP_INLINE_MAX][TP_JVM_NAME_MAX];
+		int r = taproot_proc_jvm_frames(proc, pc, jnames, TP_INLINE_MAX);
 
 		if (r == -ENOMEM)
 			return r;
 		/* A JVM's code cache, from its own tables: no flag needed. */
-		if (r >= 0) {
-			tp_sym_unknown(s, tp_sym_printf(s, "%s", jname), "[java]", pc);
-			s->frames[0].known = s->frames[0].function != NULL;
-			return 1;
+		for (int i = 0; i < r; i++) {
+			s->frames[i] = (struct taproot_frame){
+				.function = tp_sym_printf(s, "%s", jnames[i]),
+				.map_path = "[java]",
+				.map_offset = pc,
+				.inlined = i < r - 1,
+			};
+			s->frames[i].known = s->frames[i].function != NULL;
+			if (!s->frames[i].known)
+				s->frames[i].function = "[unknown]";
 		}
+		if (r > 0)
+			return r;
 		if (proc->state == TP_PROC_LIVE || proc->state == TP_PROC_EXITED) {
 			err = tp_proc_perfmap(proc);
 			if (err == -ENOMEM)

@@ -46,6 +46,11 @@ static const struct {
 	[TP_JVMF_KLASS_NAME] = { "Klass", "_name" },
 	[TP_JVMF_SYM_LENGTH] = { "Symbol", "_length" },
 	[TP_JVMF_SYM_BODY] = { "Symbol", "_body" },
+	[TP_JVMF_CODE_BEGIN] = { "CodeBlob", "_code_begin" },
+	[TP_JVMF_SCOPES_DATA] = { "CompiledMethod", "_scopes_data_begin" },
+	[TP_JVMF_NM_METADATA] = { "nmethod", "_metadata_offset" },
+	[TP_JVMF_NM_SCOPES_PCS] = { "nmethod", "_scopes_pcs_offset" },
+	[TP_JVMF_NM_DEPENDENCIES] = { "nmethod", "_dependencies_offset" },
 };
 
 /* Bounds on what the process's tables may say. */
@@ -55,6 +60,10 @@ static const struct {
 #define JVM_NAME_MAX		64	/* a type or field name we look for */
 #define JVM_MAX_HOPS		1024	/* segment map steps back to a blob's start */
 #define JVM_SYMBOL_MAX		1024	/* a class or method name's bytes read */
+#define JVM_MAX_PCDESCS		65536	/* an nmethod's PcDescs */
+#define JVM_PCDESC_SIZE		16	/* {pc_offset, scope, obj, flags}: 4 ints */
+#define JVM_MAX_SCOPE_OFFSET	(16U << 20)	/* into an nmethod's scopes data */
+#define JVM_MAX_METADATA	65536	/* an nmethod's metadata slots */
 
 int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS])
 {
@@ -313,6 +322,26 @@ static int jvm_symbol(const struct tp_jvm *j, uint64_t sym, tp_memread_fn rd, vo
 	return (int)(pos + n);
 }
 
+/*
+ * The class name @name (@end bytes) as Java writes it: "java.util.HashMap"
+ * for "java/util/HashMap", and a hidden class (a lambda's) without the
+ * address HotSpot appends, "Foo$$Lambda$12+0x00007f0012345678", which
+ * differs from one process to the next. Its new end.
+ */
+static int jvm_class_name(char *name, int end)
+{
+	char *plus = strstr(name, "+0x");
+
+	if (plus && strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3)) {
+		*plus = '\0';
+		end = (int)(plus - name);
+	}
+	for (int i = 0; i < end; i++)
+		if (name[i] == '/')
+			name[i] = '.';
+	return end;
+}
+
 /* "package.Class.method" of Method @m into @name. */
 static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd, void *ctx,
 			   char *name, size_t len)
@@ -333,9 +362,7 @@ static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd,
 	end = jvm_symbol(j, klass_sym, rd, ctx, name, 0, len);
 	if (end < 0)
 		return end;
-	for (int i = 0; i < end; i++)
-		if (name[i] == '/')
-			name[i] = '.';
+	end = jvm_class_name(name, end);
 	if ((size_t)end + 1 >= len)
 		return -EINVAL;
 	name[end++] = '.';
@@ -344,38 +371,147 @@ static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd,
 	return end < 0 ? end : 1;
 }
 
-static int jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
-		    char *name, size_t len)
+/*
+ * An UNSIGNED5 number of HotSpot's compressed streams (JDK 17): a byte
+ * below 192 ends it; each byte adds its value shifted by 6 bits more
+ * than the one before; five bytes at most. Advances *@i within @len.
+ */
+static bool jvm_unsigned5(const uint8_t *b, size_t len, size_t *i, uint32_t *v)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int k = 0; k < 5; k++) {
+		if (*i >= len)
+			return false;
+		sum += (uint64_t)b[*i] << (6 * k);
+		if (b[(*i)++] < 192) {
+			*v = (uint32_t)sum;
+			return sum <= UINT32_MAX;
+		}
+	}
+	return false;
+}
+
+/*
+ * The scope decode offset of nmethod @nm's first PcDesc at or after @pc
+ * (its pcs count from the code's start): 0 when none or no scope.
+ */
+static int jvm_pc_scope(const struct tp_jvm *j, uint64_t nm, uint64_t pc, tp_memread_fn rd,
+			void *ctx, uint32_t *scope)
+{
+	const uint64_t *f = j->field;
+	int32_t pcs_off, deps_off, desc[64 * 4];
+	uint64_t code, n;
+
+	*scope = 0;
+	if (jvm_u64(rd, ctx, nm + f[TP_JVMF_CODE_BEGIN], &code) ||
+	    rd(ctx, nm + f[TP_JVMF_NM_SCOPES_PCS], &pcs_off, 4) < 0 ||
+	    rd(ctx, nm + f[TP_JVMF_NM_DEPENDENCIES], &deps_off, 4) < 0)
+		return -EFAULT;
+	if (pc < code || pcs_off <= 0 || deps_off < pcs_off)
+		return 0;
+	n = (uint64_t)(deps_off - pcs_off) / JVM_PCDESC_SIZE;
+	if (n > JVM_MAX_PCDESCS)
+		return -EINVAL;
+	/* Sorted by pc: the first at or after @pc's offset. */
+	for (uint64_t i = 0; i < n; i += 64) {
+		uint64_t chunk = n - i < 64 ? n - i : 64;
+
+		if (rd(ctx, nm + (uint64_t)pcs_off + i * JVM_PCDESC_SIZE, desc,
+		       chunk * JVM_PCDESC_SIZE) < 0)
+			return -EFAULT;
+		for (uint64_t k = 0; k < chunk; k++)
+			if (desc[4 * k] >= 0 && (uint64_t)desc[4 * k] >= pc - code) {
+				*scope = desc[4 * k + 1] > 0 ? (uint32_t)desc[4 * k + 1] : 0;
+				return 0;
+			}
+	}
+	return 0;
+}
+
+/*
+ * The methods of the scope chain at @scope of nmethod @nm into @names,
+ * innermost first (each scope: the sender's offset, a 1-based index into
+ * the nmethod's metadata, the bci + 1): their number, at most @max.
+ */
+static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_memread_fn rd,
+		      void *ctx, char names[][TP_JVM_NAME_MAX], int max)
+{
+	const uint64_t *f = j->field;
+	uint64_t data, method;
+	int32_t meta_off;
+	int nr = 0, err;
+
+	if (jvm_u64(rd, ctx, nm + f[TP_JVMF_SCOPES_DATA], &data) ||
+	    rd(ctx, nm + f[TP_JVMF_NM_METADATA], &meta_off, 4) < 0)
+		return -EFAULT;
+	while (scope && nr < max) {
+		uint8_t b[16];
+		uint32_t sender, index, bci;
+		size_t i = 0;
+
+		if (scope > JVM_MAX_SCOPE_OFFSET || meta_off < 0)
+			return -EINVAL;
+		if (rd(ctx, data + scope, b, sizeof(b)) < 0)
+			return -EFAULT;
+		if (!jvm_unsigned5(b, sizeof(b), &i, &sender) ||
+		    !jvm_unsigned5(b, sizeof(b), &i, &index) ||
+		    !jvm_unsigned5(b, sizeof(b), &i, &bci) || !index || index > JVM_MAX_METADATA)
+			return -EINVAL;
+		if (jvm_u64(rd, ctx, nm + (uint64_t)meta_off + 8 * (uint64_t)(index - 1), &method) ||
+		    !method)
+			return -EFAULT;
+		if ((err = jvm_method_name(j, method, rd, ctx, names[nr], TP_JVM_NAME_MAX)) < 0)
+			return err;
+		nr++;
+		/* Forged memory may loop: @max bounds the chain. */
+		scope = sender;
+	}
+	return nr;
+}
+
+static int jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
+		      char names[][TP_JVM_NAME_MAX], int max)
 {
 	const struct tp_jvm_heap *h = jvm_heap(j, pc);
 	uint64_t blob, bname, method;
-	int err;
+	uint32_t scope;
+	int err, nr;
 
 	if (!h)
 		return -ENOENT;
 	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)) ||
 	    jvm_u64(rd, ctx, blob + j->field[TP_JVMF_BLOB_NAME], &bname) ||
-	    jvm_str(rd, ctx, bname, name, len) < 0)
+	    jvm_str(rd, ctx, bname, names[0], TP_JVM_NAME_MAX) < 0)
 		return err ? err : -EFAULT;
-	/* An nmethod ("native nmethod": a JNI method's wrapper) names its method. */
-	if (strcmp(name, "nmethod") && strcmp(name, "native nmethod"))
-		return 0;
+	/* An nmethod ("native nmethod": a JNI method's wrapper) names its methods. */
+	if (strcmp(names[0], "nmethod") && strcmp(names[0], "native nmethod"))
+		return 1;
+	/* Its debug information first: the chain ends in the method compiled. */
+	if ((err = jvm_pc_scope(j, blob, pc, rd, ctx, &scope)) < 0)
+		return err;
+	nr = scope ? jvm_scopes(j, blob, scope, rd, ctx, names, max) : 0;
+	if (nr > 0)
+		return nr;
+	if (nr < 0)
+		return nr;
 	if (jvm_u64(rd, ctx, blob + j->field[TP_JVMF_NM_METHOD], &method) || !method)
 		return -EFAULT;
-	return jvm_method_name(j, method, rd, ctx, name, len);
+	err = jvm_method_name(j, method, rd, ctx, names[0], TP_JVM_NAME_MAX);
+	return err < 0 ? err : 1;
 }
 
-int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx, char *name,
-		size_t len)
+int tp_jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
+		  char names[][TP_JVM_NAME_MAX], int max)
 {
-	int r;
+	int nr;
 
-	if (len < 2)
+	if (max < 1)
 		return -EINVAL;
-	name[0] = '\0';
-	r = jvm_name(j, pc, rd, ctx, name, len);
+	names[0][0] = '\0';
+	nr = jvm_frames(j, pc, rd, ctx, names, max);
 	/* Nothing of a name read halfway. */
-	if (r < 0)
-		name[0] = '\0';
-	return r;
+	if (nr < 0)
+		names[0][0] = '\0';
+	return nr;
 }

@@ -317,10 +317,16 @@ enum tp_jvm_field {
 	TP_JVMF_KLASS_NAME,		/* Klass::_name */
 	TP_JVMF_SYM_LENGTH,		/* Symbol::_length */
 	TP_JVMF_SYM_BODY,		/* Symbol::_body */
+	TP_JVMF_CODE_BEGIN,		/* CodeBlob::_code_begin */
+	TP_JVMF_SCOPES_DATA,		/* CompiledMethod::_scopes_data_begin */
+	TP_JVMF_NM_METADATA,		/* nmethod::_metadata_offset */
+	TP_JVMF_NM_SCOPES_PCS,		/* nmethod::_scopes_pcs_offset */
+	TP_JVMF_NM_DEPENDENCIES,	/* nmethod::_dependencies_offset: the PcDescs' end */
 	TP_JVM_NR_FIELDS
 };
 
 #define TP_JVM_MAX_HEAPS	8
+#define TP_JVM_NAME_MAX		256	/* a frame's name, NUL included */
 
 struct tp_jvm {
 	uint64_t field[TP_JVM_NR_FIELDS];	/* offsets; HEAPS: its address */
@@ -357,13 +363,17 @@ int tp_jvm_read_heaps(struct tp_jvm *j, tp_memread_fn rd, void *ctx);
 bool tp_jvm_in_code(const struct tp_jvm *j, uint64_t pc);
 
 /*
- * The name of the code at @pc into @name (@len bytes, NUL-terminated): 1
- * for a compiled method ("java.util.HashMap.get"), 0 for another blob
- * (its own name: "Interpreter", a stub's), -ENOENT for a pc in no blob
- * (free space, or out of the heaps), -EFAULT (unreadable, or the blob
- * changed under the read), -EINVAL (a walk or a length out of bounds).
+ * The frames of the code at @pc into @names (at most @max), innermost
+ * first: for a compiled method ("java.util.HashMap.get", a hidden class's
+ * address suffix left out) the methods its debug information says were
+ * inlined at @pc (the scope of the first PcDesc at or after it: a return
+ * address's own, or the next safepoint's), then the method compiled; for
+ * another blob its own name ("Interpreter", a stub's), one frame. Returns
+ * the number of frames, -ENOENT for a pc in no blob (free space, or out of
+ * the heaps), -EFAULT (unreadable, or changed under the read), -EINVAL (a
+ * walk or a length out of bounds); no name is left on an error.
  */
-int tp_jvm_name(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx, char *name,
-		size_t len);
+int tp_jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
+		  char names[][TP_JVM_NAME_MAX], int max);
 
 #endif /* TAPROOT_RUNTIME_H */

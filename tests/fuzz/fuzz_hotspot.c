@@ -8,14 +8,15 @@
  * The input is the process's memory at IMAGE_BASE (nothing else is
  * mapped); the globals libjvm.so exports (enum tp_jvm_sym) are its first
  * TP_JVM_NR_SYMS words. seedgen's seed (DIR/hotspot/) is a whole JVM
- * image: tables, one code heap, an nmethod of java.util.HashMap.get, an
+ * image: tables, one code heap, an nmethod of java.util.HashMap.get (and
+ * HashMap.hash inlined in it at a pc), an
  * interpreter blob, free space.
  *
  * Checked: tp_jvm_read() and tp_jvm_name() end (their walks are bounded)
  * with a documented result; at most TP_JVM_MAX_HEAPS heaps, each of code
  * [low, high) with a segment size of 16 bytes to 64 KiB; a name is a
  * NUL-terminated string within its buffer, empty on an error; a method's
- * name has a '.' between class and method.
+ * frame of an inline chain has a '.' between class and method.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -40,17 +41,19 @@ static int image_read(void *ctx, uint64_t addr, void *dst, size_t len)
 
 static void name_at(const struct tp_jvm *j, const struct fuzz_input *img, uint64_t pc)
 {
-	char name[96];
+	static char names[4][TP_JVM_NAME_MAX];
 	int r;
 
-	memset(name, 0x5a, sizeof(name));
-	r = tp_jvm_name(j, pc, image_read, (void *)img, name, sizeof(name));
-	check(r == 1 || r == 0 || r == -ENOENT || r == -EFAULT || r == -EINVAL);
-	check(memchr(name, '\0', sizeof(name)) != NULL);
+	memset(names, 0x5a, sizeof(names));
+	r = tp_jvm_frames(j, pc, image_read, (void *)img, names, 4);
+	check((r >= 1 && r <= 4) || r == -ENOENT || r == -EFAULT || r == -EINVAL);
 	if (r < 0)
-		check(name[0] == '\0');
-	if (r == 1)
-		check(strchr(name, '.') != NULL);
+		check(names[0][0] == '\0');
+	for (int i = 0; i < r; i++)
+		check(memchr(names[i], '\0', TP_JVM_NAME_MAX) != NULL);
+	/* Inlined frames are methods: "Class.method". */
+	for (int i = 0; i + 1 < r; i++)
+		check(strchr(names[i], '.') != NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -17,7 +17,8 @@
  *              rules, a signal frame by rule and by trampoline, a PLT entry
  *   DIR/hotspot/ a HotSpot JVM's memory (tests/fuzz/fuzz_hotspot.c): its
  *              vmStructs tables as OpenJDK 17 lays them out, a code heap of
- *              an nmethod (java.util.HashMap.get) and an interpreter blob
+ *              an nmethod (java.util.HashMap.get, hash inlined at a pc) and an
+ *              interpreter blob
  *
  * usage: seedgen DIR   (the subdirectories must exist)
  */
@@ -813,6 +814,11 @@ static void jvm_put64(size_t off, uint64_t v)
 	memcpy(jvm_img + off, &v, 8);
 }
 
+static void jvm_put32(size_t off, uint32_t v)
+{
+	memcpy(jvm_img + off, &v, 4);
+}
+
 /* @s copied into the image's string area: its address. */
 static uint64_t jvm_cstr(const char *s)
 {
@@ -860,6 +866,11 @@ static void seeds_hotspot(void)
 		{ "Klass", "_name", 24, 0 },
 		{ "Symbol", "_length", 4, 0 },
 		{ "Symbol", "_body", 6, 0 },
+		{ "CodeBlob", "_code_begin", 32, 0 },
+		{ "CompiledMethod", "_scopes_data_begin", 120, 0 },
+		{ "nmethod", "_metadata_offset", 260, 0 },
+		{ "nmethod", "_scopes_pcs_offset", 268, 0 },
+		{ "nmethod", "_dependencies_offset", 272, 0 },
 		{ "Thread", "_osthread", 40, 0 },	/* one taproot does not read */
 	};
 	static const uint8_t segmap[32] = { 0, 1, 2, 3, 0, 1,
@@ -911,6 +922,30 @@ static void seeds_hotspot(void)
 	jvm_put64(0x2400 + 24, JVM_BASE + 0x2500);
 	jvm_symbol(0x2500, "java/util/HashMap");
 	jvm_symbol(0x2600, "get");
+	/*
+	 * Its debug information, after its 0x160-byte header: code from
+	 * +0x160; PcDescs at +0x180 (a sentinel, then pc 0x20 of scope 10);
+	 * metadata at +0x1a0 (get, hash); scopes data at 0x3800: scope 2
+	 * get@4, scope 10 hash@7 inlined in it.
+	 */
+	jvm_put64(0x4010 + 32, JVM_BASE + 0x4010 + 0x160);
+	jvm_put64(0x4010 + 120, JVM_BASE + 0x3800);
+	jvm_put32(0x4010 + 260, 0x1a0);
+	jvm_put32(0x4010 + 268, 0x180);
+	jvm_put32(0x4010 + 272, 0x1a0);
+	jvm_put32(0x4010 + 0x180, (uint32_t)-1);
+	jvm_put32(0x4010 + 0x190, 0x20);
+	jvm_put32(0x4010 + 0x194, 10);
+	jvm_put64(0x4010 + 0x1a0, JVM_BASE + 0x2000);
+	jvm_put64(0x4010 + 0x1a8, JVM_BASE + 0x2800);
+	memcpy(jvm_img + 0x3800 + 2, (const uint8_t[]){ 0, 1, 5 }, 3);
+	memcpy(jvm_img + 0x3800 + 10, (const uint8_t[]){ 2, 2, 8 }, 3);
+	jvm_put64(0x2800 + 8, JVM_BASE + 0x2900);
+	jvm_put64(0x2900 + 8, JVM_BASE + 0x2200);
+	index = 3;
+	memcpy(jvm_img + 0x2900 + 34, &index, 2);
+	jvm_put64(0x2200 + 72 + 8 * index, JVM_BASE + 0x2700);
+	jvm_symbol(0x2700, "hash");
 	put_file("hotspot", "jvm17", jvm_img, sizeof(jvm_img), NULL, 0);
 }
 
