@@ -71,8 +71,8 @@ static int proc_jvm_get(struct taproot_proc *proc, struct tp_jvm **jp)
 	return proc->jvm_err;
 }
 
-int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc,
-			    char names[][TP_JVM_NAME_MAX], int max)
+int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_frame *fr,
+			    int max)
 {
 	struct tp_jvm *j;
 	uint64_t now;
@@ -91,6 +91,6 @@ int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc,
 		if (tp_jvm_read_heaps(j, jvm_read, proc) < 0 || !tp_jvm_in_code(j, pc))
 			return -ENOENT;
 	}
-	err = tp_jvm_frames(j, pc, jvm_read, proc, names, max);
+	err = tp_jvm_frames(j, pc, jvm_read, proc, fr, max);
 	return err < 0 ? -ENOENT : err;
 }

@@ -352,17 +352,17 @@ int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc *
 /*
  * The frames of the code at @pc in the code cache of the HotSpot JVM the
  * live @proc runs (libjvm.so's vmStructs, read from its memory once for
- * its maps; no JVM flag needed), innermost first, into @names (at most
- * @max, TP_JVM_NAME_MAX bytes each, lib/runtime/runtime.h): a compiled
- * method's inlined methods and then itself ("java.util.HashMap.get"), or
+ * its maps; no JVM flag needed), innermost first, into @fr (at most @max;
+ * lib/runtime/runtime.h): a compiled method's inlined methods and then
+ * itself ("java.util.HashMap.get", with file and line where known), or
  * other code's name ("Interpreter", a stub's). Returns their number,
  * -ENOENT when @proc runs no JVM taproot can read or @pc is in none of
  * its code, -ENOMEM. Named as the code cache is when asked: a method the
  * JIT freed since the sample and whose space it reused would be named for
  * the new code.
  */
-int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc,
-			    char names[][TP_JVM_NAME_MAX], int max);
+int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_frame *fr,
+			    int max);
 
 /*
  * Read @len bytes at @addr of the live @proc's memory (process_vm_readv():

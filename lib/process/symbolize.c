@@ -1181,15 +1181,17 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 	}
 	/* Anonymous executable memory, or none: JIT code? */
 	if (!err || err == -ENOENT) {
-		char jnames[TP_INLINE_MAX][TP_JVM_NAME_MAX];
-		int r = taproot_proc_jvm_frames(proc, pc, jnames, TP_INLINE_MAX);
+		struct tp_jvm_frame jf[TP_INLINE_MAX];
+		int r = taproot_proc_jvm_frames(proc, pc, jf, TP_INLINE_MAX);
 
 		if (r == -ENOMEM)
 			return r;
 		/* A JVM's code cache, from its own tables: no flag needed. */
 		for (int i = 0; i < r; i++) {
 			s->frames[i] = (struct taproot_frame){
-				.function = tp_sym_printf(s, "%s", jnames[i]),
+				.function = tp_sym_printf(s, "%s", jf[i].name),
+				.file = jf[i].file[0] ? tp_sym_printf(s, "%s", jf[i].file) : NULL,
+				.line = jf[i].line,
 				.map_path = "[java]",
 				.map_offset = pc,
 				.inlined = i < r - 1,

@@ -51,6 +51,9 @@ static const struct {
 	[TP_JVMF_NM_METADATA] = { "nmethod", "_metadata_offset" },
 	[TP_JVMF_NM_SCOPES_PCS] = { "nmethod", "_scopes_pcs_offset" },
 	[TP_JVMF_NM_DEPENDENCIES] = { "nmethod", "_dependencies_offset" },
+	[TP_JVMF_CM_FLAGS] = { "ConstMethod", "_flags" },
+	[TP_JVMF_CM_CODE_SIZE] = { "ConstMethod", "_code_size" },
+	[TP_JVMF_CP_SOURCE_FILE] = { "ConstantPool", "_source_file_name_index" },
 };
 
 /* Bounds on what the process's tables may say. */
@@ -64,6 +67,8 @@ static const struct {
 #define JVM_PCDESC_SIZE		16	/* {pc_offset, scope, obj, flags}: 4 ints */
 #define JVM_MAX_SCOPE_OFFSET	(16U << 20)	/* into an nmethod's scopes data */
 #define JVM_MAX_METADATA	65536	/* an nmethod's metadata slots */
+#define JVM_LINES_READ		512	/* bytes of a line number table read */
+#define JVM_HAS_LINES		0x1	/* ConstMethod::_flags: a line number table */
 
 int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS])
 {
@@ -173,7 +178,7 @@ static int jvm_read_structs(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
 	return 0;
 }
 
-/* The sizes of HeapBlock and ConstantPool from the vmTypes table. */
+/* The sizes of HeapBlock, ConstantPool and ConstMethod from the vmTypes table. */
 static int jvm_read_types(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
 			  tp_memread_fn rd, void *ctx)
 {
@@ -182,7 +187,7 @@ static int jvm_read_types(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
 	if (stride < 8 || stride > JVM_MAX_STRIDE || v[TP_JVM_TYPE_TYPE_NAME] + 8 > stride ||
 	    v[TP_JVM_TYPE_SIZE] + 8 > stride)
 		return -ENOTSUP;
-	j->heap_block_size = j->cp_size = 0;
+	j->heap_block_size = j->cp_size = j->const_method_size = 0;
 	for (uint64_t i = 0; i < JVM_MAX_ENTRIES; i++) {
 		uint64_t e = table + i * stride, tname, size;
 		char type[JVM_NAME_MAX];
@@ -195,7 +200,8 @@ static int jvm_read_types(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
 		if (jvm_str(rd, ctx, tname, type, sizeof(type)) < 0)
 			continue;
 		dst = !strcmp(type, "HeapBlock") ? &j->heap_block_size :
-		      !strcmp(type, "ConstantPool") ? &j->cp_size : NULL;
+		      !strcmp(type, "ConstantPool") ? &j->cp_size :
+		      !strcmp(type, "ConstMethod") ? &j->const_method_size : NULL;
 		if (!dst)
 			continue;
 		if (jvm_u64(rd, ctx, e + v[TP_JVM_TYPE_SIZE], &size))
@@ -204,7 +210,7 @@ static int jvm_read_types(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
 			return -ENOTSUP;
 		*dst = size;
 	}
-	return j->heap_block_size && j->cp_size ? 0 : -ENOTSUP;
+	return j->heap_block_size && j->cp_size && j->const_method_size ? 0 : -ENOTSUP;
 }
 
 int tp_jvm_read_heaps(struct tp_jvm *j, tp_memread_fn rd, void *ctx)
@@ -342,22 +348,22 @@ static int jvm_class_name(char *name, int end)
 	return end;
 }
 
-/* "package.Class.method" of Method @m into @name. */
+/* "package.Class.method" of Method @m into @name; its ConstMethod and pool. */
 static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd, void *ctx,
-			   char *name, size_t len)
+			   char *name, size_t len, uint64_t *cm, uint64_t *cp)
 {
 	const uint64_t *f = j->field;
-	uint64_t cm, cp, holder, klass_sym, method_sym;
+	uint64_t holder, klass_sym, method_sym;
 	uint16_t index;
 	int end;
 
-	if (jvm_u64(rd, ctx, m + f[TP_JVMF_CONST_METHOD], &cm) ||
-	    jvm_u64(rd, ctx, cm + f[TP_JVMF_CM_CONSTANTS], &cp) ||
-	    rd(ctx, cm + f[TP_JVMF_CM_NAME_INDEX], &index, sizeof(index)) < 0 ||
-	    jvm_u64(rd, ctx, cp + f[TP_JVMF_CP_HOLDER], &holder) ||
+	if (jvm_u64(rd, ctx, m + f[TP_JVMF_CONST_METHOD], cm) ||
+	    jvm_u64(rd, ctx, *cm + f[TP_JVMF_CM_CONSTANTS], cp) ||
+	    rd(ctx, *cm + f[TP_JVMF_CM_NAME_INDEX], &index, sizeof(index)) < 0 ||
+	    jvm_u64(rd, ctx, *cp + f[TP_JVMF_CP_HOLDER], &holder) ||
 	    jvm_u64(rd, ctx, holder + f[TP_JVMF_KLASS_NAME], &klass_sym) ||
 	    /* The constant pool's entries follow it, a word each. */
-	    jvm_u64(rd, ctx, cp + j->cp_size + 8 * (uint64_t)index, &method_sym))
+	    jvm_u64(rd, ctx, *cp + j->cp_size + 8 * (uint64_t)index, &method_sym))
 		return -EFAULT;
 	end = jvm_symbol(j, klass_sym, rd, ctx, name, 0, len);
 	if (end < 0)
@@ -368,7 +374,7 @@ static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd,
 	name[end++] = '.';
 	/* A resolved entry's Symbol * may carry a tag in its low bit. */
 	end = jvm_symbol(j, method_sym & ~1ULL, rd, ctx, name, (size_t)end, len);
-	return end < 0 ? end : 1;
+	return end < 0 ? end : 0;
 }
 
 /*
@@ -390,6 +396,86 @@ static bool jvm_unsigned5(const uint8_t *b, size_t len, size_t *i, uint32_t *v)
 		}
 	}
 	return false;
+}
+
+/* A signed number of a compressed stream: its UNSIGNED5 with the sign in bit 0. */
+static bool jvm_signed5(const uint8_t *b, size_t len, size_t *i, int64_t *v)
+{
+	uint32_t u;
+
+	if (!jvm_unsigned5(b, len, i, &u))
+		return false;
+	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+	return true;
+}
+
+/*
+ * The line of @bci in ConstMethod @cm's line number table, which follows
+ * its bytecodes: pairs of (bci, line) deltas, a byte each (bci in its top
+ * 5 bits, line in its low 3), or 0xff and both as signed numbers; 0 ends
+ * it. The line of the last pair at or before @bci; 0 when there is none.
+ * Only its first JVM_LINES_READ bytes, within one page, are read.
+ */
+static uint32_t jvm_line(const struct tp_jvm *j, uint64_t cm, int64_t bci, tp_memread_fn rd,
+			 void *ctx)
+{
+	uint8_t b[JVM_LINES_READ];
+	uint16_t flags, code_size;
+	int64_t at = 0, line = 0, best = 0;
+	uint64_t table;
+	size_t n = sizeof(b), i = 0;
+
+	if (rd(ctx, cm + j->field[TP_JVMF_CM_FLAGS], &flags, 2) < 0 || !(flags & JVM_HAS_LINES) ||
+	    rd(ctx, cm + j->field[TP_JVMF_CM_CODE_SIZE], &code_size, 2) < 0)
+		return 0;
+	table = cm + j->const_method_size + code_size;
+	if (n > 4096 - (table & 4095))
+		n = 4096 - (table & 4095);
+	if (rd(ctx, table, b, n) < 0)
+		return 0;
+	while (i < n && b[i]) {
+		int64_t dbci, dline;
+
+		if (b[i] == 0xff) {
+			i++;
+			if (!jvm_signed5(b, n, &i, &dbci) || !jvm_signed5(b, n, &i, &dline))
+				break;
+		} else {
+			dbci = b[i] >> 3;
+			dline = b[i++] & 7;
+		}
+		at += dbci;
+		line += dline;
+		if (at > bci)
+			break;
+		best = line;
+	}
+	return best > 0 && best <= UINT32_MAX ? (uint32_t)best : 0;
+}
+
+/*
+ * Frame @fr of Method @m at @bci (-1: unknown): its name, its class's
+ * source file, the line of @bci.
+ */
+static int jvm_method(const struct tp_jvm *j, uint64_t m, int64_t bci, tp_memread_fn rd,
+		      void *ctx, struct tp_jvm_frame *fr)
+{
+	uint64_t cm, cp, file_sym;
+	uint16_t file;
+	int err;
+
+	fr->file[0] = '\0';
+	fr->line = 0;
+	if ((err = jvm_method_name(j, m, rd, ctx, fr->name, sizeof(fr->name), &cm, &cp)) < 0)
+		return err;
+	/* The source file and line, where the class file kept them. */
+	if (rd(ctx, cp + j->field[TP_JVMF_CP_SOURCE_FILE], &file, 2) == 0 && file &&
+	    jvm_u64(rd, ctx, cp + j->cp_size + 8 * (uint64_t)file, &file_sym) == 0 &&
+	    jvm_symbol(j, file_sym & ~1ULL, rd, ctx, fr->file, 0, sizeof(fr->file)) < 0)
+		fr->file[0] = '\0';
+	if (bci >= 0)
+		fr->line = jvm_line(j, cm, bci, rd, ctx);
+	return 0;
 }
 
 /*
@@ -430,12 +516,12 @@ static int jvm_pc_scope(const struct tp_jvm *j, uint64_t nm, uint64_t pc, tp_mem
 }
 
 /*
- * The methods of the scope chain at @scope of nmethod @nm into @names,
+ * The methods of the scope chain at @scope of nmethod @nm into @fr,
  * innermost first (each scope: the sender's offset, a 1-based index into
  * the nmethod's metadata, the bci + 1): their number, at most @max.
  */
 static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_memread_fn rd,
-		      void *ctx, char names[][TP_JVM_NAME_MAX], int max)
+		      void *ctx, struct tp_jvm_frame *fr, int max)
 {
 	const uint64_t *f = j->field;
 	uint64_t data, method;
@@ -447,7 +533,7 @@ static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_me
 		return -EFAULT;
 	while (scope && nr < max) {
 		uint8_t b[16];
-		uint32_t sender, index, bci;
+		uint32_t sender, index, bci1;
 		size_t i = 0;
 
 		if (scope > JVM_MAX_SCOPE_OFFSET || meta_off < 0)
@@ -456,12 +542,12 @@ static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_me
 			return -EFAULT;
 		if (!jvm_unsigned5(b, sizeof(b), &i, &sender) ||
 		    !jvm_unsigned5(b, sizeof(b), &i, &index) ||
-		    !jvm_unsigned5(b, sizeof(b), &i, &bci) || !index || index > JVM_MAX_METADATA)
+		    !jvm_unsigned5(b, sizeof(b), &i, &bci1) || !index || index > JVM_MAX_METADATA)
 			return -EINVAL;
 		if (jvm_u64(rd, ctx, nm + (uint64_t)meta_off + 8 * (uint64_t)(index - 1), &method) ||
 		    !method)
 			return -EFAULT;
-		if ((err = jvm_method_name(j, method, rd, ctx, names[nr], TP_JVM_NAME_MAX)) < 0)
+		if ((err = jvm_method(j, method, (int64_t)bci1 - 1, rd, ctx, &fr[nr])) < 0)
 			return err;
 		nr++;
 		/* Forged memory may loop: @max bounds the chain. */
@@ -471,7 +557,7 @@ static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_me
 }
 
 static int jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
-		      char names[][TP_JVM_NAME_MAX], int max)
+		      struct tp_jvm_frame *fr, int max)
 {
 	const struct tp_jvm_heap *h = jvm_heap(j, pc);
 	uint64_t blob, bname, method;
@@ -480,38 +566,38 @@ static int jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, voi
 
 	if (!h)
 		return -ENOENT;
+	fr[0].file[0] = '\0';
+	fr[0].line = 0;
 	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)) ||
 	    jvm_u64(rd, ctx, blob + j->field[TP_JVMF_BLOB_NAME], &bname) ||
-	    jvm_str(rd, ctx, bname, names[0], TP_JVM_NAME_MAX) < 0)
+	    jvm_str(rd, ctx, bname, fr[0].name, sizeof(fr[0].name)) < 0)
 		return err ? err : -EFAULT;
 	/* An nmethod ("native nmethod": a JNI method's wrapper) names its methods. */
-	if (strcmp(names[0], "nmethod") && strcmp(names[0], "native nmethod"))
+	if (strcmp(fr[0].name, "nmethod") && strcmp(fr[0].name, "native nmethod"))
 		return 1;
 	/* Its debug information first: the chain ends in the method compiled. */
 	if ((err = jvm_pc_scope(j, blob, pc, rd, ctx, &scope)) < 0)
 		return err;
-	nr = scope ? jvm_scopes(j, blob, scope, rd, ctx, names, max) : 0;
-	if (nr > 0)
-		return nr;
-	if (nr < 0)
+	nr = scope ? jvm_scopes(j, blob, scope, rd, ctx, fr, max) : 0;
+	if (nr != 0)
 		return nr;
 	if (jvm_u64(rd, ctx, blob + j->field[TP_JVMF_NM_METHOD], &method) || !method)
 		return -EFAULT;
-	err = jvm_method_name(j, method, rd, ctx, names[0], TP_JVM_NAME_MAX);
+	err = jvm_method(j, method, -1, rd, ctx, &fr[0]);
 	return err < 0 ? err : 1;
 }
 
 int tp_jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
-		  char names[][TP_JVM_NAME_MAX], int max)
+		  struct tp_jvm_frame *fr, int max)
 {
 	int nr;
 
 	if (max < 1)
 		return -EINVAL;
-	names[0][0] = '\0';
-	nr = jvm_frames(j, pc, rd, ctx, names, max);
+	fr[0].name[0] = '\0';
+	nr = jvm_frames(j, pc, rd, ctx, fr, max);
 	/* Nothing of a name read halfway. */
 	if (nr < 0)
-		names[0][0] = '\0';
+		fr[0].name[0] = '\0';
 	return nr;
 }

@@ -322,16 +322,27 @@ enum tp_jvm_field {
 	TP_JVMF_NM_METADATA,		/* nmethod::_metadata_offset */
 	TP_JVMF_NM_SCOPES_PCS,		/* nmethod::_scopes_pcs_offset */
 	TP_JVMF_NM_DEPENDENCIES,	/* nmethod::_dependencies_offset: the PcDescs' end */
+	TP_JVMF_CM_FLAGS,		/* ConstMethod::_flags (u2 in 17) */
+	TP_JVMF_CM_CODE_SIZE,		/* ConstMethod::_code_size */
+	TP_JVMF_CP_SOURCE_FILE,		/* ConstantPool::_source_file_name_index */
 	TP_JVM_NR_FIELDS
 };
 
 #define TP_JVM_MAX_HEAPS	8
 #define TP_JVM_NAME_MAX		256	/* a frame's name, NUL included */
 
+/* A frame of JVM code: a method's, or a blob's (file "", line 0). */
+struct tp_jvm_frame {
+	char name[TP_JVM_NAME_MAX];
+	char file[128];			/* its class's source file, "" unknown */
+	uint32_t line;			/* 0 unknown */
+};
+
 struct tp_jvm {
 	uint64_t field[TP_JVM_NR_FIELDS];	/* offsets; HEAPS: its address */
 	uint64_t heap_block_size;		/* sizeof(HeapBlock) */
 	uint64_t cp_size;			/* sizeof(ConstantPool) */
+	uint64_t const_method_size;		/* sizeof(ConstMethod): its bytecodes follow */
 	struct tp_jvm_heap {
 		uint64_t low, high;		/* the code it holds: [low, high) */
 		uint64_t segmap;		/* a byte a segment */
@@ -363,17 +374,19 @@ int tp_jvm_read_heaps(struct tp_jvm *j, tp_memread_fn rd, void *ctx);
 bool tp_jvm_in_code(const struct tp_jvm *j, uint64_t pc);
 
 /*
- * The frames of the code at @pc into @names (at most @max), innermost
- * first: for a compiled method ("java.util.HashMap.get", a hidden class's
+ * The frames of the code at @pc into @fr (at most @max), innermost first:
+ * for a compiled method ("java.util.HashMap.get", a hidden class's
  * address suffix left out) the methods its debug information says were
  * inlined at @pc (the scope of the first PcDesc at or after it: a return
- * address's own, or the next safepoint's), then the method compiled; for
- * another blob its own name ("Interpreter", a stub's), one frame. Returns
- * the number of frames, -ENOENT for a pc in no blob (free space, or out of
- * the heaps), -EFAULT (unreadable, or changed under the read), -EINVAL (a
- * walk or a length out of bounds); no name is left on an error.
+ * address's own, or the next safepoint's), then the method compiled, each
+ * with its source file and the line of its bytecode there (its line number
+ * table); for another blob its own name ("Interpreter", a stub's), one
+ * frame. Returns the number of frames, -ENOENT for a pc in no blob (free
+ * space, or out of the heaps), -EFAULT (unreadable, or changed under the
+ * read), -EINVAL (a walk or a length out of bounds); no name is left on an
+ * error.
  */
 int tp_jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
-		  char names[][TP_JVM_NAME_MAX], int max);
+		  struct tp_jvm_frame *fr, int max);
 
 #endif /* TAPROOT_RUNTIME_H */

@@ -41,19 +41,20 @@ static int image_read(void *ctx, uint64_t addr, void *dst, size_t len)
 
 static void name_at(const struct tp_jvm *j, const struct fuzz_input *img, uint64_t pc)
 {
-	static char names[4][TP_JVM_NAME_MAX];
+	static struct tp_jvm_frame fr[4];
 	int r;
 
-	memset(names, 0x5a, sizeof(names));
-	r = tp_jvm_frames(j, pc, image_read, (void *)img, names, 4);
+	memset(fr, 0x5a, sizeof(fr));
+	r = tp_jvm_frames(j, pc, image_read, (void *)img, fr, 4);
 	check((r >= 1 && r <= 4) || r == -ENOENT || r == -EFAULT || r == -EINVAL);
 	if (r < 0)
-		check(names[0][0] == '\0');
+		check(fr[0].name[0] == '\0');
 	for (int i = 0; i < r; i++)
-		check(memchr(names[i], '\0', TP_JVM_NAME_MAX) != NULL);
+		check(memchr(fr[i].name, '\0', sizeof(fr[i].name)) != NULL &&
+		      memchr(fr[i].file, '\0', sizeof(fr[i].file)) != NULL);
 	/* Inlined frames are methods: "Class.method". */
 	for (int i = 0; i + 1 < r; i++)
-		check(strchr(names[i], '.') != NULL);
+		check(strchr(fr[i].name, '.') != NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

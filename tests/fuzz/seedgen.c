@@ -871,6 +871,9 @@ static void seeds_hotspot(void)
 		{ "nmethod", "_metadata_offset", 260, 0 },
 		{ "nmethod", "_scopes_pcs_offset", 268, 0 },
 		{ "nmethod", "_dependencies_offset", 272, 0 },
+		{ "ConstMethod", "_flags", 28, 0 },
+		{ "ConstMethod", "_code_size", 32, 0 },
+		{ "ConstantPool", "_source_file_name_index", 54, 0 },
 		{ "Thread", "_osthread", 40, 0 },	/* one taproot does not read */
 	};
 	static const uint8_t segmap[32] = { 0, 1, 2, 3, 0, 1,
@@ -899,6 +902,8 @@ static void seeds_hotspot(void)
 	jvm_put64(0x800 + 32, 16);
 	jvm_put64(0x828, jvm_cstr("ConstantPool"));
 	jvm_put64(0x828 + 32, 72);
+	jvm_put64(0x850, jvm_cstr("ConstMethod"));
+	jvm_put64(0x850 + 32, 48);
 	/* CodeCache::_heaps -> a GrowableArray of one CodeHeap. */
 	jvm_put64(0x1000, JVM_BASE + 0x1010);
 	jvm_img[0x1010] = 1;
@@ -946,6 +951,20 @@ static void seeds_hotspot(void)
 	memcpy(jvm_img + 0x2900 + 34, &index, 2);
 	jvm_put64(0x2200 + 72 + 8 * index, JVM_BASE + 0x2700);
 	jvm_symbol(0x2700, "hash");
+	/*
+	 * The pool's source file, entry 4: HashMap.java. hash's line number
+	 * table, after its 48-byte ConstMethod and 6 bytes of code: bci 0 at
+	 * line 336 (0xff: signed deltas 0 and 336, UNSIGNED5 of 672: 224 7),
+	 * bci 3 at line 337 (bci 7's line), then the end.
+	 */
+	index = 4;
+	memcpy(jvm_img + 0x2200 + 54, &index, 2);
+	jvm_put64(0x2200 + 72 + 8 * index, JVM_BASE + 0x2780);
+	jvm_symbol(0x2780, "HashMap.java");
+	jvm_img[0x2900 + 28] = 1;
+	jvm_img[0x2900 + 32] = 6;
+	memcpy(jvm_img + 0x2900 + 48 + 6, (const uint8_t[]){ 0xff, 0, 224, 7, 3 << 3 | 1, 0 },
+	       6);
 	put_file("hotspot", "jvm17", jvm_img, sizeof(jvm_img), NULL, 0);
 }
 

@@ -7,8 +7,9 @@
  * Compiler.perfmap writes /tmp/perf-PID.map) is set against taproot's
  * name of a pc in the middle of each of its entries: every compiled
  * method named as the JVM names it (without return type and signature),
- * every other blob by its own name ("Interpreter", stubs). A pc out of
- * the code cache is not the JVM's.
+ * every other blob by its own name ("Interpreter", stubs); the hot
+ * methods with their source file and line. A pc out of the code cache is
+ * not the JVM's.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -86,7 +87,7 @@ static void jvm_code_named(void **state)
 	struct taproot_procs *procs;
 	struct taproot_sym *sym;
 	struct taproot_proc *proc;
-	unsigned int entries = 0, named = 0, methods = 0, hot = 0, chains = 0;
+	unsigned int entries = 0, named = 0, methods = 0, hot = 0, chains = 0, lines = 0;
 	FILE *f;
 	pid_t pid;
 	int status;
@@ -151,6 +152,12 @@ static void jvm_code_named(void **state)
 		for (int i = 0; i < n - 1; i++)
 			assert_true(fr[i].inlined && fr[i].known && strchr(fr[i].function, '.'));
 		chains += n > 1;
+		/* The hot methods are one line each of java_src: 3 and 4. */
+		if (!strncmp(want, "HotPair.hot", 11) && fr[n - 1].line) {
+			assert_string_equal(fr[n - 1].file, "HotPair.java");
+			assert_int_equal(fr[n - 1].line, want[11] == 'A' ? 3 : 4);
+			lines++;
+		}
 		if (fr[n - 1].known && !fr[n - 1].inlined && !strcmp(fr[n - 1].function, want) &&
 		    !strcmp(fr[n - 1].map_path, "[java]"))
 			named++;
@@ -160,16 +167,18 @@ static void jvm_code_named(void **state)
 	}
 	fclose(f);
 	fprintf(stderr, "# %u entries of the JVM's map (%u methods): %u named alike, %u with "
-		"inlined methods at the pc looked up\n", entries, methods, named, chains);
+		"inlined methods at the pc looked up, %u hot ones with their line\n", entries,
+		methods, named, chains, lines);
 	/* The JIT may free a method between the map and the lookups: a few. */
 	assert_true(methods >= 2);
+	assert_true(lines >= 1);
 	assert_true(named * 100 >= entries * 98);
 
 	/* Code of no JVM heap: not the JVM's. */
 	{
-		static char names[2][TP_JVM_NAME_MAX];
+		struct tp_jvm_frame fr2[2];
 
-		assert_int_equal(taproot_proc_jvm_frames(proc, 0x1000, names, 2), -ENOENT);
+		assert_int_equal(taproot_proc_jvm_frames(proc, 0x1000, fr2, 2), -ENOENT);
 	}
 	kill_jvm(NULL);
 	taproot_sym_free(sym);
