@@ -816,8 +816,11 @@ static int tp_dwfn_chain(struct tp_elfsym *s, Dwarf_Die *cu, uint64_t vaddr,
 
 /* ------------------------------------------------------- the symbolizer */
 
-/* Strings a call returns that nobody else owns: freed by the next call. */
-#define TP_SCRATCH_MAX	(TP_INLINE_MAX + 4)
+/*
+ * Strings a call returns that nobody else owns: freed by the next call.
+ * A JVM's inline chain takes two a frame (its name and its file).
+ */
+#define TP_SCRATCH_MAX	(2 * TP_INLINE_MAX + 4)
 
 struct taproot_sym {
 	struct taproot_procs *procs;
