@@ -165,9 +165,9 @@ say "taprootctl status: taprootd's CPU time and memory (it is idle now)"
 # Idle, taprootd's CPU time and RSS barely move; its state file is rewritten
 # every interval: one more interval, then compare with /proc read before
 # and after each status. The state's CPU time is at most /proc's after
-# (two fields of 10 ms ticks) and at most 250 ms below /proc's before (taprootd takes
-# some 30 ms of CPU a second idle under TCG, the state file is up to a
-# second old and two taprootctl runs take a second).
+# (two fields of 10 ms ticks) and at most 250 ms below /proc's before
+# (taprootd takes some 30 ms of CPU a second idle under TCG, the state
+# file is up to a second old and two taprootctl runs take a second).
 proc_cpu() {
 	local stat f
 	read -r stat <"/proc/$daemon/stat"
