@@ -1,7 +1,7 @@
 #!/bin/bash
 # JIT code named late: taprootctl record of tests/vm/progs/jitlate, whose
-# two functions in anonymous executable memory (jit_alpha, called three
-# times for every call of jit_beta) are named by a perf map it writes only
+# two functions in anonymous executable memory (jit_alpha, called with
+# probability 3/4, jit_beta else, in random order and lengths) are named by a perf map it writes only
 # as it exits, as a JVM with -XX:+DumpPerfMapAtExit does; every sample was
 # taken, and its pc symbolized, before the map existed. Read with the real
 # pprof:

@@ -4,8 +4,12 @@
  * run with -XX:+DumpPerfMapAtExit does. It makes two functions in
  * anonymous executable memory, jit_alpha and jit_beta (each a countdown
  * loop: no frame, no unwind information), and calls them from main for
- * SECONDS of CPU, alpha three times for every call of beta. It measures
- * the thread CPU time of each itself, prints
+ * SECONDS of CPU: each call is alpha's with probability 3/4, for a count
+ * drawn from [CHUNK_MIN, CHUNK_MAX). Order and lengths are random so that
+ * no period of the calls can beat with the sampling timer's: a fixed
+ * alpha, alpha, alpha, beta of fixed calls, each about one sampling period
+ * long under TCG, gave alpha 66% of the samples for 74.6% of the time.
+ * It measures the thread CPU time of each itself, prints
  *	jitlate: alpha=NS beta=NS
  * and then, last, writes /tmp/perf-PID.map naming the two.
  */
@@ -24,7 +28,8 @@ static const uint8_t countdown[] = {
 
 #define BETA_OFFSET	0x100
 #define CODE_SIZE	0x1000
-#define CHUNK		200000	/* iterations a call */
+#define CHUNK_MIN	100000	/* iterations a call */
+#define CHUNK_MAX	300000
 
 typedef uint64_t (*jit_fn)(uint64_t n);
 
@@ -34,6 +39,18 @@ static uint64_t thread_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64: the calls' pseudo-random order and lengths. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
 }
 
 /* Run @f on @n and add the thread CPU time it took to *@ns. */
@@ -48,7 +65,7 @@ static void timed(jit_fn f, uint64_t n, uint64_t *ns)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
-	uint64_t alpha_ns = 0, beta_ns = 0, end;
+	uint64_t alpha_ns = 0, beta_ns = 0, end, state, r, n;
 	jit_fn alpha, beta;
 	uint8_t *code;
 	char path[64];
@@ -71,11 +88,15 @@ int main(int argc, char **argv)
 	}
 	alpha = (jit_fn)(uintptr_t)code;
 	beta = (jit_fn)(uintptr_t)(code + BETA_OFFSET);
+	state = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
 	end = thread_ns() + (uint64_t)(secs * 1e9);
 	while (thread_ns() < end) {
-		for (int i = 0; i < 3; i++)
-			timed(alpha, CHUNK, &alpha_ns);
-		timed(beta, CHUNK, &beta_ns);
+		r = next_random(&state);
+		n = CHUNK_MIN + (r >> 8) % (CHUNK_MAX - CHUNK_MIN);
+		if ((r & 3) != 0)
+			timed(alpha, n, &alpha_ns);
+		else
+			timed(beta, n, &beta_ns);
 	}
 	printf("jitlate: alpha=%llu beta=%llu\n", (unsigned long long)alpha_ns,
 	       (unsigned long long)beta_ns);
