@@ -54,6 +54,10 @@ static const struct {
 	[TP_JVMF_CM_FLAGS] = { "ConstMethod", "_flags" },
 	[TP_JVMF_CM_CODE_SIZE] = { "ConstMethod", "_code_size" },
 	[TP_JVMF_CP_SOURCE_FILE] = { "ConstantPool", "_source_file_name_index" },
+	[TP_JVMF_FRAME_SIZE] = { "CodeBlob", "_frame_size" },
+	[TP_JVMF_FRAME_COMPLETE] = { "CodeBlob", "_frame_complete_offset" },
+	[TP_JVMF_DEOPT_HANDLER] = { "CompiledMethod", "_deopt_handler_begin" },
+	[TP_JVMF_ORIG_PC] = { "nmethod", "_orig_pc_offset" },
 };
 
 /* Bounds on what the process's tables may say. */
@@ -69,6 +73,7 @@ static const struct {
 #define JVM_MAX_METADATA	65536	/* an nmethod's metadata slots */
 #define JVM_LINES_READ		512	/* bytes of a line number table read */
 #define JVM_HAS_LINES		0x1	/* ConstMethod::_flags: a line number table */
+#define JVM_MAX_BCI		0xfffe	/* a method's bytecodes are shorter; 0xffff: none */
 
 int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS])
 {
@@ -600,4 +605,81 @@ int tp_jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *c
 	if (nr < 0)
 		fr[0].name[0] = '\0';
 	return nr;
+}
+
+int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
+		struct tp_jvm_blob *b)
+{
+	const struct tp_jvm_heap *h = jvm_heap(j, pc);
+	const uint64_t *f = j->field;
+	int32_t words, complete;
+	uint64_t blob, bname;
+	char name[32];
+	int err;
+
+	if (!h)
+		return -ENOENT;
+	memset(b, 0, sizeof(*b));
+	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)))
+		return err;
+	if (jvm_u64(rd, ctx, blob + f[TP_JVMF_BLOB_NAME], &bname) ||
+	    jvm_str(rd, ctx, bname, name, sizeof(name)) < 0 ||
+	    jvm_u64(rd, ctx, blob + f[TP_JVMF_CODE_BEGIN], &b->code_begin) ||
+	    rd(ctx, blob + f[TP_JVMF_FRAME_SIZE], &words, 4) < 0 ||
+	    rd(ctx, blob + f[TP_JVMF_FRAME_COMPLETE], &complete, 4) < 0)
+		return -EFAULT;
+	/* A frame size in words, or negative: none (-1 before it is known). */
+	if (words < 0)
+		words = 0;
+	if ((uint64_t)words * 8 > TP_JVM_FRAME_MAX || pc < b->code_begin ||
+	    (complete > 0 && (uint64_t)complete > TP_JVM_FRAME_MAX))
+		return -EINVAL;
+	b->frame_size = (uint32_t)words * 8;
+	b->frame_complete = complete > 0 ? (uint32_t)complete : 0;
+	b->orig_pc_offset = -1;
+	if (!strcmp(name, "nmethod") || !strcmp(name, "native nmethod")) {
+		b->kind = !strcmp(name, "nmethod") ? TP_JVM_BLOB_NMETHOD : TP_JVM_BLOB_NATIVE;
+		if (jvm_u64(rd, ctx, blob + f[TP_JVMF_DEOPT_HANDLER], &b->deopt_handler) ||
+		    rd(ctx, blob + f[TP_JVMF_ORIG_PC], &b->orig_pc_offset, 4) < 0)
+			return -EFAULT;
+		if (b->orig_pc_offset < 0 || (uint64_t)b->orig_pc_offset + 8 > b->frame_size)
+			b->orig_pc_offset = -1;
+	} else if (!strcmp(name, "Interpreter")) {
+		b->kind = TP_JVM_BLOB_INTERPRETER;
+	} else if (!strcmp(name, "vtable chunks")) {
+		b->kind = TP_JVM_BLOB_VTABLE;
+	} else {
+		b->kind = TP_JVM_BLOB_STUB;
+	}
+	return 0;
+}
+
+int tp_jvm_bci(const struct tp_jvm *j, uint64_t method, uint64_t bcp, tp_memread_fn rd,
+	       void *ctx, uint32_t *bci)
+{
+	uint64_t cm, code;
+	uint16_t size;
+
+	if (!method || jvm_u64(rd, ctx, method + j->field[TP_JVMF_CONST_METHOD], &cm) || !cm ||
+	    rd(ctx, cm + j->field[TP_JVMF_CM_CODE_SIZE], &size, sizeof(size)) < 0)
+		return -EFAULT;
+	code = cm + j->const_method_size;
+	/* A bcp at the end: a frame returning from its last bytecode's call. */
+	if (bcp < code || bcp - code > size || bcp - code > JVM_MAX_BCI)
+		return -EINVAL;
+	*bci = (uint32_t)(bcp - code);
+	return 0;
+}
+
+int tp_jvm_method_frame(const struct tp_jvm *j, uint64_t method, uint32_t bci,
+			tp_memread_fn rd, void *ctx, struct tp_jvm_frame *fr)
+{
+	int err = -EINVAL;
+
+	if (bci <= JVM_MAX_BCI || bci == TP_JVM_BCI_NONE)
+		err = jvm_method(j, method, bci == TP_JVM_BCI_NONE ? -1 : (int64_t)bci, rd, ctx,
+				 fr);
+	if (err < 0)
+		fr->name[0] = '\0';
+	return err < 0 ? err : 0;
 }

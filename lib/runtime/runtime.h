@@ -325,6 +325,10 @@ enum tp_jvm_field {
 	TP_JVMF_CM_FLAGS,		/* ConstMethod::_flags (u2 in 17) */
 	TP_JVMF_CM_CODE_SIZE,		/* ConstMethod::_code_size */
 	TP_JVMF_CP_SOURCE_FILE,		/* ConstantPool::_source_file_name_index */
+	TP_JVMF_FRAME_SIZE,		/* CodeBlob::_frame_size (words) */
+	TP_JVMF_FRAME_COMPLETE,		/* CodeBlob::_frame_complete_offset */
+	TP_JVMF_DEOPT_HANDLER,		/* CompiledMethod::_deopt_handler_begin */
+	TP_JVMF_ORIG_PC,		/* nmethod::_orig_pc_offset */
 	TP_JVM_NR_FIELDS
 };
 
@@ -388,5 +392,50 @@ bool tp_jvm_in_code(const struct tp_jvm *j, uint64_t pc);
  */
 int tp_jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
 		  struct tp_jvm_frame *fr, int max);
+
+/* The code blobs, as far as their frames differ. */
+enum tp_jvm_blob_kind {
+	TP_JVM_BLOB_NMETHOD,		/* a compiled Java method */
+	TP_JVM_BLOB_NATIVE,		/* "native nmethod": a JNI method's wrapper */
+	TP_JVM_BLOB_INTERPRETER,	/* the template interpreter */
+	TP_JVM_BLOB_VTABLE,		/* "vtable chunks": the return address alone */
+	TP_JVM_BLOB_STUB,		/* any other: stubs, adapters */
+};
+
+/* What the unwinder needs of the blob at a pc: tp_jvm_blob(). */
+struct tp_jvm_blob {
+	enum tp_jvm_blob_kind kind;
+	uint64_t code_begin;
+	uint32_t frame_size;		/* bytes, return address included */
+	uint32_t frame_complete;	/* bytes from code_begin: the prologue's end */
+	uint64_t deopt_handler;		/* nmethods: where a deoptimized frame returns */
+	int32_t orig_pc_offset;		/* ... whose real pc is at sp + this */
+};
+
+/*
+ * The blob holding @pc into @b: 0, -ENOENT (in no blob), -EFAULT
+ * (unreadable), -EINVAL (a walk or a value out of bounds: a frame bigger
+ * than TP_JVM_FRAME_MAX, a prologue longer than the code).
+ */
+#define TP_JVM_FRAME_MAX	(1U << 20)
+int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
+		struct tp_jvm_blob *b);
+
+/*
+ * The bytecode index of @bcp, an interpreted frame's bytecode pointer, in
+ * Method @method (its ConstMethod read with @rd): 0 with *@bci, -EFAULT,
+ * -EINVAL (not in the method's bytecodes, which are 64 KiB at most).
+ */
+int tp_jvm_bci(const struct tp_jvm *j, uint64_t method, uint64_t bcp, tp_memread_fn rd,
+	       void *ctx, uint32_t *bci);
+
+/*
+ * The frame of Method @method at bytecode index @bci (an interpreted
+ * frame's; TP_JVM_BCI_NONE: unknown) into @fr: its name, source file and
+ * line. 0, -EFAULT (not a method, or unreadable), -EINVAL.
+ */
+#define TP_JVM_BCI_NONE		0xffff
+int tp_jvm_method_frame(const struct tp_jvm *j, uint64_t method, uint32_t bci,
+			tp_memread_fn rd, void *ctx, struct tp_jvm_frame *fr);
 
 #endif /* TAPROOT_RUNTIME_H */

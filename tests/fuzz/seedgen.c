@@ -874,6 +874,10 @@ static void seeds_hotspot(void)
 		{ "ConstMethod", "_flags", 28, 0 },
 		{ "ConstMethod", "_code_size", 32, 0 },
 		{ "ConstantPool", "_source_file_name_index", 54, 0 },
+		{ "CodeBlob", "_frame_size", 28, 0 },
+		{ "CodeBlob", "_frame_complete_offset", 20, 0 },
+		{ "CompiledMethod", "_deopt_handler_begin", 128, 0 },
+		{ "nmethod", "_orig_pc_offset", 300, 0 },
 		{ "Thread", "_osthread", 40, 0 },	/* one taproot does not read */
 	};
 	static const uint8_t segmap[32] = { 0, 1, 2, 3, 0, 1,
@@ -934,6 +938,11 @@ static void seeds_hotspot(void)
 	 * get@4, scope 10 hash@7 inlined in it.
 	 */
 	jvm_put64(0x4010 + 32, JVM_BASE + 0x4010 + 0x160);
+	/* A frame of 6 words, complete 0x10 into the code, deoptimized at 0x40. */
+	jvm_put32(0x4010 + 28, 6);
+	jvm_put32(0x4010 + 20, 0x10);
+	jvm_put64(0x4010 + 128, JVM_BASE + 0x4010 + 0x1a0);
+	jvm_put32(0x4010 + 300, 16);
 	jvm_put64(0x4010 + 120, JVM_BASE + 0x3800);
 	jvm_put32(0x4010 + 260, 0x1a0);
 	jvm_put32(0x4010 + 268, 0x180);
