@@ -730,6 +730,88 @@ static int step_fp(const struct tp_regs *in, const struct tp_mem *mem,
 	return TP_STEP_OK;
 }
 
+/* ------------------------------------------------------------ JIT code */
+
+int taproot_unwind_at_read(const struct taproot_unwind_at *at, uint64_t addr, uint64_t *v)
+{
+	return mem_read(at->mem, addr, v) == TP_STEP_OK ? 0 : -EFAULT;
+}
+
+/*
+ * The caller of a JIT frame by @f: as step_fp() for the rbp chain; the
+ * interpreter's caller sp must lie above its rbp's pair, as the caller's
+ * frame does.
+ */
+static int step_jit(const struct taproot_unwind_jit *f, const struct tp_regs *in,
+		    const struct tp_mem *mem, struct tp_regs *out)
+{
+	uint64_t sp = in->r[TP_REG_RSP], bp = in->r[TP_REG_RBP], cfa, v;
+	bool have_bp = in->valid & BIT(TP_REG_RBP);
+	int ret;
+
+	switch (f->kind) {
+	case TAPROOT_JIT_SP:
+		if (f->size < 8 || (f->size & 7))
+			return TAPROOT_UNWIND_BAD_FRAME;
+		cfa = sp + f->size;
+		*out = *in;
+		out->valid = BIT(TP_REG_RSP) | BIT(TP_REG_RIP) | (in->valid & BIT(TP_REG_RBP));
+		out->r[TP_REG_RSP] = cfa;
+		if ((ret = mem_read(mem, cfa - 8, &out->r[TP_REG_RIP])) != TP_STEP_OK)
+			return ret;
+		if (f->size >= 16) {
+			if ((ret = mem_read(mem, cfa - 16, &out->r[TP_REG_RBP])) != TP_STEP_OK)
+				return ret;
+			out->valid |= BIT(TP_REG_RBP);
+		}
+		return TP_STEP_OK;
+	case TAPROOT_JIT_FP:
+		return step_fp(in, mem, out);
+	case TAPROOT_JIT_INTERP:
+		if (!have_bp || (bp & 7) || bp < sp)
+			return TAPROOT_UNWIND_BAD_FRAME;
+		if ((ret = mem_read(mem, bp, &out->r[TP_REG_RBP])) != TP_STEP_OK ||
+		    (ret = mem_read(mem, bp + 8, &out->r[TP_REG_RIP])) != TP_STEP_OK ||
+		    (ret = mem_read(mem, bp - 8, &v)) != TP_STEP_OK)
+			return ret;
+		if (v < bp + 16 || (v & 7))
+			return TAPROOT_UNWIND_BAD_FRAME;
+		out->r[TP_REG_RSP] = v;
+		out->valid = BIT(TP_REG_RSP) | BIT(TP_REG_RIP) | BIT(TP_REG_RBP);
+		return TP_STEP_OK;
+	}
+	return TAPROOT_UNWIND_BAD_FRAME;
+}
+
+/*
+ * The frame at @regs in code no ELF holds, as ops.jit describes it:
+ * TP_STEP_OK with the caller in @next (and in *@pc the frame's own pc, a
+ * deoptimized frame's), or TAPROOT_UNWIND_NO_MAPPING when it does not.
+ */
+static int unwind_jit(struct taproot_unwinder *u, void *arg, const struct tp_regs *regs,
+		      const struct tp_mem *mem, bool exact, unsigned int index,
+		      struct tp_regs *next, uint64_t *pc)
+{
+	struct taproot_unwind_at at = {
+		.pc = regs->r[TP_REG_RIP],
+		.sp = regs->r[TP_REG_RSP],
+		.bp = regs->valid & BIT(TP_REG_RBP) ? regs->r[TP_REG_RBP] : 0,
+		.r13 = regs->valid & BIT(13) ? regs->r[13] : 0,
+		.index = index,
+		.exact = exact,
+		.mem = mem,
+	};
+	struct taproot_unwind_jit f = { .orig_pc_off = -1 };
+	uint64_t orig;
+
+	if (!u->ops.jit || u->ops.jit(&at, &f, arg) != 1)
+		return TAPROOT_UNWIND_NO_MAPPING;
+	if (f.orig_pc_off >= 0 && mem_read(mem, at.sp + (uint64_t)f.orig_pc_off, &orig) == TP_STEP_OK &&
+	    orig)
+		*pc = orig;
+	return step_jit(&f, regs, mem, next);
+}
+
 /* ------------------------------------------------------------ unwind */
 
 static void regs_from_user(struct tp_regs *r, const struct taproot_user_regs *u)
@@ -751,8 +833,8 @@ static void regs_from_user(struct tp_regs *r, const struct taproot_user_regs *u)
  * (then the return value means nothing).
  */
 static int unwind_frame(struct taproot_unwinder *u, void *arg, const struct tp_regs *regs,
-			const struct tp_mem *mem, bool exact, struct tp_regs *next,
-			uint8_t *fl, bool *sig, int *err)
+			const struct tp_mem *mem, bool exact, unsigned int index,
+			struct tp_regs *next, uint64_t *pc_out, uint8_t *fl, bool *sig, int *err)
 {
 	static const struct tp_cfi_rule sigrule = { .kind = TP_CFI_SIGNAL };
 	uint64_t pc = regs->r[TP_REG_RIP], lookup = exact ? pc : pc - 1;
@@ -763,8 +845,10 @@ static int unwind_frame(struct taproot_unwinder *u, void *arg, const struct tp_r
 	*fl = 0;
 	*sig = false;
 	if (u->ops.map(lookup, &m, arg) != 1 || lookup < m.start ||
-	    lookup >= m.end || !m.key || !m.key_len)
-		return TAPROOT_UNWIND_NO_MAPPING;
+	    lookup >= m.end || !m.key || !m.key_len) {
+		*fl = TAPROOT_FRAME_JIT;
+		return unwind_jit(u, arg, regs, mem, exact, index, next, pc_out);
+	}
 	*err = get_table(u, &m, &e);
 	if (*err)
 		return TAPROOT_UNWIND_MAX_DEPTH;
@@ -846,7 +930,8 @@ int taproot_unwind_from(struct taproot_unwinder *u, void *arg,
 			flags[res->nr] = exact ? TAPROOT_FRAME_EXACT : 0;
 		res->nr++;
 
-		step = unwind_frame(u, arg, &regs, &mem, exact, &next, &fl, &sig, &ret);
+		step = unwind_frame(u, arg, &regs, &mem, exact, res->nr - 1, &next,
+				    &pcs[res->nr - 1], &fl, &sig, &ret);
 		if (ret)
 			break;
 		if (step != TP_STEP_OK) {
@@ -866,7 +951,9 @@ int taproot_unwind_from(struct taproot_unwinder *u, void *arg,
 			res->end = TAPROOT_UNWIND_BAD_FRAME;
 			break;
 		}
-		if (fl == TAPROOT_FRAME_FP)
+		if (fl == TAPROOT_FRAME_JIT)
+			res->jit_frames++;
+		else if (fl == TAPROOT_FRAME_FP)
 			res->fp_frames++;
 		else if (fl == TAPROOT_FRAME_SLOW)
 			res->slow_frames++;
@@ -887,6 +974,7 @@ int taproot_unwind_from(struct taproot_unwinder *u, void *arg,
 	u->st.ends[res->end]++;
 	u->st.slow_frames += res->slow_frames;
 	u->st.fp_frames += res->fp_frames;
+	u->st.jit_frames += res->jit_frames;
 	return ret ? ret : (int)res->nr;
 }
 

@@ -42,6 +42,40 @@ struct taproot_unwind_map {
 	uint64_t bias, start, end;
 };
 
+/* A frame of JIT code as the unwinder reached it: taproot_unwind_ops.jit. */
+struct taproot_unwind_at {
+	uint64_t pc;			/* as found: a return address unless exact */
+	uint64_t sp;
+	uint64_t bp, r13;		/* 0 when unknown */
+	unsigned int index;		/* the frame's index in the pcs */
+	bool exact;
+	const void *mem;		/* the stack copy: taproot_unwind_at_read() */
+};
+
+/* The word at @addr of the stack copy: 0, or -EFAULT (not in the copy). */
+int taproot_unwind_at_read(const struct taproot_unwind_at *at, uint64_t addr, uint64_t *v);
+
+/* How to find the caller of a JIT frame. */
+enum taproot_unwind_jit_kind {
+	/* The caller's sp is sp + size; its pc the word below, its rbp the one below that (size >= 16). */
+	TAPROOT_JIT_SP,
+	/* The rbp chain: rbp points at {saved rbp, return address}. */
+	TAPROOT_JIT_FP,
+	/* HotSpot's interpreter: the return address at rbp + 8, the saved rbp at rbp, the caller's sp at rbp - 8. */
+	TAPROOT_JIT_INTERP,
+};
+
+struct taproot_unwind_jit {
+	enum taproot_unwind_jit_kind kind;
+	uint32_t size;			/* JIT_SP: the frame's bytes, return address included */
+	/*
+	 * >= 0: the frame was deoptimized (its pc is the deoptimization
+	 * handler): the pc it had is the word at sp + orig_pc_off, and
+	 * takes the handler's place in the pcs. -1 otherwise.
+	 */
+	int32_t orig_pc_off;
+};
+
 struct taproot_unwind_ops {
 	/*
 	 * Describe the mapping holding @pc of the process being unwound (@arg
@@ -52,6 +86,14 @@ struct taproot_unwind_ops {
 	 * the unwind as if 0 were returned. Called once or more per frame.
 	 */
 	int (*map)(uint64_t pc, struct taproot_unwind_map *map, void *arg);
+	/*
+	 * Optional: describe the frame of @at's pc, which no ELF holds (map
+	 * gave 0), as a JIT knows it (lib/process's JVM code cache): fill
+	 * @f and return 1, or 0 to end the walk there (NO_MAPPING). May read
+	 * the stack copy with taproot_unwind_at_read(), and note what it
+	 * wants to keep of the frame (the interpreter's method) by at->index.
+	 */
+	int (*jit)(const struct taproot_unwind_at *at, struct taproot_unwind_jit *f, void *arg);
 };
 
 /* Why an unwind stopped. */
@@ -72,6 +114,7 @@ const char *taproot_unwind_end_name(enum taproot_unwind_end end);
 #define TAPROOT_FRAME_EXACT	(1U << 0) /* pc is exact: leaf, or after a signal */
 #define TAPROOT_FRAME_SLOW	(1U << 1) /* this frame's caller came from libdw */
 #define TAPROOT_FRAME_FP	(1U << 2) /* ... from the rbp chain (no CFI) */
+#define TAPROOT_FRAME_JIT	(1U << 3) /* ... from the JIT's description (ops.jit) */
 
 #define TAPROOT_UNWIND_CACHE_DEFAULT	(64U << 20)	/* bytes of tables */
 
@@ -93,6 +136,7 @@ struct taproot_unwind_result {
 	enum taproot_unwind_end end;
 	unsigned int slow_frames;	/* callers libdw found */
 	unsigned int fp_frames;		/* callers the rbp chain found */
+	unsigned int jit_frames;	/* callers a JIT's description found */
 };
 
 /*
@@ -146,7 +190,7 @@ struct taproot_unwind_stats {
 	uint64_t unwinds;
 	uint64_t frames;		/* pcs written */
 	uint64_t ends[TAPROOT_UNWIND_NR_ENDS];
-	uint64_t slow_frames, fp_frames;
+	uint64_t slow_frames, fp_frames, jit_frames;
 	uint64_t rule_cache_hits, rule_cache_misses;
 	uint64_t tables;		/* cached now */
 	uint64_t table_bytes;		/* held now */

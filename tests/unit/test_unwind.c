@@ -652,6 +652,136 @@ static void test_fp_fallback(void **state)
 	taproot_unwinder_free(u);
 }
 
+/* ------------------------------------------------------- JIT frames */
+
+#define JIT_CODE 0x70000000ULL
+
+/* What the jit callback saw, frame by frame. */
+struct jit_seen {
+	unsigned int calls;
+	unsigned int index[8];
+	uint64_t r13[8], method[8];
+	bool exact[8];
+};
+
+/*
+ * Code no ELF holds, as a JVM's: [0, 0x100) compiled, 32-byte frames;
+ * [0x100, 0x200) the interpreter; [0x200, 0x300) compiled, 48-byte frames,
+ * its deoptimization handler at 0x280 with the real pc at sp + 8.
+ */
+static int jit_cb(const struct taproot_unwind_at *at, struct taproot_unwind_jit *f, void *arg)
+{
+	uint64_t off = (at->exact ? at->pc : at->pc - 1) - JIT_CODE;
+	struct jit_seen *seen = arg;
+	unsigned int n = seen->calls++;
+
+	if (n < 8) {
+		seen->index[n] = at->index;
+		seen->r13[n] = at->r13;
+		seen->exact[n] = at->exact;
+		if (at->bp && taproot_unwind_at_read(at, at->bp - 24, &seen->method[n]) < 0)
+			seen->method[n] = 0;
+	}
+	if (off < 0x100) {
+		f->kind = TAPROOT_JIT_SP;
+		f->size = 32;
+	} else if (off < 0x200) {
+		f->kind = TAPROOT_JIT_INTERP;
+	} else if (off < 0x300) {
+		f->kind = TAPROOT_JIT_SP;
+		f->size = 48;
+		if (at->pc == JIT_CODE + 0x280)
+			f->orig_pc_off = 8;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * A compiled leaf, an interpreted caller (rbp chain, its caller's sp in
+ * its frame), a deoptimized compiled frame (its pc from its frame), then
+ * native code without CFI: the JIT's descriptions walk them, and the
+ * unwinder's own checks still hold.
+ */
+static void test_jit_frames(void **state)
+{
+	static const struct taproot_unwind_ops ops = { .map = nocfi_map, .jit = jit_cb };
+	struct taproot_unwinder *u = NULL;
+	struct taproot_unwind_result res;
+	struct taproot_user_regs regs = { 0 };
+	uint64_t stack[64] = { 0 }, pcs[16], base = SYN_BASE;
+	struct jit_seen seen = { 0 };
+	struct taproot_unwind_stats st;
+	uint8_t flags[16];
+
+	(void)state;
+	assert_int_equal(taproot_unwinder_new(&ops, 0, &u), 0);
+	/* the compiled leaf: sp at word 0, its frame words 0-3 */
+	stack[2] = base + 8 * 8;		/* rbp: the interpreted frame's */
+	stack[3] = JIT_CODE + 0x110;		/* into the interpreter */
+	/* the interpreted frame: rbp at word 8 */
+	stack[5] = 0xabc0;			/* rbp - 24: its Method* */
+	stack[7] = base + 10 * 8;		/* rbp - 8: its caller's sp */
+	stack[8] = 0x1234;			/* its caller's rbp */
+	stack[9] = JIT_CODE + 0x280;		/* to a deoptimized frame */
+	/* the deoptimized frame: sp at word 10, 48 bytes */
+	stack[11] = JIT_CODE + 0x250;		/* sp + 8: its real pc */
+	stack[14] = base + 20 * 8;		/* rbp for the native caller */
+	stack[15] = NOCFI_START + 0x100;
+	/* the native frame, by the rbp chain */
+	stack[20] = 0;
+	stack[21] = NOCFI_START + 0x300;
+	regs.sp = base;
+	regs.bp = 0x5555;			/* compiled code: not a frame pointer */
+	regs.r13 = 0x7777;
+	regs.ip = JIT_CODE + 0x10;
+	assert_int_equal(taproot_unwind(u, &seen, &regs, stack, sizeof(stack), pcs, flags, 16,
+					&res), 5);
+	assert_int_equal(pcs[0], JIT_CODE + 0x10);
+	assert_int_equal(pcs[1], JIT_CODE + 0x110);
+	assert_int_equal(pcs[2], JIT_CODE + 0x250);	/* the handler's place taken */
+	assert_int_equal(pcs[3], NOCFI_START + 0x100);
+	assert_int_equal(pcs[4], NOCFI_START + 0x300);
+	assert_int_equal(res.end, TAPROOT_UNWIND_NO_CFI);
+	assert_int_equal(res.jit_frames, 3);
+	assert_int_equal(res.fp_frames, 1);
+	for (int i = 0; i < 3; i++)
+		assert_true(flags[i] & TAPROOT_FRAME_JIT);
+	assert_false(flags[3] & TAPROOT_FRAME_JIT);
+	/* the callback saw each frame by its index, the leaf's registers at the leaf alone */
+	assert_int_equal(seen.calls, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		assert_int_equal(seen.index[i], i);
+	assert_true(seen.exact[0]);
+	assert_int_equal(seen.r13[0], 0x7777);
+	assert_false(seen.exact[1]);
+	assert_int_equal(seen.r13[1], 0);
+	assert_int_equal(seen.method[1], 0xabc0);
+	taproot_unwinder_stats(u, &st);
+	assert_int_equal(st.jit_frames, 3);
+
+	/* an interpreted frame whose caller's sp is inside its own: refused */
+	stack[7] = base + 8 * 8;
+	seen.calls = 0;
+	assert_int_equal(taproot_unwind(u, &seen, &regs, stack, sizeof(stack), pcs, flags, 16,
+					&res), 2);
+	assert_int_equal(res.end, TAPROOT_UNWIND_BAD_FRAME);
+	stack[7] = base + 10 * 8;
+
+	/* a frame the JIT does not know: no mapping, as without the callback */
+	regs.ip = JIT_CODE + 0x400;
+	assert_int_equal(taproot_unwind(u, &seen, &regs, stack, sizeof(stack), pcs, flags, 16,
+					&res), 1);
+	assert_int_equal(res.end, TAPROOT_UNWIND_NO_MAPPING);
+
+	/* a frame beyond the copy: truncated */
+	regs.ip = JIT_CODE + 0x10;
+	assert_int_equal(taproot_unwind(u, &seen, &regs, stack, 16, pcs, flags, 16, &res), 1);
+	assert_int_equal(res.end, TAPROOT_UNWIND_TRUNCATED);
+	taproot_unwinder_free(u);
+}
+
 /* ----------------------------------------------------- table cache */
 
 static int many_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
@@ -1147,6 +1277,7 @@ int main(void)
 		cmocka_unit_test(test_ends),
 		cmocka_unit_test(test_ra_in_register),
 		cmocka_unit_test(test_fp_fallback),
+		cmocka_unit_test(test_jit_frames),
 		cmocka_unit_test(test_cache_lru),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_self_signal),
