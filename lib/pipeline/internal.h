@@ -112,6 +112,8 @@ struct taproot_pipeline {
 					 * has before its stack is resolved */
 	uint64_t *pcs;			/* max_pcs: the module's pcs and the unwinder's */
 	uint8_t *pcflags;
+	/* max_pcs: 0, or what names the frame instead of its pc (an interpreted Java frame's) */
+	uint64_t *pcnames;
 	unsigned int max_pcs;
 	struct taproot_profile_frame *frames;
 	size_t max_frames;
@@ -124,6 +126,17 @@ struct taproot_pipeline {
 };
 
 /* What a capture's user part is made of. */
+/* What the unwinder's callbacks get (its @arg): the process, where its pcs go. */
+struct pl_unwind_arg {
+	struct taproot_pipeline *p;
+	struct taproot_proc *proc;
+	unsigned int at;		/* p->pcs index of the unwinder's pcs[0] */
+};
+
+/* The unwinder's callbacks (stack.c). */
+int tp_pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg);
+int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_jit *f, void *arg);
+
 enum pl_upcs {
 	PL_UPCS_NONE,		/* registers and a stack copy: unwound here */
 	PL_UPCS_VERIFY,		/* the same, and the module's walk to compare */

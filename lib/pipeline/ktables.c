@@ -356,6 +356,9 @@ static int kt_map_one(struct tp_ktables *k, struct taproot_proc *proc,
 	*tp = NULL;
 	if (m->flags & TAPROOT_MAP_VSYSCALL)
 		return 0;
+	/* A JVM's compiled code keeps no frame pointer: lib/unwind walks it. */
+	if ((m->flags & TAPROOT_MAP_ANON) && taproot_proc_jvm_owns(proc, m->start, m->end))
+		return 0;
 	*out = (struct taproot_proc_map){ .start = m->start, .end = m->end,
 					  .flags = TAPROOT_MAP_F_FP };
 	/* JIT code, the vDSO, other special mappings, files that cannot be read. */

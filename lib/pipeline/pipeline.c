@@ -87,12 +87,6 @@ void taproot_pipeline_opts_default(struct taproot_pipeline_opts *o)
 	o->sym_cache_entries = PL_SYM_CACHE_DEFAULT;
 }
 
-/* The map callback of the unwinder over the process model: 1 found, 0 none. */
-static int pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
-{
-	return taproot_proc_unwind_map(arg, pc, um) == 0 ? 1 : 0;
-}
-
 /* The off-CPU profiles, as the CPU one (stack cap, comments, start), and the join. */
 static int pl_new_causal(struct taproot_pipeline *p)
 {
@@ -153,7 +147,8 @@ static int pl_alloc_caches(struct taproot_pipeline *p)
 	p->frames = calloc(p->max_frames, sizeof(p->frames[0]));
 	p->pcs = calloc(p->max_pcs, sizeof(p->pcs[0]));
 	p->pcflags = calloc(p->max_pcs, sizeof(p->pcflags[0]));
-	if (!p->comms || !p->top || !p->frames || !p->pcs || !p->pcflags ||
+	p->pcnames = calloc(p->max_pcs, sizeof(p->pcnames[0]));
+	if (!p->comms || !p->top || !p->frames || !p->pcs || !p->pcflags || !p->pcnames ||
 	    tp_symcache_init(&p->symcache, p->opts.sym_cache_entries) < 0)
 		return tp_err(-ENOMEM, NULL);
 	return tp_pyframes_new(p->opts.sym_cache_entries, &p->pyframes);
@@ -162,7 +157,10 @@ static int pl_alloc_caches(struct taproot_pipeline *p)
 int taproot_pipeline_new(const struct taproot_pipeline_opts *opts,
 			 struct taproot_pipeline **pp)
 {
-	static const struct taproot_unwind_ops uops = { .map = pl_unwind_map };
+	static const struct taproot_unwind_ops uops = {
+		.map = tp_pl_unwind_map,
+		.jit = tp_pl_unwind_jit,
+	};
 	struct taproot_profile_desc desc;
 	struct taproot_pipeline *p;
 	int err;
@@ -246,6 +244,7 @@ void taproot_pipeline_free(struct taproot_pipeline *p)
 	free(p->frames);
 	free(p->pcs);
 	free(p->pcflags);
+	free(p->pcnames);
 	free(p->counts);
 	free(p->jit);
 	taproot_pipeline_forget_stacks(p);

@@ -210,7 +210,13 @@ static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 		return e;
 	}
 	p->st.sym_cache_misses++;
-	if (proc) {
+	if (proc && taproot_pc_is_jvm_interp(pc)) {
+		/* Interpreted Java frames: a mapping of their own, where their pcs lie. */
+		have_map = true;
+		mstart = TAPROOT_PC_JVM_INTERP;
+		mend = TAPROOT_PC_JVM_INTERP << 1;
+		nr = taproot_sym_user(p->sym, proc, pc, flags, &sf);
+	} else if (proc) {
 		if (taproot_proc_find_map(proc, address, &m) == 0) {
 			have_map = true;
 			mstart = m->start;
@@ -443,6 +449,76 @@ enum pl_user {
 	PL_USER_UNWOUND,	/* unwound: res.nr pcs in p->pcs */
 };
 
+int tp_pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
+{
+	const struct pl_unwind_arg *a = arg;
+
+	return taproot_proc_unwind_map(a->proc, pc, um) == 0 ? 1 : 0;
+}
+
+/* HotSpot's interpreter frame: its Method*, and its bytecode pointer while not running. */
+#define PL_JVM_INTERP_METHOD	24	/* below rbp */
+#define PL_JVM_INTERP_BCP	64
+/* A compiled frame this close to its prologue's end has pushed rbp. */
+#define PL_JVM_PROLOGUE_TAIL	4
+
+/*
+ * A frame in a JVM's code cache, by its blob (the OpenTelemetry profiler's
+ * HotSpot unwinder does the same): compiled code keeps no frame pointer,
+ * its frames are as large as the blob says once its prologue is done; the
+ * interpreter's frames chain by rbp and keep their caller's sp; stubs
+ * without a frame size keep rbp. An interpreted frame's method is noted
+ * in p->pcnames, named in its place.
+ */
+int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_jit *f, void *arg)
+{
+	const struct pl_unwind_arg *a = arg;
+	uint64_t lookup = at->exact ? at->pc : at->pc - 1, method, bcp, name;
+	unsigned int i = a->at + at->index;
+	struct tp_jvm_blob b;
+
+	if (taproot_proc_jvm_blob(a->proc, lookup, &b) < 0)
+		return 0;
+	switch (b.kind) {
+	case TP_JVM_BLOB_INTERPRETER:
+		if (!at->bp || taproot_unwind_at_read(at, at->bp - PL_JVM_INTERP_METHOD, &method) < 0)
+			return 0;
+		/* Running, it keeps the bcp in r13; the slot has it at a call. */
+		if (!at->exact || !at->r13 || taproot_proc_jvm_interp_pc(a->proc, method, at->r13,
+									&name) < 0 ||
+		    (name >> TAPROOT_PC_JVM_BCI_SHIFT & 0xffff) == TAPROOT_PC_JVM_BCI_NONE) {
+			if (taproot_unwind_at_read(at, at->bp - PL_JVM_INTERP_BCP, &bcp) < 0)
+				bcp = 0;
+			if (taproot_proc_jvm_interp_pc(a->proc, method, bcp, &name) < 0)
+				name = 0;
+		}
+		if (i < a->p->max_pcs)
+			a->p->pcnames[i] = name;
+		f->kind = TAPROOT_JIT_INTERP;
+		return 1;
+	case TP_JVM_BLOB_VTABLE:
+		f->kind = TAPROOT_JIT_SP;
+		f->size = 8;
+		return 1;
+	case TP_JVM_BLOB_NMETHOD:
+	case TP_JVM_BLOB_NATIVE:
+		if (at->pc == b.deopt_handler)
+			f->orig_pc_off = b.orig_pc_offset;
+		f->kind = TAPROOT_JIT_SP;
+		f->size = b.frame_size;
+		/* In the prologue: the return address, then rbp, pushed so far. */
+		if (at->exact && lookup < b.code_begin + b.frame_complete)
+			f->size = lookup + PL_JVM_PROLOGUE_TAIL >= b.code_begin + b.frame_complete ?
+				  16 : 8;
+		return 1;
+	case TP_JVM_BLOB_STUB:
+		f->kind = b.frame_size ? TAPROOT_JIT_SP : TAPROOT_JIT_FP;
+		f->size = b.frame_size;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Run the unwinder over @c's registers and stack copy from frame @start
  * (TAPROOT_UNWIND_START_*), its pcs into p->pcs from @at, at most @max;
@@ -452,10 +528,11 @@ static void pl_user_unwind(struct taproot_pipeline *p, const struct pl_capture *
 			   struct taproot_proc *proc, unsigned int start, unsigned int at,
 			   unsigned int max, struct taproot_unwind_result *res)
 {
+	struct pl_unwind_arg arg = { .p = p, .proc = proc, .at = at };
 	uint64_t t0 = tp_clock_ns(CLOCK_MONOTONIC);
 	int err;
 
-	err = taproot_unwind_from(p->unwinder, proc, c->regs, start, c->ustack, c->ustack_len,
+	err = taproot_unwind_from(p->unwinder, &arg, c->regs, start, c->ustack, c->ustack_len,
 				  p->pcs + at, p->pcflags + at, max, res);
 	p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
 	p->st.unwind_frames += res->nr;
@@ -500,6 +577,7 @@ static void pl_user_pcs(struct taproot_pipeline *p, const struct pl_capture *c,
 {
 	unsigned int max = p->opts.max_user_frames, pre;
 
+	memset(p->pcnames, 0, p->max_pcs * sizeof(p->pcnames[0]));
 	switch (c->upcs_mode) {
 	case PL_UPCS_WHOLE:
 		memset(res, 0, sizeof(*res));
@@ -671,7 +749,8 @@ static int pl_stack_user(struct taproot_pipeline *p, const struct pl_capture *c,
 				return tp_err(-ENOMEM, NULL);
 			continue;
 		}
-		e = pl_symbolize(p, proc, p->pcs[i], fl);
+		e = p->pcnames[i] ? pl_symbolize(p, proc, p->pcnames[i], 0) :
+				    pl_symbolize(p, proc, p->pcs[i], fl);
 		if (!e)
 			return tp_err(-ENOMEM, NULL);
 		if (pl_add_sym(p, &nf, e) < 0)
@@ -835,7 +914,9 @@ int taproot_pipeline_prewarm(struct taproot_pipeline *p)
 	len = pl_capture(&regs, stack, PREWARM_STACK, stack_end);
 	err = taproot_proc_get(p->procs, getpid(), 0, &proc);
 	if (!err && !taproot_proc_gone(proc)) {
-		err = taproot_unwind(p->unwinder, proc, &regs, stack, len, p->pcs, p->pcflags,
+		struct pl_unwind_arg arg = { .p = p, .proc = proc };
+
+		err = taproot_unwind(p->unwinder, &arg, &regs, stack, len, p->pcs, p->pcflags,
 				     p->opts.max_user_frames, &res);
 		if (tp_symcache_full(&p->symcache, 2 * (size_t)res.nr))
 			pl_symcache_flush(p);

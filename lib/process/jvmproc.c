@@ -71,26 +71,98 @@ static int proc_jvm_get(struct taproot_proc *proc, struct tp_jvm **jp)
 	return proc->jvm_err;
 }
 
-int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_frame *fr,
-			    int max)
+/*
+ * @proc's JVM into *@jp when @pc (0: any) lies in its code cache: 0, or
+ * -ENOENT, -ENOMEM.
+ */
+static int proc_jvm_code(struct taproot_proc *proc, uint64_t pc, struct tp_jvm **jp)
 {
-	struct tp_jvm *j;
 	uint64_t now;
-	int err = proc_jvm_get(proc, &j);
+	int err = proc_jvm_get(proc, jp);
 
 	if (err == -ENOMEM)
 		return err;
 	if (err < 0)
 		return -ENOENT;
 	/* Heaps the JVM made since (it may have been read as it started). */
-	if (!tp_jvm_in_code(j, pc)) {
+	if (pc && !tp_jvm_in_code(*jp, pc)) {
 		now = tp_clock_ms(CLOCK_MONOTONIC_COARSE);
 		if (now - proc->jvm_heaps_ms < JVM_HEAPS_REFRESH_MS)
 			return -ENOENT;
 		proc->jvm_heaps_ms = now;
-		if (tp_jvm_read_heaps(j, jvm_read, proc) < 0 || !tp_jvm_in_code(j, pc))
+		if (tp_jvm_read_heaps(*jp, jvm_read, proc) < 0 || !tp_jvm_in_code(*jp, pc))
 			return -ENOENT;
 	}
+	return 0;
+}
+
+int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_frame *fr,
+			    int max)
+{
+	struct tp_jvm *j;
+	int err = proc_jvm_code(proc, pc, &j);
+
+	if (err < 0)
+		return err;
 	err = tp_jvm_frames(j, pc, jvm_read, proc, fr, max);
 	return err < 0 ? -ENOENT : err;
+}
+
+int taproot_proc_jvm_blob(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_blob *b)
+{
+	struct tp_jvm *j;
+	int err = proc_jvm_code(proc, pc, &j);
+
+	if (err < 0)
+		return err;
+	return tp_jvm_blob(j, pc, jvm_read, proc, b) < 0 ? -ENOENT : 0;
+}
+
+/* The Method* bits of an interpreted frame's pc (its address >> 3). */
+#define JVM_INTERP_METHOD_MASK	((1ULL << TAPROOT_PC_JVM_BCI_SHIFT) - 1)
+
+bool taproot_proc_jvm_owns(struct taproot_proc *proc, uint64_t start, uint64_t end)
+{
+	struct tp_jvm *j;
+
+	if (proc_jvm_get(proc, &j) < 0)
+		return false;
+	if (!j->nr_heaps && tp_jvm_read_heaps(j, jvm_read, proc) < 0)
+		return false;
+	for (unsigned int i = 0; i < j->nr_heaps; i++)
+		if (j->heap[i].low < end && start < j->heap[i].high)
+			return true;
+	return false;
+}
+
+int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint64_t bcp,
+			       uint64_t *pc)
+{
+	struct tp_jvm *j;
+	uint32_t bci;
+	int err;
+
+	if (!method || (method & 7) || method >> 3 > JVM_INTERP_METHOD_MASK)
+		return -ENOENT;
+	if ((err = proc_jvm_code(proc, 0, &j)) < 0)
+		return err;
+	if (tp_jvm_bci(j, method, bcp, jvm_read, proc, &bci) < 0)
+		bci = TAPROOT_PC_JVM_BCI_NONE;
+	*pc = TAPROOT_PC_JVM_INTERP | (uint64_t)bci << TAPROOT_PC_JVM_BCI_SHIFT | method >> 3;
+	return 0;
+}
+
+int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
+				  struct tp_jvm_frame *fr)
+{
+	uint32_t bci = (uint32_t)(pc >> TAPROOT_PC_JVM_BCI_SHIFT) & 0xffff;
+	struct tp_jvm *j;
+	int err;
+
+	if (!taproot_pc_is_jvm_interp(pc))
+		return -ENOENT;
+	if ((err = proc_jvm_code(proc, 0, &j)) < 0)
+		return err;
+	err = tp_jvm_method_frame(j, (pc & JVM_INTERP_METHOD_MASK) << 3, bci, jvm_read, proc, fr);
+	return err < 0 ? -ENOENT : 0;
 }

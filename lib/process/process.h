@@ -365,6 +365,49 @@ int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jv
 			    int max);
 
 /*
+ * The code blob at @pc of @proc's JVM, for the unwinder (runtime.h):
+ * 0, -ENOENT (no JVM, or @pc in none of its blobs), -ENOMEM.
+ */
+int taproot_proc_jvm_blob(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_blob *b);
+
+/*
+ * An interpreted Java frame stands for a pc to the symbolizer: its Method*
+ * (8-aligned, below 2^47: 44 bits once shifted) and bytecode index (16
+ * bits) under this bit, a non-canonical address that no user or kernel
+ * pc can be. taproot_proc_jvm_interp_pc() makes one from the frame's
+ * Method* and bytecode pointer (reading the method's ConstMethod now: the
+ * frame is being unwound); taproot_sym_user() names it as
+ * "package.Class.method" with file and line.
+ */
+#define TAPROOT_PC_JVM_INTERP	(1ULL << 62)
+#define TAPROOT_PC_JVM_BCI_SHIFT	44
+#define TAPROOT_PC_JVM_BCI_NONE		TP_JVM_BCI_NONE	/* no bytecode index: no line */
+
+/* Whether @pc is an interpreted Java frame's (bits 63..60 are 0100). */
+static inline bool taproot_pc_is_jvm_interp(uint64_t pc)
+{
+	return pc >> 60 == TAPROOT_PC_JVM_INTERP >> 60;
+}
+
+/*
+ * Whether [@start, @end) of @proc holds code of its JVM's code cache
+ * (the heaps read now if none were): the module's walker must leave such
+ * a mapping to the unwinder, which knows its frames (it would follow rbp).
+ */
+bool taproot_proc_jvm_owns(struct taproot_proc *proc, uint64_t start, uint64_t end);
+
+/*
+ * 0 with *@pc, -ENOENT (no JVM, or not a Method*), -ENOMEM. A @bcp not
+ * in the method's bytecodes gives the method without a line.
+ */
+int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint64_t bcp,
+			       uint64_t *pc);
+
+/* The frame of interpreted-frame pc @pc into @fr: 0, -ENOENT, -ENOMEM. */
+int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
+				  struct tp_jvm_frame *fr);
+
+/*
  * Read @len bytes at @addr of the live @proc's memory (process_vm_readv():
  * the caller may ptrace it). 0, -ESRCH (gone), -EFAULT (not all mapped).
  */

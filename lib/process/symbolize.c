@@ -1154,6 +1154,39 @@ int taproot_sym_elf(struct taproot_sym *s, struct taproot_elf *elf, uint64_t vad
 	return tp_sym_elf_frames(s, elf, vaddr, elf->path);
 }
 
+/* The frames @jf (@nr, innermost first) of Java code at @pc, mapping "[java]". */
+static int tp_sym_jvm_frames(struct taproot_sym *s, const struct tp_jvm_frame *jf, int nr,
+			     uint64_t pc)
+{
+	for (int i = 0; i < nr; i++) {
+		s->frames[i] = (struct taproot_frame){
+			.function = tp_sym_printf(s, "%s", jf[i].name),
+			.file = jf[i].file[0] ? tp_sym_printf(s, "%s", jf[i].file) : NULL,
+			.line = jf[i].line,
+			.map_path = "[java]",
+			.map_offset = pc,
+			.inlined = i < nr - 1,
+		};
+		s->frames[i].known = s->frames[i].function != NULL;
+		if (!s->frames[i].known)
+			s->frames[i].function = "[unknown]";
+	}
+	return nr;
+}
+
+/* An interpreted Java frame (TAPROOT_PC_JVM_INTERP): its method, file, line. */
+static int tp_sym_jvm_interp(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc)
+{
+	struct tp_jvm_frame jf;
+	int err = taproot_proc_jvm_interp_frame(proc, pc, &jf);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err < 0)
+		return tp_sym_unknown(s, "[java: method gone]", "[java]", pc);
+	return tp_sym_jvm_frames(s, &jf, 1, pc);
+}
+
 int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc,
 		     unsigned int flags, const struct taproot_frame **frames)
 {
@@ -1163,6 +1196,8 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 
 	tp_sym_reset(s);
 	*frames = s->frames;
+	if (taproot_pc_is_jvm_interp(pc))
+		return tp_sym_jvm_interp(s, proc, pc);
 	if ((flags & TAPROOT_SYM_RETADDR) && pc)
 		pc--;
 	err = taproot_proc_find_map(proc, pc, &m);
@@ -1190,21 +1225,8 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 		if (r == -ENOMEM)
 			return r;
 		/* A JVM's code cache, from its own tables: no flag needed. */
-		for (int i = 0; i < r; i++) {
-			s->frames[i] = (struct taproot_frame){
-				.function = tp_sym_printf(s, "%s", jf[i].name),
-				.file = jf[i].file[0] ? tp_sym_printf(s, "%s", jf[i].file) : NULL,
-				.line = jf[i].line,
-				.map_path = "[java]",
-				.map_offset = pc,
-				.inlined = i < r - 1,
-			};
-			s->frames[i].known = s->frames[i].function != NULL;
-			if (!s->frames[i].known)
-				s->frames[i].function = "[unknown]";
-		}
 		if (r > 0)
-			return r;
+			return tp_sym_jvm_frames(s, jf, r, pc);
 		if (proc->state == TP_PROC_LIVE || proc->state == TP_PROC_EXITED) {
 			err = tp_proc_perfmap(proc);
 			if (err == -ENOMEM)

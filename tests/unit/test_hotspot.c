@@ -87,7 +87,8 @@ static void jvm_code_named(void **state)
 	struct taproot_procs *procs;
 	struct taproot_sym *sym;
 	struct taproot_proc *proc;
-	unsigned int entries = 0, named = 0, methods = 0, hot = 0, chains = 0, lines = 0;
+	unsigned int entries = 0, named = 0, methods = 0, hot = 0, chains = 0, lines = 0, blobs = 0;
+	struct tp_jvm_blob blob;
 	FILE *f;
 	pid_t pid;
 	int status;
@@ -148,6 +149,24 @@ static void jvm_code_named(void **state)
 		methods += is_method(line + pos);
 		n = taproot_sym_user(sym, proc, start + size / 2, 0, &fr);
 		assert_true(n >= 1);
+		/* What the unwinder gets of the blob: its kind and frame. */
+		if (taproot_proc_jvm_blob(proc, start + size / 2, &blob) == 0) {
+			bool compiled = blob.kind == TP_JVM_BLOB_NMETHOD ||
+					blob.kind == TP_JVM_BLOB_NATIVE;
+
+			assert_int_equal(compiled, is_method(line + pos));
+			assert_int_equal(blob.kind == TP_JVM_BLOB_INTERPRETER,
+					 !strcmp(want, "Interpreter"));
+			assert_true(blob.code_begin <= start + size / 2);
+			assert_int_equal(blob.frame_size % 8, 0);
+			/* A compiled frame holds at least its return address and rbp. */
+			if (compiled) {
+				assert_true(blob.frame_size >= 16);
+				assert_true(blob.code_begin + blob.frame_complete < start + size);
+			}
+			assert_true(taproot_proc_jvm_owns(proc, start, start + size));
+			blobs++;
+		}
 		/* Inlined methods first, inlined; the blob's own method last. */
 		for (int i = 0; i < n - 1; i++)
 			assert_true(fr[i].inlined && fr[i].known && strchr(fr[i].function, '.'));
@@ -167,18 +186,21 @@ static void jvm_code_named(void **state)
 	}
 	fclose(f);
 	fprintf(stderr, "# %u entries of the JVM's map (%u methods): %u named alike, %u with "
-		"inlined methods at the pc looked up, %u hot ones with their line\n", entries,
-		methods, named, chains, lines);
+		"inlined methods at the pc looked up, %u hot ones with their line, %u blobs "
+		"described\n", entries, methods, named, chains, lines, blobs);
 	/* The JIT may free a method between the map and the lookups: a few. */
 	assert_true(methods >= 2);
 	assert_true(lines >= 1);
 	assert_true(named * 100 >= entries * 98);
+	assert_true(blobs * 100 >= entries * 98);
 
 	/* Code of no JVM heap: not the JVM's. */
 	{
 		struct tp_jvm_frame fr2[2];
 
 		assert_int_equal(taproot_proc_jvm_frames(proc, 0x1000, fr2, 2), -ENOENT);
+		assert_int_equal(taproot_proc_jvm_blob(proc, 0x1000, &blob), -ENOENT);
+		assert_false(taproot_proc_jvm_owns(proc, 0x1000, 0x2000));
 	}
 	kill_jvm(NULL);
 	taproot_sym_free(sym);

@@ -1,17 +1,23 @@
 #!/bin/bash
 # A JVM as it runs by default: taprootctl record of Debian's OpenJDK 17
 # running tests/vm/progs/JavaSplit.java with no flag (no perf map, no
-# agent, no frame pointers), whose two chains end in hotAlpha (three calls
-# for every call of hotBeta), loops the JIT compiles. Read with the real
-# pprof:
+# agent, no frame pointers), whose two chains main -> outerAlpha ->
+# hotAlpha (three calls for every one of the other) and main -> outerBeta
+# -> hotBeta end in loops the JIT compiles while main stays interpreted.
+# Read with the real pprof:
 #   - the compiled leaves are named JavaSplit.hotAlpha and
 #     JavaSplit.hotBeta, from the JVM's own tables (vmStructs), in the
 #     mapping [java]; no perf map was written;
-#   - at least 95% of the samples whose leaf is code the JVM made (the
-#     code cache) are named;
+#   - chains: at least 95% of the samples in either leaf have, below it,
+#     exactly its outer method and main (compiled frames walked by their
+#     frame sizes, main's interpreted frame by its rbp and named by its
+#     Method*), then the JVM's call stub and its C++ caller
+#     JavaCalls::call_helper, and end where the thread began (no marker
+#     of an unwind cut short);
+#   - at least 95% of the samples with Java code on their stack (frames
+#     in [java]) have every Java frame named;
 #   - hotAlpha's share of the two is within 5 points of the share the
 #     program measured of its own CPU time.
-# The Java frames below the leaf are not walked yet (issue 32).
 # One recording of 4 s and the JVM's start under TCG:
 # vm-timeout: 150
 . "${0%/*}/lib.sh"
@@ -43,17 +49,37 @@ kind = [t for t in prof.types if t.startswith("samples/")][0]
 mine = [s for s in prof.samples if s.labels.get("exe", "").endswith("/bin/java")]
 pids = {s.labels.get("pid") for s in mine}
 leaves = {"JavaSplit.hotAlpha": 0, "JavaSplit.hotBeta": 0}
-jit = named = 0
+jit = named = chained = java = java_named = 0
+bad = {}
 for s in mine:
     if not s.frames:
         continue
     n = s.values[kind]
-    if s.frames[0] in leaves and s.mappings[0] == "[java]":
-        leaves[s.frames[0]] += n
     # Code the JVM made: named in [java], or left an address in [anon].
     if s.mappings[0] == "[java]" or (s.mappings[0] == "[anon]" and s.frames[0] == "?"):
         jit += n
         named += n if s.mappings[0] == "[java]" and s.frames[0] != "?" else 0
+    ours = [f for f, m in zip(s.frames, s.mappings) if m == "[java]"]
+    if ours:
+        java += n
+        if all(f != "?" and not f.startswith("[") for f in ours):
+            java_named += n
+    if s.frames[0] not in leaves or s.mappings[0] != "[java]":
+        continue
+    leaves[s.frames[0]] += n
+    # Methods (a name with a dot) of the Java part, then what is below it.
+    methods = [f for f in ours if "." in f]
+    last = max(i for i, m in enumerate(s.mappings) if m == "[java]")
+    outer = "JavaSplit.outer" + s.frames[0][len("JavaSplit.hot"):]
+    below = s.frames[last + 1:]
+    whole = (methods == [s.frames[0], outer, "JavaSplit.main"] and
+             s.frames[last] == "StubRoutines (1)" and below and
+             below[0].startswith("JavaCalls::call_helper") and not s.frames[-1].startswith("["))
+    if whole:
+        chained += n
+    else:
+        key = " <- ".join(s.frames[:8]) + (" ... " + s.frames[-1] if len(s.frames) > 8 else "")
+        bad[key] = bad.get(key, 0) + n
 total = sum(s.values[kind] for s in mine)
 both = sum(leaves.values())
 share = 100.0 * leaves["JavaSplit.hotAlpha"] / both if both else 0.0
@@ -61,7 +87,10 @@ theirs = 100.0 * alpha_ns / (alpha_ns + beta_ns)
 print(f"# {total} samples of the JVM (pid {', '.join(sorted(p for p in pids if p))}), {jit} in "
       f"its code cache, {named} of them named; hotAlpha {leaves['JavaSplit.hotAlpha']}, "
       f"hotBeta {leaves['JavaSplit.hotBeta']}: hotAlpha {share:.1f}%, the program measured "
-      f"{theirs:.1f}%")
+      f"{theirs:.1f}%; {chained} of them with the whole chain; {java_named} of {java} "
+      f"with Java frames have them all named")
+for k, v in sorted(bad.items(), key=lambda kv: -kv[1])[:5]:
+    print(f"# not whole: {v} {k}")
 failed = []
 maps = [p for p in pids if p and os.path.exists(f"/tmp/perf-{p}.map")]
 if maps:
@@ -70,6 +99,12 @@ if both < 300 or both < 0.25 * total:
     failed.append(f"{both} samples in hotAlpha or hotBeta, of {total}")
 if jit < both or named < 0.95 * jit:
     failed.append(f"{named} of the {jit} samples in the code cache named, need 95%")
+if chained < 0.95 * both:
+    failed.append(f"{chained} of the {both} samples in hotAlpha or hotBeta with the whole chain, "
+                  f"need 95%")
+if java_named < 0.95 * java:
+    failed.append(f"{java_named} of the {java} samples with Java frames have them all named, "
+                  f"need 95%")
 if abs(share - theirs) > 5.0:
     failed.append(f"hotAlpha's share {share:.1f}% is {abs(share - theirs):.1f} points from the "
                   f"program's own {theirs:.1f}% (> 5)")
