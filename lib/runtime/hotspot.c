@@ -25,39 +25,57 @@ static const char *const jvm_sym_names[TP_JVM_NR_SYMS] = {
 	[TP_JVM_TYPE_SIZE] = "gHotSpotVMTypeEntrySizeOffset",
 };
 
-/* Type and field of each enum tp_jvm_field, as vmStructs names them. */
+/*
+ * Type and field of each enum tp_jvm_field, as vmStructs names them, and
+ * as an older or newer JDK does where it differs (alt_type, alt_field);
+ * static fields give their address.
+ */
+#define JVM_FIELD(t, f)			{ .type = t, .field = f }
+#define JVM_FIELD_ALT(t, f, at, af)	{ .type = t, .field = f, .alt_type = at, .alt_field = af }
+#define JVM_STATIC(t, f)		{ .type = t, .field = f, .is_static = true }
 static const struct {
-	const char *type, *field;
+	const char *type, *field, *alt_type, *alt_field;
+	bool is_static;
 } jvm_fields[TP_JVM_NR_FIELDS] = {
-	[TP_JVMF_HEAPS] = { "CodeCache", "_heaps" },
-	[TP_JVMF_GA_LEN] = { "GrowableArrayBase", "_len" },
-	[TP_JVMF_GA_DATA] = { "GrowableArray<int>", "_data" },
-	[TP_JVMF_HEAP_MEMORY] = { "CodeHeap", "_memory" },
-	[TP_JVMF_HEAP_SEGMAP] = { "CodeHeap", "_segmap" },
-	[TP_JVMF_HEAP_LOG2] = { "CodeHeap", "_log2_segment_size" },
-	[TP_JVMF_VS_LOW] = { "VirtualSpace", "_low_boundary" },
-	[TP_JVMF_VS_HIGH] = { "VirtualSpace", "_high_boundary" },
-	[TP_JVMF_BLOB_NAME] = { "CodeBlob", "_name" },
-	[TP_JVMF_NM_METHOD] = { "CompiledMethod", "_method" },
-	[TP_JVMF_CONST_METHOD] = { "Method", "_constMethod" },
-	[TP_JVMF_CM_CONSTANTS] = { "ConstMethod", "_constants" },
-	[TP_JVMF_CM_NAME_INDEX] = { "ConstMethod", "_name_index" },
-	[TP_JVMF_CP_HOLDER] = { "ConstantPool", "_pool_holder" },
-	[TP_JVMF_KLASS_NAME] = { "Klass", "_name" },
-	[TP_JVMF_SYM_LENGTH] = { "Symbol", "_length" },
-	[TP_JVMF_SYM_BODY] = { "Symbol", "_body" },
-	[TP_JVMF_CODE_BEGIN] = { "CodeBlob", "_code_begin" },
-	[TP_JVMF_SCOPES_DATA] = { "CompiledMethod", "_scopes_data_begin" },
-	[TP_JVMF_NM_METADATA] = { "nmethod", "_metadata_offset" },
-	[TP_JVMF_NM_SCOPES_PCS] = { "nmethod", "_scopes_pcs_offset" },
-	[TP_JVMF_NM_DEPENDENCIES] = { "nmethod", "_dependencies_offset" },
-	[TP_JVMF_CM_FLAGS] = { "ConstMethod", "_flags" },
-	[TP_JVMF_CM_CODE_SIZE] = { "ConstMethod", "_code_size" },
-	[TP_JVMF_CP_SOURCE_FILE] = { "ConstantPool", "_source_file_name_index" },
-	[TP_JVMF_FRAME_SIZE] = { "CodeBlob", "_frame_size" },
-	[TP_JVMF_FRAME_COMPLETE] = { "CodeBlob", "_frame_complete_offset" },
-	[TP_JVMF_DEOPT_HANDLER] = { "CompiledMethod", "_deopt_handler_begin" },
-	[TP_JVMF_ORIG_PC] = { "nmethod", "_orig_pc_offset" },
+	[TP_JVMF_HEAPS] = JVM_STATIC("CodeCache", "_heaps"),
+	[TP_JVMF_VM_MAJOR] = JVM_STATIC("Abstract_VM_Version", "_vm_major_version"),
+	/* JDK 11's is GenericGrowableArray. */
+	[TP_JVMF_GA_LEN] = JVM_FIELD_ALT("GrowableArrayBase", "_len",
+					 "GenericGrowableArray", "_len"),
+	[TP_JVMF_GA_DATA] = JVM_FIELD("GrowableArray<int>", "_data"),
+	[TP_JVMF_HEAP_MEMORY] = JVM_FIELD("CodeHeap", "_memory"),
+	[TP_JVMF_HEAP_SEGMAP] = JVM_FIELD("CodeHeap", "_segmap"),
+	[TP_JVMF_HEAP_LOG2] = JVM_FIELD("CodeHeap", "_log2_segment_size"),
+	[TP_JVMF_VS_LOW] = JVM_FIELD("VirtualSpace", "_low_boundary"),
+	[TP_JVMF_VS_HIGH] = JVM_FIELD("VirtualSpace", "_high_boundary"),
+	[TP_JVMF_BLOB_NAME] = JVM_FIELD("CodeBlob", "_name"),
+	[TP_JVMF_NM_METHOD] = JVM_FIELD("CompiledMethod", "_method"),
+	[TP_JVMF_CONST_METHOD] = JVM_FIELD("Method", "_constMethod"),
+	[TP_JVMF_CM_CONSTANTS] = JVM_FIELD("ConstMethod", "_constants"),
+	[TP_JVMF_CM_NAME_INDEX] = JVM_FIELD("ConstMethod", "_name_index"),
+	[TP_JVMF_CP_HOLDER] = JVM_FIELD("ConstantPool", "_pool_holder"),
+	[TP_JVMF_KLASS_NAME] = JVM_FIELD("Klass", "_name"),
+	/* Debian's JDK 21 names Symbol "S" in its table. */
+	[TP_JVMF_SYM_LENGTH] = JVM_FIELD_ALT("Symbol", "_length", "S", "_length"),
+	[TP_JVMF_SYM_BODY] = JVM_FIELD_ALT("Symbol", "_body", "S", "_body"),
+	[TP_JVMF_CODE_BEGIN] = JVM_FIELD("CodeBlob", "_code_begin"),
+	[TP_JVMF_SCOPES_DATA] = JVM_FIELD("CompiledMethod", "_scopes_data_begin"),
+	[TP_JVMF_NM_METADATA] = JVM_FIELD("nmethod", "_metadata_offset"),
+	[TP_JVMF_NM_SCOPES_PCS] = JVM_FIELD("nmethod", "_scopes_pcs_offset"),
+	[TP_JVMF_NM_DEPENDENCIES] = JVM_FIELD("nmethod", "_dependencies_offset"),
+	/* 21: ConstMethodFlags, a u4 (bit 0 read, as of the u2 before). */
+	[TP_JVMF_CM_FLAGS] = JVM_FIELD_ALT("ConstMethod", "_flags",
+					   "ConstMethod", "_flags._flags"),
+	[TP_JVMF_CM_CODE_SIZE] = JVM_FIELD("ConstMethod", "_code_size"),
+	/* Up to JDK 13 the class kept it: an index into its constant pool all the same. */
+	[TP_JVMF_CP_SOURCE_FILE] = JVM_FIELD_ALT("ConstantPool", "_source_file_name_index",
+						 "InstanceKlass", "_source_file_name_index"),
+	[TP_JVMF_FRAME_SIZE] = JVM_FIELD("CodeBlob", "_frame_size"),
+	/* 21: _frame_complete. */
+	[TP_JVMF_FRAME_COMPLETE] = JVM_FIELD_ALT("CodeBlob", "_frame_complete_offset",
+						 "CodeBlob", "_frame_complete"),
+	[TP_JVMF_DEOPT_HANDLER] = JVM_FIELD("CompiledMethod", "_deopt_handler_begin"),
+	[TP_JVMF_ORIG_PC] = JVM_FIELD("nmethod", "_orig_pc_offset"),
 };
 
 /* Bounds on what the process's tables may say. */
@@ -73,6 +91,9 @@ static const struct {
 #define JVM_MAX_METADATA	65536	/* an nmethod's metadata slots */
 #define JVM_LINES_READ		512	/* bytes of a line number table read */
 #define JVM_HAS_LINES		0x1	/* ConstMethod::_flags: a line number table */
+/* The releases whose layouts this reads: 11 to 21 (22 moved nmethod's fields). */
+#define JVM_MIN_MAJOR		11
+#define JVM_MAX_MAJOR		21
 #define JVM_MAX_BCI		0xfffe	/* a method's bytecodes are shorter; 0xffff: none */
 
 int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS])
@@ -158,23 +179,29 @@ static int jvm_read_structs(struct tp_jvm *j, const uint64_t v[TP_JVM_NR_SYMS],
 			break;
 		if (!tname || !fname || jvm_str(rd, ctx, tname, type, sizeof(type)))
 			continue;
+		field[0] = '\0';
 		for (int f = 0; f < TP_JVM_NR_FIELDS; f++) {
-			if (seen[f] || strcmp(type, jvm_fields[f].type))
+			bool main_type = !strcmp(type, jvm_fields[f].type);
+			bool alt_type = jvm_fields[f].alt_type && !strcmp(type, jvm_fields[f].alt_type);
+
+			if (seen[f] || (!main_type && !alt_type))
 				continue;
-			if (jvm_str(rd, ctx, fname, field, sizeof(field)) < 0)
+			if (!field[0] && jvm_str(rd, ctx, fname, field, sizeof(field)) < 0)
 				return -EFAULT;
-			if (strcmp(field, jvm_fields[f].field))
+			if (!(main_type && !strcmp(field, jvm_fields[f].field)) &&
+			    !(alt_type && !strcmp(field, jvm_fields[f].alt_field)))
 				continue;
 			if (rd(ctx, e + v[TP_JVM_STRUCT_IS_STATIC], &is_static, 4) < 0 ||
 			    jvm_u64(rd, ctx, e + v[TP_JVM_STRUCT_OFFSET], &off) ||
 			    jvm_u64(rd, ctx, e + v[TP_JVM_STRUCT_ADDRESS], &addr))
 				return -EFAULT;
-			/* The one static field read is the code cache's heaps. */
-			if ((f == TP_JVMF_HEAPS) != (is_static != 0) ||
+			if (jvm_fields[f].is_static != (is_static != 0) ||
 			    (is_static ? !addr : off >= JVM_MAX_OFFSET))
 				return -ENOTSUP;
 			j->field[f] = is_static ? addr : off;
 			seen[f] = true;
+			if (f == TP_JVMF_CP_SOURCE_FILE)
+				j->source_in_klass = !main_type;
 		}
 	}
 	for (int f = 0; f < TP_JVM_NR_FIELDS; f++)
@@ -259,6 +286,7 @@ int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memrea
 		void *ctx)
 {
 	uint64_t v[TP_JVM_NR_SYMS];
+	int32_t major;
 	int err;
 
 	memset(j, 0, sizeof(*j));
@@ -268,6 +296,13 @@ int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memrea
 			return -EFAULT;
 	if ((err = jvm_read_structs(j, v, rd, ctx)) || (err = jvm_read_types(j, v, rd, ctx)))
 		return err;
+	/* The feature release (11, 17, 21): JDK 20 changed the compressed streams. */
+	if (rd(ctx, j->field[TP_JVMF_VM_MAJOR], &major, sizeof(major)) < 0)
+		return -EFAULT;
+	if (major < JVM_MIN_MAJOR || major > JVM_MAX_MAJOR)
+		return -ENOTSUP;
+	j->major = (unsigned int)major;
+	j->u5_excluded = major >= 20;
 	return tp_jvm_read_heaps(j, rd, ctx);
 }
 
@@ -383,19 +418,21 @@ static int jvm_method_name(const struct tp_jvm *j, uint64_t m, tp_memread_fn rd,
 }
 
 /*
- * An UNSIGNED5 number of HotSpot's compressed streams (JDK 17): a byte
- * below 192 ends it; each byte adds its value shifted by 6 bits more
- * than the one before; five bytes at most. Advances *@i within @len.
+ * An UNSIGNED5 number of HotSpot's compressed streams: a byte below 192
+ * ends it, as does the fifth; each byte adds its value, less @x, shifted
+ * by 6 bits more than the one before. @x is the byte value the encoding
+ * excludes: none before JDK 20 (0), 0 since (1: each byte is one more).
+ * Advances *@i within @len.
  */
-static bool jvm_unsigned5(const uint8_t *b, size_t len, size_t *i, uint32_t *v)
+static bool jvm_unsigned5(unsigned int x, const uint8_t *b, size_t len, size_t *i, uint32_t *v)
 {
 	uint64_t sum = 0;
 
 	for (unsigned int k = 0; k < 5; k++) {
-		if (*i >= len)
+		if (*i >= len || b[*i] < x)
 			return false;
-		sum += (uint64_t)b[*i] << (6 * k);
-		if (b[(*i)++] < 192) {
+		sum += (uint64_t)(b[*i] - x) << (6 * k);
+		if (b[(*i)++] < 192 || k == 4) {
 			*v = (uint32_t)sum;
 			return sum <= UINT32_MAX;
 		}
@@ -404,11 +441,11 @@ static bool jvm_unsigned5(const uint8_t *b, size_t len, size_t *i, uint32_t *v)
 }
 
 /* A signed number of a compressed stream: its UNSIGNED5 with the sign in bit 0. */
-static bool jvm_signed5(const uint8_t *b, size_t len, size_t *i, int64_t *v)
+static bool jvm_signed5(unsigned int x, const uint8_t *b, size_t len, size_t *i, int64_t *v)
 {
 	uint32_t u;
 
-	if (!jvm_unsigned5(b, len, i, &u))
+	if (!jvm_unsigned5(x, b, len, i, &u))
 		return false;
 	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 	return true;
@@ -443,7 +480,8 @@ static uint32_t jvm_line(const struct tp_jvm *j, uint64_t cm, int64_t bci, tp_me
 
 		if (b[i] == 0xff) {
 			i++;
-			if (!jvm_signed5(b, n, &i, &dbci) || !jvm_signed5(b, n, &i, &dline))
+			if (!jvm_signed5(j->u5_excluded, b, n, &i, &dbci) ||
+			    !jvm_signed5(j->u5_excluded, b, n, &i, &dline))
 				break;
 		} else {
 			dbci = b[i] >> 3;
@@ -465,7 +503,7 @@ static uint32_t jvm_line(const struct tp_jvm *j, uint64_t cm, int64_t bci, tp_me
 static int jvm_method(const struct tp_jvm *j, uint64_t m, int64_t bci, tp_memread_fn rd,
 		      void *ctx, struct tp_jvm_frame *fr)
 {
-	uint64_t cm, cp, file_sym;
+	uint64_t cm, cp, file_sym, holder = 0;
 	uint16_t file;
 	int err;
 
@@ -473,8 +511,13 @@ static int jvm_method(const struct tp_jvm *j, uint64_t m, int64_t bci, tp_memrea
 	fr->line = 0;
 	if ((err = jvm_method_name(j, m, rd, ctx, fr->name, sizeof(fr->name), &cm, &cp)) < 0)
 		return err;
-	/* The source file and line, where the class file kept them. */
-	if (rd(ctx, cp + j->field[TP_JVMF_CP_SOURCE_FILE], &file, 2) == 0 && file &&
+	/* The source file, where the class file kept it: an index into the pool. */
+	if (!j->source_in_klass)
+		holder = cp;
+	else if (jvm_u64(rd, ctx, cp + j->field[TP_JVMF_CP_HOLDER], &holder))
+		holder = 0;
+	if (holder &&
+	    rd(ctx, holder + j->field[TP_JVMF_CP_SOURCE_FILE], &file, 2) == 0 && file &&
 	    jvm_u64(rd, ctx, cp + j->cp_size + 8 * (uint64_t)file, &file_sym) == 0 &&
 	    jvm_symbol(j, file_sym & ~1ULL, rd, ctx, fr->file, 0, sizeof(fr->file)) < 0)
 		fr->file[0] = '\0';
@@ -545,9 +588,10 @@ static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_me
 			return -EINVAL;
 		if (rd(ctx, data + scope, b, sizeof(b)) < 0)
 			return -EFAULT;
-		if (!jvm_unsigned5(b, sizeof(b), &i, &sender) ||
-		    !jvm_unsigned5(b, sizeof(b), &i, &index) ||
-		    !jvm_unsigned5(b, sizeof(b), &i, &bci1) || !index || index > JVM_MAX_METADATA)
+		if (!jvm_unsigned5(j->u5_excluded, b, sizeof(b), &i, &sender) ||
+		    !jvm_unsigned5(j->u5_excluded, b, sizeof(b), &i, &index) ||
+		    !jvm_unsigned5(j->u5_excluded, b, sizeof(b), &i, &bci1) || !index ||
+		    index > JVM_MAX_METADATA)
 			return -EINVAL;
 		if (jvm_u64(rd, ctx, nm + (uint64_t)meta_off + 8 * (uint64_t)(index - 1), &method) ||
 		    !method)

@@ -301,7 +301,8 @@ enum tp_jvm_sym {
 /* The fields taproot reads (hotspot.c's table names them). */
 enum tp_jvm_field {
 	TP_JVMF_HEAPS,			/* CodeCache::_heaps (static) */
-	TP_JVMF_GA_LEN,			/* GrowableArrayBase::_len */
+	TP_JVMF_VM_MAJOR,		/* Abstract_VM_Version::_vm_major_version (static) */
+	TP_JVMF_GA_LEN,			/* GrowableArrayBase::_len (11: GenericGrowableArray) */
 	TP_JVMF_GA_DATA,		/* GrowableArray<int>::_data */
 	TP_JVMF_HEAP_MEMORY,		/* CodeHeap::_memory (a VirtualSpace) */
 	TP_JVMF_HEAP_SEGMAP,		/* CodeHeap::_segmap (a VirtualSpace) */
@@ -322,9 +323,9 @@ enum tp_jvm_field {
 	TP_JVMF_NM_METADATA,		/* nmethod::_metadata_offset */
 	TP_JVMF_NM_SCOPES_PCS,		/* nmethod::_scopes_pcs_offset */
 	TP_JVMF_NM_DEPENDENCIES,	/* nmethod::_dependencies_offset: the PcDescs' end */
-	TP_JVMF_CM_FLAGS,		/* ConstMethod::_flags (u2 in 17) */
+	TP_JVMF_CM_FLAGS,		/* ConstMethod::_flags (u2 in 17; 21: _flags._flags, u4) */
 	TP_JVMF_CM_CODE_SIZE,		/* ConstMethod::_code_size */
-	TP_JVMF_CP_SOURCE_FILE,		/* ConstantPool::_source_file_name_index */
+	TP_JVMF_CP_SOURCE_FILE,		/* ConstantPool::_source_file_name_index (11: InstanceKlass's) */
 	TP_JVMF_FRAME_SIZE,		/* CodeBlob::_frame_size (words) */
 	TP_JVMF_FRAME_COMPLETE,		/* CodeBlob::_frame_complete_offset */
 	TP_JVMF_DEOPT_HANDLER,		/* CompiledMethod::_deopt_handler_begin */
@@ -343,7 +344,10 @@ struct tp_jvm_frame {
 };
 
 struct tp_jvm {
-	uint64_t field[TP_JVM_NR_FIELDS];	/* offsets; HEAPS: its address */
+	uint64_t field[TP_JVM_NR_FIELDS];	/* offsets; static fields: their address */
+	unsigned int major;			/* the feature release: 11 to 21 */
+	unsigned int u5_excluded;		/* UNSIGNED5's excluded byte value: 0, or 1 (20+) */
+	bool source_in_klass;			/* CP_SOURCE_FILE is InstanceKlass's (11) */
 	uint64_t heap_block_size;		/* sizeof(HeapBlock) */
 	uint64_t cp_size;			/* sizeof(ConstantPool) */
 	uint64_t const_method_size;		/* sizeof(ConstMethod): its bytecodes follow */
@@ -366,7 +370,8 @@ int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS]);
  * Read the tables of the JVM whose globals are at @addr (run-time
  * addresses: the ELF's plus its bias) with @rd into @j, then its code
  * heaps (tp_jvm_read_heaps()). 0, -EFAULT (unreadable), -ENOTSUP (a table
- * malformed or without a field taproot reads).
+ * malformed or without a field taproot reads, or a feature release other
+ * than JDK 11 to 21, whose layouts are known).
  */
 int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memread_fn rd,
 		void *ctx);

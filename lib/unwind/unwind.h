@@ -55,13 +55,17 @@ struct taproot_unwind_at {
 /* The word at @addr of the stack copy: 0, or -EFAULT (not in the copy). */
 int taproot_unwind_at_read(const struct taproot_unwind_at *at, uint64_t addr, uint64_t *v);
 
-/* How to find the caller of a JIT frame. */
+/*
+ * How to find the caller of a JIT frame:
+ *   SP      the caller's sp is sp + size; its pc the word below that, its
+ *           rbp the word below the pc (size >= 16; else rbp is kept);
+ *   FP      the rbp chain: rbp points at {saved rbp, return address};
+ *   INTERP  HotSpot's interpreter: the return address at rbp + 8, the
+ *           saved rbp at rbp, the caller's sp at rbp - 8.
+ */
 enum taproot_unwind_jit_kind {
-	/* The caller's sp is sp + size; its pc the word below, its rbp the one below that (size >= 16). */
 	TAPROOT_JIT_SP,
-	/* The rbp chain: rbp points at {saved rbp, return address}. */
 	TAPROOT_JIT_FP,
-	/* HotSpot's interpreter: the return address at rbp + 8, the saved rbp at rbp, the caller's sp at rbp - 8. */
 	TAPROOT_JIT_INTERP,
 };
 

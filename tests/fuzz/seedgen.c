@@ -850,6 +850,7 @@ static void seeds_hotspot(void)
 		int is_static;
 	} fields[] = {
 		{ "CodeCache", "_heaps", 0x1000, 1 },
+		{ "Abstract_VM_Version", "_vm_major_version", 0x1030, 1 },
 		{ "GrowableArrayBase", "_len", 0, 0 },
 		{ "GrowableArray<int>", "_data", 8, 0 },
 		{ "CodeHeap", "_memory", 8, 0 },
@@ -908,6 +909,7 @@ static void seeds_hotspot(void)
 	jvm_put64(0x828 + 32, 72);
 	jvm_put64(0x850, jvm_cstr("ConstMethod"));
 	jvm_put64(0x850 + 32, 48);
+	jvm_put32(0x1030, 17);
 	/* CodeCache::_heaps -> a GrowableArray of one CodeHeap. */
 	jvm_put64(0x1000, JVM_BASE + 0x1010);
 	jvm_img[0x1010] = 1;

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -213,10 +215,159 @@ static void jvm_code_named(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* ------------------------------------------- the other releases: 11, 21 */
+
+/* A JDK of a release root (scripts/deps installs them), run under chroot. */
+struct jdk {
+	const char *root, *home;
+	unsigned int major;
+};
+
+static const struct jdk jdks[] = {
+	{ "build/roots/bullseye", "/usr/lib/jvm/java-11-openjdk-amd64", 11 },
+	{ "build/roots/sid", "/usr/lib/jvm/java-21-openjdk-amd64", 21 },
+};
+
+/* "jcmd PID Compiler.codelist" of @jdk, in its root (with /proc). */
+static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
+{
+	int status;
+
+	return run(&status, "unshare -m -- sh -c 'mount -t proc proc %s/proc && "
+		   "exec chroot %s %s/bin/jcmd %d Compiler.codelist' 2>&1", root, root, jdk->home,
+		   (int)pid);
+}
+
+/*
+ * One release's JVM in its root, HotPair run until C2 compiled both hot
+ * methods; then each method in use of the JVM's own list of its compiled
+ * code ("ID LEVEL STATE Class.method(SIG) [BLOB, CODE - END]") is named
+ * and described at the middle of its code.
+ */
+static void jdk_named(const struct jdk *jdk)
+{
+	char root[4096], dir[4200], path[4300], *out = NULL, *line, *save;
+	unsigned int entries = 0, named = 0, described = 0, lines = 0;
+	struct taproot_procs_opts o;
+	struct taproot_procs *procs;
+	struct taproot_sym *sym;
+	struct taproot_proc *proc;
+	int status;
+	pid_t pid;
+
+	if (!realpath(jdk->root, root))
+		fail_msg("%s: no such root (scripts/deps makes it)", jdk->root);
+	snprintf(path, sizeof(path), "%s%s/bin/java", root, jdk->home);
+	if (access(path, X_OK))
+		fail_msg("%s: not there (scripts/deps installs it)", path);
+	snprintf(dir, sizeof(dir), "%s/tmp/test-hotspot-XXXXXX", root);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/HotPair.java", dir);
+	{
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fputs(java_src, f);
+		fclose(f);
+	}
+	out = run(&status, "javac --release 11 -d %s %s 2>&1", dir, path);
+	assert_int_equal(status, 0);
+	free(out);
+	out = NULL;
+
+	jvm_pid = pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const char *cp = dir + strlen(root);
+
+		snprintf(path, sizeof(path), "%s/proc", root);
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("proc", path, "proc", 0, NULL) || chroot(root) || chdir("/"))
+			_exit(126);
+		snprintf(path, sizeof(path), "%s/bin/java", jdk->home);
+		execl(path, "java", "-Xss512k", "-cp", cp, "HotPair", "60", (char *)NULL);
+		_exit(127);
+	}
+	for (int tries = 0;; tries++) {
+		assert_true(tries < 120);
+		usleep(250000);
+		free(out);
+		out = codelist(jdk, root, pid);
+		/* C2's (level 4) of both, in use (state 0). */
+		if (strstr(out, " 4 0 HotPair.hotAlpha(") && strstr(out, " 4 0 HotPair.hotBeta("))
+			break;
+	}
+
+	taproot_procs_opts_default(&o);
+	assert_int_equal(taproot_procs_new(&o, &procs), 0);
+	assert_int_equal(taproot_sym_new(procs, NULL, &sym), 0);
+	assert_int_equal(taproot_proc_get(procs, pid, 0, &proc), 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long blob_at, code, end;
+		unsigned int id, level, state;
+		const struct taproot_frame *fr;
+		struct tp_jvm_blob blob;
+		char method[512];
+		int n;
+
+		if (sscanf(line, "%u %u %u %511s [%llx, %llx - %llx]", &id, &level, &state, method,
+			   &blob_at, &code, &end) != 7 || state != 0 || end <= code)
+			continue;
+		method[strcspn(method, "(")] = '\0';
+		entries++;
+		n = taproot_sym_user(sym, proc, code + (end - code) / 2, 0, &fr);
+		assert_true(n >= 1);
+		for (int i = 0; i < n - 1; i++)
+			assert_true(fr[i].inlined && fr[i].known && strchr(fr[i].function, '.'));
+		if (fr[n - 1].known && !strcmp(fr[n - 1].function, method) &&
+		    !strcmp(fr[n - 1].map_path, "[java]"))
+			named++;
+		else
+			fprintf(stderr, "# %u: %s at %#llx: taproot says %s (%s)\n", jdk->major, method,
+				code + (end - code) / 2, fr[n - 1].function, fr[n - 1].map_path);
+		if (!strncmp(method, "HotPair.hot", 11) && fr[n - 1].line) {
+			assert_string_equal(fr[n - 1].file, "HotPair.java");
+			assert_int_equal(fr[n - 1].line, method[11] == 'A' ? 3 : 4);
+			lines++;
+		}
+		if (taproot_proc_jvm_blob(proc, code + (end - code) / 2, &blob) == 0 &&
+		    (blob.kind == TP_JVM_BLOB_NMETHOD || blob.kind == TP_JVM_BLOB_NATIVE) &&
+		    blob.code_begin == code && blob.frame_size >= 16 && blob.frame_size % 8 == 0)
+			described++;
+	}
+	fprintf(stderr, "# OpenJDK %u: %u compiled methods in use: %u named alike, %u described, "
+		"%u hot ones with their line\n", jdk->major, entries, named, described, lines);
+	/* The JIT may free a method between the list and the lookups: a few. */
+	assert_true(entries >= 2);
+	assert_true(lines >= 1);
+	assert_true(named * 100 >= entries * 98);
+	assert_true(described * 100 >= entries * 98);
+	free(out);
+	kill_jvm(NULL);
+	taproot_sym_free(sym);
+	taproot_procs_free(procs);
+	out = run(&status, "rm -rf %s", dir);
+	free(out);
+}
+
+static void jdk11_named(void **state)
+{
+	(void)state;
+	jdk_named(&jdks[0]);
+}
+
+static void jdk21_named(void **state)
+{
+	(void)state;
+	jdk_named(&jdks[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(jvm_code_named, kill_jvm),
+		cmocka_unit_test_teardown(jdk11_named, kill_jvm),
+		cmocka_unit_test_teardown(jdk21_named, kill_jvm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
