@@ -462,6 +462,35 @@ int tp_pl_unwind_map(uint64_t pc, struct taproot_unwind_map *um, void *arg)
 /* A compiled frame this close to its prologue's end has pushed rbp. */
 #define PL_JVM_PROLOGUE_TAIL	4
 
+/* Words past a compiled frame's size where its return address may lie. */
+#define PL_JVM_RA_SCAN		6
+
+/*
+ * The size of a compiled frame of @size bytes at @at: where its return
+ * address is. Compiled Java code is called from Java code or the call
+ * stub, all in the code cache; but the JIT's x86 code may have pushed a
+ * few words more than the blob says (HotSpot's own frame::safe_for_sender
+ * and async-profiler look a few words further too). 1 with *@out; 1 with
+ * @size where the copy ends first (the unwinder then says it is cut
+ * short); 0 when no word of the scan is such a return address.
+ */
+static int pl_jvm_frame_size(struct taproot_proc *proc, const struct taproot_unwind_at *at,
+			     uint32_t size, uint32_t *out)
+{
+	uint64_t ra;
+
+	*out = size;
+	for (uint32_t k = 0; k <= PL_JVM_RA_SCAN; k++) {
+		if (taproot_unwind_at_read(at, at->sp + size + 8 * k - 8, &ra) < 0)
+			return 1;
+		if (ra && taproot_proc_jvm_owns(proc, ra - 1, ra)) {
+			*out = size + 8 * k;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * A frame in a JVM's code cache, by its blob (the OpenTelemetry profiler's
  * HotSpot unwinder does the same): compiled code keeps no frame pointer,
@@ -505,12 +534,13 @@ int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_j
 		if (at->pc == b.deopt_handler)
 			f->orig_pc_off = b.orig_pc_offset;
 		f->kind = TAPROOT_JIT_SP;
-		f->size = b.frame_size;
 		/* In the prologue: the return address, then rbp, pushed so far. */
-		if (at->exact && lookup < b.code_begin + b.frame_complete)
+		if (at->exact && lookup < b.code_begin + b.frame_complete) {
 			f->size = lookup + PL_JVM_PROLOGUE_TAIL >= b.code_begin + b.frame_complete ?
 				  16 : 8;
-		return 1;
+			return 1;
+		}
+		return pl_jvm_frame_size(a->proc, at, b.frame_size, &f->size);
 	case TP_JVM_BLOB_STUB:
 		f->kind = b.frame_size ? TAPROOT_JIT_SP : TAPROOT_JIT_FP;
 		f->size = b.frame_size;
