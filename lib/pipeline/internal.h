@@ -114,6 +114,7 @@ struct taproot_pipeline {
 	uint8_t *pcflags;
 	/* max_pcs: 0, or what names the frame instead of its pc (an interpreted Java frame's) */
 	uint64_t *pcnames;
+	bool pcnames_set;		/* one is not 0 */
 	unsigned int max_pcs;
 	struct taproot_profile_frame *frames;
 	size_t max_frames;

@@ -502,9 +502,10 @@ static int pl_jvm_frame_size(struct taproot_proc *proc, const struct taproot_unw
 int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_jit *f, void *arg)
 {
 	const struct pl_unwind_arg *a = arg;
-	uint64_t lookup = at->exact ? at->pc : at->pc - 1, method, bcp, name;
+	uint64_t lookup = at->exact ? at->pc : at->pc - 1, method, bcp, name = 0;
 	unsigned int i = a->at + at->index;
 	struct tp_jvm_blob b;
+	int named;
 
 	if (taproot_proc_jvm_blob(a->proc, lookup, &b) < 0)
 		return 0;
@@ -513,16 +514,17 @@ int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_j
 		if (!at->bp || taproot_unwind_at_read(at, at->bp - PL_JVM_INTERP_METHOD, &method) < 0)
 			return 0;
 		/* Running, it keeps the bcp in r13; the slot has it at a call. */
-		if (!at->exact || !at->r13 || taproot_proc_jvm_interp_pc(a->proc, method, at->r13,
-									&name) < 0 ||
-		    (name >> TAPROOT_PC_JVM_BCI_SHIFT & 0xffff) == TAPROOT_PC_JVM_BCI_NONE) {
+		named = at->exact && at->r13 ?
+			taproot_proc_jvm_interp_pc(a->proc, method, at->r13, &name) : -ENOENT;
+		if (named != 0) {
 			if (taproot_unwind_at_read(at, at->bp - PL_JVM_INTERP_BCP, &bcp) < 0)
 				bcp = 0;
-			if (taproot_proc_jvm_interp_pc(a->proc, method, bcp, &name) < 0)
-				name = 0;
+			named = taproot_proc_jvm_interp_pc(a->proc, method, bcp, &name);
 		}
-		if (i < a->p->max_pcs)
+		if (named >= 0 && i < a->p->max_pcs) {
 			a->p->pcnames[i] = name;
+			a->p->pcnames_set = true;
+		}
 		f->kind = TAPROOT_JIT_INTERP;
 		return 1;
 	case TP_JVM_BLOB_VTABLE:
@@ -607,7 +609,10 @@ static void pl_user_pcs(struct taproot_pipeline *p, const struct pl_capture *c,
 {
 	unsigned int max = p->opts.max_user_frames, pre;
 
-	memset(p->pcnames, 0, p->max_pcs * sizeof(p->pcnames[0]));
+	if (p->pcnames_set) {
+		memset(p->pcnames, 0, p->max_pcs * sizeof(p->pcnames[0]));
+		p->pcnames_set = false;
+	}
 	switch (c->upcs_mode) {
 	case PL_UPCS_WHOLE:
 		memset(res, 0, sizeof(*res));

@@ -146,10 +146,11 @@ int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint6
 		return -ENOENT;
 	if ((err = proc_jvm_code(proc, 0, &j)) < 0)
 		return err;
-	if (tp_jvm_bci(j, method, bcp, jvm_read, proc, &bci) < 0)
+	err = tp_jvm_bci(j, method, bcp, jvm_read, proc, &bci) < 0;
+	if (err)
 		bci = TAPROOT_PC_JVM_BCI_NONE;
 	*pc = TAPROOT_PC_JVM_INTERP | (uint64_t)bci << TAPROOT_PC_JVM_BCI_SHIFT | method >> 3;
-	return 0;
+	return err;
 }
 
 int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,

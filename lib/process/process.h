@@ -397,8 +397,9 @@ static inline bool taproot_pc_is_jvm_interp(uint64_t pc)
 bool taproot_proc_jvm_owns(struct taproot_proc *proc, uint64_t start, uint64_t end);
 
 /*
- * 0 with *@pc, -ENOENT (no JVM, or not a Method*), -ENOMEM. A @bcp not
- * in the method's bytecodes gives the method without a line.
+ * 0 with *@pc; 1 with *@pc of the method without a bytecode index (no
+ * line) when @bcp is not in its bytecodes; -ENOENT (no JVM, or not a
+ * Method*), -ENOMEM.
  */
 int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint64_t bcp,
 			       uint64_t *pc);

@@ -23,6 +23,7 @@
 enum {
 	TP_REG_RBP = 6,
 	TP_REG_RSP = 7,
+	TP_REG_R13 = 13,
 	TP_REG_RIP = 16,
 	TP_NR_REGS = 17,
 };

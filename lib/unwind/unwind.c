@@ -796,7 +796,7 @@ static int unwind_jit(struct taproot_unwinder *u, void *arg, const struct tp_reg
 		.pc = regs->r[TP_REG_RIP],
 		.sp = regs->r[TP_REG_RSP],
 		.bp = regs->valid & BIT(TP_REG_RBP) ? regs->r[TP_REG_RBP] : 0,
-		.r13 = regs->valid & BIT(13) ? regs->r[13] : 0,
+		.r13 = regs->valid & BIT(TP_REG_R13) ? regs->r[TP_REG_R13] : 0,
 		.index = index,
 		.exact = exact,
 		.mem = mem,
