@@ -491,6 +491,7 @@ static int pl_jvm_frame_size(struct taproot_proc *proc, const struct taproot_unw
 	return 0;
 }
 
+
 /*
  * A frame in a JVM's code cache, by its blob (the OpenTelemetry profiler's
  * HotSpot unwinder does the same): compiled code keeps no frame pointer,
@@ -505,6 +506,7 @@ int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_j
 	uint64_t lookup = at->exact ? at->pc : at->pc - 1, method, bcp, name = 0;
 	unsigned int i = a->at + at->index;
 	struct tp_jvm_blob b;
+	uint8_t code[TP_JVM_EPILOGUE_BYTES];
 	int named;
 
 	if (taproot_proc_jvm_blob(a->proc, lookup, &b) < 0)
@@ -542,6 +544,10 @@ int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_j
 				  16 : 8;
 			return 1;
 		}
+		/* Sampled in its epilogue: the frame released already. */
+		if (at->exact && taproot_proc_read_mem(a->proc, at->pc, code, sizeof(code)) == 0 &&
+		    (f->size = tp_jvm_epilogue(code)))
+			return 1;
 		return pl_jvm_frame_size(a->proc, at, b.frame_size, &f->size);
 	case TP_JVM_BLOB_STUB:
 		f->kind = b.frame_size ? TAPROOT_JIT_SP : TAPROOT_JIT_FP;

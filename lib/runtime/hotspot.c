@@ -727,3 +727,24 @@ int tp_jvm_method_frame(const struct tp_jvm *j, uint64_t method, uint32_t bci,
 		fr->name[0] = '\0';
 	return err < 0 ? err : 0;
 }
+
+uint32_t tp_jvm_epilogue(const uint8_t c[TP_JVM_EPILOGUE_BYTES])
+{
+	if (c[0] == 0x5d)				/* pop rbp */
+		return 16;
+	if (c[0] == 0xc3)				/* ret */
+		return 8;
+	/* cmp rsp, [r15 + d32]; ja slow; ret */
+	if (!memcmp(c, "\x49\x3b\xa7", 3) && !memcmp(c + 7, "\x0f\x87", 2) && c[13] == 0xc3)
+		return 8;
+	/* ja slow; ret */
+	if (!memcmp(c, "\x0f\x87", 2) && c[6] == 0xc3)
+		return 8;
+	/* mov r10, [r15 + d32]; test [r10], eax; ret */
+	if (!memcmp(c, "\x4d\x8b\x97", 3) && !memcmp(c + 7, "\x41\x85\x02\xc3", 4))
+		return 8;
+	/* test [r10], eax; ret */
+	if (!memcmp(c, "\x41\x85\x02\xc3", 4))
+		return 8;
+	return 0;
+}

@@ -427,6 +427,18 @@ int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 		struct tp_jvm_blob *b);
 
 /*
+ * The bytes of a compiled frame still on the stack when the code at a pc
+ * (its first TP_JVM_EPILOGUE_BYTES bytes in @code) is the frame's epilogue
+ * past its release (add rsp, N): 16 at pop rbp (rbp, then the return
+ * address); 8 from there to the ret, across the safepoint poll between
+ * them (17, 21: cmp rsp, [r15 + d32]; ja; 11: mov r10, [r15 + d32];
+ * test [r10], eax); 0 elsewhere. C1 and C2 end a method alike, and push
+ * or pop rbp nowhere else. x86-64.
+ */
+#define TP_JVM_EPILOGUE_BYTES	16
+uint32_t tp_jvm_epilogue(const uint8_t code[TP_JVM_EPILOGUE_BYTES]);
+
+/*
  * The bytecode index of @bcp, an interpreted frame's bytecode pointer, in
  * Method @method (its ConstMethod read with @rd): 0 with *@bci, -EFAULT,
  * -EINVAL (not in the method's bytecodes, which are 64 KiB at most).

@@ -225,8 +225,42 @@ struct jdk {
 
 static const struct jdk jdks[] = {
 	{ "build/roots/bullseye", "/usr/lib/jvm/java-11-openjdk-amd64", 11 },
+	{ "/", "/usr/lib/jvm/java-17-openjdk-amd64", 17 },
 	{ "build/roots/sid", "/usr/lib/jvm/java-21-openjdk-amd64", 21 },
 };
+
+/*
+ * The returns of the compiled code [@code, @end) of @proc, as the JIT
+ * wrote them (add rsp, N; pop rbp; its safepoint poll; ret), told apart
+ * by tp_jvm_epilogue(): not yet at the add, 16 bytes at the pop, 8 after
+ * it. Returns how many were checked.
+ */
+static unsigned int epilogues_checked(struct taproot_proc *proc, uint64_t code, uint64_t end)
+{
+	static uint8_t buf[65536 + TP_JVM_EPILOGUE_BYTES];
+	size_t len = end - code < 65536 ? end - code : 65536;
+	unsigned int n = 0;
+
+	memset(buf, 0, sizeof(buf));
+	if (taproot_proc_read_mem(proc, code, buf, len) < 0)
+		return 0;
+	for (size_t i = 0; i + 8 < len; i++) {
+		/* add rsp, imm8 (48 83 c4 ib) or imm32 (48 81 c4 id), then pop rbp */
+		size_t pop = buf[i + 1] == 0x83 ? i + 4 : i + 7;
+
+		if (buf[i] != 0x48 || (buf[i + 1] != 0x83 && buf[i + 1] != 0x81) ||
+		    buf[i + 2] != 0xc4 || pop >= len || buf[pop] != 0x5d)
+			continue;
+		assert_int_equal(tp_jvm_epilogue(buf + i), 0);
+		assert_int_equal(tp_jvm_epilogue(buf + pop), 16);
+		/* A tail jump (jmp rel32: an exception's path) leaves as well: not told. */
+		if (buf[pop + 1] == 0xe9)
+			continue;
+		assert_int_equal(tp_jvm_epilogue(buf + pop + 1), 8);
+		n++;
+	}
+	return n;
+}
 
 /* "jcmd PID Compiler.codelist" of @jdk, in its root (with /proc). */
 static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
@@ -247,7 +281,7 @@ static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
 static void jdk_named(const struct jdk *jdk)
 {
 	char root[4096], dir[4200], path[4300], *out = NULL, *line, *save;
-	unsigned int entries = 0, named = 0, described = 0, lines = 0;
+	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0;
 	struct taproot_procs_opts o;
 	struct taproot_procs *procs;
 	struct taproot_sym *sym;
@@ -330,18 +364,21 @@ static void jdk_named(const struct jdk *jdk)
 			assert_int_equal(fr[n - 1].line, method[11] == 'A' ? 3 : 4);
 			lines++;
 		}
+		epilogues += epilogues_checked(proc, code, end);
 		if (taproot_proc_jvm_blob(proc, code + (end - code) / 2, &blob) == 0 &&
 		    (blob.kind == TP_JVM_BLOB_NMETHOD || blob.kind == TP_JVM_BLOB_NATIVE) &&
 		    blob.code_begin == code && blob.frame_size >= 16 && blob.frame_size % 8 == 0)
 			described++;
 	}
 	fprintf(stderr, "# OpenJDK %u: %u compiled methods in use: %u named alike, %u described, "
-		"%u hot ones with their line\n", jdk->major, entries, named, described, lines);
+		"%u hot ones with their line; %u epilogues told apart\n", jdk->major, entries, named,
+		described, lines, epilogues);
 	/* The JIT may free a method between the list and the lookups: a few. */
 	assert_true(entries >= 2);
 	assert_true(lines >= 1);
 	assert_true(named * 100 >= entries * 98);
 	assert_true(described * 100 >= entries * 98);
+	assert_true(epilogues >= 2);
 	free(out);
 	kill_jvm(NULL);
 	taproot_sym_free(sym);
@@ -356,10 +393,16 @@ static void jdk11_named(void **state)
 	jdk_named(&jdks[0]);
 }
 
-static void jdk21_named(void **state)
+static void jdk17_named(void **state)
 {
 	(void)state;
 	jdk_named(&jdks[1]);
+}
+
+static void jdk21_named(void **state)
+{
+	(void)state;
+	jdk_named(&jdks[2]);
 }
 
 int main(void)
@@ -367,6 +410,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(jvm_code_named, kill_jvm),
 		cmocka_unit_test_teardown(jdk11_named, kill_jvm),
+		cmocka_unit_test_teardown(jdk17_named, kill_jvm),
 		cmocka_unit_test_teardown(jdk21_named, kill_jvm),
 	};
 
