@@ -806,8 +806,8 @@ static int unwind_jit(struct taproot_unwinder *u, void *arg, const struct tp_reg
 
 	if (!u->ops.jit || u->ops.jit(&at, &f, arg) != 1)
 		return TAPROOT_UNWIND_NO_MAPPING;
-	if (f.orig_pc_off >= 0 && mem_read(mem, at.sp + (uint64_t)f.orig_pc_off, &orig) == TP_STEP_OK &&
-	    orig)
+	if (f.orig_pc_off >= 0 &&
+	    mem_read(mem, at.sp + (uint64_t)f.orig_pc_off, &orig) == TP_STEP_OK && orig)
 		*pc = orig;
 	return step_jit(&f, regs, mem, next);
 }

@@ -14,11 +14,12 @@
  *
  * Checked: tp_jvm_read(), tp_jvm_frames(), tp_jvm_blob(), tp_jvm_bci()
  * and tp_jvm_method_frame() end (their walks are bounded) with a
- * documented result; a blob's frame within TP_JVM_FRAME_MAX, its real pc's
- * slot inside it; a bytecode index below TP_JVM_BCI_NONE; at most TP_JVM_MAX_HEAPS heaps, each of code
- * [low, high) with a segment size of 16 bytes to 64 KiB; a name is a
- * NUL-terminated string within its buffer, empty on an error; a method's
- * frame of an inline chain has a '.' between class and method.
+ * documented result; a blob's frame within TP_JVM_FRAME_MAX, its real
+ * pc's slot inside it; a bytecode index below TP_JVM_BCI_NONE; at most
+ * TP_JVM_MAX_HEAPS heaps, each of code [low, high) with a segment size of
+ * 16 bytes to 64 KiB; a name is a NUL-terminated string within its
+ * buffer, empty on an error; a method's frame of an inline chain has a
+ * '.' between class and method.
  */
 #include <errno.h>
 #include <stdbool.h>
