@@ -2,7 +2,7 @@
 # A JVM as it runs by default: taprootctl record of Debian's OpenJDK 17
 # running tests/vm/progs/JavaSplit.java with no flag (no perf map, no
 # agent, no frame pointers), whose two chains main -> outerAlpha ->
-# hotAlpha (three calls for every one of the other) and main -> outerBeta
+# hotAlpha (three calls in four, in random order) and main -> outerBeta
 # -> hotBeta end in loops the JIT compiles while main stays interpreted.
 # Read with the real pprof:
 #   - the compiled leaves are named JavaSplit.hotAlpha and

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * java -cp build/vm/progs/java JavaSplit SECONDS: two call chains of
- * known shares, main -> outerAlpha -> hotAlpha (three calls for each) and
- * main -> outerBeta -> hotBeta, each leaf a loop the JIT compiles. It
- * measures the thread CPU time of each chain itself and prints
+ * known shares, main -> outerAlpha -> hotAlpha (three calls in four) and
+ * main -> outerBeta -> hotBeta, each leaf a loop the JIT compiles. Each
+ * call is alpha's with probability 3/4, of a random length, so that no
+ * period of the calls can beat with the sampling timer's. It measures the
+ * thread CPU time of each chain itself and prints
  *	javasplit: alpha=NS beta=NS
  */
 import java.lang.management.ManagementFactory;
@@ -26,28 +28,34 @@ public class JavaSplit {
 		return x;
 	}
 
-	static void outerAlpha() {
-		sink += hotAlpha(1_000_000);
+	static void outerAlpha(long n) {
+		sink += hotAlpha(n);
 	}
 
-	static void outerBeta() {
-		sink += hotBeta(1_000_000);
+	static void outerBeta(long n) {
+		sink += hotBeta(n);
 	}
 
 	public static void main(String[] args) {
 		ThreadMXBean threads = ManagementFactory.getThreadMXBean();
 		long end = System.nanoTime() + (long) (Double.parseDouble(args[0]) * 1e9);
 		long alpha = 0, beta = 0;
+		/* xorshift64: the calls' order and lengths (500,000 to 1,500,000). */
+		long state = ProcessHandle.current().pid() * 0x9e3779b97f4a7c15L | 1;
 
 		while (System.nanoTime() < end) {
+			state ^= state << 13;
+			state ^= state >>> 7;
+			state ^= state << 17;
+			long n = 500_000 + Long.remainderUnsigned(state >>> 8, 1_000_000);
 			long t0 = threads.getCurrentThreadCpuTime();
-			for (int i = 0; i < 3; i++)
-				outerAlpha();
-			long t1 = threads.getCurrentThreadCpuTime();
-			outerBeta();
-			long t2 = threads.getCurrentThreadCpuTime();
-			alpha += t1 - t0;
-			beta += t2 - t1;
+			if ((state & 3) != 0) {
+				outerAlpha(n);
+				alpha += threads.getCurrentThreadCpuTime() - t0;
+			} else {
+				outerBeta(n);
+				beta += threads.getCurrentThreadCpuTime() - t0;
+			}
 		}
 		System.out.println("javasplit: alpha=" + alpha + " beta=" + beta + " sink=" + sink);
 	}

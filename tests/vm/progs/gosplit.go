@@ -2,8 +2,12 @@
 // three ways: gosplit, gosplit-stripped with -ldflags=-s -w, and
 // gosplit-pie-stripped), and the unit tests' Go fixture (the Makefile
 // builds it four ways in build/fixtures/go/). For SECONDS it runs two call chains,
-// main -> outerA -> hotA and main -> outerB -> hotB, 7 units of work to 3,
-// and measures the CPU time each takes (its thread's CPU clock: the
+// main -> outerA -> hotA and main -> outerB -> hotB, 7 units of work to 3:
+// each call is A's with probability 7/10, of a random length, so that no
+// period of the calls can beat with the sampling timer's (a fixed A, B of
+// fixed lengths, close to one sampling period under TCG, gave hotA 74%
+// of the samples for 69% of the time). It measures the CPU time each
+// chain takes (its thread's CPU clock: the
 // main goroutine stays on its thread; under a loaded host the guest's
 // other tasks take wall time a profile does not see); then prints
 //
@@ -60,10 +64,10 @@ func hotB(n int) uint64 {
 }
 
 //go:noinline
-func outerA() { sink += hotA(70000) }
+func outerA(n int) { sink += hotA(n) }
 
 //go:noinline
-func outerB() { sink += hotB(30000) }
+func outerB(n int) { sink += hotB(n) }
 
 func framesLeaf() []uintptr {
 	pcs := make([]uintptr, 64)
@@ -91,8 +95,8 @@ func runUnits() {
 			os.Exit(2)
 		}
 		for i := 0; i < n; i++ {
-			outerA()
-			outerB()
+			outerA(70000)
+			outerB(30000)
 		}
 		fmt.Println("done")
 	}
@@ -114,15 +118,22 @@ func main() {
 	}
 	runtime.LockOSThread()
 	var ta, tb int64
+	// xorshift64: the calls' order and lengths (20000 to 80000 iterations).
+	state := uint64(os.Getpid())*0x9e3779b97f4a7c15 | 1
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	for time.Now().Before(end) {
+		state ^= state << 13
+		state ^= state >> 7
+		state ^= state << 17
+		n := 20000 + int(state>>8%60000)
 		t0 := threadNS()
-		outerA()
-		t1 := threadNS()
-		outerB()
-		t2 := threadNS()
-		ta += t1 - t0
-		tb += t2 - t1
+		if state%10 < 7 {
+			outerA(n)
+			ta += threadNS() - t0
+		} else {
+			outerB(n)
+			tb += threadNS() - t0
+		}
 	}
 	fmt.Printf("gosplit: a=%d b=%d\n", ta, tb)
 }
