@@ -128,8 +128,11 @@ $(B)/san/tests/test_daemon_files: $(B)/san/tests/unit/test_daemon_files.o \
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka -lm
 
 # test_uwalk builds the module's user stack walker, plain C, in userspace.
-$(B)/plain/tests/test_uwalk: $(B)/plain/kmod/uwalk.o
-$(B)/san/tests/test_uwalk: $(B)/san/kmod/uwalk.o
+$(B)/plain/tests/test_uwalk: $(B)/plain/kmod/uwalk.o $(B)/plain/kmod/jvwalk.o
+$(B)/san/tests/test_uwalk: $(B)/san/kmod/uwalk.o $(B)/san/kmod/jvwalk.o
+# test_hotspot checks its layouts with the module's HotSpot frame step.
+$(B)/plain/tests/test_hotspot: $(B)/plain/kmod/jvwalk.o $(B)/plain/kmod/uwalk.o
+$(B)/san/tests/test_hotspot: $(B)/san/kmod/jvwalk.o $(B)/san/kmod/uwalk.o
 # test_pywalk builds the module's CPython frame walker likewise.
 $(B)/plain/tests/test_pywalk: $(B)/plain/kmod/pywalk.o
 $(B)/san/tests/test_pywalk: $(B)/san/kmod/pywalk.o
@@ -511,7 +514,7 @@ $(B)/fuzz/libtaproot.a: $(call objs,fuzz/obj,$(LIB_SRCS))
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(B)/fuzz/libtaproot.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
 # fuzz_uwalk drives the module's user stack walker, built here in userspace.
-$(B)/fuzz/fuzz_uwalk: $(B)/fuzz/obj/kmod/uwalk.o
+$(B)/fuzz/fuzz_uwalk: $(B)/fuzz/obj/kmod/uwalk.o $(B)/fuzz/obj/kmod/jvwalk.o
 # fuzz_pywalk drives its CPython frame walker likewise.
 $(B)/fuzz/fuzz_pywalk: $(B)/fuzz/obj/kmod/pywalk.o
 

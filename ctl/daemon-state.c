@@ -190,6 +190,8 @@ const struct daemon_stat daemon_stats[] = {
 		      "Uploads to the module that failed otherwise." } },
 	{ KUPLOAD(python_procs) },
 	{ KUPLOAD(python_unwalked) },
+	{ KUPLOAD(jvm_procs) },
+	{ KUPLOAD(jvm_unwalked) },
 	/* Not "unwind_": those are the ends of this unwinder's walks. */
 	{ ROW("kunwind", DS_ENDS, kunwind), .name = taproot_kunwind_name, .json = "kunwind",
 	  .text = { DSL_WALKS, "", DSH_WALKS, "" },

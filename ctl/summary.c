@@ -206,6 +206,7 @@ void summary_json(struct taproot_json *j, const struct taproot_pipeline *pl,
 	taproot_json_key_u64(j, "python_frames", st.python_frames);
 	taproot_json_key_u64(j, "python_frames_gone", st.python_frames_gone);
 	taproot_json_key_u64(j, "python_frames_unplaced", st.python_frames_unplaced);
+	taproot_json_key_u64(j, "java_frames_kernel", st.java_frames_kernel);
 	taproot_json_key_u64(j, "stacks", st.stacks);
 	taproot_json_key_u64(j, "folded", st.folded);
 	taproot_json_key_u64(j, "proc_events", st.proc_events);
@@ -319,6 +320,11 @@ void summary_print_head(const struct taproot_pipeline *pl, const struct summary_
 		       PRIu64 " of code objects gone, %" PRIu64 " left out\n", "python:",
 		       st.kupload.python_procs, st.kupload.python_unwalked, st.python_frames,
 		       st.python_frames_gone, st.python_frames_unplaced);
+	if (st.kupload.jvm_procs || st.kupload.jvm_unwalked)
+		printf("  %-10s%" PRIu64 " processes' Java frames walked in the module, %" PRIu64
+		       " not (a JVM other than OpenJDK 11 to 21); %" PRIu64 " Java frames\n",
+		       "java:", st.kupload.jvm_procs, st.kupload.jvm_unwalked,
+		       st.java_frames_kernel);
 }
 
 void summary_print_tail(const struct taproot_pipeline *pl, const struct summary_info *si)

@@ -96,6 +96,7 @@
 #include <linux/xarray.h>
 
 #include "config.h"
+#include "jvwalk.h"
 #include "pywalk.h"
 #include "taproot.h"
 #include "utab.h"
@@ -138,6 +139,7 @@ struct tap_uproc {
 	size_t bytes;			/* charged */
 	struct rcu_head rcu;
 	struct taproot_python_layout py;	/* .maps.py = &py when set */
+	struct taproot_jvm_layout jvm;		/* .maps.jvm = &jvm when set */
 	struct tap_umaps maps;		/* .map = map */
 	struct tap_umap map[];
 };
@@ -961,11 +963,14 @@ static long tap_utab_maps_set(struct tap_ustore *s,
 	p->bytes = bytes;
 	p->maps.nr = a.nr;
 	p->maps.map = p->map;
-	/* The interpreter is the address space's: kept until an exec. */
+	/* The runtimes are the address space's: kept until an exec. */
 	p->maps.py = NULL;
-	if (old && old->maps.py && old->mm_id == mm_id) {
+	p->maps.jvm = NULL;
+	if (old && old->mm_id == mm_id) {
 		p->py = old->py;
-		p->maps.py = &p->py;
+		p->maps.py = old->maps.py ? &p->py : NULL;
+		p->jvm = old->jvm;
+		p->maps.jvm = old->maps.jvm ? &p->jvm : NULL;
 	}
 	tap_umaps_get(p);
 	if (old) {
@@ -986,36 +991,30 @@ err:
 }
 
 /*
- * TAPROOT_IOC_PYTHON_SET: a copy of the process's entry with the layout
- * (or without one) replaces it, as MAPS_SET replaces one, so that a
- * sample handler sees either whole.
+ * TAPROOT_IOC_PYTHON_SET and TAPROOT_IOC_JVM_SET: a copy of the process's
+ * entry with the runtime's layout (@py or @jvm, the one not NULL; @forget:
+ * without it) replaces it, as MAPS_SET replaces one, so that a sample
+ * handler sees either whole. The caller checked the layout.
  */
-static long tap_utab_python_set(struct tap_ustore *s,
-				struct taproot_python_set __user *uarg)
+static long tap_utab_runtime_set(struct tap_ustore *s, u32 pid, u32 forget, u64 token,
+				 const struct taproot_python_layout *py,
+				 const struct taproot_jvm_layout *jvm)
 {
-	struct taproot_python_set a;
 	struct tap_uproc *p, *old;
 	u64 mm_id, gen;
 	u32 tgid;
 	int err;
 
-	/* The layout steers reads of any of the process's memory: see the ABI. */
-	if (!perfmon_capable())
-		return -EPERM;
-	if (copy_from_user(&a, uarg, sizeof(a)))
-		return -EFAULT;
-	if (!a.pid || a.forget > 1 || (!a.forget && !tap_pylayout_ok(&a.layout)))
-		return -EINVAL;
 	if (!s->gen_on)
 		return -EOPNOTSUPP;
-	err = tap_utab_space(a.pid, &tgid, &mm_id, &gen, NULL, 0, NULL);
+	err = tap_utab_space(pid, &tgid, &mm_id, &gen, NULL, 0, NULL);
 	if (err)
 		return err;
 	old = tap_uproc_find(s, tgid);
 	if (!old)
 		return -ENOENT;
-	if (!a.forget && (old->mm_id != mm_id || tap_gen_busy(gen) ||
-			  tap_utab_token(s, tgid, mm_id, gen) != a.token))
+	if (!forget && (old->mm_id != mm_id || tap_gen_busy(gen) ||
+			tap_utab_token(s, tgid, mm_id, gen) != token))
 		return -ESTALE;
 
 	err = tap_utab_charge(old->bytes);
@@ -1028,15 +1027,49 @@ static long tap_utab_python_set(struct tap_ustore *s,
 	}
 	memcpy(p, old, old->bytes);
 	p->maps.map = p->map;
-	p->maps.py = NULL;
-	if (!a.forget) {
-		p->py = a.layout;
-		p->maps.py = &p->py;
+	p->maps.py = old->maps.py ? &p->py : NULL;
+	p->maps.jvm = old->maps.jvm ? &p->jvm : NULL;
+	if (py) {
+		p->py = *py;
+		p->maps.py = forget ? NULL : &p->py;
+	}
+	if (jvm) {
+		p->jvm = *jvm;
+		p->maps.jvm = forget ? NULL : &p->jvm;
 	}
 	tap_umaps_get(p);
 	hlist_replace_rcu(&old->node, &p->node);
 	call_rcu(&old->rcu, tap_uproc_free_rcu);
 	return 0;
+}
+
+static long tap_utab_python_set(struct tap_ustore *s,
+				struct taproot_python_set __user *uarg)
+{
+	struct taproot_python_set a;
+
+	/* The layout steers reads of any of the process's memory: see the ABI. */
+	if (!perfmon_capable())
+		return -EPERM;
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (!a.pid || a.forget > 1 || (!a.forget && !tap_pylayout_ok(&a.layout)))
+		return -EINVAL;
+	return tap_utab_runtime_set(s, a.pid, a.forget, a.token, &a.layout, NULL);
+}
+
+static long tap_utab_jvm_set(struct tap_ustore *s, struct taproot_jvm_set __user *uarg)
+{
+	struct taproot_jvm_set a;
+
+	/* As the CPython layout: see the ABI. */
+	if (!perfmon_capable())
+		return -EPERM;
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (!a.pid || a.forget > 1 || (!a.forget && !tap_jvlayout_ok(&a.layout)))
+		return -EINVAL;
+	return tap_utab_runtime_set(s, a.pid, a.forget, a.token, NULL, &a.layout);
 }
 
 /* ------------------------------------------------------------ the store */
@@ -1096,6 +1129,7 @@ long tap_utab_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TAPROOT_IOC_PROC_TOKEN:
 	case TAPROOT_IOC_MAPS_SET:
 	case TAPROOT_IOC_PYTHON_SET:
+	case TAPROOT_IOC_JVM_SET:
 		break;
 	default:
 		return -ENOTTY;
@@ -1120,6 +1154,9 @@ long tap_utab_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case TAPROOT_IOC_PYTHON_SET:
 		ret = tap_utab_python_set(s, uarg);
+		break;
+	case TAPROOT_IOC_JVM_SET:
+		ret = tap_utab_jvm_set(s, uarg);
 		break;
 	default:
 		ret = tap_utab_maps_set(s, uarg);

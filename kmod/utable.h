@@ -50,12 +50,14 @@ struct tap_umap {
 	const struct tap_utable *table;	/* NULL: the rbp chain (MAP_F_FP) */
 };
 
-/* The mappings of one process, and its CPython interpreter. */
+/* The mappings of one process, its CPython interpreter and its JVM. */
 struct tap_umaps {
 	__u32 nr;
 	const struct tap_umap *map;	/* nr, sorted by start, disjoint */
 	/* NULL: none described; else a layout tap_pylayout_ok() took. */
 	const struct taproot_python_layout *py;
+	/* NULL: none described; else a layout tap_jvlayout_ok() took. */
+	const struct taproot_jvm_layout *jvm;
 };
 
 #endif /* _TAPROOT_UTABLE_H */

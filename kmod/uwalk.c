@@ -10,7 +10,8 @@
  * without a table (TAPROOT_MAP_F_FP) follows the rbp chain; so does a pc
  * no row covers, unless the code at the pc is the sigreturn trampoline
  * (then every register comes from the signal frame), as lib does where an
- * ELF has no CFI there.
+ * ELF has no CFI there. A pc in no mapping but in the code heaps of the
+ * process's JVM steps by its code blob (jvwalk.c).
  *
  * What lib/unwind reads from its stack copy this walker reads with
  * tap_uwalk_read(), and the ends map one to one: a word the copy lacks
@@ -42,10 +43,8 @@
 #define __always_inline	inline __attribute__((__always_inline__))
 #endif
 
+#include "jvwalk.h"
 #include "uwalk.h"
-
-/* A step that found the caller; otherwise an enum taproot_kunwind. */
-#define TAP_UWALK_STEP_OK	TAPROOT_KUNWIND_NONE
 
 /*
  * The x86-64 rt_sigframe a signal handler returns through: at the sp of
@@ -63,17 +62,6 @@ static const __u8 tap_sigreturn_code[9] = {
 /* What a pc no row covers follows, as lib's rules[0]. */
 static const struct taproot_unwind_rule tap_rule_none = {
 	.kind = TAPROOT_RULE_NONE,
-};
-
-/*
- * The caller's frame, as one step found it. A step sets bp_known and
- * signal, and of regs ip, sp and bp (0 when lost); a signal frame's, every
- * register. The rest of regs is stale: not read.
- */
-struct tap_uwalk_next {
-	struct taproot_user_regs regs;	/* ip, sp, bp; all after a signal */
-	int bp_known;
-	int signal;		/* restored by a signal frame: exact, all known */
 };
 
 /*
@@ -144,6 +132,11 @@ static __always_inline int tap_uwalk_rd(struct tap_uwalk *w, __u64 *dst, __u64 a
 	}
 	w->reads++;
 	return tap_uwalk_read(dst, addr, len);
+}
+
+int tap_uwalk_stack(struct tap_uwalk *w, __u64 *dst, __u64 addr, __u32 len)
+{
+	return tap_uwalk_rd(w, dst, addr, len);
 }
 
 /*
@@ -245,8 +238,8 @@ tap_uwalk_rule(struct tap_uwalk *w, const struct tap_utable *t, __u64 vaddr)
  * rbp is known, 8-aligned, at or above sp (and the leaf's sp), and the
  * saved rbp is 0 or above it: lib/unwind's step_fp().
  */
-static int tap_uwalk_fp(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
-			struct tap_uwalk_next *n)
+int tap_uwalk_fp(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
+		 struct tap_uwalk_next *n)
 {
 	__u64 bp = w->regs.bp, words[2];
 
@@ -400,6 +393,12 @@ static __u64 tap_uwalk_lookup_pc(__u64 pc, int exact)
 	return exact ? pc : pc - 1;
 }
 
+/* Whether the code at @pc (@exact, or a return address) is its JVM's. */
+static int tap_uwalk_in_jvm(const struct tap_umaps *maps, __u64 pc, int exact)
+{
+	return maps && maps->jvm && tap_jvm_in_code(maps->jvm, tap_uwalk_lookup_pc(pc, exact));
+}
+
 /*
  * One step up from the frame in w->regs, whose pc is exact (the leaf's, or
  * one a signal frame restored: w->exact) or a return address, in mapping
@@ -445,6 +444,7 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 	const struct tap_umap *m;
 	__u32 max = w->max_frames;
 	int bp_known = 1, end = TAPROOT_KUNWIND_MAX_FRAMES;
+	__u64 upc;
 
 	w->win = w->no_window ? NULL : &win;
 	w->nr = 0;
@@ -464,11 +464,16 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 	for (;;) {
 		n.bp_known = 0;
 		n.signal = 0;
-		if (!m) {
+		if (m) {
+			end = tap_uwalk_step(w, m, bp_known, stack_lo, &n);
+		} else if (tap_uwalk_in_jvm(w->maps, w->regs.ip, w->exact)) {
+			/* Its pc goes to the ring as the JVM's code or method. */
+			end = tap_jvwalk_step(w, w->maps->jvm, bp_known, stack_lo, &n, &upc);
+			if (end == TAP_UWALK_STEP_OK)
+				pcs[w->nr - 1] = upc;
+		} else {
 			end = TAPROOT_KUNWIND_NO_MAPPING;
-			break;
 		}
-		end = tap_uwalk_step(w, m, bp_known, stack_lo, &n);
 		if (end != TAP_UWALK_STEP_OK)
 			break;
 		/*
@@ -496,13 +501,14 @@ void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 			break;
 		}
 		/*
-		 * A pc read from memory is kept only in an uploaded mapping:
-		 * the walk stops before any other word reaches the ring, and
+		 * A pc read from memory is kept only in an uploaded mapping
+		 * or its JVM's code heaps (which its step then names): the
+		 * walk stops before any other word reaches the ring, and
 		 * w->regs stay those of the last pc kept.
 		 */
 		m = tap_uwalk_map(w->maps, m,
 				  tap_uwalk_lookup_pc(n.regs.ip, n.signal));
-		if (!m) {
+		if (!m && !tap_uwalk_in_jvm(w->maps, n.regs.ip, n.signal)) {
 			end = TAPROOT_KUNWIND_NO_MAPPING;
 			break;
 		}

@@ -482,6 +482,7 @@ const char *taproot_rec_type_name(unsigned int type);
 struct taproot_table_add;	/* <linux/taproot.h> */
 struct taproot_proc_map;
 struct taproot_python_layout;
+struct taproot_jvm_layout;
 
 /*
  * Upload the table @t describes (its table_id is not read). 0 (a new
@@ -537,6 +538,10 @@ int taproot_count_check(const struct taproot_count *e, uint32_t nr_cpus, const c
  */
 int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
 			    const struct taproot_python_layout *layout);
+
+/* The same for its HotSpot JVM's code cache (ABI: "HotSpot frames"). */
+int taproot_ring_jvm_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
+			 const struct taproot_jvm_layout *layout);
 
 /*
  * "none", "complete", "max-frames", "no-proc", ...: enum taproot_kunwind

@@ -56,6 +56,7 @@ static const char *const tp_feature_names[64] = {
 	[7] = "follow",		/* TAPROOT_FEAT_FOLLOW */
 	[8] = "python",		/* TAPROOT_FEAT_PYTHON */
 	[9] = "count",		/* TAPROOT_FEAT_COUNT */
+	[10] = "jvm",		/* TAPROOT_FEAT_JVM */
 };
 _Static_assert(TAPROOT_FEAT_SAMPLING == 1ULL << 0 && TAPROOT_FEAT_KSTACK == 1ULL << 1 &&
 	       TAPROOT_FEAT_USTACK == 1ULL << 2 && TAPROOT_FEAT_SCHED_EVENTS == 1ULL << 3 &&
@@ -64,6 +65,7 @@ _Static_assert(TAPROOT_FEAT_SAMPLING == 1ULL << 0 && TAPROOT_FEAT_KSTACK == 1ULL
 _Static_assert(TAPROOT_FEAT_FOLLOW == 1ULL << 7, "tp_feature_names: follow");
 _Static_assert(TAPROOT_FEAT_PYTHON == 1ULL << 8, "tp_feature_names: python");
 _Static_assert(TAPROOT_FEAT_COUNT == 1ULL << 9, "tp_feature_names: count");
+_Static_assert(TAPROOT_FEAT_JVM == 1ULL << 10, "tp_feature_names: jvm");
 
 const char *taproot_feature_name(unsigned int bit)
 {

@@ -126,17 +126,12 @@ int taproot_ring_maps_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
 	}
 }
 
-int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
-			    const struct taproot_python_layout *layout)
+/* A runtime's layout set (@cmd, @a): 0 or why not, for @what ("interpreter", "JVM"). */
+static int tp_utab_runtime_set(struct taproot_ring *r, unsigned long cmd, void *a, uint32_t pid,
+			       const char *what)
 {
-	struct taproot_python_set a = { .pid = pid, .token = token };
-	int err;
+	int err = tp_utab_ioctl(r, cmd, a);
 
-	if (layout)
-		a.layout = *layout;
-	else
-		a.forget = 1;
-	err = tp_utab_ioctl(r, TAPROOT_IOC_PYTHON_SET, &a);
 	switch (err) {
 	case 0:
 		return 0;
@@ -144,17 +139,42 @@ int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token
 	case -ESRCH:
 		return tp_utab_proc_err(err, pid);
 	case -ENOENT:
-		return tp_err(err, "process %u: no mappings uploaded for its interpreter", pid);
+		return tp_err(err, "process %u: no mappings uploaded for its %s", pid, what);
 	case -EPERM:
-		return tp_err(err, "process %u: describing an interpreter takes CAP_PERFMON "
-			      "or CAP_SYS_ADMIN, now", pid);
+		return tp_err(err, "process %u: describing its %s takes CAP_PERFMON "
+			      "or CAP_SYS_ADMIN, now", pid, what);
 	case -EINVAL:
-		return tp_err(err, "process %u: the module refused its interpreter's layout", pid);
+		return tp_err(err, "process %u: the module refused its %s's layout", pid, what);
 	case -ENOTTY:
-		return tp_err(err, "process %u: this taproot module walks no Python frames", pid);
+		return tp_err(err, "process %u: this taproot module does not walk its %s",
+			      pid, what);
 	default:
-		return tp_utab_err(err, "interpreter upload");
+		return tp_utab_err(err, "runtime layout upload");
 	}
+}
+
+int taproot_ring_python_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
+			    const struct taproot_python_layout *layout)
+{
+	struct taproot_python_set a = { .pid = pid, .token = token };
+
+	if (layout)
+		a.layout = *layout;
+	else
+		a.forget = 1;
+	return tp_utab_runtime_set(r, TAPROOT_IOC_PYTHON_SET, &a, pid, "interpreter");
+}
+
+int taproot_ring_jvm_set(struct taproot_ring *r, uint32_t pid, uint64_t token,
+			 const struct taproot_jvm_layout *layout)
+{
+	struct taproot_jvm_set a = { .pid = pid, .token = token };
+
+	if (layout)
+		a.layout = *layout;
+	else
+		a.forget = 1;
+	return tp_utab_runtime_set(r, TAPROOT_IOC_JVM_SET, &a, pid, "JVM");
 }
 
 int taproot_ring_counts_drain(struct taproot_ring *r, struct taproot_count *entries,

@@ -62,6 +62,13 @@ struct kt_table {
 	uint8_t build_id[TAPROOT_BUILD_ID_MAX];
 };
 
+/* A runtime of a process, as described to the module. */
+struct kt_runtime {
+	uint64_t token;			/* it was looked at with; 0 none */
+	bool walked;			/* one was described */
+	bool refused;			/* one was found that is not walked */
+};
+
 /* One process met in fallback samples. */
 struct kt_proc {
 	struct kt_proc *next;		/* hash chain */
@@ -74,9 +81,8 @@ struct kt_proc {
 	bool check;			/* ... only on evidence older than the set */
 	bool put_off;			/* ... and counted deferred */
 	uint64_t token;			/* of the mappings it holds */
-	uint64_t python;		/* token its interpreter was looked at with; 0 none */
-	bool python_walked;		/* an interpreter of it was described */
-	bool python_refused;		/* one was found that taproot does not walk */
+	struct kt_runtime python;	/* its CPython interpreter */
+	struct kt_runtime jvm;		/* its HotSpot JVM */
 	uint64_t set_ns;		/* when they were set (MAPS_SET returned) */
 	uint64_t tried_ns;		/* last upload */
 	uint64_t seen_ns;		/* last fallback sample */
@@ -92,6 +98,7 @@ struct tp_ktables {
 	struct tp_kops ops;
 	bool disabled;			/* the module has no such ioctls */
 	bool no_python;			/* the module took no PYTHON_SET */
+	bool no_jvm;			/* the module took no JVM_SET */
 	bool full;			/* ENOSPC, nothing freed since */
 	uint32_t skip;			/* a process never uploaded (the consumer's) */
 
@@ -146,6 +153,12 @@ static int kt_python_set(void *ring, uint32_t pid, uint64_t token,
 	return taproot_ring_python_set(ring, pid, token, layout);
 }
 
+static int kt_jvm_set(void *ring, uint32_t pid, uint64_t token,
+		      const struct taproot_jvm_layout *layout)
+{
+	return taproot_ring_jvm_set(ring, pid, token, layout);
+}
+
 static uint64_t kt_now(void)
 {
 	return tp_clock_ns(CLOCK_MONOTONIC);
@@ -157,6 +170,7 @@ static const struct tp_kops kt_ring_ops = {
 	.proc_token = kt_proc_token,
 	.maps_set = kt_maps_set,
 	.python_set = kt_python_set,
+	.jvm_set = kt_jvm_set,
 	.now_ns = kt_now,
 };
 
@@ -545,40 +559,67 @@ static void kt_proc_set(struct tp_ktables *k, struct kt_proc *e, uint64_t token,
 }
 
 /*
- * After @e's mappings were set with @token: describe its CPython
- * interpreter to the module, if it runs one taproot walks. -ESTALE as a
- * MAPS_SET's, for the caller to try again; any other refusal is counted
- * and not tried again with this token.
+ * Runtime @rt of a process, looked at with @token: @found is what looking
+ * for it gave (0: a layout, -ENOENT: none, other: one that is not walked),
+ * @set what the module answered (0 when @found was not 0). Returns -ESTALE
+ * as a MAPS_SET's, for the caller to try again; any other refusal is
+ * counted and not tried again with this token. A module without the
+ * ioctl (-ENOTTY) sets *@unsupported: the mappings still go.
  */
-static int kt_python(struct tp_ktables *k, struct kt_proc *e, struct taproot_proc *proc,
-		     uint64_t token)
+static int kt_runtime_done(struct tp_ktables *k, struct kt_runtime *rt, uint64_t token,
+			   int found, int set, bool *unsupported, uint64_t *walked,
+			   uint64_t *unwalked)
 {
-	const struct taproot_pyproc *py;
-	int err;
-
-	if (!k->ops.python_set || k->no_python || e->python == token)
-		return 0;
-	err = taproot_proc_python(proc, &py);
-	if (err == -ENOENT)
-		return 0;
-	if (err < 0) {
-		/* Not a version or C library it knows: its C frames only. */
-		k->st.python_unwalked += !e->python_refused;
-		e->python_refused = true;
-		e->python = token;
+	if (found == -ENOENT)
+		return 0;	/* none yet: looked for again at the next upload */
+	if (found < 0) {
+		*unwalked += !rt->refused;
+		rt->refused = true;
+		rt->token = token;
 		return 0;
 	}
-	err = k->ops.python_set(k->ring, e->pid, token, &py->layout);
-	if (err == -ESTALE)
-		return err;
-	if (err == -ENOTTY)
-		k->no_python = true;	/* a module without it: mappings still go */
-	else if (err)
-		kt_error(k, err);
-	else if (!e->python_walked)
-		k->st.python_procs++;
-	e->python_walked |= !err;
-	e->python = token;
+	if (set == -ESTALE)
+		return set;
+	if (set == -ENOTTY)
+		*unsupported = true;
+	else if (set)
+		kt_error(k, set);
+	else if (!rt->walked)
+		(*walked)++;
+	rt->walked |= !set;
+	rt->token = token;
+	return 0;
+}
+
+/*
+ * After @e's mappings were set with @token: describe its CPython
+ * interpreter and its HotSpot JVM to the module, where it runs ones the
+ * module walks (kt_runtime_done()).
+ */
+static int kt_runtimes(struct tp_ktables *k, struct kt_proc *e, struct taproot_proc *proc,
+		       uint64_t token)
+{
+	const struct taproot_pyproc *py;
+	struct taproot_jvm_layout jvm;
+	int found, set = 0, err;
+
+	if (k->ops.python_set && !k->no_python && e->python.token != token) {
+		found = taproot_proc_python(proc, &py);
+		if (!found)
+			set = k->ops.python_set(k->ring, e->pid, token, &py->layout);
+		err = kt_runtime_done(k, &e->python, token, found, set, &k->no_python,
+				      &k->st.python_procs, &k->st.python_unwalked);
+		if (err)
+			return err;
+	}
+	if (k->ops.jvm_set && !k->no_jvm && e->jvm.token != token) {
+		found = taproot_proc_jvm_layout(proc, &jvm);
+		if (found == -ENOMEM)
+			return found;
+		set = found ? 0 : k->ops.jvm_set(k->ring, e->pid, token, &jvm);
+		return kt_runtime_done(k, &e->jvm, token, found, set, &k->no_jvm,
+				       &k->st.jvm_procs, &k->st.jvm_unwalked);
+	}
 	return 0;
 }
 
@@ -620,7 +661,7 @@ static int kt_upload_once(struct tp_ktables *k, struct kt_proc *e)
 	err = k->ops.maps_set(k->ring, e->pid, token, k->maps, (uint32_t)n);
 	if (!err) {
 		kt_proc_set(k, e, token, (uint32_t)n, left_out);
-		err = kt_python(k, e, proc, token);
+		err = kt_runtimes(k, e, proc, token);
 	}
 	return err;
 }

@@ -65,6 +65,7 @@ struct taproot_unwinder;
 struct taproot_table_add;
 struct taproot_proc_map;
 struct taproot_python_layout;
+struct taproot_jvm_layout;
 
 /* Cumulative counters of the uploads (now: current values). */
 struct taproot_kupload_stats {
@@ -86,6 +87,8 @@ struct taproot_kupload_stats {
 	uint64_t procs;			/* now: processes with mappings uploaded */
 	uint64_t python_procs;		/* processes whose interpreter was described */
 	uint64_t python_unwalked;	/* interpreters found that taproot does not walk */
+	uint64_t jvm_procs;		/* processes whose JVM was described */
+	uint64_t jvm_unwalked;		/* JVMs found that the module does not walk */
 };
 
 /* X(FIELD) for each field of taproot_kupload_stats, in order: its writers' list. */
@@ -93,7 +96,8 @@ struct taproot_kupload_stats {
 	X(tables_uploaded) X(table_bytes) X(tables_existed) X(tables_deleted)	\
 	X(maps_uploaded) X(maps_forgotten) X(maps_fp) X(maps_left_out)		\
 	X(stale_retries) X(budget_refusals) X(deferred) X(maps_current)	\
-	X(errors) X(work_ns) X(tables) X(procs) X(python_procs) X(python_unwalked)
+	X(errors) X(work_ns) X(tables) X(procs) X(python_procs) X(python_unwalked) \
+	X(jvm_procs) X(jvm_unwalked)
 
 struct tp_ktables;
 
@@ -107,6 +111,9 @@ struct tp_kops {
 	/* NULL: none (a fake ring that walks no Python) */
 	int (*python_set)(void *ring, uint32_t pid, uint64_t token,
 			  const struct taproot_python_layout *layout);
+	/* NULL: none (a fake ring that walks no JVM) */
+	int (*jvm_set)(void *ring, uint32_t pid, uint64_t token,
+		       const struct taproot_jvm_layout *layout);
 	uint64_t (*now_ns)(void);	/* CLOCK_MONOTONIC */
 };
 

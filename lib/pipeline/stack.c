@@ -210,11 +210,11 @@ static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 		return e;
 	}
 	p->st.sym_cache_misses++;
-	if (proc && taproot_pc_is_jvm_interp(pc)) {
-		/* Interpreted Java frames: a mapping of their own, where their pcs lie. */
+	if (proc && taproot_pc_is_jvm(pc)) {
+		/* Java frames: a mapping of their own, where their pcs lie. */
 		have_map = true;
-		mstart = TAPROOT_PC_JVM_INTERP;
-		mend = TAPROOT_PC_JVM_INTERP << 1;
+		mstart = 1ULL << 62;
+		mend = 1ULL << 63;
 		nr = taproot_sym_user(p->sym, proc, pc, flags, &sf);
 	} else if (proc) {
 		if (taproot_proc_find_map(proc, address, &m) == 0) {
@@ -494,23 +494,27 @@ static int pl_jvm_frame_size(struct taproot_proc *proc, const struct taproot_unw
 
 /*
  * A frame in a JVM's code cache, by its blob (the OpenTelemetry profiler's
- * HotSpot unwinder does the same): compiled code keeps no frame pointer,
- * its frames are as large as the blob says once its prologue is done; the
- * interpreter's frames chain by rbp and keep their caller's sp; stubs
- * without a frame size keep rbp. An interpreted frame's method is noted
- * in p->pcnames, named in its place.
+ * HotSpot unwinder does the same, and so does the module's walker,
+ * kmod/jvwalk.c, whose steps these are): compiled code keeps no frame
+ * pointer, its frames are as large as the blob says once its prologue is
+ * done; the interpreter's frames chain by rbp and keep their caller's sp;
+ * stubs without a frame size keep rbp. The frame's pc, as the module's
+ * walker writes it (an interpreted frame's method, or the code with its
+ * compile id), is noted in p->pcnames, which take the pcs' places.
  */
 int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_jit *f, void *arg)
 {
 	const struct pl_unwind_arg *a = arg;
-	uint64_t lookup = at->exact ? at->pc : at->pc - 1, method, bcp, name = 0;
+	uint64_t lookup = at->exact ? at->pc : at->pc - 1, method, bcp, name, orig;
 	unsigned int i = a->at + at->index;
 	struct tp_jvm_blob b;
 	uint8_t code[TP_JVM_EPILOGUE_BYTES];
-	int named;
+	int named, ret;
 
 	if (taproot_proc_jvm_blob(a->proc, lookup, &b) < 0)
 		return 0;
+	name = taproot_jvm_code_pc(at->pc, b.compile_id);
+	ret = 1;
 	switch (b.kind) {
 	case TP_JVM_BLOB_INTERPRETER:
 		if (!at->bp || taproot_unwind_at_read(at, at->bp - PL_JVM_INTERP_METHOD, &method) < 0)
@@ -521,40 +525,47 @@ int tp_pl_unwind_jit(const struct taproot_unwind_at *at, struct taproot_unwind_j
 		if (named != 0) {
 			if (taproot_unwind_at_read(at, at->bp - PL_JVM_INTERP_BCP, &bcp) < 0)
 				bcp = 0;
-			named = taproot_proc_jvm_interp_pc(a->proc, method, bcp, &name);
-		}
-		if (named >= 0 && i < a->p->max_pcs) {
-			a->p->pcnames[i] = name;
-			a->p->pcnames_set = true;
+			taproot_proc_jvm_interp_pc(a->proc, method, bcp, &name);
 		}
 		f->kind = TAPROOT_JIT_INTERP;
-		return 1;
+		break;
 	case TP_JVM_BLOB_VTABLE:
 		f->kind = TAPROOT_JIT_SP;
 		f->size = 8;
-		return 1;
+		break;
 	case TP_JVM_BLOB_NMETHOD:
 	case TP_JVM_BLOB_NATIVE:
-		if (at->pc == b.deopt_handler)
+		if (at->pc == b.deopt_handler) {
 			f->orig_pc_off = b.orig_pc_offset;
+			/* Named for the pc it had, as the unwinder gives it. */
+			if (b.orig_pc_offset >= 0 &&
+			    taproot_unwind_at_read(at, at->sp + (uint64_t)b.orig_pc_offset,
+						   &orig) == 0 && orig)
+				name = taproot_jvm_code_pc(orig, b.compile_id);
+		}
 		f->kind = TAPROOT_JIT_SP;
 		/* In the prologue: the return address, then rbp, pushed so far. */
 		if (at->exact && lookup < b.code_begin + b.frame_complete) {
 			f->size = lookup + PL_JVM_PROLOGUE_TAIL >= b.code_begin + b.frame_complete ?
 				  16 : 8;
-			return 1;
+			break;
 		}
 		/* Sampled in its epilogue: the frame released already. */
 		if (at->exact && taproot_proc_read_mem(a->proc, at->pc, code, sizeof(code)) == 0 &&
 		    (f->size = tp_jvm_epilogue(code)))
-			return 1;
-		return pl_jvm_frame_size(a->proc, at, b.frame_size, &f->size);
+			break;
+		ret = pl_jvm_frame_size(a->proc, at, b.frame_size, &f->size);
+		break;
 	case TP_JVM_BLOB_STUB:
 		f->kind = b.frame_size ? TAPROOT_JIT_SP : TAPROOT_JIT_FP;
 		f->size = b.frame_size;
-		return 1;
+		break;
 	}
-	return 0;
+	if (ret == 1 && i < a->p->max_pcs) {
+		a->p->pcnames[i] = name;
+		a->p->pcnames_set = true;
+	}
+	return ret;
 }
 
 /*
@@ -572,6 +583,10 @@ static void pl_user_unwind(struct taproot_pipeline *p, const struct pl_capture *
 
 	err = taproot_unwind_from(p->unwinder, &arg, c->regs, start, c->ustack, c->ustack_len,
 				  p->pcs + at, p->pcflags + at, max, res);
+	/* Java frames as the module's walker gives them. */
+	for (unsigned int i = at; p->pcnames_set && i < at + res->nr; i++)
+		if (p->pcnames[i])
+			p->pcs[i] = p->pcnames[i];
 	p->st.unwind_ns += tp_clock_ns(CLOCK_MONOTONIC) - t0;
 	p->st.unwind_frames += res->nr;
 	/* -ENOMEM: the pcs found so far are there; go on with them. */
@@ -619,6 +634,8 @@ static void pl_user_pcs(struct taproot_pipeline *p, const struct pl_capture *c,
 		memset(p->pcnames, 0, p->max_pcs * sizeof(p->pcnames[0]));
 		p->pcnames_set = false;
 	}
+	for (unsigned int i = 0; i < c->upc_nr; i++)
+		p->st.java_frames_kernel += taproot_pc_is_jvm(c->upcs[i]);
 	switch (c->upcs_mode) {
 	case PL_UPCS_WHOLE:
 		memset(res, 0, sizeof(*res));
@@ -790,8 +807,7 @@ static int pl_stack_user(struct taproot_pipeline *p, const struct pl_capture *c,
 				return tp_err(-ENOMEM, NULL);
 			continue;
 		}
-		e = p->pcnames[i] ? pl_symbolize(p, proc, p->pcnames[i], 0) :
-				    pl_symbolize(p, proc, p->pcs[i], fl);
+		e = pl_symbolize(p, proc, p->pcs[i], fl);
 		if (!e)
 			return tp_err(-ENOMEM, NULL);
 		if (pl_add_sym(p, &nf, e) < 0)

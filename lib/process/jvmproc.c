@@ -119,7 +119,7 @@ int taproot_proc_jvm_blob(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_
 }
 
 /* The Method* bits of an interpreted frame's pc (its address >> 3). */
-#define JVM_INTERP_METHOD_MASK	((1ULL << TAPROOT_PC_JVM_BCI_SHIFT) - 1)
+#define JVM_INTERP_METHOD_MASK	((1ULL << TAPROOT_UPC_JVM_BCI_SHIFT) - 1)
 
 bool taproot_proc_jvm_owns(struct taproot_proc *proc, uint64_t start, uint64_t end)
 {
@@ -148,15 +148,15 @@ int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint6
 		return err;
 	err = tp_jvm_bci(j, method, bcp, jvm_read, proc, &bci) < 0;
 	if (err)
-		bci = TAPROOT_PC_JVM_BCI_NONE;
-	*pc = TAPROOT_PC_JVM_INTERP | (uint64_t)bci << TAPROOT_PC_JVM_BCI_SHIFT | method >> 3;
+		bci = TAPROOT_UPC_JVM_BCI_NONE;
+	*pc = TAPROOT_UPC_JVM_METHOD | (uint64_t)bci << TAPROOT_UPC_JVM_BCI_SHIFT | method >> 3;
 	return err;
 }
 
 int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
 				  struct tp_jvm_frame *fr)
 {
-	uint32_t bci = (uint32_t)(pc >> TAPROOT_PC_JVM_BCI_SHIFT) & 0xffff;
+	uint32_t bci = (uint32_t)(pc >> TAPROOT_UPC_JVM_BCI_SHIFT) & 0xffff;
 	struct tp_jvm *j;
 	int err;
 
@@ -166,4 +166,58 @@ int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
 		return err;
 	err = tp_jvm_method_frame(j, (pc & JVM_INTERP_METHOD_MASK) << 3, bci, jvm_read, proc, fr);
 	return err < 0 ? -ENOENT : 0;
+}
+
+/*
+ * The address of code pc @upc: the one in the 2 GiB from the JVM's lowest
+ * heap with its low 31 bits, as the heaps lie within 2 GiB of it.
+ */
+static uint64_t jvm_code_addr(const struct tp_jvm *j, uint64_t upc)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (unsigned int i = 0; i < j->nr_heaps; i++)
+		if (j->heap[i].low < lo)
+			lo = j->heap[i].low;
+	return lo + ((upc - lo) & TAPROOT_UPC_JVM_PC_MASK);
+}
+
+int taproot_proc_jvm_code_frames(struct taproot_proc *proc, uint64_t upc,
+				 struct tp_jvm_frame *fr, int max)
+{
+	uint32_t id = (uint32_t)(upc >> TAPROOT_UPC_JVM_ID_SHIFT) & TAPROOT_UPC_JVM_NOID;
+	struct tp_jvm_blob b;
+	struct tp_jvm *j;
+	uint64_t pc;
+	int err;
+
+	if ((upc >> 60) != (TAPROOT_UPC_JVM_CODE >> 60))
+		return -ENOENT;
+	if ((err = proc_jvm_code(proc, 0, &j)) < 0)
+		return err;
+	if (!j->nr_heaps && tp_jvm_read_heaps(j, jvm_read, proc) < 0)
+		return -ENOENT;
+	pc = jvm_code_addr(j, upc);
+	if ((err = proc_jvm_code(proc, pc, &j)) < 0)
+		return err;
+	if (id != TAPROOT_UPC_JVM_NOID &&
+	    (tp_jvm_blob(j, pc, jvm_read, proc, &b) < 0 || b.compile_id < 0 ||
+	     ((uint32_t)b.compile_id & TAPROOT_UPC_JVM_NOID) != id))
+		return -ESTALE;
+	err = tp_jvm_frames(j, pc, jvm_read, proc, fr, max);
+	return err < 0 ? -ENOENT : err;
+}
+
+int taproot_proc_jvm_layout(struct taproot_proc *proc, struct taproot_jvm_layout *l)
+{
+	struct tp_jvm *j;
+	int err = proc_jvm_get(proc, &j);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err < 0)
+		return err == -ENOTSUP ? err : -ENOENT;
+	if (!j->nr_heaps && tp_jvm_read_heaps(j, jvm_read, proc) < 0)
+		return -ENOENT;
+	return tp_jvm_layout(j, l);
 }

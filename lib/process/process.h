@@ -371,22 +371,32 @@ int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jv
 int taproot_proc_jvm_blob(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_blob *b);
 
 /*
- * An interpreted Java frame stands for a pc to the symbolizer: its Method*
- * (8-aligned, below 2^47: 44 bits once shifted) and bytecode index (16
- * bits) under this bit, a non-canonical address that no user or kernel
- * pc can be. taproot_proc_jvm_interp_pc() makes one from the frame's
- * Method* and bytecode pointer (reading the method's ConstMethod now: the
- * frame is being unwound); taproot_sym_user() names it as
- * "package.Class.method" with file and line.
+ * A Java frame stands for a pc that no code can have, as the module's
+ * walker writes it (<linux/taproot.h>, "HotSpot frames"): an interpreted
+ * frame's Method* and bytecode index (TAPROOT_UPC_JVM_METHOD), or code of
+ * the code cache with its compile id (TAPROOT_UPC_JVM_CODE). The
+ * unwinder's JIT frames are given the same, so that both walks agree;
+ * taproot_sym_user() names them ("package.Class.method", file and line).
  */
-#define TAPROOT_PC_JVM_INTERP	(1ULL << 62)
-#define TAPROOT_PC_JVM_BCI_SHIFT	44
-#define TAPROOT_PC_JVM_BCI_NONE		TP_JVM_BCI_NONE	/* no bytecode index: no line */
+static inline bool taproot_pc_is_jvm(uint64_t pc)
+{
+	return pc >> 62 == 1;
+}
 
 /* Whether @pc is an interpreted Java frame's (bits 63..60 are 0100). */
 static inline bool taproot_pc_is_jvm_interp(uint64_t pc)
 {
-	return pc >> 60 == TAPROOT_PC_JVM_INTERP >> 60;
+	return pc >> 60 == TAPROOT_UPC_JVM_METHOD >> 60;
+}
+
+/* The pc of code at @pc of the code cache, in a blob of @compile_id (< 0: none). */
+static inline uint64_t taproot_jvm_code_pc(uint64_t pc, int32_t compile_id)
+{
+	uint64_t id = compile_id < 0 ? TAPROOT_UPC_JVM_NOID :
+				       (uint32_t)compile_id & TAPROOT_UPC_JVM_NOID;
+
+	return TAPROOT_UPC_JVM_CODE | id << TAPROOT_UPC_JVM_ID_SHIFT |
+	       (pc & TAPROOT_UPC_JVM_PC_MASK);
 }
 
 /*
@@ -407,6 +417,22 @@ int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint6
 /* The frame of interpreted-frame pc @pc into @fr: 0, -ENOENT, -ENOMEM. */
 int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
 				  struct tp_jvm_frame *fr);
+
+/*
+ * The frames of code pc @pc (TAPROOT_UPC_JVM_CODE) as taproot_proc_jvm_frames()
+ * gives them, once the blob there is the one of the pc's compile id:
+ * -ESTALE when it is not (the JIT freed the code and reused its space
+ * since the sample), else as taproot_proc_jvm_frames().
+ */
+int taproot_proc_jvm_code_frames(struct taproot_proc *proc, uint64_t pc,
+				 struct tp_jvm_frame *fr, int max);
+
+/*
+ * The layout of @proc's JVM for the module's walker (tp_jvm_layout()),
+ * its heaps read again if none were: 0, -ENOENT (no JVM, or no heap
+ * yet), -ENOTSUP (one the module cannot walk), -ENOMEM.
+ */
+int taproot_proc_jvm_layout(struct taproot_proc *proc, struct taproot_jvm_layout *l);
 
 /*
  * Read @len bytes at @addr of the live @proc's memory (process_vm_readv():

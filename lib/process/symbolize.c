@@ -1174,17 +1174,30 @@ static int tp_sym_jvm_frames(struct taproot_sym *s, const struct tp_jvm_frame *j
 	return nr;
 }
 
-/* An interpreted Java frame (TAPROOT_PC_JVM_INTERP): its method, file, line. */
-static int tp_sym_jvm_interp(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc)
+/*
+ * A Java frame's pc (TAPROOT_UPC_JVM_*): an interpreted frame's method,
+ * file and line; compiled code's methods, or a stub's name.
+ */
+static int tp_sym_jvm(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc)
 {
-	struct tp_jvm_frame jf;
-	int err = taproot_proc_jvm_interp_frame(proc, pc, &jf);
+	struct tp_jvm_frame jf[TP_INLINE_MAX];
+	int nr;
 
-	if (err == -ENOMEM)
-		return err;
-	if (err < 0)
-		return tp_sym_unknown(s, "[java: method gone]", "[java]", pc);
-	return tp_sym_jvm_frames(s, &jf, 1, pc);
+	if (taproot_pc_is_jvm_interp(pc)) {
+		nr = taproot_proc_jvm_interp_frame(proc, pc, jf);
+		if (nr == 0)
+			nr = 1;
+	} else {
+		nr = taproot_proc_jvm_code_frames(proc, pc, jf, TP_INLINE_MAX);
+	}
+	if (nr == -ENOMEM)
+		return nr;
+	if (nr == -ESTALE)
+		return tp_sym_unknown(s, "[java: code freed]", "[java]", pc);
+	if (nr <= 0)
+		return tp_sym_unknown(s, taproot_pc_is_jvm_interp(pc) ? "[java: method gone]" :
+					 "[java: code gone]", "[java]", pc);
+	return tp_sym_jvm_frames(s, jf, nr, pc);
 }
 
 int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t pc,
@@ -1196,8 +1209,8 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 
 	tp_sym_reset(s);
 	*frames = s->frames;
-	if (taproot_pc_is_jvm_interp(pc))
-		return tp_sym_jvm_interp(s, proc, pc);
+	if (taproot_pc_is_jvm(pc))
+		return tp_sym_jvm(s, proc, pc);
 	if ((flags & TAPROOT_SYM_RETADDR) && pc)
 		pc--;
 	err = taproot_proc_find_map(proc, pc, &m);

@@ -76,6 +76,7 @@ static const struct {
 						 "CodeBlob", "_frame_complete"),
 	[TP_JVMF_DEOPT_HANDLER] = JVM_FIELD("CompiledMethod", "_deopt_handler_begin"),
 	[TP_JVMF_ORIG_PC] = JVM_FIELD("nmethod", "_orig_pc_offset"),
+	[TP_JVMF_COMPILE_ID] = JVM_FIELD("nmethod", "_compile_id"),
 };
 
 /* Bounds on what the process's tables may say. */
@@ -681,10 +682,12 @@ int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 	b->frame_size = (uint32_t)words * 8;
 	b->frame_complete = complete > 0 ? (uint32_t)complete : 0;
 	b->orig_pc_offset = -1;
+	b->compile_id = -1;
 	if (!strcmp(name, "nmethod") || !strcmp(name, "native nmethod")) {
 		b->kind = !strcmp(name, "nmethod") ? TP_JVM_BLOB_NMETHOD : TP_JVM_BLOB_NATIVE;
 		if (jvm_u64(rd, ctx, blob + f[TP_JVMF_DEOPT_HANDLER], &b->deopt_handler) ||
-		    rd(ctx, blob + f[TP_JVMF_ORIG_PC], &b->orig_pc_offset, 4) < 0)
+		    rd(ctx, blob + f[TP_JVMF_ORIG_PC], &b->orig_pc_offset, 4) < 0 ||
+		    rd(ctx, blob + f[TP_JVMF_COMPILE_ID], &b->compile_id, 4) < 0)
 			return -EFAULT;
 		if (b->orig_pc_offset < 0 || (uint64_t)b->orig_pc_offset + 8 > b->frame_size)
 			b->orig_pc_offset = -1;
@@ -696,6 +699,59 @@ int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 		b->kind = TP_JVM_BLOB_STUB;
 	}
 	return 0;
+}
+
+/* Offset @off of a field of @size bytes into *@dst when it ends by @max. */
+static bool jvm_layout_off(uint64_t off, unsigned int size, unsigned int max, uint16_t *dst)
+{
+	if (off + size > max)
+		return false;
+	*dst = (uint16_t)off;
+	return true;
+}
+
+int tp_jvm_layout(const struct tp_jvm *j, struct taproot_jvm_layout *l)
+{
+	const uint64_t *f = j->field;
+	uint64_t lo = UINT64_MAX;
+
+	memset(l, 0, sizeof(*l));
+	if (!j->nr_heaps)
+		return -ENOENT;
+	if (j->nr_heaps > TAPROOT_JVM_HEAPS_MAX)
+		return -ENOTSUP;
+	for (unsigned int i = 0; i < j->nr_heaps; i++) {
+		l->heap[i].low = j->heap[i].low;
+		l->heap[i].high = j->heap[i].high;
+		l->heap[i].segmap = j->heap[i].segmap;
+		l->heap[i].log2_segment = j->heap[i].log2_segment;
+		if (j->heap[i].low < lo)
+			lo = j->heap[i].low;
+	}
+	for (unsigned int i = 0; i < j->nr_heaps; i++)
+		if (j->heap[i].high - lo > TAPROOT_UPC_JVM_PC_MASK + 1)
+			return -ENOTSUP;
+	l->nr_heaps = j->nr_heaps;
+	if (j->heap_block_size > UINT16_MAX || j->const_method_size > TAPROOT_JVM_FIELD_MAX)
+		return -ENOTSUP;
+	l->block_size = (uint16_t)j->heap_block_size;
+	l->const_size = (uint16_t)j->const_method_size;
+	return jvm_layout_off(f[TP_JVMF_BLOB_NAME], 8, TAPROOT_JVM_READ_MAX, &l->blob_name) &&
+	       jvm_layout_off(f[TP_JVMF_CODE_BEGIN], 8, TAPROOT_JVM_READ_MAX,
+			      &l->blob_code_begin) &&
+	       jvm_layout_off(f[TP_JVMF_FRAME_SIZE], 4, TAPROOT_JVM_READ_MAX,
+			      &l->blob_frame_size) &&
+	       jvm_layout_off(f[TP_JVMF_FRAME_COMPLETE], 4, TAPROOT_JVM_READ_MAX,
+			      &l->blob_frame_complete) &&
+	       jvm_layout_off(f[TP_JVMF_COMPILE_ID], 4, TAPROOT_JVM_READ_MAX,
+			      &l->nm_compile_id) &&
+	       jvm_layout_off(f[TP_JVMF_DEOPT_HANDLER], 8, TAPROOT_JVM_READ_MAX,
+			      &l->nm_deopt_handler) &&
+	       jvm_layout_off(f[TP_JVMF_ORIG_PC], 4, TAPROOT_JVM_READ_MAX, &l->nm_orig_pc) &&
+	       jvm_layout_off(f[TP_JVMF_CONST_METHOD], 8, TAPROOT_JVM_FIELD_MAX,
+			      &l->method_const) &&
+	       jvm_layout_off(f[TP_JVMF_CM_CODE_SIZE], 2, TAPROOT_JVM_FIELD_MAX,
+			      &l->const_code_size) ? 0 : -ENOTSUP;
 }
 
 int tp_jvm_bci(const struct tp_jvm *j, uint64_t method, uint64_t bcp, tp_memread_fn rd,

@@ -330,6 +330,7 @@ enum tp_jvm_field {
 	TP_JVMF_FRAME_COMPLETE,		/* CodeBlob::_frame_complete_offset */
 	TP_JVMF_DEOPT_HANDLER,		/* CompiledMethod::_deopt_handler_begin */
 	TP_JVMF_ORIG_PC,		/* nmethod::_orig_pc_offset */
+	TP_JVMF_COMPILE_ID,		/* nmethod::_compile_id */
 	TP_JVM_NR_FIELDS
 };
 
@@ -415,6 +416,7 @@ struct tp_jvm_blob {
 	uint32_t frame_complete;	/* bytes from code_begin: the prologue's end */
 	uint64_t deopt_handler;		/* nmethods: where a deoptimized frame returns */
 	int32_t orig_pc_offset;		/* ... whose real pc is at sp + this */
+	int32_t compile_id;		/* nmethods: the JIT's number of the code; else -1 */
 };
 
 /*
@@ -425,6 +427,14 @@ struct tp_jvm_blob {
 #define TP_JVM_FRAME_MAX	(1U << 20)
 int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx,
 		struct tp_jvm_blob *b);
+
+/*
+ * The layout the module's walker steps through @j's frames by (ABI,
+ * "HotSpot frames"), of its code heaps as last read: 0; -ENOENT (no heap
+ * yet: the JVM is starting); -ENOTSUP (more heaps than the module takes,
+ * heaps further apart than 2 GiB, a field past the module's reads).
+ */
+int tp_jvm_layout(const struct tp_jvm *j, struct taproot_jvm_layout *l);
 
 /*
  * The bytes of a compiled frame still on the stack when the code at a pc

@@ -484,7 +484,7 @@ static void status_json_has_every_json_row(void **state)
 		"\"maps_forgotten\":0,\"maps_fp\":0,\"maps_left_out\":0,\"stale_retries\":0,"
 		"\"deferred\":0,\"maps_current\":0,\"work_ns\":0,\"tables\":1501038,"
 		"\"procs\":1601039,\"budget_refusals\":1001033,\"errors\":1301036,"
-		"\"python_procs\":0,\"python_unwalked\":0},"
+		"\"python_procs\":0,\"python_unwalked\":0,\"jvm_procs\":0,\"jvm_unwalked\":0},"
 		"\"kunwind\":{\"none\":1042,\"complete\":1043,\"max-frames\":1044,\"no-proc\":1045,"
 		"\"stale\":1046,\"no-mapping\":1047,\"no-cfi\":1048,\"slow-rule\":1049,"
 		"\"fault\":1050,\"bad-frame\":1051},"

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,8 @@
 
 #include "taproot.h"
 #include "runcmd.h"
+#include "../../kmod/jvwalk.h"
+#include "../../kmod/uwalk.h"
 
 static const char java_src[] =
 	"public class HotPair {\n"
@@ -68,6 +71,19 @@ static void expected_name(const char *entry, char *out, size_t len)
 
 /* The JVM of the test, killed when it ends, failed or not. */
 static pid_t jvm_pid;
+
+/* The module's walker reads the JVM under test (linked for its layout check). */
+int tap_uwalk_read(void *dst, __u64 addr, __u32 len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(jvm_pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+__u32 tap_uwalk_read_part(void *dst, __u64 addr, __u32 len)
+{
+	return tap_uwalk_read(dst, addr, len) ? 0 : len;
+}
 
 static int kill_jvm(void **state)
 {
@@ -281,7 +297,8 @@ static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
 static void jdk_named(const struct jdk *jdk)
 {
 	char root[4096], dir[4200], path[4300], *out = NULL, *line, *save;
-	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0;
+	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0, by_id = 0;
+	struct taproot_jvm_layout layout;
 	struct taproot_procs_opts o;
 	struct taproot_procs *procs;
 	struct taproot_sym *sym;
@@ -367,9 +384,23 @@ static void jdk_named(const struct jdk *jdk)
 		epilogues += epilogues_checked(proc, code, end);
 		if (taproot_proc_jvm_blob(proc, code + (end - code) / 2, &blob) == 0 &&
 		    (blob.kind == TP_JVM_BLOB_NMETHOD || blob.kind == TP_JVM_BLOB_NATIVE) &&
-		    blob.code_begin == code && blob.frame_size >= 16 && blob.frame_size % 8 == 0)
+		    blob.code_begin == code && blob.frame_size >= 16 && blob.frame_size % 8 == 0 &&
+		    blob.compile_id == (int32_t)id)
 			described++;
+		/* As the module's walker gives it: named while its compile id is the blob's. */
+		n = taproot_sym_user(sym, proc, taproot_jvm_code_pc(code, (int32_t)id), 0, &fr);
+		assert_true(n >= 1);
+		if (strcmp(fr[n - 1].function, method))
+			fprintf(stderr, "# %u: %s (%u) by its compile id: taproot says %s\n",
+				jdk->major, method, id, fr[n - 1].function);
+		else
+			by_id++;
+		n = taproot_sym_user(sym, proc, taproot_jvm_code_pc(code, (int32_t)id + 1), 0, &fr);
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].function, "[java: code freed]");
 	}
+	assert_int_equal(taproot_proc_jvm_layout(proc, &layout), 0);
+	assert_true(tap_jvlayout_ok(&layout));
 	fprintf(stderr, "# OpenJDK %u: %u compiled methods in use: %u named alike, %u described, "
 		"%u hot ones with their line; %u epilogues told apart\n", jdk->major, entries, named,
 		described, lines, epilogues);
@@ -378,6 +409,7 @@ static void jdk_named(const struct jdk *jdk)
 	assert_true(lines >= 1);
 	assert_true(named * 100 >= entries * 98);
 	assert_true(described * 100 >= entries * 98);
+	assert_true(by_id * 100 >= entries * 98);
 	assert_true(epilogues >= 2);
 	free(out);
 	kill_jvm(NULL);

@@ -466,6 +466,7 @@ enum taproot_notify {
 #define TAPROOT_FEAT_FOLLOW		(1ULL << 7)	/* TAPROOT_CFG_F_FOLLOW */
 #define TAPROOT_FEAT_PYTHON		(1ULL << 8)	/* CPython frames */
 #define TAPROOT_FEAT_COUNT		(1ULL << 9)	/* counted stacks */
+#define TAPROOT_FEAT_JVM		(1ULL << 10)	/* HotSpot frames */
 
 /* TAPROOT_A_CFG_EVENTS: which record kinds are produced. */
 #define TAPROOT_EV_SAMPLE	(1U << 0)
@@ -1196,12 +1197,123 @@ struct taproot_pyframe {
 #define TAPROOT_PYFRAME_POS_NONE	TAPROOT_PYFRAME_POS_MASK
 #define TAPROOT_PYFRAME_ENTRY		(1U << 31)
 
+/*
+ * HotSpot frames (TAPROOT_FEAT_JVM). A consumer that finds a HotSpot JVM
+ * in a process whose mappings it set describes its code cache with
+ * TAPROOT_IOC_JVM_SET: the code heaps, their segment maps, and where a
+ * code blob, a Method and a ConstMethod keep the fields a walk reads, as
+ * that JVM's own tables (vmStructs) give them. The heaps are not uploaded
+ * mappings: a walk (TAPROOT_CFG_F_UNWIND) that reaches a pc in one of
+ * them steps through its frame by the blob holding it, as HotSpot lays
+ * frames out on x86-64, and goes on from the caller:
+ *   - the blob: the heap's segment map has a byte a segment of
+ *     1 << log2_segment bytes: 0xff free, 0 a block's first segment, else
+ *     how many segments back to step (at most TAPROOT_JVM_HOPS_MAX steps);
+ *     the blob starts block_size bytes into its block. Its fields are
+ *     read at once (from the first to the last of them, within the blob's
+ *     first TAPROOT_JVM_READ_MAX bytes), then the first 16 bytes of its
+ *     name.
+ *   - "nmethod" and "native nmethod" (compiled Java code; a JNI method's
+ *     wrapper) keep no frame pointer. At the leaf's pc before code_begin +
+ *     frame_complete (the prologue), the frame is 8 bytes, 16 in the
+ *     prologue's last 4 bytes; at the leaf's pc in an epilogue (16 bytes
+ *     of code read: "pop rbp" 16; a safepoint poll or "ret" 8), as that
+ *     says; else frame_size words, or up to 6 words more where the first
+ *     of them that is a return address into the heaps lies. The caller's
+ *     pc is the frame's last word, its rbp the word before (a frame of 16
+ *     bytes or more; else rbp is kept). At the deoptimization handler's
+ *     pc, the frame is that of the pc at sp + orig_pc.
+ *   - "Interpreter": by rbp: the caller's rbp at rbp, its pc at rbp + 8,
+ *     its sp at rbp - 8; the frame's Method* at rbp - 24, its bytecode
+ *     pointer at rbp - 64 (the leaf's in r13 while it runs, taken when it
+ *     lies in the method's bytecodes).
+ *   - "vtable chunks": the return address alone; any other blob (stubs,
+ *     adapters) by its frame size, or by rbp when it has none.
+ * Each such frame's pc in the ring is one no code can have (bits 63..62
+ * are 01), which says what ran there at the sample:
+ *   TAPROOT_UPC_JVM_METHOD | bci << 44 | Method* >> 3: an interpreted
+ *       frame (its Method* 8-aligned, below 2^47); bci its bytecode index
+ *       (TAPROOT_UPC_JVM_BCI_NONE: none in its bytecodes). Methods are
+ *       freed only when their class is unloaded.
+ *   TAPROOT_UPC_JVM_CODE | id << 31 | (pc & 0x7fffffff): compiled code or
+ *       a stub; id the low 29 bits of the nmethod's compile id, which the
+ *       consumer compares with the blob's when it names the pc (the JIT
+ *       frees and reuses its code), TAPROOT_UPC_JVM_NOID for another
+ *       blob; the pc is the one address of the code cache with these low
+ *       31 bits (a code cache spans less than 2 GiB). A deoptimized
+ *       frame's is its real pc's.
+ * An interpreted frame whose Method* is not one as above goes as the
+ * interpreter's code. Whatever ends the walk in the code cache (a blob
+ * not found, a frame that does not hold, a read that fails) ends it as
+ * anywhere else, and the consumer goes on from the stack copy.
+ *
+ * Like a CPython layout, a JVM's has the module follow pointers through
+ * the process's memory and put what it found (Method* and compile ids) in
+ * the records, so TAPROOT_IOC_JVM_SET checks the caller's capabilities
+ * itself, and the layout is bound to the address space as the CPython
+ * one is (a new MAPS_SET keeps it, an exec forgets it). Unlike it, it is
+ * used only while the mappings are current (a walk needs them).
+ */
+#define TAPROOT_JVM_HEAPS_MAX		4
+#define TAPROOT_JVM_READ_MAX		512	/* blob field offsets + size */
+#define TAPROOT_JVM_HOPS_MAX		16
+#define TAPROOT_JVM_FIELD_MAX		4096	/* Method, ConstMethod offsets */
+
+#define TAPROOT_UPC_JVM_METHOD		(1ULL << 62)
+#define TAPROOT_UPC_JVM_CODE		(5ULL << 60)
+#define TAPROOT_UPC_JVM_BCI_SHIFT	44
+#define TAPROOT_UPC_JVM_BCI_NONE	0xffffU
+#define TAPROOT_UPC_JVM_ID_SHIFT	31
+#define TAPROOT_UPC_JVM_NOID		0x1fffffffU
+#define TAPROOT_UPC_JVM_PC_MASK		0x7fffffffULL
+
+struct taproot_jvm_heap {
+	__u64 low;		/* its code: [low, high) */
+	__u64 high;
+	__u64 segmap;		/* its segment map's address */
+	__u32 log2_segment;	/* 0..20 */
+	__u32 reserved;		/* 0 */
+};
+
+struct taproot_jvm_layout {
+	struct taproot_jvm_heap heap[TAPROOT_JVM_HEAPS_MAX];	/* nr_heaps used */
+	__u32 nr_heaps;		/* 1..TAPROOT_JVM_HEAPS_MAX */
+	__u16 block_size;	/* sizeof(HeapBlock) */
+	/* CodeBlob fields (offset + size <= TAPROOT_JVM_READ_MAX) */
+	__u16 blob_name;	/* const char * */
+	__u16 blob_code_begin;	/* pointer */
+	__u16 blob_frame_size;	/* int, in words */
+	__u16 blob_frame_complete; /* int, bytes from code_begin */
+	__u16 nm_compile_id;	/* int, of an nmethod */
+	__u16 nm_deopt_handler;	/* pointer, of an nmethod */
+	__u16 nm_orig_pc;	/* int, of an nmethod: an offset from sp */
+	/* Method and ConstMethod (below TAPROOT_JVM_FIELD_MAX) */
+	__u16 method_const;	/* Method::_constMethod, pointer */
+	__u16 const_size;	/* sizeof(ConstMethod): its bytecodes follow */
+	__u16 const_code_size;	/* ConstMethod::_code_size, __u16 */
+	__u16 reserved[3];	/* 0 */
+};
+
+/*
+ * TAPROOT_IOC_JVM_SET: describe process @pid's JVM (@forget 1: forget it;
+ * layout and token are then not read). Errors as TAPROOT_IOC_PYTHON_SET's;
+ * EINVAL: a heap empty, not all heaps within 2 GiB of the lowest, an
+ * offset out of range, nr_heaps 0 or too many, reserved fields not 0.
+ */
+struct taproot_jvm_set {
+	__u32 pid;
+	__u32 forget;		/* 0 or 1 */
+	__u64 token;		/* from TAPROOT_IOC_PROC_TOKEN */
+	struct taproot_jvm_layout layout;
+};
+
 #define TAPROOT_IOC_TABLE_ADD	_IOWR(TAPROOT_IOC_MAGIC, 1, struct taproot_table_add)
 #define TAPROOT_IOC_TABLE_DEL	_IOW(TAPROOT_IOC_MAGIC, 2, __u32)
 #define TAPROOT_IOC_PROC_TOKEN	_IOWR(TAPROOT_IOC_MAGIC, 3, struct taproot_proc_token)
 #define TAPROOT_IOC_MAPS_SET	_IOW(TAPROOT_IOC_MAGIC, 4, struct taproot_maps_set)
 #define TAPROOT_IOC_PYTHON_SET	_IOW(TAPROOT_IOC_MAGIC, 5, struct taproot_python_set)
 #define TAPROOT_IOC_COUNTS_DRAIN _IOWR(TAPROOT_IOC_MAGIC, 6, struct taproot_counts_drain)
+#define TAPROOT_IOC_JVM_SET	_IOW(TAPROOT_IOC_MAGIC, 7, struct taproot_jvm_set)
 
 /*
  * Compile-time checks of the layout, evaluated by the kernel module and by
@@ -1234,6 +1346,8 @@ __TAPROOT_CHECK(sizeof(struct taproot_maps_set) == 24, "maps upload");
 __TAPROOT_CHECK(sizeof(struct taproot_python_layout) == 48, "python layout");
 __TAPROOT_CHECK(sizeof(struct taproot_python_set) == 64, "python upload");
 __TAPROOT_CHECK(sizeof(struct taproot_pyframe) == 16, "python frame");
+__TAPROOT_CHECK(sizeof(struct taproot_jvm_layout) == 160, "jvm layout");
+__TAPROOT_CHECK(sizeof(struct taproot_jvm_set) == 176, "jvm upload");
 __TAPROOT_CHECK((TAPROOT_STACK_SLOTS & (TAPROOT_STACK_SLOTS - 1)) == 0,
 		"stack slots: a power of two");
 __TAPROOT_CHECK(TAPROOT_KUNWIND_NR - 1 <=
