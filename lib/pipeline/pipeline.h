@@ -164,7 +164,10 @@ struct taproot_pipeline_stats {
 	uint64_t python_frames;
 	uint64_t python_frames_gone;
 	uint64_t python_frames_unplaced;
-	/* Java frames of the module's walks (TAPROOT_FEAT_JVM), by sample. */
+	/*
+	 * Java frames of the module's walks (TAPROOT_FEAT_JVM), as resolved:
+	 * each sample's own, an interned stack's once.
+	 */
 	uint64_t java_frames_kernel;
 	uint64_t sym_cache_hits, sym_cache_misses, sym_cache_flushes;
 	uint64_t sym_cache_file_hits;	/* misses another process's symbolization

@@ -17,9 +17,18 @@
 #   - at least 95% of the samples with Java code on their stack (frames
 #     in [java]) have every Java frame named;
 #   - hotAlpha's share of the two is within 5 points of the share the
-#     program measured of its own CPU time.
-# One recording of 4 s and the JVM's start under TCG:
-# vm-timeout: 150
+#     program measured of its own CPU time;
+#   - the module walked Java frames (the JVM's code cache was described
+#     to it: "HotSpot frames" in the ABI): 20 at least, counting an
+#     interned stack's once.
+# Then again for 6 s with --unwind verify, where each sample the module
+# walked whole is walked in userspace too (and none is interned): at
+# least 200 compared, 95% of them identical pc for pc, and at least as
+# many Java frames walked in the module as identical walks (Java frames as the module writes them:
+# methods, and code with its compile id). Not 100%: userspace reads the
+# code cache later than the module, and the JIT changes it meanwhile.
+# Two recordings and the JVM's start, twice, under TCG:
+# vm-timeout: 200
 . "${0%/*}/lib.sh"
 
 require_module
@@ -29,16 +38,16 @@ command -v java >/dev/null || die "no java: scripts/deps installs openjdk-17-jdk
 load_module
 
 say "taprootctl record -- java JavaSplit 4"
-expect_ok "taprootctl record" "$CTL" record --freq 499 --output "$TEST_TMP/rec" -- \
-	java -cp "$PROGS/java" JavaSplit 4
+expect_ok "taprootctl record" "$CTL" record --freq 499 --output "$TEST_TMP/rec" \
+	--stats-json "$TEST_TMP/rec.json" -- java -cp "$PROGS/java" JavaSplit 4
 assert_contains "record summary" "$OUT" "command:  exited with status 0"
 line=$(grep -o 'javasplit: alpha=[0-9]* beta=[0-9]*' <<<"$OUT") ||
 	die "the program's line is not in record's output: $OUT"
 expect_ok "pprof -raw" "$PPROF" -raw -symbolize=none "$TEST_TMP/rec/cpu.pb.gz"
 printf '%s\n' "$OUT" >"$TEST_TMP/cpu.raw"
 
-python3 -S - "$REPO/tests/vm" "$TEST_TMP/cpu.raw" "$line" <<'PY'
-import os, re, sys
+python3 -S - "$REPO/tests/vm" "$TEST_TMP/cpu.raw" "$line" "$TEST_TMP/rec.json" <<'PY'
+import json, os, re, sys
 
 sys.path.insert(0, sys.argv[1])
 import pprofraw
@@ -105,9 +114,39 @@ if chained < 0.95 * both:
 if java_named < 0.95 * java:
     failed.append(f"{java_named} of the {java} samples with Java frames have them all named, "
                   f"need 95%")
+st = json.load(open(sys.argv[4]))
+print(f"# the module: {st['kernel_uploads']['jvm_procs']} JVM described, "
+      f"{st['java_frames_kernel']} Java frames walked; walks {st['kunwind']}")
+if st["kernel_uploads"]["jvm_procs"] < 1:
+    failed.append("the JVM was not described to the module")
+if st["java_frames_kernel"] < 20:
+    failed.append(f"{st['java_frames_kernel']} Java frames walked in the module, want 20")
 if abs(share - theirs) > 5.0:
     failed.append(f"hotAlpha's share {share:.1f}% is {abs(share - theirs):.1f} points from the "
                   f"program's own {theirs:.1f}% (> 5)")
+for f in failed:
+    print("FAIL:", f)
+sys.exit(1 if failed else 0)
+PY
+
+say "taprootctl record --unwind verify -- java JavaSplit 6"
+expect_ok "taprootctl record --unwind verify" "$CTL" record --freq 499 --unwind verify \
+	--ustack 65536 --ring-pages 1024 --output "$TEST_TMP/verify" \
+	--stats-json "$TEST_TMP/verify.json" -- java -cp "$PROGS/java" JavaSplit 6
+python3 -S - "$TEST_TMP/verify.json" <<'PY'
+import json, sys
+
+st = json.load(open(sys.argv[1]))
+v = st["verify"]
+print(f"# verify: {v}; {st['java_frames_kernel']} Java frames walked in the module")
+failed = []
+compared = v["identical"] + v["differing"]
+if compared < 200:
+    failed.append(f"only {compared} samples compared")
+if v["identical"] < 0.95 * compared:
+    failed.append(f"{v['identical']} of {compared} identical: below 95%")
+if st["java_frames_kernel"] < v["identical"]:
+    failed.append(f"{st['java_frames_kernel']} Java frames for {v['identical']} identical walks")
 for f in failed:
     print("FAIL:", f)
 sys.exit(1 if failed else 0)

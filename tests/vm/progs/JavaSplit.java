@@ -7,7 +7,13 @@
  * period of the calls can beat with the sampling timer's. It measures the
  * thread CPU time of each chain itself and prints
  *	javasplit: alpha=NS beta=NS
+ * java ... JavaSplit --units runs the two chains on command, for
+ * scripts/bench-guest (insns part runtimes): for each line N it reads,
+ * N times each, then prints "done".
  */
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 
@@ -36,7 +42,24 @@ public class JavaSplit {
 		sink += hotBeta(n);
 	}
 
-	public static void main(String[] args) {
+	static void units() throws IOException {
+		BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+
+		for (String line; (line = in.readLine()) != null;) {
+			for (long k = Long.parseLong(line.trim()); k > 0; k--) {
+				outerAlpha(30_000);
+				outerBeta(10_000);
+			}
+			System.out.println("done");
+			System.out.flush();
+		}
+	}
+
+	public static void main(String[] args) throws IOException {
+		if (args[0].equals("--units")) {
+			units();
+			return;
+		}
 		ThreadMXBean threads = ManagementFactory.getThreadMXBean();
 		long end = System.nanoTime() + (long) (Double.parseDouble(args[0]) * 1e9);
 		long alpha = 0, beta = 0;
