@@ -515,8 +515,10 @@ $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(B)/fuzz/libtaproot.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
 # fuzz_uwalk drives the module's user stack walker, built here in userspace.
 $(B)/fuzz/fuzz_uwalk: $(B)/fuzz/obj/kmod/uwalk.o $(B)/fuzz/obj/kmod/jvwalk.o
-# fuzz_pywalk drives its CPython frame walker likewise.
+# fuzz_pywalk drives its CPython frame walker likewise, fuzz_jvwalk its
+# HotSpot frame step (in the walker).
 $(B)/fuzz/fuzz_pywalk: $(B)/fuzz/obj/kmod/pywalk.o
+$(B)/fuzz/fuzz_jvwalk: $(B)/fuzz/obj/kmod/uwalk.o $(B)/fuzz/obj/kmod/jvwalk.o
 
 # The seed writer: a plain program on the plain library.
 $(B)/fuzz/seedgen: $(B)/plain/tests/fuzz/seedgen.o $(B)/plain/libtaproot.a

@@ -19,6 +19,8 @@
  *              vmStructs tables as OpenJDK 17 lays them out, a code heap of
  *              an nmethod (java.util.HashMap.get, hash inlined at a pc) and an
  *              interpreter blob
+ *   DIR/jvwalk/ a stack of a compiled and an interpreted Java frame
+ *              (tests/fuzz/fuzz_jvwalk.c)
  *
  * usage: seedgen DIR   (the subdirectories must exist)
  */
@@ -979,6 +981,75 @@ static void seeds_hotspot(void)
 	put_file("hotspot", "jvm17", jvm_img, sizeof(jvm_img), NULL, 0);
 }
 
+/* ------------------------------------------------------------ jvwalk */
+
+#define JV_IMAGE	0x7f0000000000ULL	/* fuzz_jvwalk.c's IMAGE_BASE */
+#define JV_STACK	0x7ffd00000000ULL	/* ... and STACK_BASE */
+
+static void put_le(uint8_t *p, uint64_t v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * A walk tests/fuzz/fuzz_jvwalk.c takes whole: a compiled frame of 32
+ * bytes at the leaf, then an interpreted one (its Method* and bytecode
+ * pointer in place) whose return address is 0. One code heap of 64-byte
+ * segments at image + 0x1000: an "nmethod" blob of 8 segments, then an
+ * "Interpreter" one.
+ */
+static void seeds_jvwalk(void)
+{
+	static uint8_t in[64 + 0x2000 + 0xa0];
+	static const uint16_t fields[11] = { 16, 0, 8, 16, 20, 24, 32, 40, 8, 48, 16 };
+	uint8_t *p = in, *img, *stk;
+
+	*p++ = 0;			/* mode */
+	*p++ = 16;			/* max frames */
+	*p++ = 1;			/* heaps */
+	put_le(p, 0x1000, 2);		/* low, length, segmap, log2 */
+	put_le(p + 2, 0x1000, 2);
+	put_le(p + 4, 0x100, 2);
+	p[6] = 6;
+	p += 4 * 8;
+	for (int i = 0; i < 11; i++, p += 2)
+		put_le(p, fields[i], 2);
+	p++;				/* reserved */
+	put_le(p, 0x1100, 2);		/* ip */
+	put_le(p + 2, 0, 2);		/* sp */
+	p[4] = 0;			/* bp: a stack offset */
+	put_le(p + 5, 0x40, 2);
+	p += 7 + 8;			/* r13 0 */
+	put_le(p, 0x2000, 2);
+	img = p + 2;
+	stk = img + 0x2000;
+
+	memcpy(img + 0x80, "nmethod", 8);
+	memcpy(img + 0x90, "Interpreter", 12);
+	memset(img + 0x100, 0xff, 64);
+	for (int i = 0; i < 8; i++)
+		img[0x100 + i] = img[0x108 + i] = (uint8_t)i;
+	put_le(img + 0x1010, JV_IMAGE + 0x80, 8);	/* the nmethod */
+	put_le(img + 0x1018, JV_IMAGE + 0x1040, 8);
+	put_le(img + 0x1020, 4, 4);
+	put_le(img + 0x1024, 8, 4);
+	put_le(img + 0x1028, 7, 4);
+	put_le(img + 0x1030, JV_IMAGE + 0x11f0, 8);
+	put_le(img + 0x1038, 8, 4);
+	put_le(img + 0x1210, JV_IMAGE + 0x90, 8);	/* the interpreter */
+	put_le(img + 0x1218, JV_IMAGE + 0x1240, 8);
+	put_le(img + 0x1808, JV_IMAGE + 0x1900, 8);	/* Method, ConstMethod */
+	put_le(img + 0x1910, 100, 2);
+
+	put_le(stk + 0x10, JV_STACK + 0x80, 8);		/* the compiled frame */
+	put_le(stk + 0x18, JV_IMAGE + 0x1250, 8);
+	put_le(stk + 0x40, JV_IMAGE + 0x1900 + 48 + 5, 8);	/* the interpreted one */
+	put_le(stk + 0x68, JV_IMAGE + 0x1800, 8);
+	put_le(stk + 0x78, JV_STACK + 0x90, 8);
+	put_file("jvwalk", "compiled-interpreted", in, sizeof(in), NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -992,5 +1063,6 @@ int main(int argc, char **argv)
 	seeds_raw();
 	seeds_uwalk();
 	seeds_hotspot();
+	seeds_jvwalk();
 	return 0;
 }
