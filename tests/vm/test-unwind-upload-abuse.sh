@@ -24,6 +24,11 @@
 #     mappings: ENOENT; a layout set, the mappings set again, forgotten;
 #     a holder of the device that dropped its capabilities since the open:
 #     EPERM, while its MAPS_SET still goes;
+#   - JVM_SET (issue 32) alike: no heap or too many, an empty one, none
+#     of its segment map, segments past 1 MiB, heaps 2 GiB apart, offsets
+#     past the walker's reads, reserved fields, forget past 1, pid 0:
+#     EINVAL; and EFAULT, ESRCH, ESTALE, ENOENT, set, kept, forgotten and
+#     EPERM as PYTHON_SET's;
 #   - the budget (TAPROOT_A_CFG_UNWIND_MEM lowered): ENOSPC for tables and
 #     mappings, and a refusal charges nothing;
 #   - GET_STATS counts tables, processes and bytes; closing the device

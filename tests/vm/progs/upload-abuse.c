@@ -694,6 +694,100 @@ static void python_cases(int fd, const struct taproot_proc_map *m)
 	      "MAPS_SET refused");
 }
 
+/* JVM_SET of @pid: 0 or the errno. */
+static int jvm_set(int fd, uint32_t pid, uint64_t tok, const struct taproot_jvm_layout *l,
+		   uint32_t forget)
+{
+	struct taproot_jvm_set s = { .pid = pid, .forget = forget, .token = tok };
+
+	if (l)
+		s.layout = *l;
+	return xioctl(fd, TAPROOT_IOC_JVM_SET, &s);
+}
+
+/* Token and JVM_SET of @pid, retried on ESTALE as set_retry(). */
+static int jvm_retry(int fd, uint32_t pid, const struct taproot_jvm_layout *l)
+{
+	uint64_t tok;
+	int e = ESTALE;
+
+	for (int i = 0; i < 50 && e == ESTALE; i++)
+		if (!(e = token(fd, pid, &tok)))
+			e = jvm_set(fd, pid, tok, l, 0);
+	return e;
+}
+
+/*
+ * JVM_SET (self's mappings set), as PYTHON_SET: every malformed layout
+ * EINVAL, a process without mappings ENOENT, a wrong token ESTALE, a
+ * caller that dropped its capabilities after the open EPERM.
+ */
+static void jvm_cases(int fd, const struct taproot_proc_map *m)
+{
+	const struct taproot_jvm_layout ok = {
+		.heap = { { .low = xcode, .high = xcode + 0x10000, .segmap = xcode,
+			    .log2_segment = 6 } },
+		.nr_heaps = 1, .block_size = 16, .blob_name = 64, .blob_code_begin = 8,
+		.blob_frame_size = 88, .blob_frame_complete = 80, .nm_compile_id = 308,
+		.nm_deopt_handler = 128, .nm_orig_pc = 304, .method_const = 8, .const_size = 56,
+		.const_code_size = 34,
+	};
+	struct taproot_jvm_layout l;
+	pid_t self = getpid();
+	struct child ch;
+	uint64_t tok;
+	int st;
+
+	expect(token(fd, self, &tok), 0, "jvm: token");
+#define BAD(field, value, label)						\
+	do {									\
+		l = ok;								\
+		l.field = value;						\
+		expect(jvm_set(fd, self, tok, &l, 0), EINVAL, "jvm: " label ": EINVAL"); \
+	} while (0)
+	BAD(nr_heaps, 0, "no heap");
+	BAD(nr_heaps, TAPROOT_JVM_HEAPS_MAX + 1, "too many heaps");
+	BAD(heap[0].high, xcode, "an empty heap");
+	BAD(heap[0].segmap, 0, "no segment map");
+	BAD(heap[0].log2_segment, 21, "segments of 2 MiB");
+	BAD(heap[0].reserved, 1, "a heap's reserved set");
+	BAD(nm_compile_id, TAPROOT_JVM_READ_MAX - 3, "compile_id past the read");
+	BAD(blob_code_begin, 0xffff, "code_begin past the read");
+	BAD(method_const, TAPROOT_JVM_FIELD_MAX - 7, "method_const past its bound");
+	BAD(const_size, TAPROOT_JVM_FIELD_MAX + 1, "const_size past its bound");
+	BAD(reserved[2], 1, "reserved set");
+	l = ok;
+	l.nr_heaps = 2;
+	l.heap[1] = ok.heap[0];
+	l.heap[1].low += 1ULL << 31;
+	l.heap[1].high += 1ULL << 31;
+	expect(jvm_set(fd, self, tok, &l, 0), EINVAL, "jvm: heaps 2 GiB apart: EINVAL");
+#undef BAD
+	expect(jvm_set(fd, self, tok, &ok, 2), EINVAL, "jvm: forget 2: EINVAL");
+	expect(jvm_set(fd, 0, tok, &ok, 0), EINVAL, "jvm: pid 0: EINVAL");
+	expect(xioctl(fd, TAPROOT_IOC_JVM_SET, (void *)8), EFAULT, "jvm: struct at 8: EFAULT");
+	expect(jvm_set(fd, 0x7fffffff, tok, &ok, 0), ESRCH, "jvm: no such pid: ESRCH");
+	expect(jvm_set(fd, self, tok ^ 1, &ok, 0), ESTALE, "jvm: wrong token: ESTALE");
+	ch = child_start();
+	expect(jvm_retry(fd, ch.pid, &ok), ENOENT, "jvm: a process without mappings: ENOENT");
+	child_stop(&ch);
+	expect(jvm_retry(fd, self, &ok), 0, "jvm: valid layout of self");
+	expect(set_retry(fd, self, m, 2), 0, "jvm: mappings set again over it");
+	expect(jvm_set(fd, self, 0, NULL, 1), 0, "jvm: forget");
+
+	if (!fork()) {
+		drop_caps();
+		_exit((jvm_retry(fd, self, &ok) == EPERM ? 0 : 1) |
+		      (set_retry(fd, self, m, 2) == 0 ? 0 : 2));
+	}
+	if (wait(&st) < 0 || !WIFEXITED(st))
+		die("the capability-less child");
+	check(!(WEXITSTATUS(st) & 1), "jvm: a holder that dropped its capabilities: EPERM",
+	      "not refused");
+	check(!(WEXITSTATUS(st) & 2), "jvm: ... whose mappings uploads still go",
+	      "MAPS_SET refused");
+}
+
 static void xcode_map(void)
 {
 	void *p = mmap(NULL, 0x11000, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -777,6 +871,7 @@ static void proc_cases(int fd, uint32_t tid)
 	st = get_stats();
 	check(st.procs == 1, "stats: still one process", "procs %u", st.procs);
 	python_cases(fd, m);
+	jvm_cases(fd, m);
 
 	/* Changes between the token and the set. */
 	ch = child_start();
