@@ -10,10 +10,11 @@
  * most TAPROOT_JVM_READ_MAX bytes, into a buffer on this stack); 16 bytes of its name; then by its
  * kind the frame's own words (through the walker's stack window), an
  * epilogue's 16 bytes of code at the leaf, or a method's ConstMethod (an
- * interpreted frame's bytecode index). Every offset was checked at upload
- * (tap_jvlayout_ok()) and is checked again here, as the fuzz target
- * feeds layouts of its own; every value read is the process's, so a
- * layout that lies gives wrong frames and nothing worse.
+ * interpreted frame's bytecode index). The layout was checked at upload
+ * (tap_jvlayout_ok()); what memory safety needs of it is checked again
+ * at use (the fields' span against the buffer, the shift), as the fuzz
+ * target feeds layouts of its own; every value read is the process's, so
+ * a layout that lies gives wrong frames and nothing worse.
  */
 #ifdef __KERNEL__
 #include <linux/stddef.h>
@@ -171,7 +172,8 @@ static int tap_jv_blob(struct tap_uwalk *w, const struct taproot_jvm_layout *l, 
 	__s32 words, complete;
 	__u64 seg, blob;
 
-	if (!h || !tap_jvlayout_ok(l))
+	/* The upload checked the layout; what reads and shifts need, again. */
+	if (!h || h->log2_segment > 20)
 		return -1;
 	seg = (pc - h->low) >> h->log2_segment;
 	for (hop = 0;; hop++) {
