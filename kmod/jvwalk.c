@@ -24,6 +24,7 @@
 
 #include "jvwalk.h"
 #include "uwalk.h"
+#include "uwstep.h"
 
 /* An interpreted frame's slots below rbp (frame_x86.hpp, JDK 9 on). */
 #define TAP_JV_SENDER_SP	8
@@ -275,14 +276,14 @@ static int tap_jv_interp_upc(struct tap_uwalk *w, const struct taproot_jvm_layou
 
 	/* Its Method* unknown, the frame is not described: lib's walk ends too. */
 	if (bp < TAP_JV_METHOD || bp - TAP_JV_METHOD < stack_lo ||
-	    tap_uwalk_stack(w, &method, bp - TAP_JV_METHOD, 8))
+	    tap_uwalk_rd(w, &method, bp - TAP_JV_METHOD, 8))
 		return TAPROOT_KUNWIND_NO_MAPPING;
 	if (!method || (method & 7) || method >> 3 >= 1ULL << TAPROOT_UPC_JVM_BCI_SHIFT) {
 		*upc = tap_jv_code_upc(b, w->regs.ip);
 		return TAP_UWALK_STEP_OK;
 	}
 	if (!(w->exact && w->regs.r13 && !tap_jv_bci(w, l, method, w->regs.r13, &bci))) {
-		if (bp - TAP_JV_BCP < stack_lo || tap_uwalk_stack(w, &bcp, bp - TAP_JV_BCP, 8))
+		if (bp - TAP_JV_BCP < stack_lo || tap_uwalk_rd(w, &bcp, bp - TAP_JV_BCP, 8))
 			bcp = 0;
 		if (tap_jv_bci(w, l, method, bcp, &bci))
 			bci = TAPROOT_UPC_JVM_BCI_NONE;
@@ -301,7 +302,7 @@ static int tap_jv_interp(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
 		return TAPROOT_KUNWIND_BAD_FRAME;
 	if (bp - TAP_JV_SENDER_SP < stack_lo)
 		return TAPROOT_KUNWIND_BAD_FRAME;
-	if (tap_uwalk_stack(w, words, bp - TAP_JV_SENDER_SP, sizeof(words)))
+	if (tap_uwalk_rd(w, words, bp - TAP_JV_SENDER_SP, sizeof(words)))
 		return TAPROOT_KUNWIND_FAULT;
 	if (words[0] < bp + 16 || (words[0] & 7))
 		return TAPROOT_KUNWIND_BAD_FRAME;
@@ -327,7 +328,7 @@ static int tap_jv_frame_size(struct tap_uwalk *w, const struct taproot_jvm_layou
 	*out = size;
 	for (k = 0; k <= TAP_JV_RA_SCAN; k++) {
 		at = w->regs.sp + size + 8 * k - 8;
-		if (at < stack_lo || tap_uwalk_stack(w, &ra, at, 8))
+		if (at < stack_lo || tap_uwalk_rd(w, &ra, at, 8))
 			return 0;
 		if (ra && tap_jv_heap(l, ra - 1)) {
 			*out = size + 8 * k;
@@ -354,7 +355,7 @@ static int tap_jv_sized(struct tap_uwalk *w, __u32 size, int bp_known, __u64 sta
 	if (size >= 16) {
 		if (cfa - 16 < stack_lo)
 			return TAPROOT_KUNWIND_BAD_FRAME;
-		if (tap_uwalk_stack(w, words, cfa - 16, 16))
+		if (tap_uwalk_rd(w, words, cfa - 16, 16))
 			return TAPROOT_KUNWIND_FAULT;
 		n->regs.bp = words[0];
 		n->regs.ip = words[1];
@@ -363,7 +364,7 @@ static int tap_jv_sized(struct tap_uwalk *w, __u32 size, int bp_known, __u64 sta
 	}
 	if (cfa - 8 < stack_lo)
 		return TAPROOT_KUNWIND_BAD_FRAME;
-	if (tap_uwalk_stack(w, words, cfa - 8, 8))
+	if (tap_uwalk_rd(w, words, cfa - 8, 8))
 		return TAPROOT_KUNWIND_FAULT;
 	n->regs.ip = words[0];
 	return TAP_UWALK_STEP_OK;
@@ -430,7 +431,7 @@ int tap_jvwalk_step(struct tap_uwalk *w, const struct taproot_jvm_layout *l,
 	/* A deoptimized frame: named for the pc it had. */
 	if (pc == b.deopt_handler && b.orig_pc >= 0 &&
 	    w->regs.sp + (__u32)b.orig_pc >= stack_lo &&
-	    !tap_uwalk_stack(w, &orig, w->regs.sp + (__u32)b.orig_pc, 8) && orig)
+	    !tap_uwalk_rd(w, &orig, w->regs.sp + (__u32)b.orig_pc, 8) && orig)
 		*upc = tap_jv_code_upc(&b, orig);
 	/* In the prologue: the return address, then rbp, pushed so far. */
 	if (w->exact && lookup < b.code_begin + b.frame_complete) {

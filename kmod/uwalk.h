@@ -107,33 +107,4 @@ struct tap_uwalk {
 void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 	       __u64 *pcs);
 
-/*
- * For the runtimes' frame steps (jvwalk.c), which step as uwalk.c's own
- * do: a step that found the caller returns TAP_UWALK_STEP_OK, else an
- * enum taproot_kunwind that ends the walk.
- */
-#define TAP_UWALK_STEP_OK	TAPROOT_KUNWIND_NONE
-
-/*
- * The caller's frame, as one step found it. A step sets bp_known and
- * signal, and of regs ip, sp and bp (0 when lost); a signal frame's, every
- * register. The rest of regs is stale: not read.
- */
-struct tap_uwalk_next {
-	struct taproot_user_regs regs;	/* ip, sp, bp; all after a signal */
-	int bp_known;
-	int signal;		/* restored by a signal frame: exact, all known */
-};
-
-/*
- * A read of @len bytes (a multiple of 8, at most 64) of the stack at
- * @addr, through the walk's window: below w->stack_hi only (the caller
- * checks the low end). 0, or nonzero when any byte cannot be read.
- */
-int tap_uwalk_stack(struct tap_uwalk *w, __u64 *dst, __u64 addr, __u32 len);
-
-/* The rbp chain's step from w->regs: TAP_UWALK_STEP_OK or the walk's end. */
-int tap_uwalk_fp(struct tap_uwalk *w, int bp_known, __u64 stack_lo,
-		 struct tap_uwalk_next *n);
-
 #endif /* _TAPROOT_UWALK_H */
