@@ -112,23 +112,6 @@ int tap_jvm_in_code(const struct taproot_jvm_layout *l, __u64 pc)
 	return tap_jv_heap(l, pc) != NULL;
 }
 
-/* Little-endian loads from a read buffer, at offsets checked against its size. */
-static __u64 tap_jv_u64(const __u8 *b, __u32 off)
-{
-	__u64 v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | b[off + i];
-	return v;
-}
-
-static __u32 tap_jv_u32(const __u8 *b, __u32 off)
-{
-	return (__u32)b[off] | (__u32)b[off + 1] << 8 | (__u32)b[off + 2] << 16 |
-	       (__u32)b[off + 3] << 24;
-}
-
 /* A read of memory that is not the stack: code, the code cache, metadata. */
 static int tap_jv_read(struct tap_uwalk *w, void *dst, __u64 addr, __u32 len)
 {
@@ -197,11 +180,11 @@ static int tap_jv_blob(struct tap_uwalk *w, const struct taproot_jvm_layout *l, 
 	tap_jv_span(&lo, &hi, l->nm_deopt_handler, 8);
 	tap_jv_span(&lo, &hi, l->nm_orig_pc, 4);
 	if (hi > sizeof(f) || tap_jv_read(w, f + lo, blob + lo, hi - lo) ||
-	    tap_jv_read(w, name, tap_jv_u64(f, l->blob_name), sizeof(name)))
+	    tap_jv_read(w, name, tap_uwalk_le64(f, l->blob_name), sizeof(name)))
 		return -1;
-	b->code_begin = tap_jv_u64(f, l->blob_code_begin);
-	words = (__s32)tap_jv_u32(f, l->blob_frame_size);
-	complete = (__s32)tap_jv_u32(f, l->blob_frame_complete);
+	b->code_begin = tap_uwalk_le64(f, l->blob_code_begin);
+	words = (__s32)tap_uwalk_le32(f, l->blob_frame_size);
+	complete = (__s32)tap_uwalk_le32(f, l->blob_frame_complete);
 	/* A frame size in words, or negative: none (-1 before it is known). */
 	if (words < 0)
 		words = 0;
@@ -215,9 +198,9 @@ static int tap_jv_blob(struct tap_uwalk *w, const struct taproot_jvm_layout *l, 
 	b->id = TAPROOT_UPC_JVM_NOID;
 	if (tap_jv_name_is(name, "nmethod") || tap_jv_name_is(name, "native nmethod")) {
 		b->kind = TAP_JV_NMETHOD;
-		b->id = tap_jv_u32(f, l->nm_compile_id) & TAPROOT_UPC_JVM_NOID;
-		b->deopt_handler = tap_jv_u64(f, l->nm_deopt_handler);
-		b->orig_pc = (__s32)tap_jv_u32(f, l->nm_orig_pc);
+		b->id = tap_uwalk_le32(f, l->nm_compile_id) & TAPROOT_UPC_JVM_NOID;
+		b->deopt_handler = tap_uwalk_le64(f, l->nm_deopt_handler);
+		b->orig_pc = (__s32)tap_uwalk_le32(f, l->nm_orig_pc);
 		if (b->orig_pc < 0 || (__u32)b->orig_pc + 8 > b->frame_size)
 			b->orig_pc = -1;
 	} else if (tap_jv_name_is(name, "Interpreter")) {
@@ -250,7 +233,7 @@ static int tap_jv_bci(struct tap_uwalk *w, const struct taproot_jvm_layout *l, _
 
 	if (tap_jv_read(w, v, method + l->method_const, 8))
 		return -1;
-	cm = tap_jv_u64(v, 0);
+	cm = tap_uwalk_le64(v, 0);
 	if (!cm || tap_jv_read(w, v, cm + l->const_code_size, 2))
 		return -1;
 	size = (__u32)v[0] | (__u32)v[1] << 8;

@@ -51,23 +51,6 @@ static void tap_py_end(__u32 *len, __u32 off, __u32 size)
 		*len = off + size;
 }
 
-/* Little-endian loads from a read buffer, at offsets checked against its size. */
-static __u64 tap_py_u64(const __u8 *b, __u32 off)
-{
-	__u64 v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | b[off + i];
-	return v;
-}
-
-static __u32 tap_py_u32(const __u8 *b, __u32 off)
-{
-	return (__u32)b[off] | (__u32)b[off + 1] << 8 | (__u32)b[off + 2] << 16 |
-	       (__u32)b[off + 3] << 24;
-}
-
 static int tap_py_read(void *dst, __u64 addr, __u32 len, __u32 *reads)
 {
 	(*reads)++;
@@ -90,12 +73,12 @@ static __u64 tap_py_top(const struct taproot_python_layout *l, __u64 fsbase,
 	res->cut = 1;
 	if (tap_py_read(w, l->tss_key, 4, &res->reads))
 		return 0;
-	key = tap_py_u32(w, 0);
+	key = tap_uwalk_le32(w, 0);
 	if (key >= TAP_PY_TSD_KEYS || !fsbase ||
 	    tap_py_read(w, fsbase + l->tsd_off + (__u64)key * TAP_PY_TSD_STRIDE, 8,
 			&res->reads))
 		return 0;
-	p = tap_py_u64(w, 0);	/* the thread state */
+	p = tap_uwalk_le64(w, 0);	/* the thread state */
 	if (!p) {
 		res->cut = 0;
 		return 0;
@@ -103,12 +86,12 @@ static __u64 tap_py_top(const struct taproot_python_layout *l, __u64 fsbase,
 	if (l->tstate_cframe) {
 		if (tap_py_read(w, p + l->tstate_cframe, 8, &res->reads))
 			return 0;
-		p = tap_py_u64(w, 0);
+		p = tap_uwalk_le64(w, 0);
 	}
 	if (tap_py_read(w, p + l->tstate_frame, 8, &res->reads))
 		return 0;
 	res->cut = 0;
-	return tap_py_u64(w, 0);
+	return tap_uwalk_le64(w, 0);
 }
 
 /* The position of a frame read into @f whose code object is at @code. */
@@ -118,11 +101,11 @@ static __u32 tap_py_pos(const struct taproot_python_layout *l, const __u8 *f,
 	__u64 d;
 
 	if (l->pos_kind == TAPROOT_PY_POS_INT) {
-		d = tap_py_u32(f, l->frame_pos);
+		d = tap_uwalk_le32(f, l->frame_pos);
 		/* f_lasti -1: not started yet. */
 		return d <= TAPROOT_PYFRAME_POS_MASK - 1 ? (__u32)d : TAPROOT_PYFRAME_POS_NONE;
 	}
-	d = tap_py_u64(f, l->frame_pos) - code;
+	d = tap_uwalk_le64(f, l->frame_pos) - code;
 	return d < TAPROOT_PYFRAME_POS_NONE ? (__u32)d : TAPROOT_PYFRAME_POS_NONE;
 }
 
@@ -155,22 +138,22 @@ __u32 tap_pywalk(const struct taproot_python_layout *l, __u64 fsbase,
 	for (steps = 0; frame && nr < max && steps < 2 * TAPROOT_PY_FRAMES_MAX; steps++) {
 		if (tap_py_read(f, frame, flen, &res->reads))
 			break;
-		frame = tap_py_u64(f, l->frame_back);
+		frame = tap_uwalk_le64(f, l->frame_back);
 		if (l->entry_kind == TAPROOT_PY_ENTRY_OWNER &&
 		    f[l->entry_off] == TAP_PY_OWNER_CSTACK) {
 			if (nr)
 				out[nr - 1].pos |= TAPROOT_PYFRAME_ENTRY;
 			continue;
 		}
-		code = tap_py_u64(f, l->frame_code);
-		if (tap_py_read(c, code, clen, &res->reads) || tap_py_u64(c, 8) != code_type)
+		code = tap_uwalk_le64(f, l->frame_code);
+		if (tap_py_read(c, code, clen, &res->reads) || tap_uwalk_le64(c, 8) != code_type)
 			break;
 		out[nr].code = code;
 		out[nr].pos = tap_py_pos(l, f, code);
-		out[nr].cookie = (tap_py_u32(c, l->code_argcount) << 25) +
-				 (tap_py_u32(c, l->code_kwonly) << 18) +
-				 (tap_py_u32(c, l->code_flags) << 10) +
-				 tap_py_u32(c, l->code_firstlineno);
+		out[nr].cookie = (tap_uwalk_le32(c, l->code_argcount) << 25) +
+				 (tap_uwalk_le32(c, l->code_kwonly) << 18) +
+				 (tap_uwalk_le32(c, l->code_flags) << 10) +
+				 tap_uwalk_le32(c, l->code_firstlineno);
 		if (l->entry_kind == TAPROOT_PY_ENTRY_ALL ||
 		    (l->entry_kind == TAPROOT_PY_ENTRY_FLAG && f[l->entry_off]))
 			out[nr].pos |= TAPROOT_PYFRAME_ENTRY;

@@ -107,4 +107,25 @@ struct tap_uwalk {
 void tap_uwalk(struct tap_uwalk *w, const struct taproot_user_regs *start,
 	       __u64 *pcs);
 
+/*
+ * Little-endian loads from a buffer a walker read into, at offsets it
+ * checked against the buffer's size: the runtimes' walkers (pywalk.c,
+ * jvwalk.c) read structures the uploaded layouts describe.
+ */
+static inline __u64 tap_uwalk_le64(const __u8 *b, __u32 off)
+{
+	__u64 v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | b[off + i];
+	return v;
+}
+
+static inline __u32 tap_uwalk_le32(const __u8 *b, __u32 off)
+{
+	return (__u32)b[off] | (__u32)b[off + 1] << 8 | (__u32)b[off + 2] << 16 |
+	       (__u32)b[off + 3] << 24;
+}
+
 #endif /* _TAPROOT_UWALK_H */
