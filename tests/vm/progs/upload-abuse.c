@@ -587,25 +587,53 @@ static uint64_t xcode;
 static int py_key;
 
 /* PYTHON_SET of @pid: 0 or the errno. */
-static int python_set(int fd, uint32_t pid, uint64_t tok, const struct taproot_python_layout *l,
-		      uint32_t forget)
+static int python_set(int fd, uint32_t pid, uint64_t tok, const void *l, uint32_t forget)
 {
 	struct taproot_python_set s = { .pid = pid, .forget = forget, .token = tok };
 
 	if (l)
-		s.layout = *l;
+		s.layout = *(const struct taproot_python_layout *)l;
 	return xioctl(fd, TAPROOT_IOC_PYTHON_SET, &s);
 }
 
-/* Token and PYTHON_SET of @pid, retried on ESTALE as set_retry(). */
-static int python_retry(int fd, uint32_t pid, const struct taproot_python_layout *l)
+/* JVM_SET of @pid: 0 or the errno. */
+static int jvm_set(int fd, uint32_t pid, uint64_t tok, const void *l, uint32_t forget)
+{
+	struct taproot_jvm_set s = { .pid = pid, .forget = forget, .token = tok };
+
+	if (l)
+		s.layout = *(const struct taproot_jvm_layout *)l;
+	return xioctl(fd, TAPROOT_IOC_JVM_SET, &s);
+}
+
+/* A runtime's layout upload: PYTHON_SET or JVM_SET, alike but for the layout. */
+struct runtime {
+	const char *name;
+	unsigned long cmd;
+	int (*set)(int fd, uint32_t pid, uint64_t tok, const void *l, uint32_t forget);
+};
+
+static const struct runtime rt_python = { "python", TAPROOT_IOC_PYTHON_SET, python_set };
+static const struct runtime rt_jvm = { "jvm", TAPROOT_IOC_JVM_SET, jvm_set };
+
+/* "@rt's name: @what", for a case's label (valid until the next call). */
+static const char *rt_label(const struct runtime *rt, const char *what)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s: %s", rt->name, what);
+	return buf;
+}
+
+/* Token and set of @pid's layout @l, retried on ESTALE as set_retry(). */
+static int rt_retry(int fd, const struct runtime *rt, uint32_t pid, const void *l)
 {
 	uint64_t tok;
 	int e = ESTALE;
 
 	for (int i = 0; i < 50 && e == ESTALE; i++)
 		if (!(e = token(fd, pid, &tok)))
-			e = python_set(fd, pid, tok, l, 0);
+			e = rt->set(fd, pid, tok, l, 0);
 	return e;
 }
 
@@ -623,11 +651,48 @@ static void drop_caps(void)
 }
 
 /*
- * PYTHON_SET (self's mappings set): every malformed layout EINVAL, a
- * process without mappings ENOENT, a wrong token ESTALE; a caller that
- * dropped its capabilities after the open is refused (EPERM) though its
- * other uploads still go.
+ * What PYTHON_SET and JVM_SET share, with @ok a valid layout of @rt and
+ * @tok self's token: forget past 1, pid 0 EINVAL; the struct at 8 EFAULT;
+ * no such pid ESRCH; a wrong token ESTALE; a process without mappings
+ * ENOENT; set, kept by a MAPS_SET, forgotten; and a holder of the device
+ * that dropped its capabilities after the open refused (EPERM), while
+ * its MAPS_SET still goes (a child, which answers by its exit status:
+ * the cases are counted here).
  */
+static void rt_common_cases(int fd, const struct taproot_proc_map *m, const struct runtime *rt,
+			    const void *ok, uint64_t tok)
+{
+	pid_t self = getpid();
+	struct child ch;
+	int st;
+
+	expect(rt->set(fd, self, tok, ok, 2), EINVAL, rt_label(rt, "forget 2: EINVAL"));
+	expect(rt->set(fd, 0, tok, ok, 0), EINVAL, rt_label(rt, "pid 0: EINVAL"));
+	expect(xioctl(fd, rt->cmd, (void *)8), EFAULT, rt_label(rt, "struct at 8: EFAULT"));
+	expect(rt->set(fd, 0x7fffffff, tok, ok, 0), ESRCH, rt_label(rt, "no such pid: ESRCH"));
+	expect(rt->set(fd, self, tok ^ 1, ok, 0), ESTALE, rt_label(rt, "wrong token: ESTALE"));
+	ch = child_start();
+	expect(rt_retry(fd, rt, ch.pid, ok), ENOENT,
+	       rt_label(rt, "a process without mappings: ENOENT"));
+	child_stop(&ch);
+	expect(rt_retry(fd, rt, self, ok), 0, rt_label(rt, "valid layout of self"));
+	expect(set_retry(fd, self, m, 2), 0, rt_label(rt, "mappings set again over it"));
+	expect(rt->set(fd, self, 0, NULL, 1), 0, rt_label(rt, "forget"));
+
+	if (!fork()) {
+		drop_caps();
+		_exit((rt_retry(fd, rt, self, ok) == EPERM ? 0 : 1) |
+		      (set_retry(fd, self, m, 2) == 0 ? 0 : 2));
+	}
+	if (wait(&st) < 0 || !WIFEXITED(st))
+		die("the capability-less child");
+	check(!(WEXITSTATUS(st) & 1), rt_label(rt, "a holder that dropped its capabilities: EPERM"),
+	      "not refused");
+	check(!(WEXITSTATUS(st) & 2), rt_label(rt, "... whose mappings uploads still go"),
+	      "MAPS_SET refused");
+}
+
+/* PYTHON_SET (self's mappings set): every malformed layout EINVAL; then the common cases. */
 static void python_cases(int fd, const struct taproot_proc_map *m)
 {
 	const struct taproot_python_layout ok = {
@@ -639,9 +704,7 @@ static void python_cases(int fd, const struct taproot_proc_map *m)
 	};
 	struct taproot_python_layout l;
 	pid_t self = getpid();
-	struct child ch;
 	uint64_t tok;
-	int st;
 
 	expect(token(fd, self, &tok), 0, "python: token");
 #define BAD(field, value, label)						\
@@ -664,64 +727,10 @@ static void python_cases(int fd, const struct taproot_proc_map *m)
 	l.entry_kind = TAPROOT_PY_ENTRY_ALL;
 	expect(python_set(fd, self, tok, &l, 0), EINVAL, "python: ENTRY_ALL with an entry_off: EINVAL");
 #undef BAD
-	expect(python_set(fd, self, tok, &ok, 2), EINVAL, "python: forget 2: EINVAL");
-	expect(python_set(fd, 0, tok, &ok, 0), EINVAL, "python: pid 0: EINVAL");
-	expect(xioctl(fd, TAPROOT_IOC_PYTHON_SET, (void *)8), EFAULT, "python: struct at 8: EFAULT");
-	expect(python_set(fd, 0x7fffffff, tok, &ok, 0), ESRCH, "python: no such pid: ESRCH");
-	expect(python_set(fd, self, tok ^ 1, &ok, 0), ESTALE, "python: wrong token: ESTALE");
-	ch = child_start();
-	expect(python_retry(fd, ch.pid, &ok), ENOENT, "python: a process without mappings: ENOENT");
-	child_stop(&ch);
-	expect(python_retry(fd, self, &ok), 0, "python: valid layout of self");
-	expect(set_retry(fd, self, m, 2), 0, "python: mappings set again over it");
-	expect(python_set(fd, self, 0, NULL, 1), 0, "python: forget");
-
-	/*
-	 * The holder of the open device, without its capabilities now (a
-	 * child, which answers by its exit status: the cases are counted
-	 * here): refused PYTHON_SET, while MAPS_SET still goes.
-	 */
-	if (!fork()) {
-		drop_caps();
-		_exit((python_retry(fd, self, &ok) == EPERM ? 0 : 1) |
-		      (set_retry(fd, self, m, 2) == 0 ? 0 : 2));
-	}
-	if (wait(&st) < 0 || !WIFEXITED(st))
-		die("the capability-less child");
-	check(!(WEXITSTATUS(st) & 1), "python: a holder that dropped its capabilities: EPERM",
-	      "not refused");
-	check(!(WEXITSTATUS(st) & 2), "python: ... whose mappings uploads still go",
-	      "MAPS_SET refused");
+	rt_common_cases(fd, m, &rt_python, &ok, tok);
 }
 
-/* JVM_SET of @pid: 0 or the errno. */
-static int jvm_set(int fd, uint32_t pid, uint64_t tok, const struct taproot_jvm_layout *l,
-		   uint32_t forget)
-{
-	struct taproot_jvm_set s = { .pid = pid, .forget = forget, .token = tok };
-
-	if (l)
-		s.layout = *l;
-	return xioctl(fd, TAPROOT_IOC_JVM_SET, &s);
-}
-
-/* Token and JVM_SET of @pid, retried on ESTALE as set_retry(). */
-static int jvm_retry(int fd, uint32_t pid, const struct taproot_jvm_layout *l)
-{
-	uint64_t tok;
-	int e = ESTALE;
-
-	for (int i = 0; i < 50 && e == ESTALE; i++)
-		if (!(e = token(fd, pid, &tok)))
-			e = jvm_set(fd, pid, tok, l, 0);
-	return e;
-}
-
-/*
- * JVM_SET (self's mappings set), as PYTHON_SET: every malformed layout
- * EINVAL, a process without mappings ENOENT, a wrong token ESTALE, a
- * caller that dropped its capabilities after the open EPERM.
- */
+/* JVM_SET (self's mappings set): every malformed layout EINVAL; then the common cases. */
 static void jvm_cases(int fd, const struct taproot_proc_map *m)
 {
 	const struct taproot_jvm_layout ok = {
@@ -734,9 +743,7 @@ static void jvm_cases(int fd, const struct taproot_proc_map *m)
 	};
 	struct taproot_jvm_layout l;
 	pid_t self = getpid();
-	struct child ch;
 	uint64_t tok;
-	int st;
 
 	expect(token(fd, self, &tok), 0, "jvm: token");
 #define BAD(field, value, label)						\
@@ -763,29 +770,7 @@ static void jvm_cases(int fd, const struct taproot_proc_map *m)
 	l.heap[1].high += 1ULL << 31;
 	expect(jvm_set(fd, self, tok, &l, 0), EINVAL, "jvm: heaps 2 GiB apart: EINVAL");
 #undef BAD
-	expect(jvm_set(fd, self, tok, &ok, 2), EINVAL, "jvm: forget 2: EINVAL");
-	expect(jvm_set(fd, 0, tok, &ok, 0), EINVAL, "jvm: pid 0: EINVAL");
-	expect(xioctl(fd, TAPROOT_IOC_JVM_SET, (void *)8), EFAULT, "jvm: struct at 8: EFAULT");
-	expect(jvm_set(fd, 0x7fffffff, tok, &ok, 0), ESRCH, "jvm: no such pid: ESRCH");
-	expect(jvm_set(fd, self, tok ^ 1, &ok, 0), ESTALE, "jvm: wrong token: ESTALE");
-	ch = child_start();
-	expect(jvm_retry(fd, ch.pid, &ok), ENOENT, "jvm: a process without mappings: ENOENT");
-	child_stop(&ch);
-	expect(jvm_retry(fd, self, &ok), 0, "jvm: valid layout of self");
-	expect(set_retry(fd, self, m, 2), 0, "jvm: mappings set again over it");
-	expect(jvm_set(fd, self, 0, NULL, 1), 0, "jvm: forget");
-
-	if (!fork()) {
-		drop_caps();
-		_exit((jvm_retry(fd, self, &ok) == EPERM ? 0 : 1) |
-		      (set_retry(fd, self, m, 2) == 0 ? 0 : 2));
-	}
-	if (wait(&st) < 0 || !WIFEXITED(st))
-		die("the capability-less child");
-	check(!(WEXITSTATUS(st) & 1), "jvm: a holder that dropped its capabilities: EPERM",
-	      "not refused");
-	check(!(WEXITSTATUS(st) & 2), "jvm: ... whose mappings uploads still go",
-	      "MAPS_SET refused");
+	rt_common_cases(fd, m, &rt_jvm, &ok, tok);
 }
 
 static void xcode_map(void)
