@@ -204,6 +204,13 @@ static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 	unsigned int unknown;
 	int nr;
 
+	/*
+	 * An interpreted Java frame's name is its Method's, which the JVM
+	 * frees with its class: the address could hold another method's
+	 * since the name was cached, with another ConstMethod.
+	 */
+	if (proc && taproot_pc_is_jvm_interp(pc))
+		start_time = tp_hash_mix(start_time, taproot_proc_jvm_method_cookie(proc, pc));
 	e = tp_symcache_find(&p->symcache, pid, start_time, pc, flags);
 	if (e) {
 		p->st.sym_cache_hits++;

@@ -153,6 +153,17 @@ int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint6
 	return err;
 }
 
+uint64_t taproot_proc_jvm_method_cookie(struct taproot_proc *proc, uint64_t pc)
+{
+	uint64_t method = (pc & JVM_INTERP_METHOD_MASK) << 3, cm = 0;
+	struct tp_jvm *j;
+
+	if (!taproot_pc_is_jvm_interp(pc) || proc_jvm_code(proc, 0, &j) < 0 ||
+	    jvm_read(proc, method + j->field[TP_JVMF_CONST_METHOD], &cm, sizeof(cm)) < 0)
+		return 0;
+	return cm;
+}
+
 int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
 				  struct tp_jvm_frame *fr)
 {

@@ -414,6 +414,13 @@ bool taproot_proc_jvm_owns(struct taproot_proc *proc, uint64_t start, uint64_t e
 int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint64_t bcp,
 			       uint64_t *pc);
 
+/*
+ * What tells the method of interpreted-frame pc @pc apart from another
+ * at its address later: its ConstMethod's address as read now; 0 when it
+ * cannot be read.
+ */
+uint64_t taproot_proc_jvm_method_cookie(struct taproot_proc *proc, uint64_t pc);
+
 /* The frame of interpreted-frame pc @pc into @fr: 0, -ENOENT, -ENOMEM. */
 int taproot_proc_jvm_interp_frame(struct taproot_proc *proc, uint64_t pc,
 				  struct tp_jvm_frame *fr);

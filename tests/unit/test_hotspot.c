@@ -10,6 +10,16 @@
  * every other blob by its own name ("Interpreter", stubs); the hot
  * methods with their source file and line. A pc out of the code cache is
  * not the JVM's.
+ *
+ * Then OpenJDK 11, 17 and 21, each in its Debian release's root
+ * (scripts/deps), its main kept interpreted (a test flag: the profiler
+ * needs none): every compiled method Compiler.codelist lists named, by
+ * its pc and by the pc the module's walker writes with its compile id
+ * (another id: "[java: code freed]"), and described for the unwinder;
+ * epilogues told apart; and the module's walker itself (kmod/uwalk.c,
+ * jvwalk.c, built here) on the main thread stopped by ptrace, by the
+ * layout taprootd would upload: a hot method's code, main's Method*
+ * (named, its ConstMethod read as the cache's cookie), the call stub.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,9 +33,12 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include <cmocka.h>
 
@@ -279,6 +292,100 @@ static unsigned int epilogues_checked(struct taproot_proc *proc, uint64_t code, 
 }
 
 /* "jcmd PID Compiler.codelist" of @jdk, in its root (with /proc). */
+/*
+ * Walk thread @tid of the JVM with the module's walker (kmod/uwalk.c and
+ * jvwalk.c, reading through tap_uwalk_read() above) by @l alone, stopped
+ * with ptrace: the pcs into @pcs; how many.
+ */
+static unsigned int module_walk(pid_t tid, const struct taproot_jvm_layout *l, __u64 *pcs,
+				unsigned int max)
+{
+	struct tap_umaps maps = { .jvm = l };
+	struct taproot_user_regs start = { 0 };
+	struct user_regs_struct regs;
+	struct tap_uwalk w = { 0 };
+	int st;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
+		return 0;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || waitpid(tid, &st, __WALL) != tid ||
+	    ptrace(PTRACE_GETREGS, tid, NULL, &regs)) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return 0;
+	}
+	start.ip = regs.rip;
+	start.sp = regs.rsp;
+	start.bp = regs.rbp;
+	start.r13 = regs.r13;
+	w.maps = &maps;
+	w.max_frames = max;
+	w.stack_hi = start.sp + TAPROOT_USTACK_MAX;
+	tap_uwalk(&w, &start, pcs);
+	ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	return w.nr;
+}
+
+/*
+ * The module's walker on the live JVM: the threads sampled by ptrace until
+ * three walks from a hot method (its code, with its compile id) reach
+ * main (its Method*, interpreted: excluded from compiling) and the call
+ * stub. The method's cookie is its ConstMethod, read.
+ */
+static void module_walks(const struct jdk *jdk, pid_t pid, struct taproot_proc *proc,
+			 struct taproot_sym *sym)
+{
+	struct taproot_jvm_layout l;
+	unsigned int whole = 0, tries;
+	__u64 pcs[8];
+
+	assert_int_equal(taproot_proc_jvm_layout(proc, &l), 0);
+	assert_true(tap_jvlayout_ok(&l));
+	for (tries = 0; tries < 400 && whole < 3; tries++) {
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		assert_non_null(d = opendir(path));
+		while ((de = readdir(d)) && whole < 3) {
+			const struct taproot_frame *fr;
+			/* A name lasts until the next symbolization: copied. */
+			char names[3][TP_JVM_NAME_MAX] = { "", "", "" };
+			unsigned int nr;
+			int n;
+
+			nr = atoi(de->d_name) > 0 ? module_walk(atoi(de->d_name), &l, pcs, 8) : 0;
+			if (nr != 3 ||
+			    pcs[0] >> 60 != TAPROOT_UPC_JVM_CODE >> 60 ||
+			    !taproot_pc_is_jvm_interp(pcs[1]))
+				continue;
+			for (unsigned int i = 0; i < 3; i++) {
+				n = taproot_sym_user(sym, proc, pcs[i], 0, &fr);
+				assert_true(n >= 1);
+				snprintf(names[i], sizeof(names[i]), "%s", fr[n - 1].function);
+				if (!strcmp(names[i], "HotPair.main"))
+					assert_int_not_equal(taproot_proc_jvm_method_cookie(proc, pcs[i]),
+							     0);
+				if (strncmp(names[i], "HotPair.", 8) &&
+				    strncmp(names[i], "StubRoutines (", 14))
+					break;
+			}
+			if ((!strcmp(names[0], "HotPair.hotAlpha") ||
+				       !strcmp(names[0], "HotPair.hotBeta")) &&
+			    !strcmp(names[1], "HotPair.main") &&
+			    !strncmp(names[2], "StubRoutines (", 14))
+				whole++;
+			else
+				fprintf(stderr, "# %u: the module's walk: %s <- %s <- %s\n", jdk->major,
+					names[0], names[1], names[2]);
+		}
+		closedir(d);
+	}
+	fprintf(stderr, "# OpenJDK %u: %u walks of the module's walker whole, of %u rounds\n",
+		jdk->major, whole, tries);
+	assert_int_equal(whole, 3);
+}
+
 static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
 {
 	int status;
@@ -298,7 +405,6 @@ static void jdk_named(const struct jdk *jdk)
 {
 	char root[4096], dir[4200], path[4300], *out = NULL, *line, *save;
 	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0, by_id = 0;
-	struct taproot_jvm_layout layout;
 	struct taproot_procs_opts o;
 	struct taproot_procs *procs;
 	struct taproot_sym *sym;
@@ -336,7 +442,10 @@ static void jdk_named(const struct jdk *jdk)
 		    mount("proc", path, "proc", 0, NULL) || chroot(root) || chdir("/"))
 			_exit(126);
 		snprintf(path, sizeof(path), "%s/bin/java", jdk->home);
-		execl(path, "java", "-Xss512k", "-cp", cp, "HotPair", "60", (char *)NULL);
+		/* main stays interpreted: the module's walk has a method to name. */
+		execl(path, "java", "-Xss512k", "-XX:CompileCommand=quiet",
+		      "-XX:CompileCommand=exclude,HotPair::main", "-cp", cp, "HotPair", "60",
+		      (char *)NULL);
 		_exit(127);
 	}
 	for (int tries = 0;; tries++) {
@@ -399,8 +508,7 @@ static void jdk_named(const struct jdk *jdk)
 		assert_int_equal(n, 1);
 		assert_string_equal(fr[0].function, "[java: code freed]");
 	}
-	assert_int_equal(taproot_proc_jvm_layout(proc, &layout), 0);
-	assert_true(tap_jvlayout_ok(&layout));
+	module_walks(jdk, pid, proc, sym);
 	fprintf(stderr, "# OpenJDK %u: %u compiled methods in use: %u named alike, %u described, "
 		"%u hot ones with their line; %u epilogues told apart\n", jdk->major, entries, named,
 		described, lines, epilogues);
