@@ -395,6 +395,15 @@ int tap_jvwalk_step(struct tap_uwalk *w, const struct taproot_jvm_layout *l,
 	__u32 size;
 	int ret;
 
+	/*
+	 * A budget of reads a walk (the ABI's TAPROOT_JVM_WALK_READS): a JVM
+	 * step makes up to 40, and a stack of JVM frames up to the frame cap
+	 * would make thousands, with interrupts off (or the runqueue lock
+	 * held, in the switch probe). Past it the consumer goes on from the
+	 * copy.
+	 */
+	if (w->reads >= TAPROOT_JVM_WALK_READS)
+		return TAPROOT_KUNWIND_NO_MAPPING;
 	if (tap_jv_blob(w, l, lookup, &b))
 		return TAPROOT_KUNWIND_NO_MAPPING;
 	*upc = tap_jv_code_upc(&b, pc);

@@ -27,7 +27,8 @@
  * Checked: at most max_frames (capped) pcs and nothing past them; every pc
  * but the last a JVM frame's (TAPROOT_UPC_JVM_*); the last pc a JVM
  * frame's or one in the layout's heaps (the first: the sampled ip); an
- * end in range, never NONE; reads bounded per frame (JV_READS_MAX), none longer than
+ * end in range, never NONE; reads bounded per frame (JV_READS_MAX) and a
+ * walk (TAPROOT_JVM_WALK_READS, and the last step's), none longer than
  * TAPROOT_JVM_READ_MAX; and the walk with and without the stack window
  * gives the same pcs and end.
  */
@@ -177,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(pcs[cap] == CANARY);
 	check(w.end != TAPROOT_KUNWIND_NONE && w.end < TAPROOT_KUNWIND_NR);
 	check(w.reads <= JV_READS_MAX * (w.nr + 1));
+	check(w.reads < TAPROOT_JVM_WALK_READS + JV_READS_MAX);
 	for (i = 0; i < w.nr; i++) {
 		if (is_jvm_pc(pcs[i]))
 			continue;

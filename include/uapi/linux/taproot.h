@@ -1244,8 +1244,10 @@ struct taproot_pyframe {
  *       frame's is its real pc's.
  * An interpreted frame whose Method* is not one as above goes as the
  * interpreter's code. Whatever ends the walk in the code cache (a blob
- * not found, a frame that does not hold, a read that fails) ends it as
- * anywhere else, and the consumer goes on from the stack copy.
+ * not found, a frame that does not hold, a read that fails, or the walk's
+ * reads of memory past TAPROOT_JVM_WALK_READS before a JVM frame's step)
+ * ends it as anywhere else, NO_MAPPING where it is not a read's fault,
+ * and the consumer goes on from the stack copy.
  *
  * Like a CPython layout, a JVM's has the module follow pointers through
  * the process's memory and put what it found (Method* and compile ids) in
@@ -1258,6 +1260,7 @@ struct taproot_pyframe {
 #define TAPROOT_JVM_READ_MAX		512	/* blob field offsets + size */
 #define TAPROOT_JVM_HOPS_MAX		16
 #define TAPROOT_JVM_FIELD_MAX		4096	/* Method, ConstMethod offsets */
+#define TAPROOT_JVM_WALK_READS		512	/* a walk's reads, JVM frames stepped */
 
 #define TAPROOT_UPC_JVM_METHOD		(1ULL << 62)
 #define TAPROOT_UPC_JVM_CODE		(5ULL << 60)
