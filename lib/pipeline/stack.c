@@ -218,10 +218,10 @@ static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 	}
 	p->st.sym_cache_misses++;
 	if (proc && taproot_pc_is_jvm(pc)) {
-		/* Java frames: a mapping of their own, where their pcs lie. */
+		/* Java frames: a mapping of their own, where their pcs lie (bits 63..62: 01). */
 		have_map = true;
-		mstart = 1ULL << 62;
-		mend = 1ULL << 63;
+		mstart = TAPROOT_UPC_JVM_METHOD;
+		mend = TAPROOT_UPC_JVM_METHOD << 1;
 		nr = taproot_sym_user(p->sym, proc, pc, flags, &sf);
 	} else if (proc) {
 		if (taproot_proc_find_map(proc, address, &m) == 0) {
