@@ -5,7 +5,10 @@
  * main -> outerBeta -> hotBeta, each leaf a loop the JIT compiles. Each
  * call is alpha's with probability 3/4, of a random length, so that no
  * period of the calls can beat with the sampling timer's. It measures the
- * thread CPU time of each chain itself and prints
+ * thread CPU time of each chain itself, runs until the two have had
+ * SECONDS of it (of CPU time, not of the clock: a guest its host starves
+ * still has as much work sampled; at most 15 times SECONDS by the clock)
+ * and prints
  *	javasplit: alpha=NS beta=NS
  * java ... JavaSplit --units runs the two chains on command, for
  * scripts/bench-guest (insns part runtimes): for each line N it reads,
@@ -61,12 +64,13 @@ public class JavaSplit {
 			return;
 		}
 		ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-		long end = System.nanoTime() + (long) (Double.parseDouble(args[0]) * 1e9);
+		long budget = (long) (Double.parseDouble(args[0]) * 1e9);
+		long end = System.nanoTime() + 15 * budget;
 		long alpha = 0, beta = 0;
 		/* xorshift64: the calls' order and lengths (500,000 to 1,500,000). */
 		long state = ProcessHandle.current().pid() * 0x9e3779b97f4a7c15L | 1;
 
-		while (System.nanoTime() < end) {
+		while (alpha + beta < budget && System.nanoTime() < end) {
 			state ^= state << 13;
 			state ^= state >>> 7;
 			state ^= state << 17;
