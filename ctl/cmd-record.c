@@ -9,7 +9,7 @@
  *          [--stats-json FILE] [--events cpu,offcpu] [--sched-one-in N] [--min-block US]
  *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
  *          [--critical-path TID|NAME|command] [--raw FILE] [--flamegraph FILE]
- *          --output DIR [-- COMMAND ARGS...]
+ *          [--symbolize local|none] --output DIR [-- COMMAND ARGS...]
  *
  * Off-CPU profiles need the module's switch and waking records
  * (TAPROOT_FEAT_SCHED_EVENTS); fork, exec and exit records are turned on
@@ -118,6 +118,7 @@ struct record_opts {
 	const char *raw;		/* --raw FILE, NULL: none */
 	const char *flamegraph;		/* --flamegraph FILE, NULL: none */
 	enum record_unwind unwind;	/* --unwind */
+	bool symbolize_none;		/* --symbolize none */
 	bool ustack_private;		/* --ustack-private */
 	/*
 	 * --count: 1 on, 0 off; -1 unsaid, then 2: on where it applies (the
@@ -250,7 +251,7 @@ static const char *const record_valued[] = {
 	"--freq", "--duration", "--pid", "--ustack", "--ring-pages", "--events",
 	"--sched-one-in", "--min-block", "--stats-json", "--raw", "--output", "-o",
 	"--unwind", "--buffer-mb", "--trace", "--trace-window", "--trace-pid", "--critical-path",
-	"--count", "--flamegraph",
+	"--count", "--flamegraph", "--symbolize",
 };
 
 static bool takes_value(const char *name)
@@ -318,6 +319,8 @@ static int set_value(const char *name, const char *val, struct record_opts *o)
 	}
 	if (!strcmp(name, "--events"))
 		return parse_events(val, o);
+	if (!strcmp(name, "--symbolize"))
+		return parse_symbolize_arg("record", val, &o->symbolize_none);
 	if (!strcmp(name, "--sched-one-in"))
 		return parse_u32_arg("record", name, val, 1, TAPROOT_SCHED_ONE_IN_MAX,
 				     &o->sched_one_in);
@@ -1188,6 +1191,7 @@ static int record_pipeline(struct record *r)
 	po.ksyms = r->ksyms;
 	po.label_tid = r->o.label_tid;
 	po.label_cpu = r->o.label_cpu;
+	po.symbolize_none = r->o.symbolize_none;
 	po.offcpu = r->o.offcpu;
 	po.min_block_ns = r->o.min_block_ns;
 	po.hostname = r->hostname;

@@ -5,7 +5,7 @@
  *
  *   report FILE --output DIR [--repeat N] [--stats-json FILE] [--json]
  *          [--trace FILE [--trace-window S] [--trace-pid PID]...]
- *          [--critical-path TID|NAME] [--flamegraph FILE]
+ *          [--critical-path TID|NAME] [--flamegraph FILE] [--symbolize local|none]
  *
  * The replay itself is the library's (lib/raw/rawreplay.c: /proc as the
  * recording read it, materialized in a private directory; mapped files
@@ -61,6 +61,7 @@ struct rp_pass {
 struct report {
 	const char *input, *output, *stats_json;
 	const char *flamegraph;		/* --flamegraph FILE, NULL: none */
+	bool symbolize_none;		/* --symbolize none */
 	struct flamegraph_page *page;	/* its template, read before the recording */
 	uint32_t repeat;
 	struct taproot_replay *rp;
@@ -90,7 +91,7 @@ static int parse_args(int argc, char **argv, struct report *r)
 		if (strcmp(a, "--output") && strcmp(a, "-o") && strcmp(a, "--stats-json") &&
 		    strcmp(a, "--repeat") && strcmp(a, "--trace") && strcmp(a, "--trace-window") &&
 		    strcmp(a, "--trace-pid") && strcmp(a, "--critical-path") &&
-		    strcmp(a, "--flamegraph"))
+		    strcmp(a, "--flamegraph") && strcmp(a, "--symbolize"))
 			return p_usage("'report': unknown option '%s'", a);
 		if (i + 1 >= argc)
 			return p_usage("'report %s' needs a value", a);
@@ -108,6 +109,10 @@ static int parse_args(int argc, char **argv, struct report *r)
 			r->stats_json = argv[++i];
 		} else if (!strcmp(a, "--flamegraph")) {
 			r->flamegraph = argv[++i];
+		} else if (!strcmp(a, "--symbolize")) {
+			ret = parse_symbolize_arg("report", argv[++i], &r->symbolize_none);
+			if (ret != EXIT_OK)
+				return ret;
 		} else {
 			r->output = argv[++i];
 		}
@@ -387,6 +392,7 @@ int do_report(int argc, char **argv)
 		 " Hz, kernel %s", TAPROOT_VERSION, r.info->header.freq_hz,
 		 r.info->header.kernel_release);
 	comments[0] = comment;
+	po.symbolize_none = r.symbolize_none;
 	po.comments = comments;
 	po.nr_comments = 1;
 	err = taproot_pipeline_new(&po, &r.pl);

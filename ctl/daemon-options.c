@@ -111,6 +111,12 @@ const struct daemon_option daemon_options[] = {
 	  "the module, 1.." STR(TAPROOT_UNWIND_MEM_MAX) " (default "
 	  STR(TAPROOT_UNWIND_MEM_DEFAULT) "); beyond, processes\n"
 	  "are unwound from snapshots" },
+	{ "symbolize", 0, DV_CHOICE, DOPT_SYMBOLIZE, FIELD(symbolize), 0, 0, "local|none",
+	  "name every frame here (local, the default), or\n"
+	  "leave the frames of binaries and libraries as\n"
+	  "addresses in mappings with their build IDs, for\n"
+	  "the profile store to name (none); the kernel's,\n"
+	  "JIT code's, Python's and Java's stay named" },
 	{ "buffer-mb", 0, DV_COUNT, DOPT_BUFFER, FIELD(buffer_mb), 0, BUFFER_MB_MAX, "MB",
 	  "MiB, over all CPUs, that a reader thread copies the\n"
 	  "rings into while taprootd is busy (a table compile,\n"
@@ -347,6 +353,26 @@ static int parse_yes_no(const char *where, const char *shown, const char *v, boo
 	return 0;
 }
 
+/* @v as the index of one of the words of @choices ("a|b|c") into @out. */
+static int parse_choice(const char *where, const char *shown, const char *v,
+			const char *choices, unsigned int *out)
+{
+	size_t n = strlen(v);
+	unsigned int i = 0;
+
+	for (const char *c = choices; *c; i++) {
+		size_t k = strcspn(c, "|");
+
+		if (k == n && !strncmp(c, v, n)) {
+			*out = i;
+			return 0;
+		}
+		c += k + (c[k] == '|');
+	}
+	log_msg(LOG_ERR, "%s'%s' needs %s, not '%s'", where, shown, choices, v);
+	return -1;
+}
+
 /* An events list ("cpu", "offcpu", "cpu,offcpu") into @cpu and @offcpu. */
 static int parse_events(const char *where, const char *shown, const char *list, bool *cpu,
 			bool *offcpu)
@@ -569,6 +595,8 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 		return parse_yes_no(where, shown, val, field, "yes or no");
 	case DV_ONOFF:
 		return parse_yes_no(where, shown, val, field, "on or off");
+	case DV_CHOICE:
+		return parse_choice(where, shown, val, opt->arg, field);
 	case DV_EVENTS:
 		return parse_events(where, shown, val, &o->cpu, &o->offcpu);
 	case DV_LABEL:
@@ -732,6 +760,14 @@ static void print_value(const struct daemon_option *opt, const struct daemon_opt
 	case DV_ONOFF:
 		printf("%s", *(const bool *)field ? "on" : "off");
 		break;
+	case DV_CHOICE: {
+		const char *c = opt->arg;
+
+		for (unsigned int i = *(const unsigned int *)field; i && *c; i--)
+			c += strcspn(c, "|") + (c[strcspn(c, "|")] == '|');
+		printf("%.*s", (int)strcspn(c, "|"), c);
+		break;
+	}
 	case DV_EVENTS:
 		printf("%s%s%s", o->cpu ? "cpu" : "", o->cpu && o->offcpu ? "," : "",
 		       o->offcpu ? "offcpu" : "");
@@ -794,7 +830,8 @@ void daemon_print_config(void)
 			h += n + (h[n] == '\n');
 		}
 		if (opt->value != DV_PATH && opt->value != DV_COUNT && opt->value != DV_SWITCH &&
-		    opt->value != DV_EVENTS && opt->value != DV_ONOFF && opt->value != DV_MODULE)
+		    opt->value != DV_EVENTS && opt->value != DV_ONOFF && opt->value != DV_CHOICE &&
+		    opt->value != DV_MODULE)
 			printf("# (none by default; for example:)\n");
 		printf("#%s ", opt->name);
 		print_value(opt, &o);

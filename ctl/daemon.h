@@ -53,6 +53,7 @@ struct daemon_opts {
 	 */
 	bool count;
 	unsigned long buffer_mb;	/* the rings' reader thread's buffers, 0: none */
+	unsigned int symbolize;		/* SYMBOLIZE_LOCAL, SYMBOLIZE_NONE */
 	char *metrics;			/* ADDR:PORT to serve metrics on, NULL none */
 	char *debuginfod;		/* server URLs, NULL: $DEBUGINFOD_URLS */
 	/* --push: the store's URL, NULL: none; the rest as push_* below. */
@@ -78,6 +79,9 @@ struct daemon_opts {
 	 */
 	struct taproot_config module;
 };
+
+/* symbolize's words, in the order of its row's "local|none". */
+enum { SYMBOLIZE_LOCAL, SYMBOLIZE_NONE };
 
 /* Bits of the options given on the command line: they beat the file. */
 #define DOPT_OUTPUT		(UINT64_C(1) << 0)
@@ -113,6 +117,7 @@ struct daemon_opts {
 #define DOPT_MODULE_USTACK	(UINT64_C(1) << 30)
 #define DOPT_MODULE_PIDS	(UINT64_C(1) << 31)
 #define DOPT_MODULE_RING_PAGES	(UINT64_C(1) << 32)
+#define DOPT_SYMBOLIZE		(UINT64_C(1) << 33)
 
 /* What a row of daemon_options[] takes. */
 enum daemon_value {
@@ -135,6 +140,8 @@ enum daemon_value {
 	DV_WORD,			/* printable ASCII, no blanks, likewise */
 	DV_ONOFF,			/* a bool given as on or off (yes or no)
 					 * on the command line and in the file */
+	DV_CHOICE,			/* one of the words of arg ("a|b|c"): its
+					 * index, an unsigned int; 0 by default */
 	DV_MODULE,			/* a key of taproot_config_set_kv(), its
 					 * name the option's, into field module */
 };
@@ -155,7 +162,7 @@ struct daemon_option {
 };
 
 /* Every option, ending with a row whose name is NULL. */
-#define DAEMON_NR_OPTIONS	41
+#define DAEMON_NR_OPTIONS	42
 extern const struct daemon_option daemon_options[DAEMON_NR_OPTIONS + 1];
 
 /* The defaults of every setting (output: NULL, the current directory). */

@@ -173,6 +173,14 @@ int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min,
 	return ret;
 }
 
+int parse_symbolize_arg(const char *cmd, const char *s, bool *none)
+{
+	if (strcmp(s, "local") && strcmp(s, "none"))
+		return p_usage("'%s --symbolize' needs local or none, not '%s'", cmd, s);
+	*none = !strcmp(s, "none");
+	return EXIT_OK;
+}
+
 int parse_seconds_arg(const char *cmd, const char *opt, const char *s, double *v)
 {
 	char *end;

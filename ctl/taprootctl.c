@@ -110,7 +110,7 @@ static const struct taproot_command commands[] = {
 	  "         [--unwind kernel|user|verify] [--ustack-private] [--count on|off]\n"
 	  "         [--trace FILE [--trace-window S] [--trace-pid PID]...]\n"
 	  "         [--critical-path TID|NAME|command] [--raw FILE] [--flamegraph FILE]\n"
-	  "         --output DIR [-- COMMAND ARGS...]",
+	  "         [--symbolize local|none] --output DIR [-- COMMAND ARGS...]",
 	  "profile the system, some processes or a command into DIR/cpu.pb.gz",
 	  "Configures the module (freq, default " STR(99) " Hz; ustack; pids), becomes the\n"
 	  "consumer of the rings, starts sampling, turns every sample into\n"
@@ -188,11 +188,17 @@ static const struct taproot_command commands[] = {
 	  "--raw FILE also saves what the profiles were built from (the ring\n"
 	  "records, kallsyms, what was read of /proc, mapped files' build IDs;\n"
 	  "gzip, mode 0600, written atomically) for 'taprootctl report FILE'.\n"
+	  "--symbolize none leaves the frames of binaries and libraries unnamed,\n"
+	  "for a server to name: their locations keep the address, their\n"
+	  "mappings the file, offset and build ID (pprof -symbolize=local with\n"
+	  "$PPROF_BINARY_PATH names them from the binaries or their debug files).\n"
+	  "Frames only this host can name stay named: the kernel's, JIT code's,\n"
+	  "Python's and Java's. Default local: everything named here.\n"
 	  "Refused while sampling already runs (taprootd or another record).\n" },
 	{ "report", do_report,
 	  "FILE --output DIR [--repeat N] [--stats-json FILE] [--json]\n"
 	  "         [--trace FILE [--trace-window S] [--trace-pid PID]...]\n"
-	  "         [--critical-path TID|NAME] [--flamegraph FILE]",
+	  "         [--critical-path TID|NAME] [--flamegraph FILE] [--symbolize local|none]",
 	  "rebuild the profiles of a 'record --raw FILE' recording into DIR",
 	  "Replays FILE's records through a pipeline with the recording's\n"
 	  "options and writes DIR/cpu.pb.gz (and offcpu, offwake, schedlat when\n"
@@ -213,7 +219,8 @@ static const struct taproot_command commands[] = {
 	  "the main thread of every process of that name. They need a\n"
 	  "recording of every off-CPU interval (--events cpu,offcpu, whose\n"
 	  "--sched-one-in was 1); another is refused. --flamegraph FILE writes\n"
-	  "the CPU profile as record's does (the last pass's).\n" },
+	  "the CPU profile as record's does (the last pass's). --symbolize is\n"
+	  "record's: none leaves the frames of binaries and libraries unnamed.\n" },
 	{ "top", do_top, "[--refresh S] [--total] [--by-function] [--filter TEXT] [--count N]",
 	  "the hottest functions of the host, live",
 	  "A view of the functions the CPU samples of the last refresh (every\n"

@@ -62,6 +62,11 @@ int parse_u64_arg(const char *cmd, const char *opt, const char *s, uint64_t min,
 int parse_u32_arg(const char *cmd, const char *opt, const char *s, uint32_t min, uint32_t max,
 		  uint32_t *v);
 int parse_seconds_arg(const char *cmd, const char *opt, const char *s, double *v);
+/*
+ * --symbolize local|none: *@none for none, the frames of ELF files left
+ * as addresses for a server to name (taproot_pipeline_opts.symbolize_none).
+ */
+int parse_symbolize_arg(const char *cmd, const char *s, bool *none);
 
 /* Handlers, one file per group of commands. */
 int do_load(int argc, char **argv);	/* cmd-module.c */

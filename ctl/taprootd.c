@@ -378,6 +378,7 @@ static int new_pipeline(struct daemon *d, uint32_t freq)
 	po.freq_hz = freq;
 	po.ksyms = d->ksyms;
 	po.label_tid = d->o.label_tid;
+	po.symbolize_none = d->o.symbolize == SYMBOLIZE_NONE;
 	po.label_cpu = d->o.label_cpu;
 	po.max_stacks = d->o.max_stacks;
 	po.offcpu = d->o.offcpu;

@@ -66,6 +66,15 @@ struct taproot_pipeline_opts {
 	bool label_cpu;			/* add a numeric "cpu" label */
 	bool no_kernel;			/* leave kernel frames out */
 	/*
+	 * Leave the frames of ELF files unnamed (record --symbolize none):
+	 * their locations keep the address, and their mappings the file,
+	 * its offset and build ID, for a server that has the binaries or
+	 * their debug files to name them. The frames only this host can
+	 * name stay named: the kernel's, JIT code's (perf maps), the
+	 * interpreters' (Python, Java) and the vDSO's.
+	 */
+	bool symbolize_none;
+	/*
 	 * The module counts unwound samples (TAPROOT_CFG_F_COUNT): keep the
 	 * STACK records a later one replaced until the next
 	 * taproot_pipeline_drain_counts(), which may name them.

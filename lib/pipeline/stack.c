@@ -148,6 +148,29 @@ static struct tp_sym *pl_sym_from_file(struct taproot_pipeline *p, const struct 
 }
 
 /*
+ * With opts.symbolize_none, @proc's entry for @pc (@address in mapping
+ * @m, an ELF file): no name, the address and the mapping with its build
+ * ID, for a server to name; the file's symbols and DWARF are never read.
+ * Not counted as unsymbolized: nobody asked for its name.
+ */
+static const struct tp_sym *pl_sym_unnamed(struct taproot_pipeline *p, int pid,
+					   uint64_t start_time, uint64_t pc, unsigned int flags,
+					   uint64_t address, const struct taproot_map *m)
+{
+	struct taproot_profile_frame out;
+	struct taproot_frame f = {
+		.function = "[unknown]",
+		.map_path = m->path,
+	};
+
+	f.build_id = taproot_elf_build_id(m->elf, &f.build_id_len);
+	if (!f.build_id)
+		f.build_id_len = 0;
+	pl_convert(&f, 1, address, false, true, m->start, m->end, m->pgoff, &out);
+	return tp_symcache_add(&p->symcache, pid, start_time, pc, flags, &out, 1, 0);
+}
+
+/*
  * Keep JIT pc @pc of @proc, symbolized without a name as @unnamed under
  * cache key @sym_start, for tp_pl_name_late(). Not kept past
  * PL_JIT_PENDING_MAX (counted), nor with a mapping name too long to copy.
@@ -231,6 +254,8 @@ static const struct tp_sym *pl_symbolize(struct taproot_pipeline *p, struct tapr
 			mpgoff = m->pgoff;
 			by_file = m->elf && m->ino;
 		}
+		if (by_file && p->opts.symbolize_none)
+			return pl_sym_unnamed(p, pid, start_time, pc, flags, address, m);
 		if (by_file) {
 			file = pl_sym_file(m);
 			vaddr = pc - m->bias;

@@ -1286,6 +1286,104 @@ static void test_invalid(void **state)
 	taproot_pipeline_free(p);
 }
 
+/*
+ * --symbolize none: the frames of this binary and libc leave the pipeline
+ * unnamed (addresses in mappings with their build IDs and offsets), the
+ * kernel's stay named; the real pprof, told where the binaries are by
+ * build ID ($PPROF_BINARY_PATH/BUILD_ID/NAME, as a server keeps them),
+ * names the chain as a local run would.
+ */
+static void test_symbolize_none(void **state)
+{
+	struct ownstack *c = calloc(1, sizeof(*c));
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	struct taproot_pipeline_stats st;
+	struct taproot_ksyms *ks = NULL;
+	struct taproot_rec_header *recs[3];
+	const char *kn0 = NULL, *kn1 = NULL, *at, *bid;
+	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64], exe[4096];
+	unsigned int nk, i;
+	uint64_t k[2];
+	ssize_t n;
+	char *out, *raw;
+	int status;
+
+	assert_non_null(c);
+	assert_int_equal(prctl(PR_SET_NAME, "test-pipeline"), 0);
+	ownstack_init();
+	assert_int_equal(pipeline_outer(c, 1), 10);
+	nk = kernel_addrs(k, &kn0, &kn1, &ks);
+
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	o.ksyms = ks;
+	o.symbolize_none = true;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	for (i = 0; i < 3; i++) {
+		recs[i] = ownstack_sample(c, (uint32_t)getpid(), (uint32_t)getpid(),
+					  i ? NULL : k, i ? 0 : nk, "test-pipeline");
+		assert_int_equal(taproot_pipeline_add_record(p, recs[i], 1), 0);
+	}
+	taproot_pipeline_stats(p, &st);
+	assert_int_equal(st.samples, 3);
+	assert_int_equal(st.unwind[TAPROOT_UNWIND_COMPLETE], 3);
+	/* Left unnamed on purpose: not counted as frames the symbolizer missed. */
+	assert_int_equal(st.frames_unsymbolized, 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	assert_int_equal(taproot_pipeline_write(p, path), 0);
+
+	/* As written: no name of ours, mappings with build IDs, kernel named. */
+	raw = run(&status, "%s -raw -symbolize=none %s 2>&1", pprof_tool(), path);
+	assert_int_equal(status, 0);
+	print_message("%s", raw);
+	assert_null(strstr(raw, "pipeline_capture"));
+	assert_null(strstr(raw, "pipeline_outer"));
+	assert_null(strstr(raw, " main "));
+	if (nk)
+		assert_non_null(strstr(raw, kn0));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	/* "ID: START/LIMIT/OFFSET FILE BUILD_ID" */
+	at = strstr(raw, "\nMappings\n");
+	assert_non_null(at);
+	at = strstr(at, exe);
+	assert_non_null(at);
+	bid = at + strlen(exe) + 1;
+	assert_true(strspn(bid, "0123456789abcdef") >= 40);
+
+	/* A server's copy of the binary, by build ID: pprof names the chain. */
+	free(run(&status, "mkdir -p %s/bin/%.*s && cp %s %s/bin/%.*s/ 2>&1", dir,
+		 (int)strspn(bid, "0123456789abcdef"), bid, exe, dir,
+		 (int)strspn(bid, "0123456789abcdef"), bid));
+	assert_int_equal(status, 0);
+	out = run(&status, "PPROF_BINARY_PATH=%s/bin HOME=%s %s -traces -symbolize=local %s 2>&1",
+		  dir, dir, pprof_tool(), path);
+	assert_int_equal(status, 0);
+	print_message("%s", out);
+	at = find_after(out, NULL, "pipeline_capture");
+	assert_non_null(at);
+	at = find_after(out, at, "pipeline_leaf");
+	assert_non_null(at);
+	at = find_after(out, at, "pipeline_middle");
+	assert_non_null(at);
+	at = find_after(out, at, "pipeline_outer");
+	assert_non_null(at);
+	at = find_after(out, at, "test_symbolize_none");
+	assert_non_null(at);
+	free(out);
+	free(raw);
+
+	free(run(&status, "rm -rf %s", dir));
+	for (i = 0; i < 3; i++)
+		free(recs[i]);
+	taproot_pipeline_free(p);
+	taproot_ksyms_free(ks);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1303,6 +1401,7 @@ int main(void)
 		cmocka_unit_test(test_jit_named_late),
 		cmocka_unit_test(test_symbolized_once_per_file),
 		cmocka_unit_test(test_resolved_other_name),
+		cmocka_unit_test(test_symbolize_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
