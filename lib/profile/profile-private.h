@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The profile builder's tables (lib/profile/profile.c), as the pprof writer
- * (lib/profile/pprof.c) and the unit tests read them. Not for programs.
+ * The profile builder's tables (lib/profile/profile.c), as the writers
+ * (lib/profile/pprof.c, otlp.c) and the unit tests read them. Not for programs.
  *
  * Every table is an array; an entry's pprof ID is its index + 1, so IDs
  * are sequential from 1 in the order entries were first seen. String

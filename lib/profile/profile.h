@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libtaproot, profiles layer: the profile builder and the pprof writer
- * (lib/profile/).
+ * libtaproot, profiles layer: the profile builder, the pprof and OTLP
+ * writers (lib/profile/).
  * Conventions (errors, ownership, threads): lib/taproot.h.
  */
 #ifndef TAPROOT_PROFILE_H
@@ -316,6 +316,61 @@ int taproot_pprof_write_file(const struct taproot_profile *p, const char *path);
  */
 long taproot_pprof_write_part_file(const struct taproot_profile *p, const char *key,
 				   const char *value, const char *path);
+
+/* ------------------------------------------------- OTLP profiles writer */
+/*
+ * (lib/profile/otlp.c, whose header tells how labels become attributes and
+ * sample types Profiles.) A profile as an OpenTelemetry
+ * ExportProfilesServiceRequest of opentelemetry-proto v1.11.0 (package
+ * opentelemetry.proto.profiles.v1development), for a collector's OTLP
+ * profiles endpoint.
+ */
+
+/* The semantic conventions the attribute names follow (schema_url). */
+#define TAPROOT_OTLP_SCHEMA_URL	"https://opentelemetry.io/schemas/1.37.0"
+
+/*
+ * An attribute of the resource a request describes, named as OpenTelemetry
+ * names it ("service.name", "host.name", "os.type", "k8s.pod.name", ...):
+ * a string when @str is not NULL, else the integer @num.
+ */
+struct taproot_otlp_attr {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+
+/*
+ * The attribute name the OTLP writer gives the label @label_key: the
+ * semantic conventions' name where they have one ("service_name" is
+ * "service.name", "pid" "process.pid", "hostname" "host.name", ...), else
+ * @label_key itself. For a caller making resource attributes of labels.
+ */
+const char *taproot_otlp_attr_name(const char *label_key);
+
+/*
+ * Serialize @p as an ExportProfilesServiceRequest: one resource with the
+ * @nr_resource attributes @resource (copied as they are, in that order),
+ * one scope ("taproot", TAPROOT_VERSION), one Profile per sample type of
+ * @p, in the desc's order, sharing one dictionary; gzipped when @gzip (for
+ * "Content-Encoding: gzip"). On success *@buf (malloc'ed, caller frees)
+ * holds *@len bytes. Errors: -EINVAL (an attribute without a key),
+ * -ENOMEM, -EOVERFLOW.
+ */
+int taproot_otlp_encode(const struct taproot_profile *p,
+			const struct taproot_otlp_attr *resource, size_t nr_resource,
+			bool gzip, void **buf, size_t *len);
+
+/*
+ * The same for the part of @p whose samples have the string label @key =
+ * @value (taproot_pprof_encode_part()'s part: the truncated sample is in
+ * none). The resource is still the caller's: for a part by service_name,
+ * pass service.name = @value. Returns the samples written, 0 (and *@buf
+ * NULL) for none, or an error as taproot_otlp_encode().
+ */
+long taproot_otlp_encode_part(const struct taproot_profile *p, const char *key,
+			      const char *value, const struct taproot_otlp_attr *resource,
+			      size_t nr_resource, bool gzip, void **buf, size_t *len);
 
 /* ------------------------------------------------- the off-CPU join */
 
