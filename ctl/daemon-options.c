@@ -157,9 +157,12 @@ const struct daemon_option daemon_options[] = {
 	{ "push", 0, DV_URL, DOPT_PUSH, FIELD(push), 0, 0, "URL",
 	  "upload each interval's profiles, one series per\n"
 	  "service_name, to the Pyroscope-compatible store at\n"
-	  "URL (POST URL/ingest); OUTPUT/push is the spool\n"
-	  "(taprootd(8)). The push settings are read at\n"
-	  "start only" },
+	  "URL (POST URL/ingest), or, for a URL that begins\n"
+	  "otlp+http:// or otlp+https://, as OTLP profiles to\n"
+	  "the OpenTelemetry collector at the rest of it\n"
+	  "(POST URL/v1development/profiles); OUTPUT/push is\n"
+	  "the spool (taprootd(8)). The push settings are\n"
+	  "read at start only" },
 	{ "push-bearer-file", 0, DV_FILE, DOPT_PUSH_BEARER, FIELD(push_bearer_file), 0, 0, "FILE",
 	  "send 'Authorization: Bearer TOKEN', TOKEN the\n"
 	  "first line of FILE" },
@@ -527,12 +530,15 @@ static bool urls_ok(const char *v)
 }
 
 /*
- * Whether @v is one http:// or https:// URL with a host, no userinfo and
- * no query or fragment (paths are appended to it).
+ * Whether @v is one http:// or https:// URL, or one of those after
+ * "otlp+", with a host, no userinfo and no query or fragment (paths are
+ * appended to it).
  */
 static bool url_ok(const char *v)
 {
-	size_t scheme = !strncmp(v, "http://", 7) ? 7 : !strncmp(v, "https://", 8) ? 8 : 0;
+	size_t otlp = !strncmp(v, "otlp+", 5) ? 5 : 0;
+	size_t scheme = !strncmp(v + otlp, "http://", 7) ? otlp + 7 :
+			!strncmp(v + otlp, "https://", 8) ? otlp + 8 : 0;
 	size_t host = scheme ? strcspn(v + scheme, "/?#") : 0;
 
 	if (!scheme || !host || memchr(v + scheme, '@', host) || strpbrk(v, "?#") ||
@@ -619,7 +625,8 @@ int daemon_option_set(const struct daemon_option *opt, const char *where, const 
 		return set_string(where, shown, val, field);
 	case DV_URL:
 		if (!url_ok(val)) {
-			log_msg(LOG_ERR, "%s'%s' needs one http:// or https:// URL without "
+			log_msg(LOG_ERR, "%s'%s' needs one http:// or https:// URL (otlp+ before it "
+				"for OTLP) without "
 				"user:password@ (credentials go in --push-basic-file) or ?query, "
 				"not '%s'", where, shown, val);
 			return -1;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * taprootd --push: a thread that uploads the spool (ctl/daemon-spool.c)
- * to a Pyroscope-compatible store, oldest first, one file a request:
+ * to a Pyroscope-compatible store or an OpenTelemetry collector, oldest
+ * first, one file a request. To a store (--push http(s)://URL):
  *
  *   POST URL/ingest?name=SERVICE{hostname=..,kernel_release=..,kind=..,LABELS}
  *        &from=FROM&until=UNTIL&format=pprof&spyName=taproot
@@ -9,6 +10,18 @@
  *   off-CPU kinds "sample_type_config" (JSON: units, aggregation, and the
  *   names the store shows)
  *   X-Taproot-Upload-Id: HOSTNAME/FILE, the same for every attempt
+ *
+ * To a collector (--push otlp+http(s)://URL), OTLP/HTTP in protobuf:
+ *
+ *   POST URL/v1development/profiles
+ *   Content-Type: application/x-protobuf, Content-Encoding: gzip
+ *   the file: an ExportProfilesServiceRequest (lib/profile/otlp.c)
+ *   X-Taproot-Upload-Id as above
+ *
+ * A collector's 2xx answer may still say that it rejected some profiles
+ * (ExportProfilesPartialSuccess): that is logged, the file is done. A
+ * file of the other format (left by a taprootd pushing elsewhere) cannot
+ * be sent: it is dropped, and counted.
  *
  * A file is deleted once the store answered 2xx, and only then. 408, 429,
  * other statuses below 400 or above 499 and transport errors are retried,
@@ -48,10 +61,11 @@
  * DAEMON_LABELS_MAX labels of 64 + 256 bytes fit. */
 #define NAME_MAX_LEN		4096
 
-enum upload_result { UPLOAD_OK, UPLOAD_RETRY, UPLOAD_REJECTED, UPLOAD_GONE };
+enum upload_result { UPLOAD_OK, UPLOAD_RETRY, UPLOAD_REJECTED, UPLOAD_GONE, UPLOAD_FOREIGN };
 
 struct daemon_push {
-	char *ingest_url;		/* URL/ingest */
+	enum spool_format format;
+	char *endpoint;			/* URL/ingest, URL/v1development/profiles */
 	char *auth_header;		/* "Authorization: Bearer ...", or NULL */
 	char *userpwd;			/* basic: USER:PASSWORD, or NULL */
 	char *tenant_header;		/* "X-Scope-OrgID: ...", or NULL */
@@ -162,6 +176,7 @@ static void add_name_label(char *buf, size_t len, const char *key, const char *v
 static int make_names(struct daemon_push *p, const struct daemon_push_config *c)
 {
 	char *labels = calloc(1, NAME_MAX_LEN);
+	const char *url;
 
 	if (!labels)
 		return -1;
@@ -177,10 +192,12 @@ static int make_names(struct daemon_push *p, const struct daemon_push_config *c)
 	}
 	p->name_labels = labels;
 	p->hostname = strdup(c->hostname);
-	if (asprintf(&p->ingest_url, "%s%singest", c->url,
-		     c->url[strlen(c->url) - 1] == '/' ? "" : "/") < 0)
-		p->ingest_url = NULL;
-	return p->hostname && p->ingest_url ? 0 : -1;
+	p->format = spool_format_of(c->url);
+	url = c->url + (p->format == SPOOL_OTLP ? strlen("otlp+") : 0);
+	if (asprintf(&p->endpoint, "%s%s%s", url, url[strlen(url) - 1] == '/' ? "" : "/",
+		     p->format == SPOOL_OTLP ? "v1development/profiles" : "ingest") < 0)
+		p->endpoint = NULL;
+	return p->hostname && p->endpoint ? 0 : -1;
 }
 
 static int read_auth(struct daemon_push *p, const struct daemon_push_config *c)
@@ -221,7 +238,7 @@ static int read_auth(struct daemon_push *p, const struct daemon_push_config *c)
 
 static void push_free(struct daemon_push *p)
 {
-	free(p->ingest_url);
+	free(p->endpoint);
 	secret_free(p->auth_header);
 	secret_free(p->userpwd);
 	free(p->tenant_header);
@@ -435,10 +452,13 @@ static int read_spooled(struct daemon_push *p, const struct spool_entry *e, void
 	return 0;
 }
 
-/* The request's URL for @e: URL/ingest?name=...&from=...&until=... */
+/* The request's URL for @e: URL/ingest?name=...&from=...&until=..., or OTLP's endpoint. */
 static char *request_url(struct daemon_push *p, CURL *c, const struct spool_entry *e)
 {
 	char name[NAME_MAX_LEN + 512], *esc, *url;
+
+	if (p->format == SPOOL_OTLP)
+		return strdup(p->endpoint);
 
 	snprintf(name, sizeof(name), "%s", e->service);
 	name_safe(name);
@@ -448,7 +468,7 @@ static char *request_url(struct daemon_push *p, CURL *c, const struct spool_entr
 	if (!esc)
 		return NULL;
 	if (asprintf(&url, "%s?name=%s&from=%" PRId64 "&until=%" PRId64
-		     "&format=pprof&spyName=taproot", p->ingest_url, esc, e->from, e->until) < 0)
+		     "&format=pprof&spyName=taproot", p->endpoint, esc, e->from, e->until) < 0)
 		url = NULL;
 	curl_free(esc);
 	return url;
@@ -458,9 +478,14 @@ static struct curl_slist *request_headers(struct daemon_push *p, const struct sp
 {
 	struct curl_slist *h = NULL, *t;
 	char id[1024];
-	size_t n = strlen(e->name) - strlen(".pb.gz");
+	size_t n = strlen(e->name) - strlen(p->format == SPOOL_OTLP ? ".otlp.gz" : ".pb.gz");
+	bool otlp = p->format == SPOOL_OTLP;
 	/* No "Expect: 100-continue" round trip: the bodies are small. */
-	const char *lines[] = { id, "Expect:", p->auth_header, p->tenant_header };
+	const char *lines[] = {
+		id, "Expect:", p->auth_header, p->tenant_header,
+		otlp ? "Content-Type: application/x-protobuf" : NULL,
+		otlp ? "Content-Encoding: gzip" : NULL,
+	};
 
 	snprintf(id, sizeof(id), "X-Taproot-Upload-Id: %s/%.*s", p->hostname, (int)n, e->name);
 	printable(id);		/* a host name may hold any byte but '\0' */
@@ -499,11 +524,70 @@ fail:
 	return NULL;
 }
 
+/*
+ * A varint of @d at *@i (within @n), or false for none whole. Bounded:
+ * the collector's reply is outside data.
+ */
+static bool reply_varint(const uint8_t *d, size_t n, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned int shift = 0; *i < n && shift < 64; shift += 7) {
+		uint8_t b = d[(*i)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What an ExportProfilesServiceResponse @d (@n bytes) says it rejected:
+ * partial_success (1) { rejected_profiles (1), error_message (2) }, into
+ * *@rejected and @msg (printable, cut to @len). Unknown fields are
+ * skipped; false for a reply that is not such a message.
+ */
+static bool partial_success(const uint8_t *d, size_t n, int64_t *rejected, char *msg,
+			    size_t len)
+{
+	size_t i = 0, end = n;
+	uint64_t key, v;
+	bool inner = false;
+
+	*rejected = 0;
+	msg[0] = '\0';
+	while (i < end) {
+		if (!reply_varint(d, end, &i, &key))
+			return false;
+		if ((key & 7) == 0) {
+			if (!reply_varint(d, end, &i, &v))
+				return false;
+			if (inner && key >> 3 == 1)
+				*rejected = (int64_t)v;
+			continue;
+		}
+		if ((key & 7) != 2 || !reply_varint(d, end, &i, &v) || v > end - i)
+			return false;
+		if (!inner && key >> 3 == 1) {
+			/* Into partial_success: its fields end where it does. */
+			inner = true;
+			end = i + (size_t)v;
+			continue;
+		}
+		if (inner && key >> 3 == 2) {
+			snprintf(msg, len, "%.*s", (int)(v < len ? v : len - 1), (const char *)d + i);
+			printable(msg);
+		}
+		i += (size_t)v;
+	}
+	return true;
+}
+
 /* Log a failed attempt: the first of a run of them, then nothing until it recovers. */
 static void log_failure(struct daemon_push *p, const struct spool_entry *e, const char *why)
 {
 	if (!p->failing)
-		log_msg(LOG_WARNING, "push: %s to %s: %s; retrying", e->name, p->ingest_url, why);
+		log_msg(LOG_WARNING, "push: %s to %s: %s; retrying", e->name, p->endpoint, why);
 	p->failing = true;
 }
 
@@ -521,15 +605,23 @@ static enum upload_result classify(struct daemon_push *p, const struct spool_ent
 		return UPLOAD_RETRY;
 	}
 	if (status >= 200 && status < 300) {
+		int64_t rejected;
+		char msg[REPLY_KEPT + 1];
+
 		if (p->failing)
 			log_msg(LOG_INFO, "push: %s accepted: the store answers again", e->name);
 		p->failing = false;
+		if (p->format == SPOOL_OTLP &&
+		    partial_success((const uint8_t *)r->text, r->len, &rejected, msg, sizeof(msg)) &&
+		    (rejected || msg[0]))
+			log_msg(LOG_WARNING, "push: %s: the collector rejected %" PRId64
+				" of its profiles: %s", e->name, rejected, msg[0] ? msg : "(no reason)");
 		return UPLOAD_OK;
 	}
 	snprintf(why, sizeof(why), "HTTP %ld: %s", status, r->text);
 	printable(why);		/* the store's words go to our log */
 	if (status >= 400 && status < 500 && status != 408 && status != 429) {
-		log_msg(LOG_ERR, "push: %s refused by %s (%s): dropped", e->name, p->ingest_url,
+		log_msg(LOG_ERR, "push: %s refused by %s (%s): dropped", e->name, p->endpoint,
 			why);
 		return UPLOAD_REJECTED;
 	}
@@ -550,13 +642,17 @@ static enum upload_result upload(struct daemon_push *p, const struct spool_entry
 	CURL *c = p->curl;
 	long status = 0;
 	CURLcode rc;
-	int err = read_spooled(p, e, &buf, &len);
+	bool otlp = p->format == SPOOL_OTLP;
+	int err;
 
+	if (e->format != p->format)
+		return UPLOAD_FOREIGN;
+	err = read_spooled(p, e, &buf, &len);
 	if (err == -ENOENT)
 		return UPLOAD_GONE;
 	curl_easy_reset(c);
 	if (!err && (!(url = request_url(p, c, e)) || !(headers = request_headers(p, e)) ||
-		     !(body = request_body(c, e, buf, len))))
+		     (!otlp && !(body = request_body(c, e, buf, len)))))
 		err = -ENOMEM;
 	if (err) {
 		pthread_mutex_lock(&p->lock);
@@ -571,7 +667,12 @@ static enum upload_result upload(struct daemon_push *p, const struct spool_entry
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(c, CURLOPT_MIMEPOST, body);
+	if (otlp) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, buf);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	} else {
+		curl_easy_setopt(c, CURLOPT_MIMEPOST, body);
+	}
 	if (p->userpwd) {
 		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
@@ -618,7 +719,7 @@ static void backoff_wait(struct daemon_push *p, unsigned int s)
 static void settle(struct daemon_push *p, const struct spool_entry *e, enum upload_result res,
 		   unsigned int *backoff)
 {
-	if (res == UPLOAD_OK || res == UPLOAD_REJECTED) {
+	if (res == UPLOAD_OK || res == UPLOAD_REJECTED || res == UPLOAD_FOREIGN) {
 		unlink_spooled(p, e->name);
 		p->queued -= p->queued > 0;
 		p->queued_bytes -= p->queued_bytes >= e->bytes ? e->bytes : p->queued_bytes;
@@ -631,6 +732,11 @@ static void settle(struct daemon_push *p, const struct spool_entry *e, enum uplo
 		break;
 	case UPLOAD_REJECTED:
 		p->rejected++;
+		break;
+	case UPLOAD_FOREIGN:
+		p->dropped++;
+		log_msg(LOG_WARNING, "push: %s is of the other push format (a taprootd that "
+			"pushed elsewhere left it): dropped unsent", e->name);
 		break;
 	case UPLOAD_RETRY:
 		if (atomic_load(&p->stop))
@@ -709,7 +815,7 @@ int daemon_push_start(struct daemon_push *p)
 		return -1;
 	}
 	p->started = true;
-	log_msg(LOG_INFO, "push: uploading to %s", p->ingest_url);
+	log_msg(LOG_INFO, "push: uploading to %s", p->endpoint);
 	return 0;
 }
 

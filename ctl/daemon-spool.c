@@ -22,7 +22,11 @@
 #include "daemon.h"
 #include "taproot.h"
 
-#define SUFFIX		".pb.gz"
+/* The end of a spool file's name, by format. */
+static const char *const spool_suffix[] = {
+	[SPOOL_PPROF] = ".pb.gz",
+	[SPOOL_OTLP] = ".otlp.gz",
+};
 #define MAX_SERVICES	4096	/* per profile: more are rare enough to log */
 
 /* Bytes of a service name kept as they are in a file name; '.' too: the
@@ -120,27 +124,48 @@ static bool parse_time(const char *s, int64_t *t)
 	return true;
 }
 
+/*
+ * The format of the file @name (@len bytes) by its end, and the length of
+ * that end in *@n; -1 for neither. No service name is taken for the
+ * other's end: ".otlp" before ".pb.gz" is part of the service.
+ */
+static int name_format(const char *name, size_t len, size_t *n)
+{
+	for (int f = SPOOL_PPROF; f <= SPOOL_OTLP; f++) {
+		*n = strlen(spool_suffix[f]);
+		if (len > *n && !memcmp(name + len - *n, spool_suffix[f], *n))
+			return f;
+	}
+	return -1;
+}
+
+enum spool_format spool_format_of(const char *url)
+{
+	return !strncmp(url, "otlp+", 5) ? SPOOL_OTLP : SPOOL_PPROF;
+}
+
 bool spool_parse_name(const char *name, struct spool_entry *e)
 {
-	size_t len = strlen(name), kind_len;
+	size_t len = strlen(name), kind_len, suffix;
+	int format = name_format(name, len, &suffix);
 	const char *kind, *svc;
 
 	memset(e, 0, sizeof(*e));
-	if (len >= sizeof(e->name) || len < 23 + strlen(SUFFIX) ||
-	    strcmp(name + len - strlen(SUFFIX), SUFFIX) || name[10] != '-' || name[21] != '.' ||
-	    !parse_time(name, &e->from) || !parse_time(name + 11, &e->until) ||
+	if (format < 0 || len >= sizeof(e->name) || len < 23 + suffix || name[10] != '-' ||
+	    name[21] != '.' || !parse_time(name, &e->from) || !parse_time(name + 11, &e->until) ||
 	    e->until < e->from)
 		return false;
+	e->format = (enum spool_format)format;
 	kind = name + 22;
 	kind_len = strcspn(kind, ".");
 	svc = kind + kind_len + 1;
 	if (!kind_len || kind_len >= sizeof(e->kind) || !kind[kind_len] ||
-	    svc >= name + len - strlen(SUFFIX))
+	    svc >= name + len - suffix)
 		return false;
 	memcpy(e->kind, kind, kind_len);
 	if (!kind_known(e->kind))
 		return false;
-	if (!decode_service(svc, (size_t)(name + len - strlen(SUFFIX) - svc), e->service,
+	if (!decode_service(svc, (size_t)(name + len - suffix - svc), e->service,
 			    sizeof(e->service)))
 		return false;
 	memcpy(e->name, name, len + 1);
@@ -170,18 +195,36 @@ static int open_spool(const char *output, char *dir, size_t len)
 	return fd;
 }
 
+/* The part of @prof of @service as a gzipped OTLP request into the file @path. */
+static long write_otlp_part(const struct taproot_profile *prof, const char *service,
+			    const char *hostname, const char *path)
+{
+	const struct taproot_otlp_attr resource[] = {
+		{ .key = "service.name", .str = service },
+		{ .key = "host.name", .str = hostname },
+		{ .key = "os.type", .str = "linux" },
+	};
+
+	return taproot_otlp_write_part_file(prof, "service_name", service, resource,
+					    sizeof(resource) / sizeof(resource[0]), path);
+}
+
 /* One part: the samples of @service into the spool. 1 written, 0 none, -1. */
 static int write_part(const char *dir, const struct taproot_profile *prof, const char *kind,
-		      int64_t from, int64_t until, const char *service)
+		      int64_t from, int64_t until, const char *service,
+		      enum spool_format format, const char *hostname)
 {
 	char enc[ENCODED_MAX + 1], path[4800];
 	long n;
 
 	if (!encode_service(service, enc))
 		return 0;
-	snprintf(path, sizeof(path), "%s/%010" PRId64 "-%010" PRId64 ".%s.%s" SUFFIX, dir, from,
-		 until, kind, enc);
-	n = taproot_pprof_write_part_file(prof, "service_name", service, path);
+	snprintf(path, sizeof(path), "%s/%010" PRId64 "-%010" PRId64 ".%s.%s%s", dir, from,
+		 until, kind, enc, spool_suffix[format]);
+	if (format == SPOOL_OTLP)
+		n = write_otlp_part(prof, service, hostname, path);
+	else
+		n = taproot_pprof_write_part_file(prof, "service_name", service, path);
 	if (n < 0) {
 		log_msg(LOG_ERR, "spool: %s", taproot_errmsg((int)n));
 		return -1;
@@ -213,7 +256,7 @@ static int64_t free_until(const char *output, const char *kind, int64_t from, in
 }
 
 int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
-		int64_t from, int64_t until)
+		int64_t from, int64_t until, enum spool_format format, const char *hostname)
 {
 	const char **services = calloc(MAX_SERVICES, sizeof(*services));
 	char dir[4200];
@@ -242,7 +285,7 @@ int spool_write(const char *output, const struct taproot_profile *prof, const ch
 	if (n > 0)
 		until = free_until(output, kind, from, until);
 	for (long i = 0; i < n && ret >= 0; i++) {
-		ret = write_part(dir, prof, kind, from, until, services[i]);
+		ret = write_part(dir, prof, kind, from, until, services[i], format, hostname);
 		written += ret > 0;
 	}
 	free(services);
@@ -254,12 +297,13 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct spool_entry *)a)->name, ((const struct spool_entry *)b)->name);
 }
 
-/* Whether @name is a temporary file of write_atomic(). */
+/* Whether @name is a temporary file of write_atomic(): NAME.tmp.XXXXXX. */
 static bool is_temp(const char *name)
 {
-	const char *t = strstr(name, SUFFIX ".tmp.");
+	const char *t = strstr(name, ".tmp.");
+	size_t suffix;
 
-	return t && t[strlen(SUFFIX) + 5];
+	return t && t[5] && name_format(name, (size_t)(t - name), &suffix) >= 0;
 }
 
 long spool_list(const char *output, struct spool_entry **vp, uint64_t *bytes, bool temps)

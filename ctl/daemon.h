@@ -135,7 +135,7 @@ enum daemon_value {
 					 * by default */
 	DV_URLS,			/* http(s) URLs, blank-separated, likewise */
 	DV_URL,				/* one http(s) URL without user:password@,
-					 * likewise */
+					 * "otlp+" before it allowed, likewise */
 	DV_FILE,			/* a path, likewise */
 	DV_WORD,			/* printable ASCII, no blanks, likewise */
 	DV_ONOFF,			/* a bool given as on or off (yes or no)
@@ -512,15 +512,28 @@ void daemon_metrics_stop(struct daemon_metrics *m);
 /*
  * --push (ctl/daemon-spool.c, ctl/daemon-push.c). Each interval's
  * profiles are split by service_name into the spool, OUTPUT/push, as
- * FROM-UNTIL.KIND.SERVICE.pb.gz (FROM, UNTIL: the interval in s since the
- * epoch, 10 digits; SERVICE percent-encoded); a thread uploads them,
- * oldest first, and deletes each once the store accepted it.
+ * FROM-UNTIL.KIND.SERVICE.pb.gz, gzipped pprof for a Pyroscope-compatible
+ * store, or FROM-UNTIL.KIND.SERVICE.otlp.gz, a gzipped OTLP
+ * ExportProfilesServiceRequest for an OpenTelemetry collector (FROM,
+ * UNTIL: the interval in s since the epoch, 10 digits; SERVICE
+ * percent-encoded); a thread uploads them, oldest first, and deletes each
+ * once the store accepted it.
  */
 #define DAEMON_SPOOL_DIR	"push"
+
+/* What a spool file holds, and the protocol that uploads it. */
+enum spool_format {
+	SPOOL_PPROF,			/* --push http(s)://: Pyroscope's /ingest */
+	SPOOL_OTLP,			/* --push otlp+http(s)://: OTLP/HTTP */
+};
+
+/* The format --push URL @url uploads (a URL daemon_option_set() took). */
+enum spool_format spool_format_of(const char *url);
 
 /* A spool file's name, parsed. */
 struct spool_entry {
 	int64_t from, until;
+	enum spool_format format;
 	char kind[16];
 	char service[256];		/* decoded */
 	char name[512];			/* the file's name */
@@ -530,12 +543,13 @@ struct spool_entry {
 /*
  * Split @prof (a profile of @kind, written for the interval [@from,
  * @until), whole seconds around its time) by service_name into
- * OUTPUT/push; @until moves up when an earlier interval of @kind has that
- * name. Returns the files written, or -1 after logging (what was written
- * stays).
+ * OUTPUT/push, in @format (OTLP's resource: the service, host.name
+ * @hostname, os.type linux); @until moves up when an earlier interval of
+ * @kind has that name. Returns the files written, or -1 after logging
+ * (what was written stays).
  */
 int spool_write(const char *output, const struct taproot_profile *prof, const char *kind,
-		int64_t from, int64_t until);
+		int64_t from, int64_t until, enum spool_format format, const char *hostname);
 
 /* Parse the spool file name @name; false when it is not one. */
 bool spool_parse_name(const char *name, struct spool_entry *e);

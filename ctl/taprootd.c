@@ -512,7 +512,8 @@ static bool spool_kind(struct daemon *d, enum taproot_profile_kind kind)
 	if (until <= d->interval_start)
 		until = d->interval_start + 1;
 	return spool_write(d->o.output, taproot_pipeline_profile_of(d->pl, kind),
-			   taproot_profile_kind_name(kind), d->interval_start, until) > 0;
+			   taproot_profile_kind_name(kind), d->interval_start, until,
+			   spool_format_of(d->o.push), d->hostname) > 0;
 }
 
 /*

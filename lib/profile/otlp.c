@@ -565,3 +565,19 @@ long taproot_otlp_encode_part(const struct taproot_profile *p, const char *key,
 		return tp_err(-EINVAL, "otlp: a part needs a label and a value");
 	return encode(p, key, value, resource, nr_resource, gzip, buf, len);
 }
+
+long taproot_otlp_write_part_file(const struct taproot_profile *p, const char *key,
+				  const char *value, const struct taproot_otlp_attr *resource,
+				  size_t nr_resource, const char *path)
+{
+	void *buf;
+	size_t len;
+	long n = taproot_otlp_encode_part(p, key, value, resource, nr_resource, true, &buf, &len);
+	int err;
+
+	if (n <= 0)
+		return n;
+	err = tp_write_file_private(path, buf, len);
+	free(buf);
+	return err ? err : n;
+}

@@ -372,6 +372,15 @@ long taproot_otlp_encode_part(const struct taproot_profile *p, const char *key,
 			      const char *value, const struct taproot_otlp_attr *resource,
 			      size_t nr_resource, bool gzip, void **buf, size_t *len);
 
+/*
+ * taproot_otlp_encode_part(), gzipped, written as taproot_pprof_write_part_file()
+ * writes (mode 0600, atomically) to @path: the samples written, 0 (no
+ * file) for none, or an error.
+ */
+long taproot_otlp_write_part_file(const struct taproot_profile *p, const char *key,
+				  const char *value, const struct taproot_otlp_attr *resource,
+				  size_t nr_resource, const char *path);
+
 /* ------------------------------------------------- the off-CPU join */
 
 /*
