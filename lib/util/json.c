@@ -236,12 +236,21 @@ static uint32_t tp_json_descend(const struct tp_json *j, uint32_t match, unsigne
 	return m;
 }
 
-/* The string value at j->p, for the queries @targets. */
+/*
+ * The string value at j->p, for the queries @targets: decoded into the
+ * largest of their buffers, copied to the others it fits.
+ */
 static int tp_json_answer(struct tp_json *j, uint32_t targets)
 {
-	struct tp_json_query *first = &j->q[__builtin_ctz(targets)];
-	struct tp_json_text t = { .out = first->out, .size = first->size };
-	int err = tp_json_string(j, &t), result;
+	struct tp_json_query *first = NULL;
+	struct tp_json_text t;
+	int err, result;
+
+	for (size_t i = 0; i < j->nr; i++)
+		if ((targets >> i & 1) && (!first || j->q[i].size > first->size))
+			first = &j->q[i];
+	t = (struct tp_json_text){ .out = first->out, .size = first->size };
+	err = tp_json_string(j, &t);
 
 	if (err)
 		return err;
