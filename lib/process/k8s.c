@@ -13,10 +13,11 @@
  *     container, whose io.kubernetes.cri.container-type is "sandbox");
  *   CRI-O: /run/containers/storage/overlay-containers/ID/userdata/config.json,
  *     "annotations": io.kubernetes.pod.name, .pod.namespace, .pod.uid,
- *     .container.name ("POD" for the sandbox);
+ *     .container.name;
  *   Docker through cri-dockerd (or the old dockershim):
  *     /var/lib/docker/containers/ID/config.v2.json, "Config": {"Labels":
- *     ...} with the same four keys as CRI-O's.
+ *     ...} with the same four keys as CRI-O's (the sandbox's container
+ *     name is "POD").
  *
  * The files are root's, but what they hold came from whoever created the
  * pod: each is read bounded (TP_K8S_FILE_MAX), not through a symbolic
