@@ -36,6 +36,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,12 @@ static int tp_k8s_read_file(const char *path, char **bufp, size_t *lenp)
 	return err;
 }
 
+/* The id goes into a path: 64 lower-case hex digits, nothing else. */
+static bool tp_k8s_id_ok(const char *id)
+{
+	return strlen(id) == 64 && strspn(id, "0123456789abcdef") == 64;
+}
+
 int tp_k8s_read(const char *root, const char *id, struct tp_k8s_meta *m)
 {
 	size_t rlen = strlen(root);
@@ -159,8 +166,7 @@ int tp_k8s_read(const char *root, const char *id, struct tp_k8s_meta *m)
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	/* The id goes into a path: 64 lower-case hex digits, nothing else. */
-	if (strlen(id) != 64 || strspn(id, "0123456789abcdef") != 64)
+	if (!tp_k8s_id_ok(id))
 		return -EINVAL;
 	while (rlen && root[rlen - 1] == '/')
 		rlen--;
@@ -236,10 +242,14 @@ static struct tp_k8s_entry *tp_k8s_find(struct tp_k8s_cache *c, const char *id, 
 const struct tp_k8s_meta *tp_k8s_lookup(struct tp_k8s_cache *c, const char *id,
 					uint64_t now_ms)
 {
-	uint64_t hash = tp_hash_bytes(id, strlen(id));
-	struct tp_k8s_entry *e = tp_k8s_find(c, id, hash);
+	uint64_t hash;
+	struct tp_k8s_entry *e;
 	int err;
 
+	if (!tp_k8s_id_ok(id))
+		return NULL;
+	hash = tp_hash_bytes(id, strlen(id));
+	e = tp_k8s_find(c, id, hash);
 	if (e && (!e->expires_ms || now_ms < e->expires_ms)) {
 		tp_lru_touch(&c->lru, &e->lru);
 		c->stats.hits++;

@@ -210,7 +210,8 @@ void tp_k8s_cache_fini(struct tp_k8s_cache *c);
 
 /*
  * What is known of container @id at @now_ms (a monotonic clock): from the
- * cache, else read. Valid until the next call on @c; NULL without memory.
+ * cache, else read. Valid until the next call on @c; NULL without memory,
+ * or for an id that is not 64 lower-case hex digits.
  */
 const struct tp_k8s_meta *tp_k8s_lookup(struct tp_k8s_cache *c, const char *id, uint64_t now_ms);
 

@@ -343,7 +343,7 @@ static int tp_json_value(struct tp_json *j, unsigned int depth, uint32_t match)
 	if (*j->p == '"')
 		err = tp_json_string(j, &(struct tp_json_text){ 0 });
 	else if (*j->p == '{')
-		err = tp_json_container(j, depth, match & ~targets, '}');
+		err = tp_json_container(j, depth, match, '}');
 	else if (*j->p == '[')
 		err = tp_json_container(j, depth, 0, ']');
 	else if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
@@ -369,7 +369,7 @@ int tp_json_lookup(const char *doc, size_t len, struct tp_json_query *q, size_t 
 	if (nr > TP_JSON_QUERIES_MAX)
 		return tp_err(-EINVAL, "json: more than %d queries", TP_JSON_QUERIES_MAX);
 	for (size_t i = 0; i < nr; i++) {
-		if (!q[i].path_len || q[i].path_len > TP_JSON_PATH_MAX || !q[i].size)
+		if (!q[i].path_len || q[i].path_len > TP_JSON_PATH_MAX || !q[i].out || !q[i].size)
 			return tp_err(-EINVAL, "json: query %zu has no path or no room", i);
 		q[i].result = -ENOENT;
 		q[i].out[0] = '\0';

@@ -527,6 +527,9 @@ static void k8s_cache_reads_a_container_once(void **state)
 	}
 	assert_int_equal(c.stats.reads, 1);
 	assert_int_equal(c.stats.hits, 2);
+	/* An id of another form is neither read nor kept. */
+	assert_null(tp_k8s_lookup(&c, "../" CRIO, 1000));
+	assert_int_equal(c.nr, 1);
 	tp_k8s_cache_fini(&c);
 }
 
