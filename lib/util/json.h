@@ -14,7 +14,7 @@
 #define TP_JSON_DEPTH_MAX	64	/* objects and arrays nested */
 #define TP_JSON_PATH_MAX	8	/* keys in a query's path */
 #define TP_JSON_QUERIES_MAX	32	/* queries in one tp_json_lookup() */
-#define TP_JSON_KEY_MAX		256	/* bytes of a key compared; longer match nothing */
+#define TP_JSON_KEY_MAX		256	/* bytes of a key compared: longer ones match none */
 
 /*
  * One string value wanted: the member reached from the top-level object

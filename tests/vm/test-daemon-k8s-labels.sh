@@ -70,10 +70,11 @@ trap cleanup EXIT
 # containers' processes start (as the runtimes do).
 mkdir -p "$TASKS/$CRI" "$TASKS/$SYS" "$CRIO_DIR/$CRIO/userdata" "$DOCKER_DIR/$DOCKER" ||
 	die "cannot make the runtimes' directories"
-cp "$FIX$TASKS/$CRI/config.json" "$TASKS/$CRI/" &&
+if ! { cp "$FIX$TASKS/$CRI/config.json" "$TASKS/$CRI/" &&
 	cp "$FIX$CRIO_DIR/$CRIO/userdata/config.json" "$CRIO_DIR/$CRIO/userdata/" &&
-	cp "$FIX$DOCKER_DIR/$DOCKER/config.v2.json" "$DOCKER_DIR/$DOCKER/" ||
+	cp "$FIX$DOCKER_DIR/$DOCKER/config.v2.json" "$DOCKER_DIR/$DOCKER/"; }; then
 	die "cannot copy the fixtures"
+fi
 # A pod of kube-system: containerd's file of another pod and container.
 sed -e 's/"io.kubernetes.cri.sandbox-namespace":"shop"/"io.kubernetes.cri.sandbox-namespace":"kube-system"/' \
 	-e 's/"io.kubernetes.cri.sandbox-name":"checkout-7d9f8b6c5-x2k4q"/"io.kubernetes.cri.sandbox-name":"coredns-0"/' \
@@ -95,6 +96,7 @@ for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain"; do
 	say "tapwork $PID in $(cat "/proc/$PID/cgroup")"
 done
 
+# shellcheck disable=SC2016 # $1/$2 are the rule's groups, not the shell's
 "$TAPROOTD" -f -i 1 -o "$out" --start --state "$TEST_TMP/taprootd.json" \
 	--relabel 'drop k8s_namespace kube-system' \
 	--relabel 'replace k8s_namespace,k8s_container_name (.+);(.+) workload $1/$2' \
