@@ -55,10 +55,12 @@ const char *const tp_k8s_label_keys[TP_K8S_NR_FIELDS] = {
 	[TP_K8S_POD_UID] = "k8s_pod_uid",
 };
 
+#define TP_K8S_PREFIX_MAX	2	/* keys above the fields: "Config", "Labels" */
+
 /* Where a runtime keeps a container: ROOT/dir/ID/file, the keys under @prefix. */
 static const struct tp_k8s_runtime {
 	const char *dir, *file;
-	const char *prefix[2];
+	const char *prefix[TP_K8S_PREFIX_MAX];
 	size_t prefix_len;
 	const char *keys[TP_K8S_NR_FIELDS];
 } tp_k8s_runtimes[TP_K8S_NR_RUNTIMES] = {
@@ -94,7 +96,7 @@ static const struct tp_k8s_runtime {
 int tp_k8s_parse(enum tp_k8s_runtime_id rt, const char *doc, size_t len, struct tp_k8s_meta *m)
 {
 	const struct tp_k8s_runtime *r = &tp_k8s_runtimes[rt];
-	const char *paths[TP_K8S_NR_FIELDS][3];
+	const char *paths[TP_K8S_NR_FIELDS][TP_K8S_PREFIX_MAX + 1];
 	struct tp_json_query q[TP_K8S_NR_FIELDS];
 	int err;
 
