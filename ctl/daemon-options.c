@@ -408,6 +408,7 @@ static int parse_events(const char *where, const char *shown, const char *list, 
 static const char *const own_labels[] = {
 	"pid", "comm", "thread_comm", "tid", "cpu", "state", "waker", "service_name",
 	"systemd_unit", "container_id", "cgroup", "exe", "hostname", "kernel_release",
+	"k8s_pod_name", "k8s_namespace", "k8s_container_name", "k8s_pod_uid",
 };
 
 static bool label_name_ok(const char *s, size_t n)

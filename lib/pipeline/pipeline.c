@@ -109,8 +109,9 @@ static int pl_new_causal(struct taproot_pipeline *p)
 	const char *early[PL_LABELS_MAX] = {
 		"pid", "comm", "thread_comm", "tid",
 		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
+		"k8s_pod_name", "k8s_namespace", "k8s_container_name", "k8s_pod_uid",
 	};
-	size_t nearly = 9;
+	size_t nearly = 13;
 	int err;
 
 	for (size_t i = 0; i < p->labeling.nr_statics && nearly < PL_LABELS_MAX; i++)

@@ -15,7 +15,8 @@
  *
  * The process model reads both files of a process with its maps, once and
  * again after an exec (tp_proc_read_labels()): a process that moves to
- * another cgroup keeps the labels it had.
+ * another cgroup keeps the labels it had. A container's Kubernetes pod
+ * comes from its runtime's files (k8s.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "process/process-private.h"
+#include "util/clock.h"
 #include "util/util.h"
 
 #define TP_CONTAINER_ID_LEN	64
@@ -247,12 +249,14 @@ static void tp_read_cgroup(struct taproot_proc *p, int dirfd, struct taproot_cgr
 
 int tp_proc_read_labels(struct taproot_proc *p, int dirfd)
 {
-	static const char *const keys[] = {
+	enum { NR_OWN = 5, NR_LABELS = NR_OWN + TP_K8S_NR_FIELDS };
+	static const char *const keys[NR_OWN] = {
 		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
 	};
+	const struct tp_k8s_meta *k8s = NULL;
 	struct taproot_cgroup cg;
 	char exe[PATH_MAX], service[TAPROOT_UNIT_NAME_MAX];
-	const char *v[5], *known_keys[5], *known[5];
+	const char *v[NR_OWN], *known_keys[NR_LABELS], *known[NR_LABELS];
 	struct tp_labels *l = NULL;
 	size_t n = 0, i;
 
@@ -260,10 +264,20 @@ int tp_proc_read_labels(struct taproot_proc *p, int dirfd)
 	tp_read_exe(p, dirfd, exe, sizeof(exe));
 	taproot_service_name(&cg, exe, service, sizeof(service));
 	v[0] = service, v[1] = cg.unit, v[2] = cg.container_id, v[3] = cg.path, v[4] = exe;
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < NR_OWN; i++) {
 		if (v[i][0]) {
 			known_keys[n] = keys[i];
 			known[n++] = v[i];
+		}
+	}
+	/* Without memory for the cache, the process goes without these only. */
+	if (cg.container_id[0])
+		k8s = tp_k8s_lookup(&p->procs->k8s, cg.container_id,
+				    tp_clock_ms(CLOCK_MONOTONIC_COARSE));
+	for (i = 0; k8s && i < TP_K8S_NR_FIELDS; i++) {
+		if (k8s->value[i][0]) {
+			known_keys[n] = tp_k8s_label_keys[i];
+			known[n++] = k8s->value[i];
 		}
 	}
 	if (n && !(l = tp_labels_new(known_keys, known, n)))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * libtaproot internals of the process model (procmaps.c), the ELF file
- * cache (elffile.c), the symbolizer (symbolize.c) and JIT maps (perfmap.c):
+ * cache (elffile.c), the symbolizer (symbolize.c), JIT maps (perfmap.c) and
+ * the Kubernetes metadata of containers (k8s.c):
  * struct bodies and the functions these files share with each other and
  * with the unit tests. Not for programs.
  */
@@ -136,6 +137,84 @@ size_t tp_elf_read_build_id(Elf *elf, uint8_t *buf, size_t len);
  */
 const struct tp_seg *tp_elf_seg_at_offset(const struct taproot_elf *e, uint64_t off);
 
+/* ------------------------------------------- Kubernetes metadata (k8s.c) */
+
+#define TP_K8S_FILE_MAX		(1u << 20)	/* bytes of a runtime's file read */
+#define TP_K8S_CACHE_MAX	1024		/* containers kept */
+#define TP_K8S_MISS_MS		2000		/* a container without an answer, kept */
+/*
+ * Room for a value: Kubernetes allows 253 bytes for a pod name (a DNS
+ * subdomain), 63 for a namespace and a container name (DNS labels); a uid
+ * is a UUID, or a static pod's 32-hex-digit hash. Longer values are left
+ * out, not cut.
+ */
+#define TP_K8S_VALUE_MAX	256
+
+enum tp_k8s_field {
+	TP_K8S_POD_NAME,
+	TP_K8S_NAMESPACE,
+	TP_K8S_CONTAINER_NAME,
+	TP_K8S_POD_UID,
+	TP_K8S_NR_FIELDS
+};
+
+/* The labels of the fields: "k8s_pod_name", "k8s_namespace", ... */
+extern const char *const tp_k8s_label_keys[TP_K8S_NR_FIELDS];
+
+enum tp_k8s_runtime_id {
+	TP_K8S_CONTAINERD,			/* its CRI plugin's OCI bundles */
+	TP_K8S_CRIO,
+	TP_K8S_DOCKER,				/* through cri-dockerd */
+	TP_K8S_NR_RUNTIMES
+};
+
+/* What a container runtime says of a container; "" where it says nothing. */
+struct tp_k8s_meta {
+	char value[TP_K8S_NR_FIELDS][TP_K8S_VALUE_MAX];	/* UTF-8, no control characters */
+};
+
+/*
+ * The fields of the runtime @rt's file for a container (@len bytes at
+ * @doc, an OCI spec or Docker's config.v2.json) into @m. 0 (@m may be all
+ * "": not a Kubernetes container), or -TAPROOT_EPROTO for a document that
+ * is not valid JSON (@m all "").
+ */
+int tp_k8s_parse(enum tp_k8s_runtime_id rt, const char *doc, size_t len, struct tp_k8s_meta *m);
+
+/*
+ * The fields of container @id (64 lower-case hex digits) from the first
+ * runtime's file found under @root ("/" in production) into @m. 0 when a
+ * runtime has the container (@m may be all ""); -ENOENT when none has it;
+ * -EINVAL for an id of another form or a file that is not a regular one,
+ * -ELOOP a symbolic link, -EFBIG past TP_K8S_FILE_MAX, -TAPROOT_EPROTO not
+ * JSON, other -errno of reading it (@m all "").
+ */
+int tp_k8s_read(const char *root, const char *id, struct tp_k8s_meta *m);
+
+/*
+ * The answers of tp_k8s_read() per container id, kept by the rule k8s.c's
+ * header gives: an answer until evicted, a miss TP_K8S_MISS_MS.
+ */
+struct tp_k8s_cache {
+	char *root;
+	struct tp_lru lru;			/* every entry, most recently used first */
+	size_t nr, max;
+	struct {
+		uint64_t hits, reads, refused, evicted;
+	} stats;
+};
+
+/* 0, -EINVAL (@max 0) or -ENOMEM; recorded. @root is copied. */
+int tp_k8s_cache_init(struct tp_k8s_cache *c, const char *root, size_t max);
+void tp_k8s_cache_fini(struct tp_k8s_cache *c);
+
+/*
+ * What is known of container @id at @now_ms (a monotonic clock): from the
+ * cache, else read. Valid until the next call on @c; NULL without memory,
+ * or for an id that is not 64 lower-case hex digits.
+ */
+const struct tp_k8s_meta *tp_k8s_lookup(struct tp_k8s_cache *c, const char *id, uint64_t now_ms);
+
 /* ------------------------------------------------------------ processes */
 
 /* One executable mapping, with what the parser and the cache learned. */
@@ -200,6 +279,7 @@ struct taproot_procs {
 	struct tp_lru lru;			/* every process, most recently used first */
 	size_t nr;
 	struct tp_elfs elfs;
+	struct tp_k8s_cache k8s;		/* the pods of containers */
 	struct taproot_procs_stats stats;
 };
 

@@ -81,6 +81,8 @@ struct taproot_procs_opts {
 					 * its loader still maps its libraries */
 	unsigned int exit_grace_ms;	/* maps of an exited process kept */
 	const char *proc_root;		/* "/proc"; tests point it elsewhere */
+	/* "/": where the container runtimes' files are (k8s_* labels); tests too */
+	const char *runtime_root;
 	/* NULL: none. Borrowed: it must outlive the process table. */
 	const struct taproot_procs_observer *observer;
 };
@@ -97,7 +99,10 @@ struct taproot_procs_stats {
 	uint64_t labels_failed;		/* processes left without labels (no memory) */
 };
 
-/* Fill @o with the defaults: 4096 processes, 128 ELF files, 200 ms, 5 s, "/proc". */
+/*
+ * Fill @o with the defaults: 4096 processes, 128 ELF files, 200 ms, 5 s,
+ * "/proc", "/".
+ */
 void taproot_procs_opts_default(struct taproot_procs_opts *o);
 
 /*
@@ -134,8 +139,11 @@ uint64_t taproot_proc_start_time(const struct taproot_proc *proc);
 /*
  * What @proc belongs to, read with its maps when it is first read and again
  * after an exec: the labels service_name (taproot_service_name()),
- * systemd_unit, container_id, cgroup and exe (/proc/PID/exe, without
- * " (deleted)"), each only when known; NULL when nothing is (a process that
+ * systemd_unit, container_id, cgroup, exe (/proc/PID/exe, without
+ * " (deleted)") and, for a container of a Kubernetes pod, k8s_pod_name,
+ * k8s_namespace, k8s_container_name and k8s_pod_uid (from the container
+ * runtime's files under runtime_root, lib/process/k8s.c), each only when
+ * known; NULL when nothing is (a process that
  * could not be read). Valid as the process is (see above); take a
  * reference (tp_labels_get()) to keep it longer.
  */

@@ -289,6 +289,7 @@ void taproot_procs_opts_default(struct taproot_procs_opts *o)
 	o->quick_reads = TP_REFRESH_QUICK;
 	o->exit_grace_ms = TP_EXIT_GRACE_MS_DEFAULT;
 	o->proc_root = "/proc";
+	o->runtime_root = "/";
 	o->observer = NULL;
 }
 
@@ -332,6 +333,17 @@ int taproot_procs_new(const struct taproot_procs_opts *opts, struct taproot_proc
 		free(procs);
 		return err;
 	}
+	if (!procs->opts.runtime_root)
+		procs->opts.runtime_root = "/";
+	err = tp_k8s_cache_init(&procs->k8s, procs->opts.runtime_root, TP_K8S_CACHE_MAX);
+	if (err) {
+		tp_elfs_fini(&procs->elfs);
+		free(procs->proc_root);
+		free(procs->hash);
+		free(procs);
+		return err;
+	}
+	procs->opts.runtime_root = procs->k8s.root;
 	*pp = procs;
 	return 0;
 }
@@ -380,6 +392,7 @@ void taproot_procs_free(struct taproot_procs *procs)
 	while (procs->lru.head)
 		tp_procs_remove(procs, tp_lru_entry(procs->lru.head, struct taproot_proc, lru));
 	tp_elfs_fini(&procs->elfs);
+	tp_k8s_cache_fini(&procs->k8s);
 	free(procs->hash);
 	free(procs->proc_root);
 	free(procs);

@@ -462,6 +462,8 @@ void taproot_replay_pipeline_opts(const struct taproot_replay *r,
 
 	taproot_procs_opts_default(procs);
 	procs->proc_root = r->tmp;
+	/* No runtime's files were captured: no k8s_* labels in a replay. */
+	procs->runtime_root = r->tmp;
 	procs->refresh_ms = 0;
 	procs->exit_grace_ms = 0;
 	taproot_pipeline_opts_default(opts);

@@ -3,23 +3,23 @@
  * Strings as JSON strings (util.h): the one escaper of taprootctl's JSON
  * writer, taprootd's state file and the Chrome traces, so that each writes
  * valid JSON (RFC 8259) in valid UTF-8 whatever bytes a name or path holds;
- * and its inverse, for the state file's reader.
+ * and its inverse, for the state file's reader. The reader of documents
+ * others write is json.c.
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "util/json.h"
 #include "util/util.h"
 
-/*
- * Length of the valid UTF-8 sequence at @p (RFC 3629: shortest form, no
- * surrogates, at most U+10FFFF), or 0 when it is not one.
- */
-static int tp_utf8_len(const unsigned char *p)
+/* Shared with the reader of JSON documents (json.h). */
+int tp_utf8_len(const unsigned char *p, size_t avail)
 {
 	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	int n, i;
+	size_t n, i;
 
 	if (c >= 0xc2 && c <= 0xdf)
 		n = 2;
@@ -28,6 +28,8 @@ static int tp_utf8_len(const unsigned char *p)
 	else if (c >= 0xf0 && c <= 0xf4)
 		n = 4;
 	else
+		return 0;
+	if (avail < n)
 		return 0;
 	/* The second byte's range rules out overlong forms, surrogates and > U+10FFFF. */
 	if (c == 0xe0)
@@ -44,14 +46,14 @@ static int tp_utf8_len(const unsigned char *p)
 	for (i = 2; i < n; i++)
 		if (p[i] < 0x80 || p[i] > 0xbf)
 			return 0;
-	return n;
+	return (int)n;
 }
 
 /* How many bytes at @p stand in a JSON string as they are, 0 when *@p needs escaping. */
 static int tp_json_plain_len(const unsigned char *p)
 {
 	if (*p >= 0x80)
-		return tp_utf8_len(p);
+		return tp_utf8_len(p, SIZE_MAX);
 	return *p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\';
 }
 
@@ -94,8 +96,8 @@ int tp_json_quote(FILE *f, const char *s)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* The value of the 4 hex digits at @s, or -1. */
-static long tp_hex4(const char *s)
+/* Shared with the reader of JSON documents (json.h). */
+long tp_hex4(const char *s)
 {
 	long v = 0;
 

@@ -688,6 +688,61 @@ static void fixture_labels(void **state)
 	taproot_procs_free(procs);
 }
 
+/*
+ * A process in a Kubernetes container: its pod's labels from the runtime's
+ * files under runtime_root (tests/unit/fixtures/k8s/, containerd's), after
+ * those of its cgroup; none for a container no runtime there knows.
+ */
+static void fixture_labels_k8s(void **state)
+{
+	static const char cri[] = "0123456789abcdef0123456789abcdef0123456789abcdef"
+				  "0123456789abcdef";
+	struct fake *fk = *state;
+	struct taproot_procs_opts o;
+	struct taproot_procs *procs;
+	const struct tp_labels *l;
+	struct taproot_proc *p;
+	char cgroup[512];
+
+	taproot_procs_opts_default(&o);
+	assert_string_equal(o.runtime_root, "/");
+	o.proc_root = fk->root;
+	o.runtime_root = FIXTURES "k8s";
+	assert_int_equal(taproot_procs_new(&o, &procs), 0);
+	snprintf(cgroup, sizeof(cgroup), "0::/kubepods.slice/kubepods-burstable.slice/"
+		 "kubepods-burstable-pod6b3e0c1a_2f4d_4e5a_9b8c_7d6e5f4a3b2c.slice/"
+		 "cri-containerd-%s.scope\n", cri);
+	for (int pid = 60; pid < 62; pid++) {
+		fake_stat(fk, pid, 3);
+		fake_write(fk, pid, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
+		fake_write(fk, pid, "cgroup", cgroup);
+		assert_int_equal(taproot_proc_get(procs, pid, 0, &p), 0);
+		l = taproot_proc_labels(p);
+		assert_string_equal(tp_labels_value(l, "container_id"), cri);
+		assert_string_equal(tp_labels_value(l, "k8s_pod_name"), "checkout-7d9f8b6c5-x2k4q");
+		assert_string_equal(tp_labels_value(l, "k8s_namespace"), "shop");
+		assert_string_equal(tp_labels_value(l, "k8s_container_name"), "checkout");
+		assert_string_equal(tp_labels_value(l, "k8s_pod_uid"),
+				    "6b3e0c1a-2f4d-4e5a-9b8c-7d6e5f4a3b2c");
+	}
+	/* Two processes of one container: its file read once. */
+	assert_int_equal(procs->k8s.stats.reads, 1);
+	assert_int_equal(procs->k8s.stats.hits, 1);
+
+	/* A container no runtime knows: no k8s_* label, the others there. */
+	fake_stat(fk, 62, 3);
+	fake_write(fk, 62, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /bin/x\n");
+	fake_write(fk, 62, "cgroup", "0::/system.slice/docker-00000000000000000000000000000000"
+		   "000000000000000000000000000000aa.scope\n");
+	assert_int_equal(taproot_proc_get(procs, 62, 0, &p), 0);
+	l = taproot_proc_labels(p);
+	assert_string_equal(tp_labels_value(l, "service_name"), "000000000000");
+	assert_string_equal(tp_labels_value(l, "k8s_pod_name"), "");
+	assert_string_equal(tp_labels_value(l, "k8s_namespace"), "");
+	assert_int_equal(l->nr, 3);
+	taproot_procs_free(procs);
+}
+
 static void fixture_no_such_process(void **state)
 {
 	struct fake *fk = *state;
@@ -771,6 +826,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fixture_stale_range_read_again, fake_setup,
 						fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_labels, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_labels_k8s, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_no_such_process, fake_setup, fake_teardown),
 		cmocka_unit_test(real_child_exits),
 	};
