@@ -13,7 +13,10 @@
  * What the request holds:
  *
  *   resource_profiles[0]         one
- *     resource.attributes        the caller's (service.name, host.name, ...)
+ *     resource.attributes        the caller's (service.name, host.name, ...),
+ *                                then each of process.pid, .executable.path,
+ *                                container.id, k8s.* and host.name that
+ *                                every sample has, of one value
  *     schema_url                 TAPROOT_OTLP_SCHEMA_URL
  *     scope_profiles[0]          scope "taproot" TAPROOT_VERSION, schema_url
  *       profiles[i]              one per sample type, in the desc's order
@@ -68,24 +71,30 @@
 
 #define NR(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* Taproot's labels that the semantic conventions name, and the build ID. */
+/*
+ * Taproot's labels that the semantic conventions name, and the build ID.
+ * @resource: an attribute of the entity that produced the samples (the
+ * host, the process, its container and pod), which the request's resource
+ * also carries when every sample of the request has the same value.
+ */
 static const struct sem_name {
 	const char *label, *attr;
+	bool resource;
 } sem_names[] = {
-	{ "service_name",	"service.name" },
-	{ "pid",		"process.pid" },
-	{ "tid",		"thread.id" },
-	{ "thread_comm",	"thread.name" },
-	{ "exe",		"process.executable.path" },
-	{ "cgroup",		"process.linux.cgroup" },
-	{ "container_id",	"container.id" },
-	{ "cpu",		"cpu.logical_number" },
-	{ "hostname",		"host.name" },
-	{ "k8s_pod_name",	"k8s.pod.name" },
-	{ "k8s_pod_uid",	"k8s.pod.uid" },
-	{ "k8s_namespace",	"k8s.namespace.name" },
-	{ "k8s_container_name",	"k8s.container.name" },
-	{ NULL,			"process.executable.build_id.gnu" },	/* mappings' */
+	{ "service_name",	"service.name",			true },
+	{ "pid",		"process.pid",			true },
+	{ "tid",		"thread.id",			false },
+	{ "thread_comm",	"thread.name",			false },
+	{ "exe",		"process.executable.path",	true },
+	{ "cgroup",		"process.linux.cgroup",		false },
+	{ "container_id",	"container.id",			true },
+	{ "cpu",		"cpu.logical_number",		false },
+	{ "hostname",		"host.name",			true },
+	{ "k8s_pod_name",	"k8s.pod.name",			true },
+	{ "k8s_pod_uid",	"k8s.pod.uid",			true },
+	{ "k8s_namespace",	"k8s.namespace.name",		true },
+	{ "k8s_container_name",	"k8s.container.name",		true },
+	{ NULL,			"process.executable.build_id.gnu", false },	/* mappings' */
 };
 
 #define SEM_BUILD_ID	(NR(sem_names) - 1)
@@ -114,12 +123,20 @@ struct otlp_stack {
 	uint32_t nlocs;
 };
 
+/* The value every sample of a request has for a resource label (sem_names[]). */
+struct otlp_common {
+	enum { COMMON_UNSEEN, COMMON_ONE, COMMON_NONE } state;
+	uint32_t str;			/* 0: numeric, @num */
+	int64_t num;
+};
+
 /* One request being written. Entry 0 of attrs[] and stacks[] is the zero value. */
 struct otlp_enc {
 	const struct taproot_profile *p;
 	struct tp_part pt;
 	uint32_t sem_label[NR(sem_names)];	/* the label's string in p, 0: none */
 	uint32_t sem_str[NR(sem_names)];	/* its name's string written, 0: unused */
+	struct otlp_common common[NR(sem_names)];
 
 	struct otlp_attr *attrs;
 	size_t nr_attrs, alloc_attrs;
@@ -215,6 +232,27 @@ static int label_attr(struct otlp_enc *e, const struct tp_label *l, uint32_t *id
 	return attr_index(e, &a, idx);
 }
 
+/* Note sample @s's value of each resource label (otlp_enc.common). */
+static void note_common(struct otlp_enc *e, const struct tp_sample *s)
+{
+	const struct taproot_profile *p = e->p;
+
+	for (size_t k = 0; k < SEM_BUILD_ID; k++) {
+		struct otlp_common *c = &e->common[k];
+		const struct tp_label *l = NULL;
+
+		if (!sem_names[k].resource || c->state == COMMON_NONE)
+			continue;
+		for (uint32_t j = 0; e->sem_label[k] && j < s->nlabels && !l; j++)
+			if (p->labels[s->label_off + j].key == e->sem_label[k])
+				l = &p->labels[s->label_off + j];
+		if (l && c->state == COMMON_UNSEEN)
+			*c = (struct otlp_common){ COMMON_ONE, l->str, l->str ? 0 : l->num };
+		else if (!l || c->str != l->str || (!l->str && c->num != l->num))
+			c->state = COMMON_NONE;
+	}
+}
+
 /*
  * Fill the tables from the part's samples and mappings, and mark every
  * string the request references (string values are written inline: the
@@ -242,12 +280,17 @@ static int collect(struct otlp_enc *e)
 			continue;
 		if ((err = stack_index(e, &st, &e->sample_stack[i])))
 			return err;
+		note_common(e, s);
 		for (uint32_t j = s->label_off; j < s->label_off + s->nlabels; j++)
 			if ((err = label_attr(e, &p->labels[j], &e->label_attr[j])))
 				return err;
 	}
 	if (e->pt.trunc) {
 		struct otlp_stack st = { &p->trunc_loc, 1 };
+
+		/* It has no labels: no resource label is every sample's. */
+		for (size_t k = 0; k < SEM_BUILD_ID; k++)
+			e->common[k].state = COMMON_NONE;
 
 		if ((err = stack_index(e, &st, &e->sample_stack[p->nr_samples])))
 			return err;
@@ -306,16 +349,35 @@ static void enc_any_value(struct pb *b, unsigned int field, const char *str, int
 	pb_end(b, m);
 }
 
-static void enc_resource(struct pb *b, const struct taproot_otlp_attr *attrs, size_t n)
+static void enc_key_value(struct pb *b, const char *key, const char *str, int64_t num)
+{
+	size_t kv = pb_begin(b, 1);			/* Resource.attributes */
+
+	pb_str(b, 1, key);				/* KeyValue.key */
+	enc_any_value(b, 2, str, num);
+	pb_end(b, kv);
+}
+
+/*
+ * The caller's attributes, then those every sample has the same value of
+ * (its process, container, pod) that the caller did not give.
+ */
+static void enc_resource(struct pb *b, const struct otlp_enc *e,
+			 const struct taproot_otlp_attr *attrs, size_t n)
 {
 	size_t m = pb_begin(b, 1);			/* ResourceProfiles.resource */
 
-	for (size_t i = 0; i < n; i++) {
-		size_t kv = pb_begin(b, 1);		/* Resource.attributes */
+	for (size_t i = 0; i < n; i++)
+		enc_key_value(b, attrs[i].key, attrs[i].str, attrs[i].num);
+	for (size_t k = 0; k < SEM_BUILD_ID; k++) {
+		const struct otlp_common *c = &e->common[k];
+		bool given = false;
 
-		pb_str(b, 1, attrs[i].key);		/* KeyValue.key */
-		enc_any_value(b, 2, attrs[i].str, attrs[i].num);
-		pb_end(b, kv);
+		for (size_t i = 0; i < n && !given; i++)
+			given = !strcmp(attrs[i].key, sem_names[k].attr);
+		if (c->state == COMMON_ONE && !given)
+			enc_key_value(b, sem_names[k].attr,
+				      c->str ? tp_profile_str(e->p, c->str) : NULL, c->num);
 	}
 	pb_end(b, m);
 }
@@ -368,7 +430,7 @@ static void enc_resource_profiles(struct pb *b, const struct otlp_enc *e,
 {
 	size_t m = pb_begin(b, 1), sp, scope;	/* request.resource_profiles */
 
-	enc_resource(b, resource, nr_resource);
+	enc_resource(b, e, resource, nr_resource);
 	sp = pb_begin(b, 2);			/* scope_profiles */
 	scope = pb_begin(b, 1);			/* InstrumentationScope */
 	pb_str(b, 1, "taproot");

@@ -408,6 +408,10 @@ static bool has_string(const struct request *r, const char *s)
 	return false;
 }
 
+/* A resource attribute KEY as protoc prints it, its value VALUE ("int_value: 3"). */
+#define RES_ATTR(key, value) \
+	"    attributes {\n      key: \"" key "\"\n      value {\n        " value "\n"
+
 static const struct taproot_otlp_attr resource[] = {
 	{ .key = "service.name", .str = "app" },
 	{ .key = "host.name", .str = "node-1" },
@@ -581,7 +585,9 @@ static const struct taproot_profile_label l_pay[] = { POD_LABELS("pay", "pay-5f2
  * An off-CPU profile: its own sample types (off_cpu/nanoseconds, then
  * switches/count), no period; Kubernetes labels under their conventions'
  * names; a part by service_name; a value of 0 leaves the sample out of
- * that type's Profile only.
+ * that type's Profile only; the resource holds, after the caller's
+ * attributes, the process, container and pod labels every sample has
+ * alike, not one the caller gave nor one with two values.
  */
 static void offcpu_by_service(void **state)
 {
@@ -609,6 +615,11 @@ static void offcpu_by_service(void **state)
 	}
 
 	otlp_vs_pprof(p, NULL, NULL, resource, NR_RESOURCE, dir, &r);
+	/* The resource: the caller's, then the labels every sample has alike. */
+	assert_non_null(strstr(r.text, RES_ATTR("k8s.namespace.name", "string_value: \"shop\"")));
+	assert_non_null(strstr(r.text, RES_ATTR("container.id", "string_value: \"c0ffee\"")));
+	assert_null(strstr(r.text, "key: \"k8s.pod.name\""));		/* two pods */
+	assert_null(strstr(r.text, RES_ATTR("process.pid", "int_value: 100")));	/* given */
 	prof = tn_get(r.scope, "profiles", 0);
 	assert_null(tn_get(prof, "period_type", 0));
 	assert_int_equal(tn_count(prof, "samples"), 3);		/* not the 0 ns */
@@ -633,6 +644,10 @@ static void offcpu_by_service(void **state)
 	free(t);
 	request_free(&r);
 	assert_int_equal(otlp_vs_pprof(p, "service_name", "pay", NULL, 0, dir, &r), 1);
+	assert_non_null(strstr(r.text, RES_ATTR("service.name", "string_value: \"pay\"")));
+	assert_non_null(strstr(r.text, RES_ATTR("k8s.pod.name", "string_value: \"pay-5f2\"")));
+	assert_non_null(strstr(r.text, RES_ATTR("process.pid", "int_value: 100")));
+	assert_null(strstr(r.text, "key: \"thread.id\""));	/* not the resource's */
 	request_free(&r);
 
 	rm_tree(dir);

@@ -12,7 +12,8 @@
 #   - every request carries the bearer token, gzip, the upload id
 #     HOSTNAME/FROM-UNTIL.KIND.SERVICE of its spool file, one resource
 #     whose service.name is the service the id names, host.name the
-#     guest's, os.type linux; its samples the label --label gave
+#     guest's, os.type linux, and, since each service here is one process,
+#     process.pid and process.executable.path; its samples the label --label gave
 #     ("team" "pay ments") and process.pid as attributes;
 #   - what arrives is what taprootd wrote, as the real pprof decodes its
 #     full profiles (KIND-STAMP.pb.gz): for each kind, service and sample
@@ -192,7 +193,9 @@ for line in open(log):
         failed.append(f"{e['id']} arrived twice")
     ids.add(e["id"])
     r = e["resource"]
-    if r.get("service.name") != svc or r.get("host.name") != host or r.get("os.type") != "linux":
+    # One process a service here: its pid and executable are the resource's too.
+    if r.get("service.name") != svc or r.get("host.name") != host or r.get("os.type") != "linux" \
+            or not isinstance(r.get("process.pid"), int) or not r.get("process.executable.path"):
         failed.append(f"{e['id']}: resource {r}")
     if e["encoding"] != "gzip" or e["authorization"] != f"Bearer {token}":
         failed.append(f"{e['id']}: encoding {e['encoding']!r}, authorization {e['authorization']!r}")
