@@ -635,11 +635,6 @@ long taproot_otlp_write_part_file(const struct taproot_profile *p, const char *k
 	void *buf;
 	size_t len;
 	long n = taproot_otlp_encode_part(p, key, value, resource, nr_resource, true, &buf, &len);
-	int err;
 
-	if (n <= 0)
-		return n;
-	err = tp_write_file_private(path, buf, len);
-	free(buf);
-	return err ? err : n;
+	return tp_part_write_file(n, buf, len, path);
 }

@@ -319,3 +319,14 @@ void tp_part_free(struct tp_part *pt)
 	free(pt->str);
 	memset(pt, 0, sizeof(*pt));
 }
+
+long tp_part_write_file(long n, void *buf, size_t len, const char *path)
+{
+	int err;
+
+	if (n <= 0)
+		return n;
+	err = tp_write_file_private(path, buf, len);
+	free(buf);
+	return err ? err : n;
+}

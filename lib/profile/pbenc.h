@@ -98,4 +98,11 @@ void tp_part_mark_tables_strings(const struct taproot_profile *p, struct tp_part
 void tp_part_renumber(const struct taproot_profile *p, struct tp_part *pt);
 void tp_part_free(struct tp_part *pt);
 
+/*
+ * What an encode of a part returned, @n samples in @buf (@len bytes),
+ * written as a private file at @path, and @buf freed: @n, 0 with no file
+ * for no samples, or the error (@n's, or the write's).
+ */
+long tp_part_write_file(long n, void *buf, size_t len, const char *path);
+
 #endif /* TAPROOT_PROFILE_PBENC_H */

@@ -116,6 +116,21 @@ static const char *find_after(const char *text, const char *from, const char *ne
 	return strstr(from ? from : text, needle);
 }
 
+/* pprof -traces @out holds the capture's chain, leaf first, then @test. */
+static void assert_chain(const char *out, const char *test)
+{
+	static const char *const chain[] = {
+		"pipeline_capture", "pipeline_leaf", "pipeline_middle", "pipeline_outer",
+	};
+	const char *at = NULL;
+
+	for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++) {
+		at = find_after(out, at, chain[i]);
+		assert_non_null(at);
+	}
+	assert_non_null(find_after(out, at, test));
+}
+
 /* ------------------------------------------------------ the test */
 
 static void test_self_profile(void **state)
@@ -128,7 +143,7 @@ static void test_self_profile(void **state)
 	struct taproot_ksyms *ks = NULL;
 	struct taproot_rec_header *recs[8];
 	struct taproot_rec_lost lost = { .hdr = { .size = sizeof(lost), .type = TAPROOT_REC_LOST } };
-	const char *kn0 = NULL, *kn1 = NULL, *at, *tr, *libc_line, *exe_line;
+	const char *kn0 = NULL, *kn1 = NULL, *tr, *libc_line, *exe_line;
 	char dir[] = "/tmp/test-pipeline-XXXXXX", path[64];
 	uint64_t k[2];
 	unsigned int nk, nrec = 0, i;
@@ -197,16 +212,7 @@ static void test_self_profile(void **state)
 	assert_int_equal(status, 0);
 	print_message("%s", out);
 	/* The chain, leaf first, then main below it. */
-	at = find_after(out, NULL, "pipeline_capture");
-	assert_non_null(at);
-	at = find_after(out, at, "pipeline_leaf");
-	assert_non_null(at);
-	at = find_after(out, at, "pipeline_middle");
-	assert_non_null(at);
-	at = find_after(out, at, "pipeline_outer");
-	assert_non_null(at);
-	at = find_after(out, at, "test_self_profile");
-	assert_non_null(at);
+	assert_chain(out, "test_self_profile");
 	assert_non_null(strstr(out, " main"));
 	assert_non_null(strstr(out, "[unknown: "));
 	assert_non_null(strstr(out, "comm:  test-pipeline"));
@@ -1363,16 +1369,7 @@ static void test_symbolize_none(void **state)
 		  dir, dir, pprof_tool(), path);
 	assert_int_equal(status, 0);
 	print_message("%s", out);
-	at = find_after(out, NULL, "pipeline_capture");
-	assert_non_null(at);
-	at = find_after(out, at, "pipeline_leaf");
-	assert_non_null(at);
-	at = find_after(out, at, "pipeline_middle");
-	assert_non_null(at);
-	at = find_after(out, at, "pipeline_outer");
-	assert_non_null(at);
-	at = find_after(out, at, "test_symbolize_none");
-	assert_non_null(at);
+	assert_chain(out, "test_symbolize_none");
 	free(out);
 	free(raw);
 

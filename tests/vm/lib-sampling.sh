@@ -458,3 +458,71 @@ in_cgroup() {
 	done
 	die "$1 ($PID) did not reach $dir: $(cat "/proc/$PID/cgroup")"
 }
+
+# cgroup2_mounted: the unified hierarchy at /sys/fs/cgroup (a guest's init
+# mounts none).
+cgroup2_mounted() {
+	grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts ||
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup || die "cannot mount cgroup2 on /sys/fs/cgroup"
+}
+
+# Services and their workloads, for the tests of taprootd's service labels:
+# units_make UNIT... makes a cgroup under system.slice for each systemd
+# UNIT, as systemd would; work_in UNIT PROG ARGS... runs PROG there (moved
+# before it execs, so that every sample of it is that service's) at nice
+# 19, which leaves the CPU to taprootd while it is sampled all the same;
+# units_remove kills what spawn started and the workloads, and removes the
+# cgroups (a test's trap on EXIT).
+UNITS=() WORK_PIDS=()
+units_make() {
+	local u
+	cgroup2_mounted
+	for u in "$@"; do
+		mkdir -p "/sys/fs/cgroup/system.slice/$u" || die "cannot make the cgroup of $u"
+		UNITS+=("$u")
+	done
+}
+
+work_in() {
+	local unit=$1
+	shift
+	in_cgroup "/sys/fs/cgroup/system.slice/$unit" nice -n 19 "$@"
+	WORK_PIDS+=("$PID")
+}
+
+units_remove() {
+	local u
+	_cleanup_spawned
+	kill -KILL "${WORK_PIDS[@]}" 2>/dev/null || true
+	wait "${WORK_PIDS[@]}" 2>/dev/null || true
+	WORK_PIDS=()
+	for u in "${UNITS[@]}"; do
+		rmdir "/sys/fs/cgroup/system.slice/$u" 2>/dev/null || true
+	done
+	rmdir /sys/fs/cgroup/system.slice 2>/dev/null || true
+}
+
+# daemon_profiles N OUT ARGS...: taprootd -f -i 1 -o OUT --start ARGS
+# until it has written N cpu profiles (two minutes at most), then stopped
+# with SIGTERM, which must end it with status 0. STATE = its state file as
+# it last wrote it (it removes the file at exit); $TEST_TMP/all.raw the
+# real pprof's -raw text of each cpu profile.
+daemon_profiles() {
+	local n=$1 out=$2 deadline=$((SECONDS + 120)) daemon f st=$TEST_TMP/taprootd.json
+	local log=$TMPDIR/taprootd.err
+	shift 2
+	spawn daemon taprootd "$TAPROOTD" -f -i 1 -o "$out" --start --state "$st" "$@"
+	until [ "$(find "$out" -name 'cpu-*.pb.gz' | wc -l)" -ge "$n" ]; do
+		[ $SECONDS -lt $deadline ] || die "taprootd wrote < $n profiles in 120 s: $(<"$log")"
+		kill -0 "$daemon" 2>/dev/null || die "taprootd exited: $(<"$log")"
+		# taprootd writes once a second: nothing to block on.
+		nap 0.5
+	done
+	STATE=$(<"$st")
+	kill -TERM "$daemon"
+	wait "$daemon" || die "taprootd exited with $?: $(<"$log")"
+	for f in "$out"/cpu-*.pb.gz; do
+		expect_ok "pprof -raw ${f##*/}" "$PPROF" -raw -symbolize=none "$f"
+		printf '%s\n' "$OUT" >>"$TEST_TMP/all.raw"
+	done
+}

@@ -38,9 +38,7 @@ CRIO_DIR=/run/containers/storage/overlay-containers
 DOCKER_DIR=/var/lib/docker/containers
 out=$TEST_TMP/profiles
 mkdir -p "$out"
-if ! grep -q " $CG cgroup2 " /proc/mounts; then
-	mount -t cgroup2 cgroup2 "$CG" || die "cannot mount cgroup2 on $CG"
-fi
+cgroup2_mounted
 
 pod=kubepods.slice/kubepods-burstable.slice
 cg_cri=$pod/kubepods-burstable-pod6b3e0c1a_2f4d_4e5a_9b8c_7d6e5f4a3b2c.slice/cri-containerd-$CRI.scope
@@ -51,10 +49,9 @@ cg_plain=system.slice/plain.service
 made=("$TASKS/$CRI" "$TASKS/$SYS" "$CRIO_DIR/$CRIO" "$DOCKER_DIR/$DOCKER")
 
 pids=()
-daemon=
 cleanup() {
 	local d
-	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
+	_cleanup_spawned
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null
 	for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain"; do
@@ -96,30 +93,12 @@ for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain"; do
 	say "tapwork $PID in $(cat "/proc/$PID/cgroup")"
 done
 
+# Four profiles of the workload: a second each, after taprootd's start-up.
 # shellcheck disable=SC2016 # $1/$2 are the rule's groups, not the shell's
-"$TAPROOTD" -f -i 1 -o "$out" --start --state "$TEST_TMP/taprootd.json" \
-	--relabel 'drop k8s_namespace kube-system' \
-	--relabel 'replace k8s_namespace,k8s_container_name (.+);(.+) workload $1/$2' \
-	2>"$TEST_TMP/taprootd.log" &
-daemon=$!
-# Profiles of the workload: a second each, after taprootd's start-up.
-deadline=$((SECONDS + 120))
-until [ "$(find "$out" -name 'cpu-*.pb.gz' | wc -l)" -ge 4 ]; do
-	[ $SECONDS -lt $deadline ] || die "taprootd wrote < 4 profiles in 120 s: $(<"$TEST_TMP/taprootd.log")"
-	kill -0 "$daemon" 2>/dev/null || die "taprootd exited: $(<"$TEST_TMP/taprootd.log")"
-	# taprootd writes once a second: nothing to block on.
-	nap 0.5
-done
-grep -Eq '"relabel_dropped": [1-9]' "$TEST_TMP/taprootd.json" ||
-	die "the state file counts no sample dropped: $(<"$TEST_TMP/taprootd.json")"
-kill -TERM "$daemon"
-wait "$daemon" || die "taprootd exited with $?: $(<"$TEST_TMP/taprootd.log")"
-daemon=
-
-for f in "$out"/cpu-*.pb.gz; do
-	expect_ok "pprof -raw ${f##*/}" "$PPROF" -raw -symbolize=none "$f"
-	printf '%s\n' "$OUT" >>"$TEST_TMP/all.raw"
-done
+daemon_profiles 4 "$out" --relabel 'drop k8s_namespace kube-system' \
+	--relabel 'replace k8s_namespace,k8s_container_name (.+);(.+) workload $1/$2'
+[[ $STATE =~ \"relabel_dropped\":\ [1-9] ]] ||
+	die "the state file counts no sample dropped: $STATE"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP/all.raw" "${pids[@]}" <<'PY' || exit 1
 import sys

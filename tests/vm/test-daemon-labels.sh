@@ -23,62 +23,23 @@ require_taprootd
 require_pprof
 require_prog tapwork
 
-CG=/sys/fs/cgroup
 ID=3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081
 out=$TEST_TMP/profiles
 mkdir -p "$out"
-if ! grep -q " $CG cgroup2 " /proc/mounts; then
-	mount -t cgroup2 cgroup2 "$CG" || die "cannot mount cgroup2 on $CG"
-fi
-mkdir -p "$CG/system.slice/web.service" "$CG/system.slice/db.service" \
-	"$CG/system.slice/docker-$ID.scope"
-
-pids=()
-daemon=
-cleanup() {
-	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
-	kill "${pids[@]}" 2>/dev/null || true
-	wait 2>/dev/null
-	rmdir "$CG/system.slice/"* "$CG/system.slice" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-# work CGROUP: tapwork in CGROUP (moved there before it execs).
-work() {
-	in_cgroup "$CG/system.slice/$1" "$PROGS/tapwork" 60
-	pids+=("$PID")
-}
+trap units_remove EXIT
+units_make web.service db.service "docker-$ID.scope"
 load_module
 expect_ok "config set freq" "$CTL" config set freq 199
-work web.service
-work db.service
-work "docker-$ID.scope"
-for pid in "${pids[@]}"; do
-	say "tapwork $pid in $(cat "/proc/$pid/cgroup")"
+for u in "${UNITS[@]}"; do
+	work_in "$u" "$PROGS/tapwork" 60
+	say "tapwork $PID in $(cat "/proc/$PID/cgroup")"
 done
+pids=("${WORK_PIDS[@]}")
 
-"$TAPROOTD" -f -i 1 -o "$out" --start --state "$TEST_TMP/taprootd.json" \
-	--label team=payments --relabel 'drop service_name db' 2>"$TEST_TMP/taprootd.log" &
-daemon=$!
-# Three profiles of the workload: a second each, after taprootd's start-up.
-deadline=$((SECONDS + 120))
-until [ "$(find "$out" -name 'cpu-*.pb.gz' | wc -l)" -ge 4 ]; do
-	[ $SECONDS -lt $deadline ] || die "taprootd wrote < 4 profiles in 120 s: $(<"$TEST_TMP/taprootd.log")"
-	kill -0 "$daemon" 2>/dev/null || die "taprootd exited: $(<"$TEST_TMP/taprootd.log")"
-	# taprootd writes once a second: nothing to block on.
-	nap 0.5
-done
-# The state file counts what the rule dropped (it is removed at exit).
-grep -Eq '"relabel_dropped": [1-9]' "$TEST_TMP/taprootd.json" ||
-	die "the state file counts no sample dropped: $(<"$TEST_TMP/taprootd.json")"
-kill -TERM "$daemon"
-wait "$daemon" || die "taprootd exited with $?: $(<"$TEST_TMP/taprootd.log")"
-daemon=
-
-for f in "$out"/cpu-*.pb.gz; do
-	expect_ok "pprof -raw ${f##*/}" "$PPROF" -raw -symbolize=none "$f"
-	printf '%s\n' "$OUT" >>"$TEST_TMP/all.raw"
-done
+# Four profiles of the workload: a second each, after taprootd's start-up.
+daemon_profiles 4 "$out" --label team=payments --relabel 'drop service_name db'
+[[ $STATE =~ \"relabel_dropped\":\ [1-9] ]] ||
+	die "the state file counts no sample dropped: $STATE"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP/all.raw" "$(hostname)" "$(uname -r)" "$ID" \
 	"${pids[@]}" <<'PY' || exit 1

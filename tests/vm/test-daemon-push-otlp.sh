@@ -37,7 +37,6 @@ require_pprof
 require_prog tapwork tapblock
 command -v protoc >/dev/null || die "no protoc: scripts/deps installs protobuf-compiler"
 
-CG=/sys/fs/cgroup
 PORT=9473
 TOKEN=otlp-t0ken FREQ=199
 out=$TEST_TMP/profiles store=$TEST_TMP/collector state=$TEST_TMP/taprootd.json
@@ -46,34 +45,8 @@ mkdir -p "$out" "$store"
 printf '%s\n' "$TOKEN" >"$TEST_TMP/bearer"
 chmod 600 "$TEST_TMP/bearer"
 host=$(hostname)
-if ! grep -q " $CG cgroup2 " /proc/mounts; then
-	mount -t cgroup2 cgroup2 "$CG" || die "cannot mount cgroup2 on $CG"
-fi
-units=(otlpweb.service "otlp db.service")
-for u in "${units[@]}"; do
-	mkdir -p "$CG/system.slice/$u"
-done
-
-work_pids=()
-cleanup() {
-	_cleanup_spawned
-	kill -KILL "${work_pids[@]}" 2>/dev/null || true
-	wait 2>/dev/null
-	for u in "${units[@]}"; do
-		rmdir "$CG/system.slice/$u" 2>/dev/null || true
-	done
-	rmdir "$CG/system.slice" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-# work UNIT PROG ARGS...: PROG in the cgroup of UNIT, at nice 19 (it
-# leaves the CPU to taprootd and the collector's protoc).
-work() {
-	local unit=$1
-	shift
-	in_cgroup "$CG/system.slice/$unit" nice -n 19 "$@"
-	work_pids+=("$PID")
-}
+trap units_remove EXIT
+units_make otlpweb.service "otlp db.service"
 
 # daemon_run NAME ARGS...: taprootd pushing to the collector, as spawned
 # job DAEMON; returns once its state file names it.
@@ -130,8 +103,8 @@ daemon_finish() {
 
 load_module
 expect_ok "config set freq" "$CTL" config set freq "$FREQ"
-work otlpweb.service "$PROGS/tapwork" 400
-work "otlp db.service" "$PROGS/tapblock" 400
+work_in otlpweb.service "$PROGS/tapwork" 400
+work_in "otlp db.service" "$PROGS/tapblock" 400
 spawn RECV collector python3 -S "$REPO/tests/vm/otlp-receiver.py" "$PORT" "$store" \
 	"$REPO/tests/otlp/proto" --require-bearer "$TOKEN" --fail-first 2
 wait_line "the collector listens" "$TMPDIR/collector.out" "^listening $PORT\$" 60
@@ -267,8 +240,9 @@ for f in failed:
     print("FAIL:", f)
 sys.exit(1 if failed else 0)
 PY
-cpu=$(ls "$out"/cpu-*.pb.gz | head -1)
-[ -n "$cpu" ] || die "no full cpu profile written with --symbolize none"
+cpus=("$out"/cpu-*.pb.gz)
+cpu=${cpus[0]}
+[ -e "$cpu" ] || die "no full cpu profile written with --symbolize none"
 mkdir -p "$TEST_TMP/bin/$bid"
 cp "$PROGS/tapwork" "$TEST_TMP/bin/$bid/"
 expect_ok "pprof names tapwork from its build ID" env PPROF_BINARY_PATH="$TEST_TMP/bin" \

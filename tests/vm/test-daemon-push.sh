@@ -52,7 +52,6 @@ require_taprootd
 require_pprof
 require_prog tapwork tapblock
 
-CG=/sys/fs/cgroup
 PORT=9471
 TOKEN=s3cret-t0ken TENANT=acme FREQ=199
 out=$TEST_TMP/profiles store=$TEST_TMP/store state=$TEST_TMP/taprootd.json
@@ -63,42 +62,17 @@ mkdir -p "$out" "$store"
 printf '%s\nnot-the-token\n' "$TOKEN" >"$TEST_TMP/bearer"
 chmod 600 "$TEST_TMP/bearer"	# a secret: taprootd warns otherwise
 host=$(hostname)
-if ! grep -q " $CG cgroup2 " /proc/mounts; then
-	mount -t cgroup2 cgroup2 "$CG" || die "cannot mount cgroup2 on $CG"
-fi
-units=(pushweb.service "push db.service")
-for u in "${units[@]}"; do
-	mkdir -p "$CG/system.slice/$u"
-done
-
-work_pids=()
-cleanup() {
-	_cleanup_spawned
-	kill -KILL "${work_pids[@]}" 2>/dev/null || true
-	wait 2>/dev/null
-	for u in "${units[@]}"; do
-		rmdir "$CG/system.slice/$u" 2>/dev/null || true
-	done
-	rmdir "$CG/system.slice" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-# work UNIT PROG ARGS...: PROG in the cgroup of UNIT (moved there before
-# it execs, so that every sample of it is of that service), at nice 19:
-# sampled all the same, it leaves the CPU to taprootd and the store, which
-# must keep up with an upload per kind and service every second under TCG.
-work() {
-	local unit=$1
-	shift
-	in_cgroup "$CG/system.slice/$unit" nice -n 19 "$@"
-	work_pids+=("$PID")
-}
+# The workload at nice 19 (work_in) leaves the CPU to taprootd and the
+# store, which must keep up with an upload per kind and service every
+# second under TCG.
+trap units_remove EXIT
+units_make pushweb.service "push db.service"
 
 # work_stop: the workload killed, its CPU free for pprof.
 work_stop() {
-	kill -KILL "${work_pids[@]}"
-	wait "${work_pids[@]}" 2>/dev/null || true
-	work_pids=()
+	kill -KILL "${WORK_PIDS[@]}"
+	wait "${WORK_PIDS[@]}" 2>/dev/null || true
+	WORK_PIDS=()
 }
 
 # receiver NAME [OPTIONS...]: push-receiver.py on PORT storing into $store
@@ -205,8 +179,8 @@ daemon_alive() {
 
 load_module
 expect_ok "config set freq" "$CTL" config set freq "$FREQ"
-work pushweb.service "$PROGS/tapwork" 400
-work "push db.service" "$PROGS/tapblock" 400
+work_in pushweb.service "$PROGS/tapwork" 400
+work_in "push db.service" "$PROGS/tapblock" 400
 receiver recv1
 daemon_start taprootd1
 
