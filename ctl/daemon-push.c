@@ -524,65 +524,6 @@ fail:
 	return NULL;
 }
 
-/*
- * A varint of @d at *@i (within @n), or false for none whole. Bounded:
- * the collector's reply is outside data.
- */
-static bool reply_varint(const uint8_t *d, size_t n, size_t *i, uint64_t *v)
-{
-	*v = 0;
-	for (unsigned int shift = 0; *i < n && shift < 64; shift += 7) {
-		uint8_t b = d[(*i)++];
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
-/*
- * What an ExportProfilesServiceResponse @d (@n bytes) says it rejected:
- * partial_success (1) { rejected_profiles (1), error_message (2) }, into
- * *@rejected and @msg (printable, cut to @len). Unknown fields are
- * skipped; false for a reply that is not such a message.
- */
-static bool partial_success(const uint8_t *d, size_t n, int64_t *rejected, char *msg,
-			    size_t len)
-{
-	size_t i = 0, end = n;
-	uint64_t key, v;
-	bool inner = false;
-
-	*rejected = 0;
-	msg[0] = '\0';
-	while (i < end) {
-		if (!reply_varint(d, end, &i, &key))
-			return false;
-		if ((key & 7) == 0) {
-			if (!reply_varint(d, end, &i, &v))
-				return false;
-			if (inner && key >> 3 == 1)
-				*rejected = (int64_t)v;
-			continue;
-		}
-		if ((key & 7) != 2 || !reply_varint(d, end, &i, &v) || v > end - i)
-			return false;
-		if (!inner && key >> 3 == 1) {
-			/* Into partial_success: its fields end where it does. */
-			inner = true;
-			end = i + (size_t)v;
-			continue;
-		}
-		if (inner && key >> 3 == 2) {
-			snprintf(msg, len, "%.*s", (int)(v < len ? v : len - 1), (const char *)d + i);
-			printable(msg);
-		}
-		i += (size_t)v;
-	}
-	return true;
-}
-
 /* Log a failed attempt: the first of a run of them, then nothing until it recovers. */
 static void log_failure(struct daemon_push *p, const struct spool_entry *e, const char *why)
 {
@@ -612,7 +553,7 @@ static enum upload_result classify(struct daemon_push *p, const struct spool_ent
 			log_msg(LOG_INFO, "push: %s accepted: the store answers again", e->name);
 		p->failing = false;
 		if (p->format == SPOOL_OTLP &&
-		    partial_success((const uint8_t *)r->text, r->len, &rejected, msg, sizeof(msg)) &&
+		    !taproot_otlp_read_response(r->text, r->len, &rejected, msg, sizeof(msg)) &&
 		    (rejected || msg[0]))
 			log_msg(LOG_WARNING, "push: %s: the collector rejected %" PRId64
 				" of its profiles: %s", e->name, rejected, msg[0] ? msg : "(no reason)");

@@ -638,3 +638,75 @@ long taproot_otlp_write_part_file(const struct taproot_profile *p, const char *k
 
 	return tp_part_write_file(n, buf, len, path);
 }
+
+/* ------------------------------------------------- the collector's answer */
+
+/* A varint of @d at *@i (within @n); false for none whole. */
+static bool reply_varint(const uint8_t *d, size_t n, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned int shift = 0; *i < n && shift < 64; shift += 7) {
+		uint8_t b = d[(*i)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+int taproot_otlp_read_response(const void *data, size_t n, int64_t *rejected, char *msg,
+			       size_t len)
+{
+	const uint8_t *d = data;
+	size_t i = 0, end = n;
+	uint64_t key, v;
+	bool inner = false;
+
+	*rejected = 0;
+	if (len)
+		msg[0] = '\0';
+	while (i < end) {
+		unsigned int field, wt;
+
+		if (!reply_varint(d, end, &i, &key))
+			return -EBADMSG;
+		field = (unsigned int)(key >> 3);
+		wt = (unsigned int)(key & 7);
+		if (wt == PB_WT_VARINT) {
+			if (!reply_varint(d, end, &i, &v))
+				return -EBADMSG;
+			if (inner && field == 1)	/* rejected_profiles */
+				*rejected = (int64_t)v;
+			continue;
+		}
+		if (wt == PB_WT_I64 || wt == PB_WT_I32) {	/* skipped */
+			size_t k = wt == PB_WT_I64 ? 8 : 4;
+
+			if (end - i < k)
+				return -EBADMSG;
+			i += k;
+			continue;
+		}
+		if (wt != PB_WT_LEN || !reply_varint(d, end, &i, &v) || v > end - i)
+			return -EBADMSG;
+		if (!inner && field == 1) {
+			/* partial_success: its fields, to its end, are all that is read. */
+			inner = true;
+			end = i + (size_t)v;
+			continue;
+		}
+		if (inner && field == 2 && len) {	/* error_message */
+			size_t k = v < len ? (size_t)v : len - 1;
+
+			for (size_t j = 0; j < k; j++) {
+				uint8_t c = d[i + j];
+
+				msg[j] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+			}
+			msg[k] = '\0';
+		}
+		i += (size_t)v;
+	}
+	return 0;
+}

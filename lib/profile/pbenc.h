@@ -19,7 +19,7 @@
 
 #include "profile/profile-private.h"
 
-enum { PB_WT_VARINT = 0, PB_WT_I64 = 1, PB_WT_LEN = 2 };
+enum { PB_WT_VARINT = 0, PB_WT_I64 = 1, PB_WT_LEN = 2, PB_WT_I32 = 5 };
 
 /* An output buffer; an allocation failure is sticky (err). */
 struct pb {

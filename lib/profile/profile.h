@@ -373,6 +373,16 @@ long taproot_otlp_encode_part(const struct taproot_profile *p, const char *key,
 			      size_t nr_resource, bool gzip, void **buf, size_t *len);
 
 /*
+ * What a collector's answer @data (@n bytes, an ExportProfilesServiceResponse
+ * in protobuf: outside data, read within @n) says it rejected:
+ * partial_success's rejected_profiles into *@rejected, its error_message
+ * into @msg (cut to @len bytes with its NUL, control and non-ASCII bytes as
+ * '?'; "" for none). 0, or -EBADMSG for bytes that are no protobuf message.
+ */
+int taproot_otlp_read_response(const void *data, size_t n, int64_t *rejected, char *msg,
+			       size_t len);
+
+/*
  * taproot_otlp_encode_part(), gzipped, written as taproot_pprof_write_part_file()
  * writes (mode 0600, atomically) to @path: the samples written, 0 (no
  * file) for none, or an error.

@@ -36,6 +36,8 @@
 
 #define OTLP_PROTO_DIR	"tests/otlp/proto"
 #define OTLP_SERVICE	"opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
+#define OTLP_RESPONSE	"opentelemetry.proto.collector.profiles.v1development." \
+			"ExportProfilesServiceResponse"
 #define OTLP_REQUEST	"opentelemetry.proto.collector.profiles.v1development." \
 			"ExportProfilesServiceRequest"
 
@@ -703,6 +705,66 @@ static void attribute_names_and_errors(void **state)
 	taproot_profile_free(p);
 }
 
+/*
+ * A collector's answer as it sends it, made by the real protoc from the
+ * text @text of an ExportProfilesServiceResponse, read back: *@rejected
+ * and @msg. The reader's return.
+ */
+static int response_of(const char *dir, const char *text, int64_t *rejected, char *msg,
+		       size_t len)
+{
+	char *path, *out;
+	size_t n;
+	void *d;
+	int st, ret;
+
+	assert_true(asprintf(&path, "%s/response.bin", dir) > 0);
+	out = run(&st, "printf '%%s' '%s' | protoc --encode=" OTLP_RESPONSE " -I " OTLP_PROTO_DIR
+		  " " OTLP_SERVICE " >%s", text, path);
+	assert_int_equal(st, 0);
+	free(out);
+	d = read_file(path, &n);
+	ret = taproot_otlp_read_response(d, n, rejected, msg, len);
+	free(d);
+	free(path);
+	return ret;
+}
+
+/*
+ * The collector's answer: what partial_success says it rejected, its
+ * message made printable and cut to the buffer; an empty answer rejects
+ * nothing; bytes that are no message are refused, and never read past.
+ */
+static void collector_responses(void **state)
+{
+	static const uint8_t cut[] = { 0x0a, 0x05, 0x08, 0x03 };	/* length 5, 2 bytes */
+	static const uint8_t bad_varint[] = { 0x0a, 0x02, 0x08, 0xff };
+	char *dir = tmpdir(), msg[16];
+	int64_t rejected = -1;
+
+	need_otlp_protos();
+	assert_int_equal(response_of(dir, "partial_success { rejected_profiles: 3 "
+				     "error_message: \"too old\" }", &rejected, msg, sizeof(msg)), 0);
+	assert_int_equal(rejected, 3);
+	assert_string_equal(msg, "too old");
+	assert_int_equal(response_of(dir, "", &rejected, msg, sizeof(msg)), 0);
+	assert_int_equal(rejected, 0);
+	assert_string_equal(msg, "");
+	assert_int_equal(response_of(dir, "partial_success { error_message: "
+				     "\"bad\\tsample\\n of a long message\" }", &rejected, msg,
+				     sizeof(msg)), 0);
+	assert_int_equal(rejected, 0);
+	assert_string_equal(msg, "bad?sample? of ");
+	assert_int_equal(taproot_otlp_read_response(cut, sizeof(cut), &rejected, msg,
+						    sizeof(msg)), -EBADMSG);
+	assert_int_equal(taproot_otlp_read_response(bad_varint, sizeof(bad_varint), &rejected, msg,
+						    sizeof(msg)), -EBADMSG);
+	assert_int_equal(taproot_otlp_read_response("<html>", 6, &rejected, msg, sizeof(msg)),
+			 -EBADMSG);
+	rm_tree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -711,6 +773,7 @@ int main(void)
 		cmocka_unit_test(offcpu_by_service),
 		cmocka_unit_test(empty_profile),
 		cmocka_unit_test(attribute_names_and_errors),
+		cmocka_unit_test(collector_responses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
