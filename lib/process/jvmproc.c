@@ -55,6 +55,13 @@ static int proc_jvm_get(struct taproot_proc *proc, struct tp_jvm **jp)
 	*jp = NULL;
 	if (proc->state != TP_PROC_LIVE)
 		return -ESRCH;
+	/*
+	 * A JVM read as it started (-EAGAIN) is read again, at most every
+	 * JVM_HEAPS_REFRESH_MS: its maps may well not change once it has.
+	 */
+	if (proc->jvm_known && proc->jvm_err == -EAGAIN &&
+	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->jvm_heaps_ms >= JVM_HEAPS_REFRESH_MS)
+		proc->jvm_known = false;
 	if (!proc->jvm_known) {
 		struct tp_jvm found;
 

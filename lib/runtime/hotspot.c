@@ -300,6 +300,9 @@ int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memrea
 	/* The feature release (11, 17, 21): JDK 20 changed the compressed streams. */
 	if (rd(ctx, j->field[TP_JVMF_VM_MAJOR], &major, sizeof(major)) < 0)
 		return -EFAULT;
+	/* Set as the VM initializes: read earlier, the JVM is still starting. */
+	if (!major)
+		return -EAGAIN;
 	if (major < JVM_MIN_MAJOR || major > JVM_MAX_MAJOR)
 		return -ENOTSUP;
 	j->major = (unsigned int)major;

@@ -370,7 +370,8 @@ int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS]);
 /*
  * Read the tables of the JVM whose globals are at @addr (run-time
  * addresses: the ELF's plus its bias) with @rd into @j, then its code
- * heaps (tp_jvm_read_heaps()). 0, -EFAULT (unreadable), -ENOTSUP (a table
+ * heaps (tp_jvm_read_heaps()). 0, -EFAULT (unreadable), -EAGAIN (its
+ * release not set yet: the VM is still initializing), -ENOTSUP (a table
  * malformed or without a field taproot reads, or a feature release other
  * than JDK 11 to 21, whose layouts are known).
  */

@@ -44,6 +44,7 @@
 
 #include "taproot.h"
 #include "runcmd.h"
+#include "runtime/runtime.h"
 #include "../../kmod/jvwalk.h"
 #include "../../kmod/uwalk.h"
 
@@ -325,6 +326,53 @@ static unsigned int module_walk(pid_t tid, const struct taproot_jvm_layout *l, _
 	return w.nr;
 }
 
+/* A reader of @proc's memory that shows the JVM's release as not set yet. */
+struct unset_release {
+	const struct taproot_proc *proc;
+	uint64_t at;			/* Abstract_VM_Version::_vm_major_version */
+};
+
+static int read_release_unset(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	const struct unset_release *u = ctx;
+	int err = taproot_proc_read_mem(u->proc, addr, dst, len);
+
+	for (uint64_t a = addr; !err && a < addr + len; a++)
+		if (a >= u->at && a < u->at + 4)
+			((uint8_t *)dst)[a - addr] = 0;
+	return err;
+}
+
+/*
+ * The JVM's tables as they are while it starts: its release (set as the
+ * VM initializes) still 0 is told apart from a release taproot does not
+ * read, -EAGAIN, so that the process is looked at again.
+ */
+static void release_unset_is_not_yet(struct taproot_proc *proc)
+{
+	uint64_t addr[TP_JVM_NR_SYMS];
+	const struct taproot_map *m = NULL;
+	struct unset_release u = { proc, 0 };
+	struct tp_jvm j;
+
+	for (size_t i = 0; i < taproot_proc_map_count(proc) && !m; i++) {
+		const char *path = taproot_proc_map(proc, i)->path;
+		const char *b = strrchr(path, '/');
+
+		if (b && !strcmp(b, "/libjvm.so"))
+			assert_int_equal(taproot_proc_find_map(proc, taproot_proc_map(proc, i)->start,
+							       &m), 0);
+	}
+	assert_non_null(m);
+	assert_non_null(m->elf);
+	assert_int_equal(tp_jvm_elf_syms(taproot_elf_handle(m->elf), addr), 0);
+	for (int k = 0; k < TP_JVM_NR_SYMS; k++)
+		addr[k] += m->bias;
+	assert_int_equal(tp_jvm_read(&j, addr, read_release_unset, &u), 0);
+	u.at = j.field[TP_JVMF_VM_MAJOR];
+	assert_int_equal(tp_jvm_read(&j, addr, read_release_unset, &u), -EAGAIN);
+}
+
 /*
  * The module's walker on the live JVM: the threads sampled by ptrace until
  * three walks from a hot method (its code, with its compile id) reach
@@ -509,6 +557,7 @@ static void jdk_named(const struct jdk *jdk)
 		assert_string_equal(fr[0].function, "[java: code freed]");
 	}
 	module_walks(jdk, pid, proc, sym);
+	release_unset_is_not_yet(proc);
 	fprintf(stderr, "# OpenJDK %u: %u compiled methods in use: %u named alike, %u described, "
 		"%u hot ones with their line; %u epilogues told apart\n", jdk->major, entries, named,
 		described, lines, epilogues);
