@@ -404,12 +404,27 @@ static int parse_events(const char *where, const char *shown, const char *list, 
 	return 0;
 }
 
-/* The labels taproot sets itself: a label setting may not take their names. */
+/*
+ * The labels taproot sets itself, with a process's (taproot_proc_label_keys):
+ * a label setting may not take their names.
+ */
 static const char *const own_labels[] = {
-	"pid", "comm", "thread_comm", "tid", "cpu", "state", "waker", "service_name",
-	"systemd_unit", "container_id", "cgroup", "exe", "hostname", "kernel_release",
-	"k8s_pod_name", "k8s_namespace", "k8s_container_name", "k8s_pod_uid",
+	"pid", "comm", "thread_comm", "tid", "cpu", "state", "waker", "hostname",
+	"kernel_release",
 };
+
+/* Whether @v (@n bytes) names a label taproot sets itself; that name in *@name. */
+static bool own_label(const char *v, size_t n, const char **name)
+{
+	size_t nown = sizeof(own_labels) / sizeof(own_labels[0]);
+
+	for (size_t i = 0; i < nown + TAPROOT_PROC_NR_LABEL_KEYS; i++) {
+		*name = i < nown ? own_labels[i] : taproot_proc_label_keys[i - nown];
+		if (strlen(*name) == n && !strncmp(v, *name, n))
+			return true;
+	}
+	return false;
+}
 
 static bool label_name_ok(const char *s, size_t n)
 {
@@ -428,6 +443,7 @@ static int parse_label(const char *where, const char *shown, const char *v,
 {
 	size_t n = strcspn(v, "= \t");
 	const char *value = v + n + strspn(v + n, "= \t");
+	const char *own;
 	char buf[512];
 
 	if (!label_name_ok(v, n) || !*value || strlen(value) > 256) {
@@ -442,12 +458,10 @@ static int parse_label(const char *where, const char *shown, const char *v,
 			return -1;
 		}
 	}
-	for (size_t i = 0; i < sizeof(own_labels) / sizeof(own_labels[0]); i++) {
-		if (strlen(own_labels[i]) == n && !strncmp(v, own_labels[i], n)) {
-			log_msg(LOG_ERR, "%s'%s': taproot sets the label %s itself (a relabel "
-				"rule can change it)", where, shown, own_labels[i]);
-			return -1;
-		}
+	if (own_label(v, n, &own)) {
+		log_msg(LOG_ERR, "%s'%s': taproot sets the label %s itself (a relabel "
+			"rule can change it)", where, shown, own);
+		return -1;
 	}
 	for (size_t i = 0; i < list->nr; i++) {
 		if (!strncmp(list->v[i], v, n) && list->v[i][n] == '=') {

@@ -106,13 +106,13 @@ static int pl_new_causal(struct taproot_pipeline *p)
 		.timeline = p->opts.timeline,
 	};
 	/* What an interval is labeled with when its stack is resolved. */
-	const char *early[PL_LABELS_MAX] = {
-		"pid", "comm", "thread_comm", "tid",
-		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
-		"k8s_pod_name", "k8s_namespace", "k8s_container_name", "k8s_pod_uid",
-	};
-	size_t nearly = 13;
+	const char *early[PL_LABELS_MAX] = { "pid", "comm", "thread_comm", "tid" };
+	size_t nearly = 4;
 	int err;
+
+	_Static_assert(4 + TAPROOT_PROC_NR_LABEL_KEYS <= PL_LABELS_MAX, "early[] holds them");
+	for (size_t i = 0; i < TAPROOT_PROC_NR_LABEL_KEYS; i++)
+		early[nearly++] = taproot_proc_label_keys[i];
 
 	for (size_t i = 0; i < p->labeling.nr_statics && nearly < PL_LABELS_MAX; i++)
 		early[nearly++] = p->statics[i].key;

@@ -247,16 +247,25 @@ static void tp_read_cgroup(struct taproot_proc *p, int dirfd, struct taproot_cgr
 		memset(cg, 0, sizeof(*cg));
 }
 
+/* The cgroup's and exe's five, then the k8s_* ones in enum tp_k8s_field's order. */
+#define NR_OWN	(TAPROOT_PROC_NR_LABEL_KEYS - TP_K8S_NR_FIELDS)
+
+const char *const taproot_proc_label_keys[TAPROOT_PROC_NR_LABEL_KEYS] = {
+	"service_name", "systemd_unit", "container_id", "cgroup", "exe",
+	[NR_OWN + TP_K8S_POD_NAME] = "k8s_pod_name",
+	[NR_OWN + TP_K8S_NAMESPACE] = "k8s_namespace",
+	[NR_OWN + TP_K8S_CONTAINER_NAME] = "k8s_container_name",
+	[NR_OWN + TP_K8S_POD_UID] = "k8s_pod_uid",
+};
+
 int tp_proc_read_labels(struct taproot_proc *p, int dirfd)
 {
-	enum { NR_OWN = 5, NR_LABELS = NR_OWN + TP_K8S_NR_FIELDS };
-	static const char *const keys[NR_OWN] = {
-		"service_name", "systemd_unit", "container_id", "cgroup", "exe",
-	};
+	const char *const *keys = taproot_proc_label_keys;
 	const struct tp_k8s_meta *k8s = NULL;
 	struct taproot_cgroup cg;
 	char exe[PATH_MAX], service[TAPROOT_UNIT_NAME_MAX];
-	const char *v[NR_OWN], *known_keys[NR_LABELS], *known[NR_LABELS];
+	const char *v[NR_OWN], *known_keys[TAPROOT_PROC_NR_LABEL_KEYS];
+	const char *known[TAPROOT_PROC_NR_LABEL_KEYS];
 	struct tp_labels *l = NULL;
 	size_t n = 0, i;
 
@@ -276,7 +285,7 @@ int tp_proc_read_labels(struct taproot_proc *p, int dirfd)
 				    tp_clock_ms(CLOCK_MONOTONIC_COARSE));
 	for (i = 0; k8s && i < TP_K8S_NR_FIELDS; i++) {
 		if (k8s->value[i][0]) {
-			known_keys[n] = tp_k8s_label_keys[i];
+			known_keys[n] = keys[NR_OWN + i];
 			known[n++] = k8s->value[i];
 		}
 	}

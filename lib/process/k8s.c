@@ -48,13 +48,6 @@
 #include "util/json.h"
 #include "util/util.h"
 
-const char *const tp_k8s_label_keys[TP_K8S_NR_FIELDS] = {
-	[TP_K8S_POD_NAME] = "k8s_pod_name",
-	[TP_K8S_NAMESPACE] = "k8s_namespace",
-	[TP_K8S_CONTAINER_NAME] = "k8s_container_name",
-	[TP_K8S_POD_UID] = "k8s_pod_uid",
-};
-
 #define TP_K8S_PREFIX_MAX	2	/* keys above the fields: "Config", "Labels" */
 
 /* Where a runtime keeps a container: ROOT/dir/ID/file, the keys under @prefix. */

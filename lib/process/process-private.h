@@ -158,9 +158,6 @@ enum tp_k8s_field {
 	TP_K8S_NR_FIELDS
 };
 
-/* The labels of the fields: "k8s_pod_name", "k8s_namespace", ... */
-extern const char *const tp_k8s_label_keys[TP_K8S_NR_FIELDS];
-
 enum tp_k8s_runtime_id {
 	TP_K8S_CONTAINERD,			/* its CRI plugin's OCI bundles */
 	TP_K8S_CRIO,

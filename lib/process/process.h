@@ -149,6 +149,10 @@ uint64_t taproot_proc_start_time(const struct taproot_proc *proc);
  */
 struct tp_labels *taproot_proc_labels(const struct taproot_proc *proc);
 
+/* Every key those labels may have: service_name ... exe, then the four k8s_*. */
+#define TAPROOT_PROC_NR_LABEL_KEYS	9
+extern const char *const taproot_proc_label_keys[TAPROOT_PROC_NR_LABEL_KEYS];
+
 /*
  * The process @pid exited (TAPROOT_REC_EXIT): its maps are kept for the
  * exit grace period, for samples still queued, then dropped; a later
