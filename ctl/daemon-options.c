@@ -546,12 +546,12 @@ static bool urls_ok(const char *v)
 
 /*
  * Whether @v is one http:// or https:// URL, or one of those after
- * "otlp+", with a host, no userinfo and no query or fragment (paths are
- * appended to it).
+ * PUSH_OTLP_PREFIX, with a host, no userinfo and no query or fragment
+ * (paths are appended to it).
  */
 static bool url_ok(const char *v)
 {
-	size_t otlp = !strncmp(v, "otlp+", 5) ? 5 : 0;
+	size_t otlp = spool_format_of(v) == SPOOL_OTLP ? strlen(PUSH_OTLP_PREFIX) : 0;
 	size_t scheme = !strncmp(v + otlp, "http://", 7) ? otlp + 7 :
 			!strncmp(v + otlp, "https://", 8) ? otlp + 8 : 0;
 	size_t host = scheme ? strcspn(v + scheme, "/?#") : 0;

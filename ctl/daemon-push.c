@@ -193,7 +193,7 @@ static int make_names(struct daemon_push *p, const struct daemon_push_config *c)
 	p->name_labels = labels;
 	p->hostname = strdup(c->hostname);
 	p->format = spool_format_of(c->url);
-	url = c->url + (p->format == SPOOL_OTLP ? strlen("otlp+") : 0);
+	url = c->url + (p->format == SPOOL_OTLP ? strlen(PUSH_OTLP_PREFIX) : 0);
 	if (asprintf(&p->endpoint, "%s%s%s", url, url[strlen(url) - 1] == '/' ? "" : "/",
 		     p->format == SPOOL_OTLP ? "v1development/profiles" : "ingest") < 0)
 		p->endpoint = NULL;

@@ -141,7 +141,7 @@ static int name_format(const char *name, size_t len, size_t *n)
 
 enum spool_format spool_format_of(const char *url)
 {
-	return !strncmp(url, "otlp+", 5) ? SPOOL_OTLP : SPOOL_PPROF;
+	return !strncmp(url, PUSH_OTLP_PREFIX, strlen(PUSH_OTLP_PREFIX)) ? SPOOL_OTLP : SPOOL_PPROF;
 }
 
 bool spool_parse_name(const char *name, struct spool_entry *e)

@@ -12,6 +12,7 @@
 #include "process/process-private.h"
 #include "runtime/runtime.h"
 #include "util/clock.h"
+#include "util/util.h"
 
 /* The code heaps are read again at most this often while a pc is in none. */
 #define JVM_HEAPS_REFRESH_MS	1000
@@ -23,9 +24,7 @@ static int jvm_read(void *proc, uint64_t addr, void *dst, size_t len)
 
 static bool is_libjvm(const char *path)
 {
-	const char *b = strrchr(path, '/');
-
-	return !strcmp(b ? b + 1 : path, "libjvm.so");
+	return !strcmp(tp_path_base(path), "libjvm.so");
 }
 
 static int proc_jvm(struct taproot_proc *proc, struct tp_jvm *j)

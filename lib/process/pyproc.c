@@ -16,17 +16,10 @@
 #include "runtime/runtime.h"
 #include "util/util.h"
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 /* Whether @path names the library of glibc that holds pthread_getspecific(). */
 static bool is_glibc(const char *path)
 {
-	const char *b = base_name(path);
+	const char *b = tp_path_base(path);
 
 	return !strncmp(b, "libc.so.6", 9) || !strncmp(b, "libc-2.", 7) ||
 	       !strncmp(b, "libpthread.so.0", 15) || !strncmp(b, "libpthread-2.", 13);
@@ -42,7 +35,7 @@ static int proc_python(struct taproot_proc *proc, struct taproot_pyproc *py)
 	memset(py, 0, sizeof(*py));
 	for (size_t i = 0; i < taproot_proc_map_count(proc); i++) {
 		const struct taproot_map *mi = taproot_proc_map(proc, i);
-		const char *b = base_name(mi->path);
+		const char *b = tp_path_base(mi->path);
 
 		if (!starts[0] && (!strncmp(b, "python3.", 8) || !strncmp(b, "libpython3.", 11)))
 			starts[0] = mi->start;

@@ -942,11 +942,9 @@ static int map_names(const struct taproot_profile *p, const char ***names)
 	pos = (char *)(n + p->nr_maps);
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		const char *file = tp_profile_str(p, p->maps[i].file);
-		const char *base = strrchr(file, '/');
-		size_t len;
+		const char *base = tp_path_base(file);
+		size_t len = strlen(base);
 
-		base = base ? base + 1 : file;
-		len = strlen(base);
 		n[i] = NULL;
 		if (!*file)
 			continue;

@@ -158,11 +158,10 @@ static int py_elf_read(Elf *elf, uint64_t addr, void *dst, size_t len)
 /* The N of a path named python3.N or libpython3.N...; 0 when not. */
 static unsigned int py_name_minor(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = tp_path_base(path);
 	unsigned int minor = 0;
 	const char *p;
 
-	base = base ? base + 1 : path;
 	if (!strncmp(base, "lib", 3))
 		base += 3;
 	if (strncmp(base, "python3.", 8))

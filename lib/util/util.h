@@ -50,6 +50,14 @@ static inline const char *tp_strcopy(char **pos, const char *s)
 	return d;
 }
 
+/* The last component of @path: what follows its last '/', or @path. */
+static inline const char *tp_path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 /*
  * Write @s to @f as a JSON string, quotes included (RFC 8259): '"' and '\\'
  * escaped, control characters as \b \f \n \r \t or \u00XX, DEL as

@@ -277,10 +277,10 @@ module_stats() {
 # table, in the same upload.
 wait_uploaded() {
 	local label=$1 pid=$2 secs=${3:-60} files seen=0
-	local range perms off dev ino path
+	local perms path
 	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
 	local -A exe=()
-	while read -r range perms off dev ino path; do
+	while read -r _ perms _ _ _ path; do
 		[[ $perms != *x* || $path != /* ]] || exe[$path]=1
 	done <"/proc/$pid/maps" || die "$label: no /proc/$pid/maps"
 	files=${#exe[@]}
@@ -311,13 +311,13 @@ wait_walks_current() {
 	local deadline=$((${EPOCHREALTIME/./} + secs * 1000000))
 	module_stats
 	done0=${MSTAT[walks:complete]}
-	miss0=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping]))
+	miss0=$((${MSTAT[walks:no-proc]} + ${MSTAT[walks:stale]} + ${MSTAT[walks:no-mapping]}))
 	while :; do
 		# The walks are the sampled threads' to make, at their pace.
 		nap 0.5
 		module_stats
 		done1=${MSTAT[walks:complete]}
-		miss1=$((MSTAT[walks:no-proc] + MSTAT[walks:stale] + MSTAT[walks:no-mapping]))
+		miss1=$((${MSTAT[walks:no-proc]} + ${MSTAT[walks:stale]} + ${MSTAT[walks:no-mapping]}))
 		[ "$done1" -le "$done0" ] || [ "$miss1" -ne "$miss0" ] || return 0
 		[ "${EPOCHREALTIME/./}" -lt "$deadline" ] ||
 			die "$label: after $secs s the module's walks still end for want of" \
@@ -352,6 +352,7 @@ release_held() {
 sched_one_in() {
 	ctl "taprootctl config" config
 	[[ $OUT =~ sched-one-in:\ *([0-9]+) ]] || die "no sched-one-in in: $OUT"
+	# shellcheck disable=SC2034 # the tests that call it read ONE_IN
 	ONE_IN=${BASH_REMATCH[1]}
 }
 
@@ -518,6 +519,7 @@ daemon_profiles() {
 		# taprootd writes once a second: nothing to block on.
 		nap 0.5
 	done
+	# shellcheck disable=SC2034 # the tests that call it read STATE
 	STATE=$(<"$st")
 	kill -TERM "$daemon"
 	wait "$daemon" || die "taprootd exited with $?: $(<"$log")"
