@@ -87,6 +87,7 @@ struct daemon_push {
 
 	/* Under lock. */
 	uint64_t uploaded, failures, rejected, dropped, queued, queued_bytes;
+	uint64_t partial_rejected;	/* profiles refused in accepted uploads */
 	int64_t last_success;
 };
 
@@ -363,6 +364,7 @@ void daemon_push_stats(struct daemon_push *p, struct daemon_state *st)
 	st->push_uploaded = p->uploaded;
 	st->push_failures = p->failures;
 	st->push_rejected = p->rejected;
+	st->push_partial_rejected = p->partial_rejected;
 	st->push_dropped = p->dropped;
 	st->push_queued = p->queued;
 	st->push_queued_bytes = p->queued_bytes;
@@ -532,6 +534,7 @@ static void log_failure(struct daemon_push *p, const struct spool_entry *e, cons
 	p->failing = true;
 }
 
+/* What the answer to the upload of @e makes of it (under lock). */
 static enum upload_result classify(struct daemon_push *p, const struct spool_entry *e,
 				   CURLcode rc, long status, const char *curl_err,
 				   const struct reply *r)
@@ -554,9 +557,11 @@ static enum upload_result classify(struct daemon_push *p, const struct spool_ent
 		p->failing = false;
 		if (p->format == SPOOL_OTLP &&
 		    !taproot_otlp_read_response(r->text, r->len, &rejected, msg, sizeof(msg)) &&
-		    (rejected || msg[0]))
+		    (rejected || msg[0])) {
 			log_msg(LOG_WARNING, "push: %s: the collector rejected %" PRId64
 				" of its profiles: %s", e->name, rejected, msg[0] ? msg : "(no reason)");
+			p->partial_rejected += rejected > 0 ? (uint64_t)rejected : 0;
+		}
 		return UPLOAD_OK;
 	}
 	snprintf(why, sizeof(why), "HTTP %ld: %s", status, r->text);

@@ -243,6 +243,12 @@ const struct daemon_stat daemon_stats[] = {
 	  .text = { DSL_PUSH, ", ", DSH_VALUE, " refused" },
 	  .metric = { "push_rejected_total", DM_COUNTER,
 		      "Uploads the store refused for good (dropped)." } },
+	{ ROW("push_partial_rejected", DS_U64, push_partial_rejected),
+	  .json = "push.partial_rejected",
+	  .text = { DSL_PUSH, ", ", DSH_VALUE, " profiles refused in accepted uploads" },
+	  .metric = { "push_partial_rejected_profiles_total", DM_COUNTER,
+		      "Profiles a collector refused inside uploads it accepted (OTLP "
+		      "partial success)." } },
 	{ ROW("push_dropped", DS_U64, push_dropped), .json = "push.dropped",
 	  .text = { DSL_PUSH, ", ", DSH_VALUE, " dropped by the spool's bound" },
 	  .metric = { "push_dropped_total", DM_COUNTER,

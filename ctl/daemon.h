@@ -328,6 +328,7 @@ struct daemon_state {
 	 */
 	bool push;
 	uint64_t push_uploaded, push_failures, push_rejected, push_dropped;
+	uint64_t push_partial_rejected;
 	uint64_t push_queued, push_queued_bytes;
 	int64_t push_last_success;	/* wall clock s, 0: none yet */
 	bool sampling;			/* the module's sampling runs */

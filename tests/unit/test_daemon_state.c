@@ -412,7 +412,7 @@ static void fill_status(struct daemon_state *st, bool on)
 		.stack_refs = 1052, .stack_refs_unresolved = 1053, .counted = 1054,
 		.counted_unresolved = 1055, .push = on, .push_uploaded = 1056,
 		.push_failures = 1057, .push_rejected = 1058, .push_dropped = 1059,
-		.push_queued = 1060, .push_queued_bytes = 1061,
+		.push_queued = 1060, .push_queued_bytes = 1061, .push_partial_rejected = 1062,
 		.push_last_success = on ? NOW - 5 : 0,
 	};
 	memcpy(st->kunwind, kunwind, sizeof(kunwind));
@@ -444,7 +444,8 @@ static void status_text_as_before(void **state)
 		"  profiles:     1002 written every 10 s to /var/lib/taproot, last "
 		"/var/lib/taproot/cpu-20240101T000000Z.pb.gz\n"
 		"  push:         1056 uploaded (last 5 s ago), 1060 waiting (1061 bytes), "
-		"1057 failed attempts, 1058 refused, 1059 dropped by the spool's bound\n");
+		"1057 failed attempts, 1058 refused, 1062 profiles refused in accepted uploads, "
+		"1059 dropped by the spool's bound\n");
 	free(text);
 
 	/* Unwinding in the module, push and off-CPU off; nothing yet. */
@@ -492,7 +493,7 @@ static void status_json_has_every_json_row(void **state)
 		"\"counted_unresolved\":1055,\"output\":\"/var/lib/taproot\","
 		"\"last_profile\":\"/var/lib/taproot/cpu-20240101T000000Z.pb.gz\","
 		"\"push\":{\"uploaded\":1056,\"last_success\":1795842777,\"queued\":1060,"
-		"\"queued_bytes\":1061,\"failures\":1057,\"rejected\":1058,\"dropped\":1059}}\n");
+		"\"queued_bytes\":1061,\"failures\":1057,\"rejected\":1058,\"partial_rejected\":1062,\"dropped\":1059}}\n");
 	free(json);
 
 	/* Every row named, whatever its group: "NAME": with its group's value. */

@@ -7,7 +7,7 @@ by the real protoc against the official .proto files (tests/otlp/proto) and
 checked to the letter.
 
 usage: otlp-receiver.py PORT OUTDIR PROTO_DIR [--require-bearer TOKEN]
-                        [--fail-first N]
+                        [--fail-first N] [--partial-first N]
 
 Serves HTTP/1.1 on 127.0.0.1:PORT and prints "listening PORT" once bound.
 It takes one kind of request:
@@ -32,6 +32,10 @@ OUTDIR/rejected.jsonl: a test fails if that file is not empty.
 --fail-first N: the first N requests are answered 503 (a collector
 overloaded), before they are even decoded.
 
+--partial-first N: the first N requests accepted are answered 200 with an
+ExportProfilesPartialSuccess (encoded by protoc) that says one of their
+profiles was rejected; their log.jsonl lines have "partial": 1.
+
 An accepted request whose id is new gets a line in OUTDIR/log.jsonl; an id
 seen before gets a line with "dup": true. The line: {"n", "id", "dup",
 "authorization", "encoding", "resource": {KEY: VALUE}, "profiles": [{"type",
@@ -52,6 +56,7 @@ import sys
 import threading
 
 MESSAGE = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
+RESPONSE = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceResponse"
 SERVICE_PROTO = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 MAX_BODY = 64 << 20
 TABLES = ("mapping_table", "location_table", "function_table", "link_table",
@@ -243,9 +248,10 @@ class Decoded:
 
 
 class Store:
-	def __init__(self, outdir, proto_dir, bearer, fail_first):
+	def __init__(self, outdir, proto_dir, bearer, fail_first, partial_first):
 		self.outdir, self.proto_dir = outdir, proto_dir
 		self.bearer, self.fail_left = bearer, fail_first
+		self.partial_left = partial_first
 		self.lock = threading.Lock()
 		self.ids, self.n = set(), 0
 		log = os.path.join(outdir, "log.jsonl")
@@ -266,6 +272,15 @@ class Store:
 			raise Reject(400, "protoc cannot decode the body: " +
 				     r.stderr.decode(errors="replace").strip())
 		return parse_text(r.stdout.decode())
+
+	def partial_answer(self):
+		"""A response body saying one profile was rejected, as protoc encodes it."""
+		text = 'partial_success { rejected_profiles: 1 error_message: "one profile ' \
+		       'rejected (--partial-first)" }'
+		r = subprocess.run(["protoc", f"--encode={RESPONSE}", "-I", self.proto_dir,
+				    SERVICE_PROTO], input=text.encode(), capture_output=True,
+				   timeout=120, check=True)
+		return r.stdout
 
 	def take(self, h, body):
 		if h.command != "POST" or h.path != "/v1development/profiles":
@@ -292,10 +307,14 @@ class Store:
 			dup = upload in self.ids
 			self.ids.add(upload)
 			self.n += 1
+			partial = 1 if self.partial_left > 0 else 0
+			self.partial_left -= partial
 			self.note("log.jsonl", {
 				"n": self.n, "id": upload, "dup": dup, "authorization": auth,
 				"encoding": enc, "resource": dec.resource, "profiles": dec.profiles,
-				"functions": dec.functions[1:], "mappings": dec.mappings[1:]})
+				"functions": dec.functions[1:], "mappings": dec.mappings[1:],
+				"partial": partial})
+		return self.partial_answer() if partial else b""
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -318,7 +337,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			return
 		body = self.rfile.read(n)
 		try:
-			self.server.store.take(self, body)
+			reply = self.server.store.take(self, body)
 		except Reject as e:
 			if e.status != 503:
 				print(f"otlp-receiver: {e.status} {e.reason}", file=sys.stderr, flush=True)
@@ -330,7 +349,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			self.server.store.note("rejected.jsonl", {"status": 500, "reason": repr(e)})
 			self.answer(500, b"receiver error\n", "text/plain")
 			return
-		self.answer(200, b"", "application/x-protobuf")
+		self.answer(200, reply, "application/x-protobuf")
 
 	do_GET = do_PUT = do_POST
 
@@ -340,19 +359,21 @@ def main():
 	if len(args) < 3:
 		sys.exit(__doc__)
 	port, outdir, proto_dir = int(args[0]), args[1], args[2]
-	bearer, fail_first = None, 0
+	bearer, fail_first, partial_first = None, 0, 0
 	rest = args[3:]
 	while rest:
 		if rest[0] == "--require-bearer" and len(rest) > 1:
 			bearer = rest[1]
 		elif rest[0] == "--fail-first" and len(rest) > 1:
 			fail_first = int(rest[1])
+		elif rest[0] == "--partial-first" and len(rest) > 1:
+			partial_first = int(rest[1])
 		else:
 			sys.exit(__doc__)
 		rest = rest[2:]
 	os.makedirs(outdir, exist_ok=True)
 	srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-	srv.store = Store(outdir, proto_dir, bearer, fail_first)
+	srv.store = Store(outdir, proto_dir, bearer, fail_first, partial_first)
 	signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
 	signal.signal(signal.SIGINT, lambda *a: os._exit(0))
 	print(f"listening {port}", flush=True)

@@ -9,6 +9,9 @@
 # "otlp db.service"; a --relabel rule keeps only their samples.
 #   - the collector answers 503 to the first two requests: they are sent
 #     again, and counted as failures in the state file;
+#   - its first two answers that accept say, as an OTLP partial success,
+#     that one profile was rejected: taprootd logs the reason and counts
+#     2 in the state file's push_partial_rejected;
 #   - every request carries the bearer token, gzip, the upload id
 #     HOSTNAME/FROM-UNTIL.KIND.SERVICE of its spool file, one resource
 #     whose service.name is the service the id names, host.name the
@@ -106,7 +109,7 @@ expect_ok "config set freq" "$CTL" config set freq "$FREQ"
 work_in otlpweb.service "$PROGS/tapwork" 400
 work_in "otlp db.service" "$PROGS/tapblock" 400
 spawn RECV collector python3 -S "$REPO/tests/vm/otlp-receiver.py" "$PORT" "$store" \
-	"$REPO/tests/otlp/proto" --require-bearer "$TOKEN" --fail-first 2
+	"$REPO/tests/otlp/proto" --require-bearer "$TOKEN" --fail-first 2 --partial-first 2
 wait_line "the collector listens" "$TMPDIR/collector.out" "^listening $PORT\$" 60
 
 say "taprootd --push otlp+http://: three intervals of each service's cpu profile"
@@ -127,6 +130,10 @@ failures=$(grep -o '"push_failures": [0-9]*' <<<"$st") || die "no push_failures 
 assert_gt "failed attempts counted (the collector's two 503s)" "${failures##* }" 1
 assert_match "the state file" "$st" '^"push_dropped": 0,?$'
 assert_match "the state file" "$st" '^"push_rejected": 0,?$'
+# The collector's first two answers said it rejected one profile of each.
+assert_match "the state file" "$st" '^"push_partial_rejected": 2,?$'
+assert_match "taprootd's log" "$(<"$TMPDIR/taprootd1.err")" \
+	'the collector rejected 1 of its profiles: one profile rejected \(--partial-first\)'
 
 # Each kind's full profiles merged by one pprof (a run costs seconds under TCG).
 for kind in cpu offcpu offwake schedlat; do
