@@ -84,6 +84,8 @@ struct daemon {
 	char hostname[256];
 	bool running;
 	bool counts;			/* the session counts stacks: drain them */
+	double next_full_check;		/* monotonic s: full_tables_drained() */
+	uint64_t refs_seen;		/* the pipeline's stack_refs then */
 	bool gone;			/* the module was unloaded under us */
 	double next_probe;		/* monotonic s: check_module() */
 
@@ -584,6 +586,26 @@ static void drain_counts(struct daemon *d)
 	n = taproot_pipeline_drain_counts(d->pl, d->ring, on_corrupt, d);
 	if (n < 0)
 		log_msg(LOG_ERR, "%s", taproot_errmsg((int)n));
+}
+
+/*
+ * While the module counts, a SAMPLE_REF means a CPU's table was full (or a
+ * count at its maximum): its samples come one by one, each a pass of the
+ * pipeline, until the next drain. Drain then, within a second, rather
+ * than at the interval's end.
+ */
+static void full_tables_drained(struct daemon *d, double now)
+{
+	struct taproot_pipeline_stats st;
+
+	if (!d->counts || !d->pl || now < d->next_full_check)
+		return;
+	d->next_full_check = now + 1;
+	taproot_pipeline_stats(d->pl, &st);
+	if (st.stack_refs == d->refs_seen)
+		return;
+	d->refs_seen = st.stack_refs;
+	drain_counts(d);
 }
 
 /* End the current interval: write each profile that has samples. */
@@ -1355,6 +1377,7 @@ static int poll_timeout(const struct daemon *d, double now)
 static void tick(struct daemon *d, double now)
 {
 	consume(d);
+	full_tables_drained(d, now);
 	adapt_selection(d, now);
 	if (!d->running && now >= d->next_probe) {
 		check_module(d);
