@@ -64,7 +64,9 @@ static int proc_jvm_get(struct taproot_proc *proc, struct tp_jvm **jp)
 	if (!proc->jvm_known) {
 		struct tp_jvm found;
 
+		found.major = 0;
 		proc->jvm_err = proc_jvm(proc, &found);
+		proc->jvm_refused = proc->jvm_err == -ENOTSUP ? found.major : 0;
 		if (!proc->jvm_err && !proc->jvm && !(proc->jvm = malloc(sizeof(*proc->jvm))))
 			return tp_err(-ENOMEM, NULL);
 		if (!proc->jvm_err)
@@ -100,6 +102,19 @@ static int proc_jvm_code(struct taproot_proc *proc, uint64_t pc, struct tp_jvm *
 			return -ENOENT;
 	}
 	return 0;
+}
+
+const char *taproot_proc_jvm_refused(struct taproot_proc *proc, char *buf, size_t len)
+{
+	struct tp_jvm *j;
+
+	if (proc_jvm_get(proc, &j) != -ENOTSUP)
+		return NULL;
+	if (proc->jvm_refused)
+		snprintf(buf, len, "[java: JDK %u not supported]", proc->jvm_refused);
+	else
+		snprintf(buf, len, "[java: JVM tables not understood]");
+	return buf;
 }
 
 int taproot_proc_jvm_frames(struct taproot_proc *proc, uint64_t pc, struct tp_jvm_frame *fr,

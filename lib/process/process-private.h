@@ -265,6 +265,7 @@ struct taproot_proc {
 	struct tp_jvm *jvm;			/* its HotSpot JVM, when jvm_err is 0 */
 	int jvm_err;				/* -ENOENT: none */
 	bool jvm_known;				/* jvm, jvm_err: of the maps held */
+	unsigned int jvm_refused;		/* -ENOTSUP: its release, 0 unknown */
 	uint64_t jvm_heaps_ms;			/* its code heaps last read */
 };
 

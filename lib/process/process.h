@@ -362,6 +362,14 @@ bool taproot_pyproc_in_eval(const struct taproot_pyproc *py, uint64_t pc);
 int taproot_proc_python(struct taproot_proc *proc, const struct taproot_pyproc **pyp);
 
 /*
+ * When @proc maps a libjvm.so whose tables taproot refuses (a release other
+ * than OpenJDK 11 to 21, or tables it cannot read as HotSpot's), the name
+ * its JIT code gets, "[java: JDK 25 not supported]", in @buf (@len bytes);
+ * else NULL.
+ */
+const char *taproot_proc_jvm_refused(struct taproot_proc *proc, char *buf, size_t len);
+
+/*
  * The frames of the code at @pc in the code cache of the HotSpot JVM the
  * live @proc runs (libjvm.so's vmStructs, read from its memory once for
  * its maps; no JVM flag needed), innermost first, into @fr (at most @max;

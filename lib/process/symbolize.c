@@ -1205,6 +1205,7 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 {
 	const struct taproot_map *m = NULL;
 	const struct tp_perfsym *ps;
+	char refused[48];
 	int err;
 
 	tp_sym_reset(s);
@@ -1251,6 +1252,13 @@ int taproot_sym_user(struct taproot_sym *s, struct taproot_proc *proc, uint64_t 
 				       tp_sym_printf(s, "[perf-%d.map]", proc->pid), pc);
 			s->frames[0].sym_offset = pc - ps->start;
 			s->frames[0].known = true;
+			return 1;
+		}
+		/* A JVM whose tables taproot refuses: its code says so. */
+		if (taproot_proc_jvm_refused(proc, refused, sizeof(refused))) {
+			tp_sym_unknown(s, tp_sym_printf(s, "%s", refused),
+				       m && m->path[0] ? m->path : "[anon]",
+				       m ? pc - m->start + m->pgoff : pc);
 			return 1;
 		}
 	}

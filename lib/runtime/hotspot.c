@@ -295,17 +295,26 @@ int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memrea
 	for (int k = 0; k < TP_JVM_NR_SYMS; k++)
 		if (jvm_u64(rd, ctx, addr[k], &v[k]))
 			return -EFAULT;
-	if ((err = jvm_read_structs(j, v, rd, ctx)) || (err = jvm_read_types(j, v, rd, ctx)))
+	err = jvm_read_structs(j, v, rd, ctx);
+	if (!err)
+		err = jvm_read_types(j, v, rd, ctx);
+	/*
+	 * The feature release (11, 17, 21): JDK 20 changed the compressed
+	 * streams. Read from tables refused too, when they have it, to say
+	 * which release is not read.
+	 */
+	if (err != -EFAULT && j->field[TP_JVMF_VM_MAJOR] &&
+	    rd(ctx, j->field[TP_JVMF_VM_MAJOR], &major, sizeof(major)) == 0)
+		j->major = major > 0 && major < 1000 ? (unsigned int)major : 0;
+	else if (!err)
+		err = -EFAULT;
+	if (err)
 		return err;
-	/* The feature release (11, 17, 21): JDK 20 changed the compressed streams. */
-	if (rd(ctx, j->field[TP_JVMF_VM_MAJOR], &major, sizeof(major)) < 0)
-		return -EFAULT;
 	/* Set as the VM initializes: read earlier, the JVM is still starting. */
 	if (!major)
 		return -EAGAIN;
 	if (major < JVM_MIN_MAJOR || major > JVM_MAX_MAJOR)
 		return -ENOTSUP;
-	j->major = (unsigned int)major;
 	j->u5_excluded = major >= 20;
 	return tp_jvm_read_heaps(j, rd, ctx);
 }

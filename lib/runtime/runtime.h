@@ -373,7 +373,8 @@ int tp_jvm_elf_syms(Elf *elf, uint64_t vaddr[TP_JVM_NR_SYMS]);
  * heaps (tp_jvm_read_heaps()). 0, -EFAULT (unreadable), -EAGAIN (its
  * release not set yet: the VM is still initializing), -ENOTSUP (a table
  * malformed or without a field taproot reads, or a feature release other
- * than JDK 11 to 21, whose layouts are known).
+ * than JDK 11 to 21, whose layouts are known: @j->major is then that
+ * release, 0 when not read or not plausible).
  */
 int tp_jvm_read(struct tp_jvm *j, const uint64_t addr[TP_JVM_NR_SYMS], tp_memread_fn rd,
 		void *ctx);

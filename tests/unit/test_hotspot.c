@@ -257,6 +257,8 @@ static const struct jdk jdks[] = {
 	{ "build/roots/bullseye", "/usr/lib/jvm/java-11-openjdk-amd64", 11 },
 	{ "/", "/usr/lib/jvm/java-17-openjdk-amd64", 17 },
 	{ "build/roots/sid", "/usr/lib/jvm/java-21-openjdk-amd64", 21 },
+	/* A release whose layout taproot does not know: refused, and said. */
+	{ "build/roots/sid", "/usr/lib/jvm/java-25-openjdk-amd64", 25 },
 };
 
 /*
@@ -449,23 +451,27 @@ static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
  * code ("ID LEVEL STATE Class.method(SIG) [BLOB, CODE - END]") is named
  * and described at the middle of its code.
  */
-static void jdk_named(const struct jdk *jdk)
+/*
+ * HotPair run by @jdk in its root (@root, its real path) from class files
+ * in @dir (made under it), until C2 compiled both hot methods: the JVM's
+ * pid, its Compiler.codelist then into *@out.
+ */
+#define JDK_ROOT_LEN	4096
+#define JDK_DIR_LEN	4200
+
+static pid_t jdk_start(const struct jdk *jdk, char *root, char *dir, char **out)
 {
-	char root[4096], dir[4200], path[4300], *out = NULL, *line, *save;
-	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0, by_id = 0;
-	struct taproot_procs_opts o;
-	struct taproot_procs *procs;
-	struct taproot_sym *sym;
-	struct taproot_proc *proc;
+	char path[4300], *javac;
 	int status;
 	pid_t pid;
 
+	*out = NULL;
 	if (!realpath(jdk->root, root))
 		fail_msg("%s: no such root (scripts/deps makes it)", jdk->root);
 	snprintf(path, sizeof(path), "%s%s/bin/java", root, jdk->home);
 	if (access(path, X_OK))
 		fail_msg("%s: not there (scripts/deps installs it)", path);
-	snprintf(dir, sizeof(dir), "%s/tmp/test-hotspot-XXXXXX", root);
+	snprintf(dir, JDK_DIR_LEN, "%s/tmp/test-hotspot-XXXXXX", root);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/HotPair.java", dir);
 	{
@@ -475,10 +481,9 @@ static void jdk_named(const struct jdk *jdk)
 		fputs(java_src, f);
 		fclose(f);
 	}
-	out = run(&status, "javac --release 11 -d %s %s 2>&1", dir, path);
+	javac = run(&status, "javac --release 11 -d %s %s 2>&1", dir, path);
 	assert_int_equal(status, 0);
-	free(out);
-	out = NULL;
+	free(javac);
 
 	jvm_pid = pid = fork();
 	assert_true(pid >= 0);
@@ -499,12 +504,24 @@ static void jdk_named(const struct jdk *jdk)
 	for (int tries = 0;; tries++) {
 		assert_true(tries < 120);
 		usleep(250000);
-		free(out);
-		out = codelist(jdk, root, pid);
+		free(*out);
+		*out = codelist(jdk, root, pid);
 		/* C2's (level 4) of both, in use (state 0). */
-		if (strstr(out, " 4 0 HotPair.hotAlpha(") && strstr(out, " 4 0 HotPair.hotBeta("))
-			break;
+		if (strstr(*out, " 4 0 HotPair.hotAlpha(") && strstr(*out, " 4 0 HotPair.hotBeta("))
+			return pid;
 	}
+}
+
+static void jdk_named(const struct jdk *jdk)
+{
+	char root[JDK_ROOT_LEN], dir[JDK_DIR_LEN], *out, *line, *save;
+	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0, by_id = 0;
+	struct taproot_procs_opts o;
+	struct taproot_procs *procs;
+	struct taproot_sym *sym;
+	struct taproot_proc *proc;
+	int status;
+	pid_t pid = jdk_start(jdk, root, dir, &out);
 
 	taproot_procs_opts_default(&o);
 	assert_int_equal(taproot_procs_new(&o, &procs), 0);
@@ -576,6 +593,60 @@ static void jdk_named(const struct jdk *jdk)
 	free(out);
 }
 
+/*
+ * A release taproot does not read (25): refused for its release, and its
+ * compiled code named as such, not left an address; the walk ends there.
+ */
+static void jdk_refused(const struct jdk *jdk)
+{
+	char root[JDK_ROOT_LEN], dir[JDK_DIR_LEN], want[64], buf[64], *out, *line, *save;
+	struct taproot_procs_opts o;
+	struct taproot_procs *procs;
+	struct taproot_sym *sym;
+	struct taproot_proc *proc;
+	struct tp_jvm_frame jf[4];
+	struct tp_jvm_blob blob;
+	unsigned int named = 0;
+	int status;
+	pid_t pid = jdk_start(jdk, root, dir, &out);
+
+	taproot_procs_opts_default(&o);
+	assert_int_equal(taproot_procs_new(&o, &procs), 0);
+	assert_int_equal(taproot_sym_new(procs, NULL, &sym), 0);
+	assert_int_equal(taproot_proc_get(procs, pid, 0, &proc), 0);
+	snprintf(want, sizeof(want), "[java: JDK %u not supported]", jdk->major);
+	assert_non_null(taproot_proc_jvm_refused(proc, buf, sizeof(buf)));
+	assert_string_equal(buf, want);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long blob_at, code, end;
+		unsigned int id, level, state;
+		const struct taproot_frame *fr;
+		char method[512];
+		int n;
+
+		if (sscanf(line, "%u %u %u %511s [%llx, %llx - %llx]", &id, &level, &state, method,
+			   &blob_at, &code, &end) != 7 || state != 0 || end <= code ||
+		    strncmp(method, "HotPair.hot", 11))
+			continue;
+		n = taproot_sym_user(sym, proc, code + (end - code) / 2, 0, &fr);
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].function, want);
+		assert_false(fr[0].known);
+		assert_int_equal(taproot_proc_jvm_frames(proc, code, jf, 4), -ENOENT);
+		assert_int_equal(taproot_proc_jvm_blob(proc, code, &blob), -ENOENT);
+		named++;
+	}
+	fprintf(stderr, "# OpenJDK %u: refused; %u hot methods' code named %s\n", jdk->major,
+		named, want);
+	assert_true(named >= 2);
+	free(out);
+	kill_jvm(NULL);
+	taproot_sym_free(sym);
+	taproot_procs_free(procs);
+	out = run(&status, "rm -rf %s", dir);
+	free(out);
+}
+
 static void jdk11_named(void **state)
 {
 	(void)state;
@@ -594,6 +665,12 @@ static void jdk21_named(void **state)
 	jdk_named(&jdks[2]);
 }
 
+static void jdk25_refused(void **state)
+{
+	(void)state;
+	jdk_refused(&jdks[3]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +678,7 @@ int main(void)
 		cmocka_unit_test_teardown(jdk11_named, kill_jvm),
 		cmocka_unit_test_teardown(jdk17_named, kill_jvm),
 		cmocka_unit_test_teardown(jdk21_named, kill_jvm),
+		cmocka_unit_test_teardown(jdk25_refused, kill_jvm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
