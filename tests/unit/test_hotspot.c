@@ -445,20 +445,41 @@ static char *codelist(const struct jdk *jdk, const char *root, pid_t pid)
 		   (int)pid);
 }
 
-/*
- * One release's JVM in its root, HotPair run until C2 compiled both hot
- * methods; then each method in use of the JVM's own list of its compiled
- * code ("ID LEVEL STATE Class.method(SIG) [BLOB, CODE - END]") is named
- * and described at the middle of its code.
- */
+#define JDK_ROOT_LEN	4096
+#define JDK_DIR_LEN	4200
+
+/* A JDK's JVM running HotPair, and taproot's view of it. */
+struct jvm_run {
+	char root[JDK_ROOT_LEN], dir[JDK_DIR_LEN];
+	char *codelist;			/* its Compiler.codelist once both are compiled */
+	pid_t pid;
+	struct taproot_procs *procs;
+	struct taproot_sym *sym;
+	struct taproot_proc *proc;
+};
+
+/* An entry of a Compiler.codelist: "ID LEVEL STATE Class.method(SIG) [BLOB, CODE - END]". */
+struct code_entry {
+	unsigned int id, level, state;
+	unsigned long long blob, code, end;
+	char method[512];		/* without its signature */
+};
+
+/* Whether @line is an entry of compiled code in use, into @e. */
+static bool code_entry_read(const char *line, struct code_entry *e)
+{
+	if (sscanf(line, "%u %u %u %511s [%llx, %llx - %llx]", &e->id, &e->level, &e->state,
+		   e->method, &e->blob, &e->code, &e->end) != 7 || e->state != 0 || e->end <= e->code)
+		return false;
+	e->method[strcspn(e->method, "(")] = '\0';
+	return true;
+}
+
 /*
  * HotPair run by @jdk in its root (@root, its real path) from class files
  * in @dir (made under it), until C2 compiled both hot methods: the JVM's
  * pid, its Compiler.codelist then into *@out.
  */
-#define JDK_ROOT_LEN	4096
-#define JDK_DIR_LEN	4200
-
 static pid_t jdk_start(const struct jdk *jdk, char *root, char *dir, char **out)
 {
 	char path[4300], *javac;
@@ -512,33 +533,62 @@ static pid_t jdk_start(const struct jdk *jdk, char *root, char *dir, char **out)
 	}
 }
 
+/* @jdk's JVM started into @r, and the process table that reads it. */
+static void jvm_run_start(const struct jdk *jdk, struct jvm_run *r)
+{
+	struct taproot_procs_opts o;
+
+	r->pid = jdk_start(jdk, r->root, r->dir, &r->codelist);
+	taproot_procs_opts_default(&o);
+	assert_int_equal(taproot_procs_new(&o, &r->procs), 0);
+	assert_int_equal(taproot_sym_new(r->procs, NULL, &r->sym), 0);
+	assert_int_equal(taproot_proc_get(r->procs, r->pid, 0, &r->proc), 0);
+}
+
+static void jvm_run_end(struct jvm_run *r)
+{
+	int status;
+	char *out;
+
+	free(r->codelist);
+	kill_jvm(NULL);
+	taproot_sym_free(r->sym);
+	taproot_procs_free(r->procs);
+	out = run(&status, "rm -rf %s", r->dir);
+	free(out);
+}
+
+/*
+ * One release's JVM in its root, HotPair run until C2 compiled both hot
+ * methods; then each method in use of the JVM's own list of its compiled
+ * code is named and described at the middle of its code.
+ */
 static void jdk_named(const struct jdk *jdk)
 {
-	char root[JDK_ROOT_LEN], dir[JDK_DIR_LEN], *out, *line, *save;
 	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0, by_id = 0;
-	struct taproot_procs_opts o;
-	struct taproot_procs *procs;
-	struct taproot_sym *sym;
 	struct taproot_proc *proc;
-	int status;
-	pid_t pid = jdk_start(jdk, root, dir, &out);
+	struct taproot_sym *sym;
+	struct code_entry e;
+	struct jvm_run r;
+	char *line, *save;
 
-	taproot_procs_opts_default(&o);
-	assert_int_equal(taproot_procs_new(&o, &procs), 0);
-	assert_int_equal(taproot_sym_new(procs, NULL, &sym), 0);
-	assert_int_equal(taproot_proc_get(procs, pid, 0, &proc), 0);
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long blob_at, code, end;
-		unsigned int id, level, state;
+	jvm_run_start(jdk, &r);
+	proc = r.proc;
+	sym = r.sym;
+	for (line = strtok_r(r.codelist, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const struct taproot_frame *fr;
+		unsigned long long code, end;
 		struct tp_jvm_blob blob;
-		char method[512];
+		const char *method;
+		unsigned int id;
 		int n;
 
-		if (sscanf(line, "%u %u %u %511s [%llx, %llx - %llx]", &id, &level, &state, method,
-			   &blob_at, &code, &end) != 7 || state != 0 || end <= code)
+		if (!code_entry_read(line, &e))
 			continue;
-		method[strcspn(method, "(")] = '\0';
+		code = e.code;
+		end = e.end;
+		id = e.id;
+		method = e.method;
 		entries++;
 		n = taproot_sym_user(sym, proc, code + (end - code) / 2, 0, &fr);
 		assert_true(n >= 1);
@@ -573,7 +623,7 @@ static void jdk_named(const struct jdk *jdk)
 		assert_int_equal(n, 1);
 		assert_string_equal(fr[0].function, "[java: code freed]");
 	}
-	module_walks(jdk, pid, proc, sym);
+	module_walks(jdk, r.pid, proc, sym);
 	release_unset_is_not_yet(proc);
 	fprintf(stderr, "# OpenJDK %u: %u compiled methods in use: %u named alike, %u described, "
 		"%u hot ones with their line; %u epilogues told apart\n", jdk->major, entries, named,
@@ -585,12 +635,7 @@ static void jdk_named(const struct jdk *jdk)
 	assert_true(described * 100 >= entries * 98);
 	assert_true(by_id * 100 >= entries * 98);
 	assert_true(epilogues >= 2);
-	free(out);
-	kill_jvm(NULL);
-	taproot_sym_free(sym);
-	taproot_procs_free(procs);
-	out = run(&status, "rm -rf %s", dir);
-	free(out);
+	jvm_run_end(&r);
 }
 
 /*
@@ -599,52 +644,34 @@ static void jdk_named(const struct jdk *jdk)
  */
 static void jdk_refused(const struct jdk *jdk)
 {
-	char root[JDK_ROOT_LEN], dir[JDK_DIR_LEN], want[64], buf[64], *out, *line, *save;
-	struct taproot_procs_opts o;
-	struct taproot_procs *procs;
-	struct taproot_sym *sym;
-	struct taproot_proc *proc;
+	char want[64], buf[64], *line, *save;
 	struct tp_jvm_frame jf[4];
 	struct tp_jvm_blob blob;
 	unsigned int named = 0;
-	int status;
-	pid_t pid = jdk_start(jdk, root, dir, &out);
+	struct code_entry e;
+	struct jvm_run r;
 
-	taproot_procs_opts_default(&o);
-	assert_int_equal(taproot_procs_new(&o, &procs), 0);
-	assert_int_equal(taproot_sym_new(procs, NULL, &sym), 0);
-	assert_int_equal(taproot_proc_get(procs, pid, 0, &proc), 0);
+	jvm_run_start(jdk, &r);
 	snprintf(want, sizeof(want), "[java: JDK %u not supported]", jdk->major);
-	assert_non_null(taproot_proc_jvm_refused(proc, buf, sizeof(buf)));
+	assert_non_null(taproot_proc_jvm_refused(r.proc, buf, sizeof(buf)));
 	assert_string_equal(buf, want);
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long blob_at, code, end;
-		unsigned int id, level, state;
+	for (line = strtok_r(r.codelist, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const struct taproot_frame *fr;
-		char method[512];
-		int n;
 
-		if (sscanf(line, "%u %u %u %511s [%llx, %llx - %llx]", &id, &level, &state, method,
-			   &blob_at, &code, &end) != 7 || state != 0 || end <= code ||
-		    strncmp(method, "HotPair.hot", 11))
+		if (!code_entry_read(line, &e) || strncmp(e.method, "HotPair.hot", 11))
 			continue;
-		n = taproot_sym_user(sym, proc, code + (end - code) / 2, 0, &fr);
-		assert_int_equal(n, 1);
+		assert_int_equal(taproot_sym_user(r.sym, r.proc, e.code + (e.end - e.code) / 2, 0,
+						  &fr), 1);
 		assert_string_equal(fr[0].function, want);
 		assert_false(fr[0].known);
-		assert_int_equal(taproot_proc_jvm_frames(proc, code, jf, 4), -ENOENT);
-		assert_int_equal(taproot_proc_jvm_blob(proc, code, &blob), -ENOENT);
+		assert_int_equal(taproot_proc_jvm_frames(r.proc, e.code, jf, 4), -ENOENT);
+		assert_int_equal(taproot_proc_jvm_blob(r.proc, e.code, &blob), -ENOENT);
 		named++;
 	}
 	fprintf(stderr, "# OpenJDK %u: refused; %u hot methods' code named %s\n", jdk->major,
 		named, want);
 	assert_true(named >= 2);
-	free(out);
-	kill_jvm(NULL);
-	taproot_sym_free(sym);
-	taproot_procs_free(procs);
-	out = run(&status, "rm -rf %s", dir);
-	free(out);
+	jvm_run_end(&r);
 }
 
 static void jdk11_named(void **state)
