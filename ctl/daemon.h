@@ -522,10 +522,10 @@ void daemon_metrics_stop(struct daemon_metrics *m);
  */
 #define DAEMON_SPOOL_DIR	"push"
 
-/* What a spool file holds, and the protocol that uploads it. */
 /* What a --push URL starts with to upload OTLP: "otlp+https://HOST:4318". */
 #define PUSH_OTLP_PREFIX	"otlp+"
 
+/* What a spool file holds, and the protocol that uploads it. */
 enum spool_format {
 	SPOOL_PPROF,			/* --push http(s)://: Pyroscope's /ingest */
 	SPOOL_OTLP,			/* --push otlp+http(s)://: OTLP/HTTP */
