@@ -104,6 +104,13 @@ const struct daemon_stat daemon_stats[] = {
 	{ ROW("elf_errors", DS_U64, elf_errors),
 	  .metric = { "elf_errors_total", DM_COUNTER,
 		      "Mappings whose ELF file could not be used." } },
+	{ ROW("k8s_files_read", DS_U64, k8s_files_read),
+	  .metric = { "k8s_files_read_total", DM_COUNTER,
+		      "Container runtimes' files read for Kubernetes labels." } },
+	{ ROW("k8s_files_refused", DS_U64, k8s_files_refused),
+	  .metric = { "k8s_files_refused_total", DM_COUNTER,
+		      "Of them, files refused: a link, not a regular file, over 1 MiB, "
+		      "or not JSON." } },
 	{ ROW("user_stacks", DS_U64, user_stacks),
 	  .metric = { "user_stacks_total", DM_COUNTER, "User stacks unwound." } },
 	{ ROW("unwind", DS_ENDS, unwind), .name = unwind_end,

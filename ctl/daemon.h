@@ -301,6 +301,8 @@ struct daemon_state {
 	 * written (disk full).
 	 */
 	uint64_t dropped, proc_unknown, user_stale, elf_errors;
+	/* Container runtimes' files read for Kubernetes labels, and refused. */
+	uint64_t k8s_files_read, k8s_files_refused;
 	uint64_t relabel_dropped, relabel_skipped;
 	/* debuginfod: debug files fetched, absent from the servers, queued now. */
 	uint64_t debuginfod_found, debuginfod_absent, debuginfod_pending;

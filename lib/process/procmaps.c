@@ -404,6 +404,10 @@ void taproot_procs_get_stats(const struct taproot_procs *procs,
 	*st = procs->stats;
 	st->elfs_opened = procs->elfs.opened;
 	st->elfs_evicted = procs->elfs.evicted;
+	st->k8s_hits = procs->k8s.stats.hits;
+	st->k8s_reads = procs->k8s.stats.reads;
+	st->k8s_refused = procs->k8s.stats.refused;
+	st->k8s_evicted = procs->k8s.stats.evicted;
 }
 
 static struct taproot_proc *tp_procs_find(struct taproot_procs *procs, int pid)

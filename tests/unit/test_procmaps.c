@@ -698,6 +698,7 @@ static void fixture_labels_k8s(void **state)
 	static const char cri[] = "0123456789abcdef0123456789abcdef0123456789abcdef"
 				  "0123456789abcdef";
 	struct fake *fk = *state;
+	struct taproot_procs_stats st;
 	struct taproot_procs_opts o;
 	struct taproot_procs *procs;
 	const struct tp_labels *l;
@@ -725,9 +726,13 @@ static void fixture_labels_k8s(void **state)
 		assert_string_equal(tp_labels_value(l, "k8s_pod_uid"),
 				    "6b3e0c1a-2f4d-4e5a-9b8c-7d6e5f4a3b2c");
 	}
-	/* Two processes of one container: its file read once. */
+	/* Two processes of one container: its file read once, and said so. */
 	assert_int_equal(procs->k8s.stats.reads, 1);
 	assert_int_equal(procs->k8s.stats.hits, 1);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.k8s_reads, 1);
+	assert_int_equal(st.k8s_hits, 1);
+	assert_int_equal(st.k8s_refused, 0);
 
 	/* A container no runtime knows: no k8s_* label, the others there. */
 	fake_stat(fk, 62, 3);
@@ -740,6 +745,9 @@ static void fixture_labels_k8s(void **state)
 	assert_string_equal(tp_labels_value(l, "k8s_pod_name"), "");
 	assert_string_equal(tp_labels_value(l, "k8s_namespace"), "");
 	assert_int_equal(l->nr, 3);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.k8s_reads, 2);
+	assert_int_equal(st.k8s_refused, 0);	/* no file: not refused */
 	taproot_procs_free(procs);
 }
 

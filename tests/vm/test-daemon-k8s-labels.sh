@@ -10,8 +10,10 @@
 #     /run/containers/storage/overlay-containers/ID/userdata/config.json;
 #   - Docker through cri-dockerd (cgroupfs driver): kubepods/burstable/podUID/ID,
 #     /var/lib/docker/containers/ID/config.v2.json;
-# a fourth in a containerd pod of namespace kube-system, and a fifth in a
-# plain service. taprootd runs with --relabel 'drop k8s_namespace
+# a fourth in a containerd pod of namespace kube-system, a fifth in a
+# plain service, and a sixth in a containerd pod whose config.json is a
+# symbolic link to the first's (refused: no k8s_* labels, and counted in
+# the state file's k8s_files_refused). taprootd runs with --relabel 'drop k8s_namespace
 # kube-system' and a rule that makes a label of namespace and container.
 # In the profiles, as the real pprof decodes them, each container's
 # samples carry its pod's name, namespace, uid and container name, and the
@@ -33,6 +35,7 @@ CRI=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 CRIO=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
 DOCKER=3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081
 SYS=b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b
+LINKED=11111111222222223333333344444444555555556666666677777777aaaaaaaa
 TASKS=/run/containerd/io.containerd.runtime.v2.task/k8s.io
 CRIO_DIR=/run/containers/storage/overlay-containers
 DOCKER_DIR=/var/lib/docker/containers
@@ -46,7 +49,8 @@ cg_crio=kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1a2b3c4d
 cg_docker=kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0/$DOCKER
 cg_sys=$pod/kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice/cri-containerd-$SYS.scope
 cg_plain=system.slice/plain.service
-made=("$TASKS/$CRI" "$TASKS/$SYS" "$CRIO_DIR/$CRIO" "$DOCKER_DIR/$DOCKER")
+cg_linked=$pod/kubepods-burstable-pod12121212_3434_5656_7878_909090909090.slice/cri-containerd-$LINKED.scope
+made=("$TASKS/$CRI" "$TASKS/$SYS" "$TASKS/$LINKED" "$CRIO_DIR/$CRIO" "$DOCKER_DIR/$DOCKER")
 
 pids=()
 cleanup() {
@@ -54,7 +58,7 @@ cleanup() {
 	_cleanup_spawned
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null
-	for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain"; do
+	for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked"; do
 		while [ "$d" != . ] && rmdir "$CG/$d" 2>/dev/null; do
 			d=$(dirname "$d")
 		done
@@ -77,8 +81,11 @@ sed -e 's/"io.kubernetes.cri.sandbox-namespace":"shop"/"io.kubernetes.cri.sandbo
 	-e 's/"io.kubernetes.cri.sandbox-name":"checkout-7d9f8b6c5-x2k4q"/"io.kubernetes.cri.sandbox-name":"coredns-0"/' \
 	"$FIX$TASKS/$CRI/config.json" >"$TASKS/$SYS/config.json"
 grep -q '"kube-system"' "$TASKS/$SYS/config.json" || die "the kube-system bundle was not made"
+if ! { mkdir -p "$TASKS/$LINKED" && ln -s "$TASKS/$CRI/config.json" "$TASKS/$LINKED/"; }; then
+	die "cannot make the linked bundle"
+fi
 
-for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain"; do
+for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked"; do
 	mkdir -p "$CG/$d" || die "cannot make the cgroup $d"
 done
 # work CGROUP: tapwork in CGROUP (moved there before it execs).
@@ -88,7 +95,7 @@ work() {
 }
 load_module
 expect_ok "config set freq" "$CTL" config set freq 199
-for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain"; do
+for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked"; do
 	work "$d"
 	say "tapwork $PID in $(cat "/proc/$PID/cgroup")"
 done
@@ -99,6 +106,11 @@ daemon_profiles 4 "$out" --relabel 'drop k8s_namespace kube-system' \
 	--relabel 'replace k8s_namespace,k8s_container_name (.+);(.+) workload $1/$2'
 [[ $STATE =~ \"relabel_dropped\":\ [1-9] ]] ||
 	die "the state file counts no sample dropped: $STATE"
+# Five containers' files looked for (each once, answers kept), one refused.
+[[ $STATE =~ \"k8s_files_read\":\ ([0-9]+) ]] || die "no k8s_files_read in the state file: $STATE"
+assert_gt "runtime files read" "${BASH_REMATCH[1]}" 4
+[[ $STATE =~ \"k8s_files_refused\":\ ([0-9]+) ]] || die "no k8s_files_refused: $STATE"
+assert_gt "runtime files refused (the link)" "${BASH_REMATCH[1]}" 0
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP/all.raw" "${pids[@]}" <<'PY' || exit 1
 import sys
@@ -106,7 +118,7 @@ sys.path.insert(0, sys.argv[1])
 import pprofraw
 
 text = open(sys.argv[2]).read()
-cri, crio, docker, system, plain = (int(p) for p in sys.argv[3:8])
+cri, crio, docker, system, plain, linked = (int(p) for p in sys.argv[3:9])
 by_pid = {}
 for t in ["Samples:" + part for part in text.split("Samples:")[1:]]:
     for s in pprofraw.parse(t).samples:
@@ -118,6 +130,7 @@ want = {
     crio: ("ingest-0", "telemetry", "ingest", "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"),
     docker: ("web-5c8f7b9d4-q7zr2", "default", "nginx", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"),
     plain: (None, None, None, None),
+    linked: (None, None, None, None),
 }
 failed = []
 for pid, values in want.items():
