@@ -97,9 +97,11 @@ struct taproot_procs_stats {
 	uint64_t maps_dropped;		/* executable mappings past the cap */
 	uint64_t elfs_opened, elfs_evicted, elf_errors;
 	uint64_t labels_failed;		/* processes left without labels (no memory) */
-	/* Kubernetes labels: lookups the cache answered, runtime files read
-	 * (a miss is read again after 2 s), refused (not a regular file,
-	 * a link, too large, not JSON), answers evicted for room. */
+	/*
+	 * Kubernetes labels: lookups the cache answered, runtime files read
+	 * (a miss is read again after 2 s), refused (not a regular file, a
+	 * link, too large, not JSON, unreadable), answers evicted for room.
+	 */
 	uint64_t k8s_hits, k8s_reads, k8s_refused, k8s_evicted;
 };
 
