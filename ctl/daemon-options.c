@@ -98,8 +98,9 @@ const struct daemon_option daemon_options[] = {
 	  "needs unwind on)" },
 	{ "count", 0, DV_ONOFF, DOPT_COUNT, FIELD(count), 0, 0, "on|off",
 	  "count the samples the module unwinds in its\n"
-	  "tables, drained once an interval, rather than\n"
-	  "read one by one (default on; needs unwind on;\n"
+	  "tables, drained once an interval and within a\n"
+	  "second of one filling, rather than read one by\n"
+	  "one (default on; needs unwind on;\n"
 	  "trace and critical-path read each sample)" },
 	{ "unwind-frames", 0, DV_COUNT, DOPT_UNWIND_FRAMES, FIELD(unwind_frames), 1,
 	  TAPROOT_UNWIND_FRAMES_MAX, "N",
