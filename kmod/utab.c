@@ -31,24 +31,27 @@
  * true only of the address space they were read from. They are bound to
  * its mm by two numbers: mm->context.ctx_id (x86: unique for the life of
  * the system, never reused, unlike the mm's address) and a generation
- * that changes whenever mappings may have been removed, from the first of
- * these the kernel has (kmod/probes/):
- *   HAS_MM_LOCK_SEQCOUNT  mm->mm_lock_seq, the seqcount the per-VMA locks
- *                         keep (6.13, Debian's 6.12): odd while the mmap
- *                         lock is held for writing, so a change under way
- *                         shows too;
+ * that changes whenever mappings may have been removed, the first of
+ * these the kernel allows (kmod/probes/), logged when a store is made:
  *   HAS_MM_VMACACHE_SEQNUM mm->vmacache_seqnum (before 6.1), bumped under
  *                         the write lock whenever a VMA is removed;
- *   HAS_DO_MAS_MUNMAP (6.1): a counter per hash of the mm's address,
- *                         bumped by a kprobe on do_mas_align_munmap(),
- *                         which every removal enters first; or, where that
- *                         kprobe cannot be placed,
- *   HAS_MMAP_LOCK_ACQUIRE_RETURNED_* the same counter, bumped by a probe on
+ *   HAS_DO_MAS_MUNMAP (6.1), HAS_DO_VMI_MUNMAP (6.12 on): a counter per
+ *                         hash of the mm's address, bumped by kprobes on
+ *                         the helpers every removal enters first
+ *                         (tap_unmap_probes[]) when the range removed
+ *                         meets code or a file: a heap or an arena that
+ *                         comes and goes leaves uploads current;
+ *   HAS_MM_LOCK_SEQCOUNT  mm->mm_lock_seq, the seqcount the per-VMA locks
+ *                         keep (6.13, Debian's 6.12), where those kprobes
+ *                         cannot be placed: odd while the mmap lock is
+ *                         held for writing, so a change under way shows
+ *                         too; moved by every write lock;
+ *   HAS_MMAP_LOCK_ACQUIRE_RETURNED_* the counter, bumped by a probe on
  *                         the tracepoint mmap_lock_acquire_returned each
- *                         time a write lock is taken. Either is attached
- *                         while a store exists. Two mms that share a
- *                         counter make each other's mappings stale more
- *                         often, never less.
+ *                         time a write lock is taken.
+ * Kprobes and tracepoint are attached while a store exists. Two mms that
+ * share a counter make each other's mappings stale more often, never
+ * less.
  * Removing or replacing a mapping takes the mmap lock for writing, so it
  * moves the generation before it touches anything. The token of
  * TAPROOT_IOC_PROC_TOKEN is a keyed hash (siphash, a key of each store) of
@@ -175,30 +178,7 @@ static atomic_t tap_utab_procs = ATOMIC_INIT(0);
  * TAP_UTAB_FORCE_TRACEPOINT (scripts/kbuild KERNEL KCFLAGS=-D...) takes
  * the tracepoint's generation even where a better one exists, to test it.
  */
-#if defined(HAS_MM_LOCK_SEQCOUNT) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
-
-static inline u64 tap_mm_gen(struct mm_struct *mm)
-{
-	return smp_load_acquire(&mm->mm_lock_seq.sequence);
-}
-
-/* A write section is under way: its changes are not in any maps read. */
-static inline bool tap_gen_busy(u64 gen)
-{
-	return gen & 1;
-}
-
-static int tap_gen_start(struct tap_ustore *s)
-{
-	s->gen_on = true;
-	return 0;
-}
-
-static void tap_gen_stop(struct tap_ustore *s)
-{
-}
-
-#elif defined(HAS_MM_VMACACHE_SEQNUM) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
+#if defined(HAS_MM_VMACACHE_SEQNUM) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
 
 static inline u64 tap_mm_gen(struct mm_struct *mm)
 {
@@ -212,6 +192,7 @@ static inline bool tap_gen_busy(u64 gen)
 
 static int tap_gen_start(struct tap_ustore *s)
 {
+	pr_info_once("mappings' generation: every removal (vmacache_seqnum)\n");
 	s->gen_on = true;
 	return 0;
 }
@@ -220,12 +201,25 @@ static void tap_gen_stop(struct tap_ustore *s)
 {
 }
 
-#elif defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH) || \
+#elif defined(HAS_MM_LOCK_SEQCOUNT) || \
+	defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH) || \
 	defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_NO_MEMCG_PATH)
+
+#if defined(HAS_MM_LOCK_SEQCOUNT) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
+#define TAP_GEN_SEQCOUNT	1
+#else
+#define TAP_GEN_SEQCOUNT	0
+#endif
 
 #define TAP_MM_GEN_BITS		12
 static atomic_t tap_mm_gens[1 << TAP_MM_GEN_BITS];
-static struct tracepoint *tap_mmap_lock_tp;	/* attached; under the mutex */
+/*
+ * The generation is the counter of tap_mm_gens[] (bumped by the removal
+ * kprobes or the tracepoint), not mm->mm_lock_seq. tap_gen_start() sets
+ * it, under the mutex, while no store is published: every token and walk
+ * of a store reads the one generation.
+ */
+static bool tap_gen_counted;
 
 static inline atomic_t *tap_mm_gen_slot(const struct mm_struct *mm)
 {
@@ -234,12 +228,17 @@ static inline atomic_t *tap_mm_gen_slot(const struct mm_struct *mm)
 
 static inline u64 tap_mm_gen(struct mm_struct *mm)
 {
+#if TAP_GEN_SEQCOUNT
+	if (!READ_ONCE(tap_gen_counted))
+		return smp_load_acquire(&mm->mm_lock_seq.sequence);
+#endif
 	return (u32)atomic_read_acquire(tap_mm_gen_slot(mm));
 }
 
+/* mm_lock_seq odd: a write section is under way, not in any maps read. */
 static inline bool tap_gen_busy(u64 gen)
 {
-	return false;
+	return TAP_GEN_SEQCOUNT && !READ_ONCE(tap_gen_counted) && (gen & 1);
 }
 
 /* A change of @mm's mappings begins: the bump is seen before it. */
@@ -248,6 +247,144 @@ static inline void tap_mm_changing(struct mm_struct *mm)
 	atomic_inc(tap_mm_gen_slot(mm));
 	smp_mb__after_atomic();
 }
+
+#if (defined(HAS_DO_MAS_MUNMAP) || defined(HAS_DO_VMI_MUNMAP)) && \
+	!defined(TAP_UTAB_FORCE_TRACEPOINT)
+/*
+ * A function that removals of mappings enter, under the mmap write lock
+ * of the mm, before they change anything, with the range in two of its
+ * arguments: start and end, or start and length (len).
+ */
+struct tap_unmap_probe {
+	struct kprobe kp;
+	const char *symbol;
+	int mm_arg;			/* -1: current->mm */
+	unsigned int start_arg;
+	unsigned int end_arg;
+	bool len;
+};
+
+/*
+ * 6.1: munmap, a MAP_FIXED mapping over others, mremap and brk all enter
+ * do_mas_align_munmap(mas, vma, mm, start, end, ...). 6.12 on: all enter
+ * do_vmi_align_munmap(vmi, vma, mm, start, end, ...) but a MAP_FIXED
+ * mapping over others, which __mmap_region(file, addr, len, ...) removes
+ * itself (vms_gather_munmap_vmas()); every new mapping of current->mm
+ * enters it. (6.2 to 6.11 have no __mmap_region: no kprobes there.) A
+ * kprobe is preferred to the tracepoint, whose every firing (every mmap
+ * lock taken, page faults' too) has the kernel format the memory cgroup's
+ * path under the global css_set_lock (RELIABILITY.md, issue 28), and to
+ * mm_lock_seq, which every write lock moves: a JVM warming up takes one
+ * every few milliseconds for its heap and its compilers' arenas, so its
+ * uploads were stale as soon as made. The helpers are internal: nothing
+ * checks their arguments at build time, unwind-upload-abuse's cases do.
+ */
+static struct tap_unmap_probe tap_unmap_probes[] = {
+#ifdef HAS_DO_MAS_MUNMAP
+	{ .symbol = "do_mas_align_munmap", .mm_arg = 2, .start_arg = 3,
+	  .end_arg = 4 },
+#else
+	{ .symbol = "do_vmi_align_munmap", .mm_arg = 2, .start_arg = 3,
+	  .end_arg = 4 },
+	{ .symbol = "__mmap_region", .mm_arg = -1, .start_arg = 1,
+	  .end_arg = 2, .len = true },
+#endif
+};
+static bool tap_unmap_probes_on;	/* under the mutex */
+
+/*
+ * Whether [@start, @end) of @mm meets code or a file: where an upload's
+ * mappings may lie (MAPS_SET takes ranges of executable VMAs only, and
+ * one made read-only since still maps its file). Anonymous data mapped
+ * and unmapped (heaps, arenas, a JIT's commits, stacks) leaves uploads
+ * true. Missed: anonymous code made writable, then replaced by a file's
+ * code; its range keeps the frame-pointer rule every anonymous mapping
+ * is uploaded with. The caller holds @mm's mmap lock for writing.
+ */
+static bool tap_mm_meets_code(struct mm_struct *mm, unsigned long start,
+			      unsigned long end)
+{
+	struct vm_area_struct *vma;
+
+	for (vma = find_vma(mm, start); vma && vma->vm_start < end;
+	     vma = find_vma(mm, vma->vm_end)) {
+		if ((vma->vm_flags & VM_EXEC) || vma->vm_file)
+			return true;
+	}
+	return false;
+}
+
+static int tap_unmap_probe_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct tap_unmap_probe *up =
+		container_of(kp, struct tap_unmap_probe, kp);
+	unsigned long start = regs_get_kernel_argument(regs, up->start_arg);
+	unsigned long end = regs_get_kernel_argument(regs, up->end_arg);
+	struct mm_struct *mm = current->mm;
+
+	if (up->mm_arg >= 0)
+		mm = (struct mm_struct *)regs_get_kernel_argument(regs,
+								  up->mm_arg);
+	if (up->len)
+		end = end > ULONG_MAX - start ? ULONG_MAX : start + end;
+	if (mm && tap_mm_meets_code(mm, start, end))
+		tap_mm_changing(mm);
+	return 0;
+}
+
+/* 0, all attached; or register_kprobes()'s error, none attached. */
+static int tap_unmap_probes_start(void)
+{
+	struct kprobe *kps[ARRAY_SIZE(tap_unmap_probes)];
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(tap_unmap_probes); i++) {
+		struct tap_unmap_probe *up = &tap_unmap_probes[i];
+
+		/* a kprobe is registered anew from a cleared struct */
+		memset(&up->kp, 0, sizeof(up->kp));
+		up->kp.symbol_name = up->symbol;
+		up->kp.pre_handler = tap_unmap_probe_hit;
+		kps[i] = &up->kp;
+	}
+	err = register_kprobes(kps, ARRAY_SIZE(kps));
+	tap_unmap_probes_on = !err;
+	if (err)
+		pr_info_once("no kprobes on %s and the like (%d): a coarser generation of mappings\n",
+			     tap_unmap_probes[0].symbol, err);
+	return err;
+}
+
+static bool tap_unmap_probes_stop(void)
+{
+	struct kprobe *kps[ARRAY_SIZE(tap_unmap_probes)];
+	unsigned int i;
+
+	if (!tap_unmap_probes_on)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(tap_unmap_probes); i++)
+		kps[i] = &tap_unmap_probes[i].kp;
+	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	tap_unmap_probes_on = false;
+	return true;
+}
+#else
+static int tap_unmap_probes_start(void)
+{
+	return -ENOENT;
+}
+
+static bool tap_unmap_probes_stop(void)
+{
+	return false;
+}
+#endif
+
+#if !TAP_GEN_SEQCOUNT && \
+	(defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH) || \
+	 defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_NO_MEMCG_PATH))
+static struct tracepoint *tap_mmap_lock_tp;	/* attached; under the mutex */
 
 /*
  * Every mmap write lock taken, in the taker's context: the bump is seen
@@ -259,65 +396,6 @@ static inline void tap_mmap_locked(struct mm_struct *mm, bool write,
 	if (write && success)
 		tap_mm_changing(mm);
 }
-
-#if defined(HAS_DO_MAS_MUNMAP) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
-/*
- * 6.1: every removal of mappings (munmap, a MAP_FIXED mapping over
- * another, mremap) enters do_mas_align_munmap(mas, vma, mm, ...) under
- * the mmap write lock before it changes anything. A kprobe there is
- * preferred to the tracepoint, whose every firing (every mmap lock taken,
- * page faults' too) has the kernel format the memory cgroup's path under
- * the global css_set_lock (the cost: RELIABILITY.md, issue 28). New
- * mappings then keep the generation, as 5.10's vmacache_seqnum does; only
- * removals make mappings wrong. The helper is static: nothing checks its
- * arguments at build time, unwind-upload-abuse's ESTALE cases do.
- */
-#define TAP_MUNMAP_SYMBOL	"do_mas_align_munmap"
-static struct kprobe tap_munmap_kp;
-static bool tap_munmap_kp_on;	/* under the mutex */
-
-static int tap_probe_munmap(struct kprobe *p, struct pt_regs *regs)
-{
-	tap_mm_changing((struct mm_struct *)regs_get_kernel_argument(regs, 2));
-	return 0;
-}
-
-/* 0, attached; or register_kprobe()'s error (no such symbol, no kprobes). */
-static int tap_munmap_kp_start(void)
-{
-	int err;
-
-	/* a kprobe is registered anew from a cleared struct */
-	memset(&tap_munmap_kp, 0, sizeof(tap_munmap_kp));
-	tap_munmap_kp.symbol_name = TAP_MUNMAP_SYMBOL;
-	tap_munmap_kp.pre_handler = tap_probe_munmap;
-	err = register_kprobe(&tap_munmap_kp);
-	tap_munmap_kp_on = !err;
-	if (err)
-		pr_info_once("no kprobe on %s (%d): mappings' generation from the mmap_lock tracepoint\n",
-			     TAP_MUNMAP_SYMBOL, err);
-	return err;
-}
-
-static bool tap_munmap_kp_stop(void)
-{
-	if (!tap_munmap_kp_on)
-		return false;
-	unregister_kprobe(&tap_munmap_kp);
-	tap_munmap_kp_on = false;
-	return true;
-}
-#else
-static int tap_munmap_kp_start(void)
-{
-	return -ENOENT;
-}
-
-static bool tap_munmap_kp_stop(void)
-{
-	return false;
-}
-#endif
 
 #ifdef HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH
 static void tap_probe_mmap_lock(void *data, struct mm_struct *mm,
@@ -341,24 +419,18 @@ static void tap_find_mmap_lock_tp(struct tracepoint *tp, void *priv)
 }
 
 /*
- * Attach the probe for the life of the store. A kernel without the
- * tracepoint (built without tracing) makes stores that take tables but
- * make no tokens (-EOPNOTSUPP).
+ * 0 and tap_mmap_lock_tp set, attached for the life of the store; or
+ * -ENOENT: no such tracepoint (a kernel built without tracing); or
+ * tracepoint_probe_register()'s error.
  */
-static int tap_gen_start(struct tap_ustore *s)
+static int tap_mmap_lock_tp_start(void)
 {
 	struct tracepoint *tp = NULL;
 	int err;
 
-	if (!tap_munmap_kp_start()) {
-		s->gen_on = true;
-		return 0;
-	}
 	for_each_kernel_tracepoint(tap_find_mmap_lock_tp, &tp);
-	if (!tp) {
-		pr_warn_once("tracepoint mmap_lock_acquire_returned not found: no process mappings\n");
-		return 0;
-	}
+	if (!tp)
+		return -ENOENT;
 	err = tracepoint_probe_register(tp, tap_probe_mmap_lock, NULL);
 	if (err) {
 		pr_err("cannot attach to tracepoint mmap_lock_acquire_returned: %d\n",
@@ -366,22 +438,66 @@ static int tap_gen_start(struct tap_ustore *s)
 		return err;
 	}
 	tap_mmap_lock_tp = tp;
-	s->gen_on = true;
 	return 0;
 }
 
-static void tap_gen_stop(struct tap_ustore *s)
+static void tap_mmap_lock_tp_stop(void)
 {
-	if (tap_munmap_kp_stop()) {
-		s->gen_on = false;
-		return;
-	}
 	if (!tap_mmap_lock_tp)
 		return;
 	WARN_ON_ONCE(tracepoint_probe_unregister(tap_mmap_lock_tp,
 						 tap_probe_mmap_lock, NULL));
 	tracepoint_synchronize_unregister();
 	tap_mmap_lock_tp = NULL;
+}
+#else
+static int tap_mmap_lock_tp_start(void)
+{
+	return -ENOENT;
+}
+
+static void tap_mmap_lock_tp_stop(void)
+{
+}
+#endif
+
+/*
+ * The generation of the store's life, the finest the kernel allows: the
+ * removal kprobes; else mm_lock_seq; else the tracepoint. A kernel with
+ * none makes stores that take tables but make no tokens (-EOPNOTSUPP).
+ */
+static int tap_gen_start(struct tap_ustore *s)
+{
+	int err;
+
+	if (!tap_unmap_probes_start()) {
+		WRITE_ONCE(tap_gen_counted, true);
+		pr_info_once("mappings' generation: removals of code or files (kprobes)\n");
+		s->gen_on = true;
+		return 0;
+	}
+	WRITE_ONCE(tap_gen_counted, !TAP_GEN_SEQCOUNT);
+	if (TAP_GEN_SEQCOUNT) {
+		pr_info_once("mappings' generation: every mmap write lock (mm_lock_seq)\n");
+		s->gen_on = true;
+		return 0;
+	}
+	err = tap_mmap_lock_tp_start();
+	if (err == -ENOENT) {
+		pr_warn_once("tracepoint mmap_lock_acquire_returned not found: no process mappings\n");
+		return 0;
+	}
+	if (err)
+		return err;
+	pr_info_once("mappings' generation: every mmap write lock (tracepoint)\n");
+	s->gen_on = true;
+	return 0;
+}
+
+static void tap_gen_stop(struct tap_ustore *s)
+{
+	if (!tap_unmap_probes_stop())
+		tap_mmap_lock_tp_stop();
 	s->gen_on = false;
 }
 

@@ -16,8 +16,12 @@
 #     unknown flags, FP with a table, no table without FP: EINVAL; an
 #     unknown table: ENOENT; a wrong token: ESTALE; and between token and
 #     set a child munmap+mmaps another file at the same address, maps over
-#     its mapping with MAP_FIXED, or execs: ESTALE each time; nr 0 forgets
-#     a live or a dead process;
+#     its mapping with MAP_FIXED, makes it read-only and maps another
+#     there, mremaps it, or execs: ESTALE each time; maps something new
+#     elsewhere: set (but where the module logs that every write lock
+#     counts); maps, replaces and unmaps anonymous data (a heap's or a
+#     JIT's life): set where it logs that removals of code or files count
+#     (the kprobes of 6.1 on); nr 0 forgets a live or a dead process;
 #   - PYTHON_SET (issue 29): each offset past the walker's reads, unknown
 #     kinds, reserved fields, forget past 1, pid 0: EINVAL; struct at 8:
 #     EFAULT; no such pid: ESRCH; a wrong token: ESTALE; a process without

@@ -410,15 +410,34 @@ static void table_cases(int fd, struct table *t)
 
 /* ------------------------------------------------------------ processes */
 
-/* A child that waits for orders on a pipe: 'u' munmap+mmap, 'e' exec, 'q'. */
+/*
+ * A child that waits for orders on a pipe: 'u' munmap+mmap, 'f' MAP_FIXED,
+ * 'r' read-only then replaced, 'm' mremap, 'n' new mapping, 'a' anonymous
+ * data churn, 'e' exec, 'q'.
+ */
 struct child {
 	pid_t pid;
 	int cmd, ack;		/* our ends */
 };
 
+/* A heap's or a JIT's life in anonymous memory: reserve, commit, free. */
+static bool anon_churn(void)
+{
+	char *r = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+
+	if (r == MAP_FAILED)
+		return false;
+	if (mmap(r, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1,
+		 0) != r || mprotect(r + 65536, 4096, PROT_READ | PROT_WRITE))
+		return false;
+	r[0] = 1;
+	return !munmap(r + 4096, 4096) && !munmap(r, 1 << 20);
+}
+
 static void child_main(int cmd, int ack)
 {
-	void *lib, *lib2;
+	void *lib, *lib2, *to;
 	int fa = open("/bin/true", O_RDONLY), fb = open("/bin/sh", O_RDONLY);
 	char c;
 
@@ -442,9 +461,27 @@ static void child_main(int cmd, int ack)
 				    fa, 0);
 			c = lib2 == lib ? 'f' : 'x';
 			break;
+		case 'r':	/* no longer code, then another file there */
+			if (mprotect(lib, 8192, PROT_READ) || munmap(lib, 8192))
+				c = 'x';
+			lib2 = mmap(lib, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+				    fa, 0);
+			c = c == 'r' && lib2 == lib ? 'r' : 'x';
+			break;
+		case 'm':	/* the code moved, over a reservation */
+			to = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			lib2 = to == MAP_FAILED ? MAP_FAILED :
+				mremap(lib, 8192, 8192, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+			c = lib2 == to ? 'm' : 'x';
+			if (lib2 == to)
+				lib = lib2;
+			break;
 		case 'n':	/* a new mapping elsewhere: nothing removed */
 			lib2 = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			c = lib2 != MAP_FAILED ? 'n' : 'x';
+			break;
+		case 'a':
+			c = anon_churn() ? 'a' : 'x';
 			break;
 		case 'e':	/* the ack's end closes on exec */
 			execl("/bin/sleep", "sleep", "30", (char *)NULL);
@@ -501,6 +538,42 @@ static void child_stop(struct child *ch)
 	waitpid(ch->pid, NULL, 0);
 	close(ch->cmd);
 	close(ch->ack);
+}
+
+/* What moves a process's generation of mappings, as the module logs it. */
+enum gen_kind { GEN_UNKNOWN, GEN_CODE, GEN_REMOVALS, GEN_WRITE_LOCKS };
+static const char *const gen_names[] = {
+	[GEN_UNKNOWN] = "not logged", [GEN_CODE] = "removals of code or files",
+	[GEN_REMOVALS] = "every removal", [GEN_WRITE_LOCKS] = "every mmap write lock",
+};
+
+/* The last "mappings' generation" line of the kernel log (made at the store's first ioctl). */
+static enum gen_kind gen_kind(void)
+{
+	static const char key[] = "taproot: mappings' generation: ";
+	enum gen_kind g = GEN_UNKNOWN;
+	char rec[8192];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return g;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		const char *at;
+
+		if (n <= 0)
+			continue;	/* records overwritten while read */
+		rec[n] = 0;
+		at = strstr(rec, key);
+		if (!at)
+			continue;
+		at += sizeof(key) - 1;
+		for (enum gen_kind k = GEN_CODE; k <= GEN_WRITE_LOCKS; k++)
+			if (!strncmp(at, gen_names[k], strlen(gen_names[k])))
+				g = k;
+	}
+	close(fd);
+	return g;
 }
 
 static int token(int fd, uint32_t pid, uint64_t *tok)
@@ -793,6 +866,7 @@ static void proc_cases(int fd, uint32_t tid)
 	struct taproot_proc_token pt;
 	struct taproot_maps_set ms;
 	pid_t self = getpid(), thr = 0;
+	enum gen_kind gen;
 	struct ustats st;
 	struct child ch;
 	pthread_t th;
@@ -858,13 +932,22 @@ static void proc_cases(int fd, uint32_t tid)
 	python_cases(fd, m);
 	jvm_cases(fd, m);
 
-	/* Changes between the token and the set. */
+	/* Changes between the token and the set, by the generation logged. */
+	gen = gen_kind();
+	check(gen != GEN_UNKNOWN, "the generation of mappings is logged", "no such line in /dev/kmsg");
+	printf("# mappings' generation: %s\n", gen_names[gen]);
 	ch = child_start();
 	stale_case(fd, &ch, 0, m, 0, "child: no change: set");
-	/* 5.10 and 6.1 count removals only; 6.12 and 7.2 every write lock. */
-	stale_case(fd, &ch, 'n', m, -1, "child: a new mapping elsewhere: set or ESTALE");
+	stale_case(fd, &ch, 'n', m, gen == GEN_WRITE_LOCKS ? -1 : 0,
+		   "child: a new mapping elsewhere: set (or ESTALE: write locks counted)");
+	stale_case(fd, &ch, 'a', m, gen == GEN_CODE ? 0 : -1,
+		   "child: anonymous data mapped, replaced, unmapped: set "
+		   "(or ESTALE: more than code counted)");
 	stale_case(fd, &ch, 'u', m, ESTALE, "child: munmap+mmap of another file there: ESTALE");
 	stale_case(fd, &ch, 'f', m, ESTALE, "child: MAP_FIXED over the mapping: ESTALE");
+	stale_case(fd, &ch, 'r', m, ESTALE,
+		   "child: made read-only, unmapped, another mapping there: ESTALE");
+	stale_case(fd, &ch, 'm', m, ESTALE, "child: mremap of the mapping: ESTALE");
 	stale_case(fd, &ch, 'e', m, ESTALE, "child: exec: ESTALE");
 	st = get_stats();
 	check(st.procs == 2, "stats: self and child", "procs %u", st.procs);
