@@ -33,19 +33,19 @@
  * the system, never reused, unlike the mm's address) and a generation
  * that changes whenever mappings may have been removed, the first of
  * these the kernel allows (kmod/probes/), logged when a store is made:
+ *   HAS___DO_MUNMAP (5.10), HAS_DO_MAS_MUNMAP (6.1), HAS_DO_VMI_MUNMAP
+ *                         (6.12 on): a counter per hash of the mm's
+ *                         address, bumped by kprobes on the helpers every
+ *                         removal enters first (tap_unmap_probes[]) when
+ *                         the range removed meets code or a file: a heap
+ *                         or an arena that comes and goes leaves uploads
+ *                         current; where they cannot be placed,
+ *   HAS_MM_LOCK_SEQCOUNT  mm->mm_lock_seq, the seqcount the per-VMA locks
+ *                         keep (6.13, Debian's 6.12): odd while the mmap
+ *                         lock is held for writing, so a change under way
+ *                         shows too; moved by every write lock;
  *   HAS_MM_VMACACHE_SEQNUM mm->vmacache_seqnum (before 6.1), bumped under
  *                         the write lock whenever a VMA is removed;
- *   HAS_DO_MAS_MUNMAP (6.1), HAS_DO_VMI_MUNMAP (6.12 on): a counter per
- *                         hash of the mm's address, bumped by kprobes on
- *                         the helpers every removal enters first
- *                         (tap_unmap_probes[]) when the range removed
- *                         meets code or a file: a heap or an arena that
- *                         comes and goes leaves uploads current;
- *   HAS_MM_LOCK_SEQCOUNT  mm->mm_lock_seq, the seqcount the per-VMA locks
- *                         keep (6.13, Debian's 6.12), where those kprobes
- *                         cannot be placed: odd while the mmap lock is
- *                         held for writing, so a change under way shows
- *                         too; moved by every write lock;
  *   HAS_MMAP_LOCK_ACQUIRE_RETURNED_* the counter, bumped by a probe on
  *                         the tracepoint mmap_lock_acquire_returned each
  *                         time a write lock is taken.
@@ -177,45 +177,46 @@ static atomic_t tap_utab_procs = ATOMIC_INIT(0);
 /*
  * TAP_UTAB_FORCE_TRACEPOINT (scripts/kbuild KERNEL KCFLAGS=-D...) takes
  * the tracepoint's generation even where a better one exists, to test it.
+ *
+ * The kernel's own generation, the fallback of the removal kprobes:
+ * mm_lock_seq (odd while a write section is under way, its changes in no
+ * maps read) or vmacache_seqnum.
  */
-#if defined(HAS_MM_VMACACHE_SEQNUM) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
+#if defined(HAS_MM_LOCK_SEQCOUNT) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
+#define TAP_GEN_NATIVE		"every mmap write lock (mm_lock_seq)"
 
-static inline u64 tap_mm_gen(struct mm_struct *mm)
+static inline u64 tap_mm_native_gen(struct mm_struct *mm)
+{
+	return smp_load_acquire(&mm->mm_lock_seq.sequence);
+}
+
+static inline bool tap_native_busy(u64 gen)
+{
+	return gen & 1;
+}
+#elif defined(HAS_MM_VMACACHE_SEQNUM) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
+#define TAP_GEN_NATIVE		"every removal (vmacache_seqnum)"
+
+static inline u64 tap_mm_native_gen(struct mm_struct *mm)
 {
 	return smp_load_acquire(&mm->vmacache_seqnum);
 }
 
-static inline bool tap_gen_busy(u64 gen)
+static inline bool tap_native_busy(u64 gen)
 {
 	return false;
 }
+#endif
 
-static int tap_gen_start(struct tap_ustore *s)
-{
-	pr_info_once("mappings' generation: every removal (vmacache_seqnum)\n");
-	s->gen_on = true;
-	return 0;
-}
-
-static void tap_gen_stop(struct tap_ustore *s)
-{
-}
-
-#elif defined(HAS_MM_LOCK_SEQCOUNT) || \
+#if defined(TAP_GEN_NATIVE) || \
 	defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH) || \
 	defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_NO_MEMCG_PATH)
-
-#if defined(HAS_MM_LOCK_SEQCOUNT) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
-#define TAP_GEN_SEQCOUNT	1
-#else
-#define TAP_GEN_SEQCOUNT	0
-#endif
 
 #define TAP_MM_GEN_BITS		12
 static atomic_t tap_mm_gens[1 << TAP_MM_GEN_BITS];
 /*
  * The generation is the counter of tap_mm_gens[] (bumped by the removal
- * kprobes or the tracepoint), not mm->mm_lock_seq. tap_gen_start() sets
+ * kprobes or the tracepoint), not the kernel's own. tap_gen_start() sets
  * it, under the mutex, while no store is published: every token and walk
  * of a store reads the one generation.
  */
@@ -228,17 +229,20 @@ static inline atomic_t *tap_mm_gen_slot(const struct mm_struct *mm)
 
 static inline u64 tap_mm_gen(struct mm_struct *mm)
 {
-#if TAP_GEN_SEQCOUNT
+#ifdef TAP_GEN_NATIVE
 	if (!READ_ONCE(tap_gen_counted))
-		return smp_load_acquire(&mm->mm_lock_seq.sequence);
+		return tap_mm_native_gen(mm);
 #endif
 	return (u32)atomic_read_acquire(tap_mm_gen_slot(mm));
 }
 
-/* mm_lock_seq odd: a write section is under way, not in any maps read. */
 static inline bool tap_gen_busy(u64 gen)
 {
-	return TAP_GEN_SEQCOUNT && !READ_ONCE(tap_gen_counted) && (gen & 1);
+#ifdef TAP_GEN_NATIVE
+	if (!READ_ONCE(tap_gen_counted))
+		return tap_native_busy(gen);
+#endif
+	return false;
 }
 
 /* A change of @mm's mappings begins: the bump is seen before it. */
@@ -248,8 +252,8 @@ static inline void tap_mm_changing(struct mm_struct *mm)
 	smp_mb__after_atomic();
 }
 
-#if (defined(HAS_DO_MAS_MUNMAP) || defined(HAS_DO_VMI_MUNMAP)) && \
-	!defined(TAP_UTAB_FORCE_TRACEPOINT)
+#if (defined(HAS_DO_VMI_MUNMAP) || defined(HAS_DO_MAS_MUNMAP) || \
+	defined(HAS___DO_MUNMAP)) && !defined(TAP_UTAB_FORCE_TRACEPOINT)
 /*
  * A function that removals of mappings enter, under the mmap write lock
  * of the mm, before they change anything, with the range in two of its
@@ -265,8 +269,9 @@ struct tap_unmap_probe {
 };
 
 /*
- * 6.1: munmap, a MAP_FIXED mapping over others, mremap and brk all enter
- * do_mas_align_munmap(mas, vma, mm, start, end, ...). 6.12 on: all enter
+ * 5.10: munmap, a MAP_FIXED mapping over others, mremap and brk all enter
+ * __do_munmap(mm, start, len, ...); 6.1 do_mas_align_munmap(mas, vma, mm,
+ * start, end, ...). 6.12 on: all enter
  * do_vmi_align_munmap(vmi, vma, mm, start, end, ...) but a MAP_FIXED
  * mapping over others, which __mmap_region(file, addr, len, ...) removes
  * itself (vms_gather_munmap_vmas()); every new mapping of current->mm
@@ -280,13 +285,16 @@ struct tap_unmap_probe {
  * checks their arguments at build time, unwind-upload-abuse's cases do.
  */
 static struct tap_unmap_probe tap_unmap_probes[] = {
-#ifdef HAS_DO_MAS_MUNMAP
-	{ .symbol = "do_mas_align_munmap", .mm_arg = 2, .start_arg = 3,
-	  .end_arg = 4 },
-#else
+#if defined(HAS_DO_VMI_MUNMAP)
 	{ .symbol = "do_vmi_align_munmap", .mm_arg = 2, .start_arg = 3,
 	  .end_arg = 4 },
 	{ .symbol = "__mmap_region", .mm_arg = -1, .start_arg = 1,
+	  .end_arg = 2, .len = true },
+#elif defined(HAS_DO_MAS_MUNMAP)
+	{ .symbol = "do_mas_align_munmap", .mm_arg = 2, .start_arg = 3,
+	  .end_arg = 4 },
+#else
+	{ .symbol = "__do_munmap", .mm_arg = 0, .start_arg = 1,
 	  .end_arg = 2, .len = true },
 #endif
 };
@@ -381,7 +389,7 @@ static bool tap_unmap_probes_stop(void)
 }
 #endif
 
-#if !TAP_GEN_SEQCOUNT && \
+#if !defined(TAP_GEN_NATIVE) && \
 	(defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_MEMCG_PATH) || \
 	 defined(HAS_MMAP_LOCK_ACQUIRE_RETURNED_NO_MEMCG_PATH))
 static struct tracepoint *tap_mmap_lock_tp;	/* attached; under the mutex */
@@ -451,24 +459,20 @@ static void tap_mmap_lock_tp_stop(void)
 	tap_mmap_lock_tp = NULL;
 }
 #else
-static int tap_mmap_lock_tp_start(void)
-{
-	return -ENOENT;
-}
-
-static void tap_mmap_lock_tp_stop(void)
+static inline void tap_mmap_lock_tp_stop(void)
 {
 }
 #endif
 
 /*
  * The generation of the store's life, the finest the kernel allows: the
- * removal kprobes; else mm_lock_seq; else the tracepoint. A kernel with
- * none makes stores that take tables but make no tokens (-EOPNOTSUPP).
+ * removal kprobes; else the kernel's own; else the tracepoint. A kernel
+ * with none makes stores that take tables but make no tokens
+ * (-EOPNOTSUPP).
  */
 static int tap_gen_start(struct tap_ustore *s)
 {
-	int err;
+	int __maybe_unused err;
 
 	if (!tap_unmap_probes_start()) {
 		WRITE_ONCE(tap_gen_counted, true);
@@ -476,12 +480,11 @@ static int tap_gen_start(struct tap_ustore *s)
 		s->gen_on = true;
 		return 0;
 	}
-	WRITE_ONCE(tap_gen_counted, !TAP_GEN_SEQCOUNT);
-	if (TAP_GEN_SEQCOUNT) {
-		pr_info_once("mappings' generation: every mmap write lock (mm_lock_seq)\n");
-		s->gen_on = true;
-		return 0;
-	}
+#ifdef TAP_GEN_NATIVE
+	WRITE_ONCE(tap_gen_counted, false);
+	pr_info_once("mappings' generation: " TAP_GEN_NATIVE "\n");
+#else
+	WRITE_ONCE(tap_gen_counted, true);
 	err = tap_mmap_lock_tp_start();
 	if (err == -ENOENT) {
 		pr_warn_once("tracepoint mmap_lock_acquire_returned not found: no process mappings\n");
@@ -490,6 +493,7 @@ static int tap_gen_start(struct tap_ustore *s)
 	if (err)
 		return err;
 	pr_info_once("mappings' generation: every mmap write lock (tracepoint)\n");
+#endif
 	s->gen_on = true;
 	return 0;
 }

@@ -21,7 +21,8 @@
 #     elsewhere: set (but where the module logs that every write lock
 #     counts); maps, replaces and unmaps anonymous data (a heap's or a
 #     JIT's life): set where it logs that removals of code or files count
-#     (the kprobes of 6.1 on); nr 0 forgets a live or a dead process;
+#     (its kprobes, on every kernel of the matrix); nr 0 forgets a live
+#     or a dead process;
 #   - PYTHON_SET (issue 29): each offset past the walker's reads, unknown
 #     kinds, reserved fields, forget past 1, pid 0: EINVAL; struct at 8:
 #     EFAULT; no such pid: ESRCH; a wrong token: ESTALE; a process without
