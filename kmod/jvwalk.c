@@ -213,13 +213,6 @@ static int tap_jv_blob(struct tap_uwalk *w, const struct taproot_jvm_layout *l, 
 	return 0;
 }
 
-/* The ring's pc of code at @pc in blob @b. */
-static __u64 tap_jv_code_upc(const struct tap_jv_blob *b, __u64 pc)
-{
-	return TAPROOT_UPC_JVM_CODE | (__u64)b->id << TAPROOT_UPC_JVM_ID_SHIFT |
-	       (pc & TAPROOT_UPC_JVM_PC_MASK);
-}
-
 /*
  * The bytecode index of @bcp in @method's bytecodes: 0 with *@bci, or -1
  * (unreadable, or not in them): lib's tp_jvm_bci().
@@ -261,8 +254,8 @@ static int tap_jv_interp_upc(struct tap_uwalk *w, const struct taproot_jvm_layou
 	if (bp < TAP_JV_METHOD || bp - TAP_JV_METHOD < stack_lo ||
 	    tap_uwalk_rd(w, &method, bp - TAP_JV_METHOD, 8))
 		return TAPROOT_KUNWIND_NO_MAPPING;
-	if (!method || (method & 7) || method >> 3 >= 1ULL << TAPROOT_UPC_JVM_BCI_SHIFT) {
-		*upc = tap_jv_code_upc(b, w->regs.ip);
+	if (!taproot_upc_jvm_method(method, 0)) {
+		*upc = taproot_upc_jvm_code(b->id, w->regs.ip);
 		return TAP_UWALK_STEP_OK;
 	}
 	if (!(w->exact && w->regs.r13 && !tap_jv_bci(w, l, method, w->regs.r13, &bci))) {
@@ -271,7 +264,7 @@ static int tap_jv_interp_upc(struct tap_uwalk *w, const struct taproot_jvm_layou
 		if (tap_jv_bci(w, l, method, bcp, &bci))
 			bci = TAPROOT_UPC_JVM_BCI_NONE;
 	}
-	*upc = TAPROOT_UPC_JVM_METHOD | (__u64)bci << TAPROOT_UPC_JVM_BCI_SHIFT | method >> 3;
+	*upc = taproot_upc_jvm_method(method, bci);
 	return TAP_UWALK_STEP_OK;
 }
 
@@ -406,7 +399,7 @@ int tap_jvwalk_step(struct tap_uwalk *w, const struct taproot_jvm_layout *l,
 		return TAPROOT_KUNWIND_NO_MAPPING;
 	if (tap_jv_blob(w, l, lookup, &b))
 		return TAPROOT_KUNWIND_NO_MAPPING;
-	*upc = tap_jv_code_upc(&b, pc);
+	*upc = taproot_upc_jvm_code(b.id, pc);
 	switch (b.kind) {
 	case TAP_JV_INTERPRETER:
 		ret = tap_jv_interp_upc(w, l, &b, stack_lo, upc);
@@ -424,7 +417,7 @@ int tap_jvwalk_step(struct tap_uwalk *w, const struct taproot_jvm_layout *l,
 	if (pc == b.deopt_handler && b.orig_pc >= 0 &&
 	    w->regs.sp + (__u32)b.orig_pc >= stack_lo &&
 	    !tap_uwalk_rd(w, &orig, w->regs.sp + (__u32)b.orig_pc, 8) && orig)
-		*upc = tap_jv_code_upc(&b, orig);
+		*upc = taproot_upc_jvm_code(b.id, orig);
 	/* In the prologue: the return address, then rbp, pushed so far. */
 	if (w->exact && lookup < b.code_begin + b.frame_complete) {
 		size = lookup + TAP_JV_PROLOGUE_TAIL >= b.code_begin + b.frame_complete ? 16 : 8;

@@ -163,14 +163,14 @@ int taproot_proc_jvm_interp_pc(struct taproot_proc *proc, uint64_t method, uint6
 	uint32_t bci;
 	int err;
 
-	if (!method || (method & 7) || method >> 3 > JVM_INTERP_METHOD_MASK)
+	if (!taproot_upc_jvm_method(method, 0))
 		return -ENOENT;
 	if ((err = proc_jvm_code(proc, 0, &j)) < 0)
 		return err;
 	err = tp_jvm_bci(j, method, bcp, jvm_read, proc, &bci) < 0;
 	if (err)
 		bci = TAPROOT_UPC_JVM_BCI_NONE;
-	*pc = TAPROOT_UPC_JVM_METHOD | (uint64_t)bci << TAPROOT_UPC_JVM_BCI_SHIFT | method >> 3;
+	*pc = taproot_upc_jvm_method(method, bci);
 	return err;
 }
 

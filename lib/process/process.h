@@ -418,11 +418,8 @@ static inline bool taproot_pc_is_jvm_interp(uint64_t pc)
 /* The pc of code at @pc of the code cache, in a blob of @compile_id (< 0: none). */
 static inline uint64_t taproot_jvm_code_pc(uint64_t pc, int32_t compile_id)
 {
-	uint64_t id = compile_id < 0 ? TAPROOT_UPC_JVM_NOID :
-				       (uint32_t)compile_id & TAPROOT_UPC_JVM_NOID;
-
-	return TAPROOT_UPC_JVM_CODE | id << TAPROOT_UPC_JVM_ID_SHIFT |
-	       (pc & TAPROOT_UPC_JVM_PC_MASK);
+	return taproot_upc_jvm_code(compile_id < 0 ? TAPROOT_UPC_JVM_NOID : (uint32_t)compile_id,
+				    pc);
 }
 
 /*

@@ -1270,6 +1270,29 @@ struct taproot_pyframe {
 #define TAPROOT_UPC_JVM_NOID		0x1fffffffU
 #define TAPROOT_UPC_JVM_PC_MASK		0x7fffffffULL
 
+/*
+ * The pc of an interpreted frame of @method at bytecode index @bci, 0
+ * when @method cannot be one (not 8-aligned, 0, or past 2^47); and the pc
+ * of code at @pc in a blob whose compile id's low bits are @id
+ * (TAPROOT_UPC_JVM_NOID: none). The module's walker writes them, and the
+ * consumer's unwinder gives the frames it walks the same.
+ */
+static __inline__ __u64 taproot_upc_jvm_method(__u64 method, __u32 bci)
+{
+	if (!method || (method & 7) || (method >> 3) >> TAPROOT_UPC_JVM_BCI_SHIFT)
+		return 0;
+	return TAPROOT_UPC_JVM_METHOD |
+	       (__u64)(bci & TAPROOT_UPC_JVM_BCI_NONE) << TAPROOT_UPC_JVM_BCI_SHIFT |
+	       method >> 3;
+}
+
+static __inline__ __u64 taproot_upc_jvm_code(__u32 id, __u64 pc)
+{
+	return TAPROOT_UPC_JVM_CODE |
+	       (__u64)(id & TAPROOT_UPC_JVM_NOID) << TAPROOT_UPC_JVM_ID_SHIFT |
+	       (pc & TAPROOT_UPC_JVM_PC_MASK);
+}
+
 struct taproot_jvm_heap {
 	__u64 low;		/* its code: [low, high) */
 	__u64 high;
