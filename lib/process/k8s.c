@@ -11,6 +11,8 @@
  *     "annotations": io.kubernetes.cri.sandbox-name, -sandbox-namespace,
  *     -sandbox-uid, -container-name (none for the sandbox, the pause
  *     container, whose io.kubernetes.cri.container-type is "sandbox");
+ *     k3s (and RKE2) embed containerd with its state under /run/k3s:
+ *     /run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/ID/...;
  *   CRI-O: /run/containers/storage/overlay-containers/ID/userdata/config.json,
  *     "annotations": io.kubernetes.pod.name, .pod.namespace, .pod.uid,
  *     .container.name;
@@ -50,6 +52,18 @@
 
 #define TP_K8S_PREFIX_MAX	2	/* keys above the fields: "Config", "Labels" */
 
+/* containerd's CRI plugin, its state directory under ROOT @state. */
+#define TP_K8S_CRI_PLUGIN(state)						\
+	{									\
+		state "/io.containerd.runtime.v2.task/k8s.io", "config.json",	\
+		{ "annotations" }, 1, {						\
+			[TP_K8S_POD_NAME] = "io.kubernetes.cri.sandbox-name",	\
+			[TP_K8S_NAMESPACE] = "io.kubernetes.cri.sandbox-namespace", \
+			[TP_K8S_CONTAINER_NAME] = "io.kubernetes.cri.container-name", \
+			[TP_K8S_POD_UID] = "io.kubernetes.cri.sandbox-uid",	\
+		},								\
+	}
+
 /* Where a runtime keeps a container: ROOT/dir/ID/file, the keys under @prefix. */
 static const struct tp_k8s_runtime {
 	const char *dir, *file;
@@ -57,15 +71,8 @@ static const struct tp_k8s_runtime {
 	size_t prefix_len;
 	const char *keys[TP_K8S_NR_FIELDS];
 } tp_k8s_runtimes[TP_K8S_NR_RUNTIMES] = {
-	[TP_K8S_CONTAINERD] = {
-		"run/containerd/io.containerd.runtime.v2.task/k8s.io", "config.json",
-		{ "annotations" }, 1, {
-			[TP_K8S_POD_NAME] = "io.kubernetes.cri.sandbox-name",
-			[TP_K8S_NAMESPACE] = "io.kubernetes.cri.sandbox-namespace",
-			[TP_K8S_CONTAINER_NAME] = "io.kubernetes.cri.container-name",
-			[TP_K8S_POD_UID] = "io.kubernetes.cri.sandbox-uid",
-		},
-	},
+	[TP_K8S_CONTAINERD] = TP_K8S_CRI_PLUGIN("run/containerd"),
+	[TP_K8S_K3S] = TP_K8S_CRI_PLUGIN("run/k3s/containerd"),
 	[TP_K8S_CRIO] = {
 		"run/containers/storage/overlay-containers", "userdata/config.json",
 		{ "annotations" }, 1, {

@@ -160,6 +160,7 @@ enum tp_k8s_field {
 
 enum tp_k8s_runtime_id {
 	TP_K8S_CONTAINERD,			/* its CRI plugin's OCI bundles */
+	TP_K8S_K3S,				/* the containerd k3s embeds */
 	TP_K8S_CRIO,
 	TP_K8S_DOCKER,				/* through cri-dockerd */
 	TP_K8S_NR_RUNTIMES

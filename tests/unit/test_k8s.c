@@ -2,11 +2,12 @@
 /*
  * Kubernetes metadata from the container runtimes' files: the JSON reader
  * (lib/util/json.c) on valid, malformed and hostile documents, each cut
- * short, and nested too deep; the files of containerd, CRI-O and Docker as
- * each lays them out (tests/unit/fixtures/k8s/, a node's root), the pause
- * container, containers that are not Kubernetes', files refused (links,
- * FIFOs, oversized, malformed), and the cache's rule: an answer read once,
- * a miss asked again after TP_K8S_MISS_MS, the least recently used evicted.
+ * short, and nested too deep; the files of containerd, k3s's containerd,
+ * CRI-O and Docker as each lays them out (tests/unit/fixtures/k8s/, a
+ * node's root), the pause container, containers that are not
+ * Kubernetes', files refused (links, FIFOs, oversized, malformed), and
+ * the cache's rule: an answer read once, a miss asked again after
+ * TP_K8S_MISS_MS, the least recently used evicted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +34,10 @@
 #define CRIO "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 #define DOCKER "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
 #define OTHER "00000000000000000000000000000000000000000000000000000000000000aa"
+#define K3S "c3c3c3c3d4d4d4d4e5e5e5e5f6f6f6f60707070718181818292929293a3a3a3a"
 
 #define CONTAINERD_DIR "/run/containerd/io.containerd.runtime.v2.task/k8s.io/"
+#define K3S_DIR "/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/"
 #define CRIO_DIR "/run/containers/storage/overlay-containers/"
 #define DOCKER_DIR "/var/lib/docker/containers/"
 
@@ -217,6 +220,7 @@ static void json_every_prefix_refused(void **state)
 {
 	static const char *const fixtures[] = {
 		FIXTURES CONTAINERD_DIR CRI "/config.json",
+		FIXTURES K3S_DIR K3S "/config.json",
 		FIXTURES CRIO_DIR CRIO "/userdata/config.json",
 		FIXTURES DOCKER_DIR DOCKER "/config.v2.json",
 	};
@@ -317,6 +321,16 @@ static void k8s_containerd_sandbox(void **state)
 	assert_int_equal(tp_k8s_read(FIXTURES, SANDBOX, &m), 0);
 	assert_meta(&m, "checkout-7d9f8b6c5-x2k4q", "shop", "",
 		    "6b3e0c1a-2f4d-4e5a-9b8c-7d6e5f4a3b2c");
+}
+
+/* k3s's embedded containerd keeps its bundles under /run/k3s/containerd. */
+static void k8s_k3s_bundle(void **state)
+{
+	struct tp_k8s_meta m;
+
+	assert_int_equal(tp_k8s_read(FIXTURES, K3S, &m), 0);
+	assert_meta(&m, "sensor-gw-5b7c9d8f6-k3z9p", "edge", "sensor-gw",
+		    "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d");
 }
 
 static void k8s_crio_userdata(void **state)
@@ -599,6 +613,7 @@ int main(void)
 		cmocka_unit_test(json_bad_queries_refused),
 		cmocka_unit_test(k8s_containerd_bundle),
 		cmocka_unit_test(k8s_containerd_sandbox),
+		cmocka_unit_test(k8s_k3s_bundle),
 		cmocka_unit_test(k8s_crio_userdata),
 		cmocka_unit_test(k8s_docker_labels),
 		cmocka_unit_test(k8s_unknown_container),

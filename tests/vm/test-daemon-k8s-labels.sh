@@ -10,8 +10,10 @@
 #     /run/containers/storage/overlay-containers/ID/userdata/config.json;
 #   - Docker through cri-dockerd (cgroupfs driver): kubepods/burstable/podUID/ID,
 #     /var/lib/docker/containers/ID/config.v2.json;
-# a fourth in a containerd pod of namespace kube-system, a fifth in a
-# plain service, and a sixth in a containerd pod whose config.json is a
+#   - k3s's containerd (cgroupfs driver): kubepods/besteffort/podUID/ID,
+#     /run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/ID/config.json;
+# another in a containerd pod of namespace kube-system, another in a
+# plain service, and another in a containerd pod whose config.json is a
 # symbolic link to the first's (refused: no k8s_* labels, and counted in
 # the state file's k8s_files_refused). taprootd runs with --relabel 'drop k8s_namespace
 # kube-system' and a rule that makes a label of namespace and container.
@@ -36,7 +38,9 @@ CRIO=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
 DOCKER=3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081
 SYS=b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b5b00b
 LINKED=11111111222222223333333344444444555555556666666677777777aaaaaaaa
+K3S=c3c3c3c3d4d4d4d4e5e5e5e5f6f6f6f60707070718181818292929293a3a3a3a
 TASKS=/run/containerd/io.containerd.runtime.v2.task/k8s.io
+K3S_TASKS=/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io
 CRIO_DIR=/run/containers/storage/overlay-containers
 DOCKER_DIR=/var/lib/docker/containers
 out=$TEST_TMP/profiles
@@ -50,7 +54,10 @@ cg_docker=kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0/$DOCKER
 cg_sys=$pod/kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice/cri-containerd-$SYS.scope
 cg_plain=system.slice/plain.service
 cg_linked=$pod/kubepods-burstable-pod12121212_3434_5656_7878_909090909090.slice/cri-containerd-$LINKED.scope
-made=("$TASKS/$CRI" "$TASKS/$SYS" "$TASKS/$LINKED" "$CRIO_DIR/$CRIO" "$DOCKER_DIR/$DOCKER")
+cg_k3s=kubepods/besteffort/poda1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/$K3S
+cgroups=("$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked" "$cg_k3s")
+made=("$TASKS/$CRI" "$TASKS/$SYS" "$TASKS/$LINKED" "$CRIO_DIR/$CRIO" "$DOCKER_DIR/$DOCKER"
+	"$K3S_TASKS/$K3S")
 
 pids=()
 cleanup() {
@@ -58,7 +65,7 @@ cleanup() {
 	_cleanup_spawned
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null
-	for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked"; do
+	for d in "${cgroups[@]}"; do
 		while [ "$d" != . ] && rmdir "$CG/$d" 2>/dev/null; do
 			d=$(dirname "$d")
 		done
@@ -69,9 +76,10 @@ trap cleanup EXIT
 
 # The runtimes' files, where each runtime writes them, before the
 # containers' processes start (as the runtimes do).
-mkdir -p "$TASKS/$CRI" "$TASKS/$SYS" "$CRIO_DIR/$CRIO/userdata" "$DOCKER_DIR/$DOCKER" ||
-	die "cannot make the runtimes' directories"
+mkdir -p "$TASKS/$CRI" "$TASKS/$SYS" "$CRIO_DIR/$CRIO/userdata" "$DOCKER_DIR/$DOCKER" \
+	"$K3S_TASKS/$K3S" || die "cannot make the runtimes' directories"
 if ! { cp "$FIX$TASKS/$CRI/config.json" "$TASKS/$CRI/" &&
+	cp "$FIX$K3S_TASKS/$K3S/config.json" "$K3S_TASKS/$K3S/" &&
 	cp "$FIX$CRIO_DIR/$CRIO/userdata/config.json" "$CRIO_DIR/$CRIO/userdata/" &&
 	cp "$FIX$DOCKER_DIR/$DOCKER/config.v2.json" "$DOCKER_DIR/$DOCKER/"; }; then
 	die "cannot copy the fixtures"
@@ -85,7 +93,7 @@ if ! { mkdir -p "$TASKS/$LINKED" && ln -s "$TASKS/$CRI/config.json" "$TASKS/$LIN
 	die "cannot make the linked bundle"
 fi
 
-for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked"; do
+for d in "${cgroups[@]}"; do
 	mkdir -p "$CG/$d" || die "cannot make the cgroup $d"
 done
 # work CGROUP: tapwork in CGROUP (moved there before it execs).
@@ -95,7 +103,7 @@ work() {
 }
 load_module
 expect_ok "config set freq" "$CTL" config set freq 199
-for d in "$cg_cri" "$cg_crio" "$cg_docker" "$cg_sys" "$cg_plain" "$cg_linked"; do
+for d in "${cgroups[@]}"; do
 	work "$d"
 	say "tapwork $PID in $(cat "/proc/$PID/cgroup")"
 done
@@ -106,9 +114,9 @@ daemon_profiles 4 "$out" --relabel 'drop k8s_namespace kube-system' \
 	--relabel 'replace k8s_namespace,k8s_container_name (.+);(.+) workload $1/$2'
 [[ $STATE =~ \"relabel_dropped\":\ [1-9] ]] ||
 	die "the state file counts no sample dropped: $STATE"
-# Five containers' files looked for (each once, answers kept), one refused.
+# Six containers' files looked for (each once, answers kept), one refused.
 [[ $STATE =~ \"k8s_files_read\":\ ([0-9]+) ]] || die "no k8s_files_read in the state file: $STATE"
-assert_gt "runtime files read" "${BASH_REMATCH[1]}" 4
+assert_gt "runtime files read" "${BASH_REMATCH[1]}" 5
 [[ $STATE =~ \"k8s_files_refused\":\ ([0-9]+) ]] || die "no k8s_files_refused: $STATE"
 assert_gt "runtime files refused (the link)" "${BASH_REMATCH[1]}" 0
 
@@ -118,7 +126,7 @@ sys.path.insert(0, sys.argv[1])
 import pprofraw
 
 text = open(sys.argv[2]).read()
-cri, crio, docker, system, plain, linked = (int(p) for p in sys.argv[3:9])
+cri, crio, docker, system, plain, linked, k3s = (int(p) for p in sys.argv[3:10])
 by_pid = {}
 for t in ["Samples:" + part for part in text.split("Samples:")[1:]]:
     for s in pprofraw.parse(t).samples:
@@ -129,6 +137,7 @@ want = {
     cri: ("checkout-7d9f8b6c5-x2k4q", "shop", "checkout", "6b3e0c1a-2f4d-4e5a-9b8c-7d6e5f4a3b2c"),
     crio: ("ingest-0", "telemetry", "ingest", "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d"),
     docker: ("web-5c8f7b9d4-q7zr2", "default", "nginx", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"),
+    k3s: ("sensor-gw-5b7c9d8f6-k3z9p", "edge", "sensor-gw", "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"),
     plain: (None, None, None, None),
     linked: (None, None, None, None),
 }
