@@ -104,6 +104,10 @@ const struct daemon_stat daemon_stats[] = {
 	{ ROW("elf_errors", DS_U64, elf_errors),
 	  .metric = { "elf_errors_total", DM_COUNTER,
 		      "Mappings whose ELF file could not be used." } },
+	{ ROW("k8s_cache_hits", DS_U64, k8s_cache_hits),
+	  .metric = { "k8s_cache_hits_total", DM_COUNTER,
+		      "Lookups of a container's Kubernetes labels the cache answered, "
+		      "no file read." } },
 	{ ROW("k8s_files_read", DS_U64, k8s_files_read),
 	  .metric = { "k8s_files_read_total", DM_COUNTER,
 		      "Container runtimes' files read for Kubernetes labels." } },
@@ -111,6 +115,10 @@ const struct daemon_stat daemon_stats[] = {
 	  .metric = { "k8s_files_refused_total", DM_COUNTER,
 		      "Of them, files refused: a link, not a regular file, over 1 MiB, "
 		      "or not JSON." } },
+	{ ROW("k8s_cache_evicted", DS_U64, k8s_cache_evicted),
+	  .metric = { "k8s_cache_evicted_total", DM_COUNTER,
+		      "Containers evicted from the cache of Kubernetes labels for room "
+		      "(it keeps 1024)." } },
 	{ ROW("user_stacks", DS_U64, user_stacks),
 	  .metric = { "user_stacks_total", DM_COUNTER, "User stacks unwound." } },
 	{ ROW("unwind", DS_ENDS, unwind), .name = unwind_end,

@@ -301,8 +301,11 @@ struct daemon_state {
 	 * written (disk full).
 	 */
 	uint64_t dropped, proc_unknown, user_stale, elf_errors;
-	/* Container runtimes' files read for Kubernetes labels, and refused. */
-	uint64_t k8s_files_read, k8s_files_refused;
+	/*
+	 * Kubernetes labels: containers the cache answered, container
+	 * runtimes' files read and refused, answers evicted for room.
+	 */
+	uint64_t k8s_cache_hits, k8s_files_read, k8s_files_refused, k8s_cache_evicted;
 	uint64_t relabel_dropped, relabel_skipped;
 	/* debuginfod: debug files fetched, absent from the servers, queued now. */
 	uint64_t debuginfod_found, debuginfod_absent, debuginfod_pending;

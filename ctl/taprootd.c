@@ -450,8 +450,10 @@ static void fill_state(struct daemon *d, struct daemon_state *out)
 	st.proc_unknown = ps.proc_unknown;
 	st.user_stale = ps.user_stale;
 	st.elf_errors = ps.elf_errors;
+	st.k8s_cache_hits = ps.k8s_hits;
 	st.k8s_files_read = ps.k8s_reads;
 	st.k8s_files_refused = ps.k8s_refused;
+	st.k8s_cache_evicted = ps.k8s_evicted;
 	st.user_stacks = ps.user_stacks;
 	memcpy(st.unwind, ps.unwind, sizeof(st.unwind));
 	st.frames = ps.frames;

@@ -310,8 +310,10 @@ void taproot_pipeline_stats(const struct taproot_pipeline *p, struct taproot_pip
 	st->procs_read = prs.procs_read;
 	st->procs_gone = prs.procs_gone;
 	st->elf_errors = prs.elf_errors;
+	st->k8s_hits = prs.k8s_hits;
 	st->k8s_reads = prs.k8s_reads;
 	st->k8s_refused = prs.k8s_refused;
+	st->k8s_evicted = prs.k8s_evicted;
 	st->sym_cache_entries = p->symcache.count;
 	st->counts_old_dropped = p->interned.old_dropped;
 	st->resolved_stacks = p->interned.pool.made;

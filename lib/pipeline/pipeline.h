@@ -187,7 +187,8 @@ struct taproot_pipeline_stats {
 	uint64_t procs_read, procs_gone;	/* the process model's */
 	uint64_t elf_errors;		/* mappings whose ELF file could not be used
 					 * (gone, replaced, not ELF, corrupt) */
-	uint64_t k8s_reads, k8s_refused;	/* the container runtimes' files */
+	/* Kubernetes labels: as struct taproot_procs_stats's k8s_*. */
+	uint64_t k8s_hits, k8s_reads, k8s_refused, k8s_evicted;
 	/* The current profile (since the last reset): */
 	uint64_t folded;		/* samples folded: the stack table was full */
 	size_t stacks;			/* distinct (stack, labels) entries */

@@ -119,6 +119,10 @@ daemon_profiles 4 "$out" --relabel 'drop k8s_namespace kube-system' \
 assert_gt "runtime files read" "${BASH_REMATCH[1]}" 5
 [[ $STATE =~ \"k8s_files_refused\":\ ([0-9]+) ]] || die "no k8s_files_refused: $STATE"
 assert_gt "runtime files refused (the link)" "${BASH_REMATCH[1]}" 0
+[[ $STATE =~ \"k8s_cache_hits\":\ [0-9]+ ]] || die "no k8s_cache_hits in the state file: $STATE"
+# Seven containers fit the cache's 1024.
+[[ $STATE =~ \"k8s_cache_evicted\":\ ([0-9]+) ]] || die "no k8s_cache_evicted: $STATE"
+assert_eq "containers evicted from the cache" 0 "${BASH_REMATCH[1]}"
 
 python3 -S - "$REPO/tests/vm" "$TEST_TMP/all.raw" "${pids[@]}" <<'PY' || exit 1
 import sys
