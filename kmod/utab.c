@@ -335,7 +335,14 @@ static int tap_unmap_probe_hit(struct kprobe *kp, struct pt_regs *regs)
 								  up->mm_arg);
 	if (up->len)
 		end = end > ULONG_MAX - start ? ULONG_MAX : start + end;
-	if (mm && tap_mm_meets_code(mm, start, end))
+	if (!mm)
+		return 0;
+	/*
+	 * A range no removal has (arguments not where the table says, on a
+	 * kernel it was not tried on) counts as a change of everything.
+	 */
+	if (start >= end || end > TASK_SIZE_MAX ||
+	    tap_mm_meets_code(mm, start, end))
 		tap_mm_changing(mm);
 	return 0;
 }
