@@ -228,11 +228,27 @@ load_module
 wait_count "taprootd sees the module back" "the taproot module is loaded again" 1
 wait_count "taprootd follows the reloaded module" "sampling runs at [0-9]+ Hz: reading the rings" 3
 wait_written "$B" $((n + 1))
-# An interval has just begun: SIGINT this instant can find it without a
-# sample, and taprootd writes no empty profile (seen once in CI). Half a
-# second at 19 Hz with tapwork running gives it some.
-nap 0.5
-say "SIGINT: the partial profile of the interval, exit 0"
+# SIGINT 0.3 to 0.6 s into an interval (1 s here), by the newest
+# profile's mtime, which is when the last one ended: at 19 Hz with
+# tapwork running, the partial profile then has samples. A SIGINT just
+# after an interval's end finds it empty, and taprootd writes no empty
+# profile (seen twice in CI: a fixed nap after the file was seen landed
+# there when the guest ran late).
+for ((i = 0; ; i++)); do
+	newest=
+	for f in "$B"/cpu-*.pb.gz; do
+		[[ -n $newest && ! $f -nt $newest ]] || newest=$f
+	done
+	mtime=$(stat -c %.6Y "$newest") || die "stat $newest"
+	age=$((${EPOCHREALTIME/./} - ${mtime/./}))
+	if [ "$age" -ge 300000 ] && [ "$age" -lt 600000 ]; then
+		break
+	fi
+	[ "$i" -lt 500 ] || die "no moment 0.3 to 0.6 s after a profile in 500 looks (last: $age us)"
+	# Polling the profiles' times: nothing to block on.
+	nap 0.02
+done
+say "SIGINT: the partial profile of the interval, exit 0 ($((age / 1000)) ms into it)"
 kill -INT "$daemon"
 wait_exit "taprootd exits on SIGINT" "$daemon" 60
 assert_eq "taprootd's exit status after SIGINT" 0 "$RC"
