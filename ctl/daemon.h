@@ -302,8 +302,8 @@ struct daemon_state {
 	 */
 	uint64_t dropped, proc_unknown, user_stale, elf_errors;
 	/*
-	 * Kubernetes labels: containers the cache answered, container
-	 * runtimes' files read and refused, answers evicted for room.
+	 * Kubernetes labels: lookups the cache of containers answered,
+	 * container runtimes' files read and refused, containers evicted.
 	 */
 	uint64_t k8s_cache_hits, k8s_files_read, k8s_files_refused, k8s_cache_evicted;
 	uint64_t relabel_dropped, relabel_skipped;
