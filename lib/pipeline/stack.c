@@ -641,14 +641,19 @@ static void pl_user_given(struct taproot_pipeline *p, const struct pl_capture *c
 
 /*
  * VERIFY: whether the unwinder's pcs (@res) are the module's walk, as
- * taproot_pipeline_stats.verify_identical defines it; counted.
+ * taproot_pipeline_stats.verify_identical defines it; counted, unless
+ * @proc's memory was gone by then: a JVM's code cache is read live, and
+ * a consumer behind the ring unwinds the last samples of a process that
+ * has exited.
  */
 static void pl_verify(struct taproot_pipeline *p, const struct pl_capture *c,
-		      const struct taproot_unwind_result *res)
+		      const struct taproot_proc *proc, const struct taproot_unwind_result *res)
 {
 	bool same = c->kend == TAPROOT_KUNWIND_MAX_FRAMES ? res->nr >= c->upc_nr :
 			res->nr == c->upc_nr;
 
+	if (taproot_proc_mem_gone(proc, pl_user_ip(c)))
+		return;
 	same = same && !memcmp(p->pcs, c->upcs, c->upc_nr * sizeof(p->pcs[0]));
 	if (same)
 		p->st.verify_identical++;
@@ -686,7 +691,7 @@ static void pl_user_pcs(struct taproot_pipeline *p, const struct pl_capture *c,
 	case PL_UPCS_VERIFY:
 		/* Room for the module's whole walk, whatever max_user_frames. */
 		pl_user_unwind(p, c, proc, 0, 0, max > c->upc_nr ? max : c->upc_nr, res);
-		pl_verify(p, c, res);
+		pl_verify(p, c, proc, res);
 		return;
 	default:
 		pl_user_unwind(p, c, proc, 0, 0, max, res);

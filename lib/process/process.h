@@ -470,6 +470,13 @@ int taproot_proc_jvm_layout(struct taproot_proc *proc, struct taproot_jvm_layout
  */
 int taproot_proc_read_mem(const struct taproot_proc *proc, uint64_t addr, void *dst, size_t len);
 
+/*
+ * Whether @proc's memory is out of reach for good: its exit was seen, or
+ * its address space is gone (reading @addr, any address, gives -ESRCH).
+ * What was read of it before (maps, ELF files) stays usable.
+ */
+bool taproot_proc_mem_gone(const struct taproot_proc *proc, uint64_t addr);
+
 /* The symbolizer: pc -> frames, over a process table and kernel symbols. */
 struct taproot_sym;
 

@@ -111,3 +111,11 @@ int taproot_proc_read_mem(const struct taproot_proc *proc, uint64_t addr, void *
 		return 0;
 	return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
 }
+
+bool taproot_proc_mem_gone(const struct taproot_proc *proc, uint64_t addr)
+{
+	uint8_t byte;
+
+	return proc->state != TP_PROC_LIVE ||
+	       taproot_proc_read_mem(proc, addr, &byte, sizeof(byte)) == -ESRCH;
+}

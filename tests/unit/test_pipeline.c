@@ -617,6 +617,36 @@ static char *kpipe_traces(const struct kpipe_rec *recs, unsigned int n, const ui
 	return body;
 }
 
+/* verify_samples 2, one compared: @rec as a child's, alive then dead. */
+static void verify_gone(struct taproot_rec_header *rec, struct taproot_ksyms *ks)
+{
+	struct taproot_rec_sample *s = (struct taproot_rec_sample *)rec;
+	struct taproot_pipeline_stats st;
+	struct taproot_pipeline_opts o;
+	struct taproot_pipeline *p;
+	pid_t child = fork();
+
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	assert_true(child > 0);
+	s->pid = s->tid = (uint32_t)child;
+	taproot_pipeline_opts_default(&o);
+	o.freq_hz = 100;
+	o.ksyms = ks;
+	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, rec, 1), 0);
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(taproot_pipeline_add_record(p, rec, 1), 0);
+	taproot_pipeline_stats(p, &st);
+	taproot_pipeline_free(p);
+	assert_int_equal(st.verify_samples, 2);
+	assert_int_equal(st.verify_identical, 1);
+	assert_int_equal(st.verify_differing, 0);
+}
+
 /*
  * The same sample four ways: a snapshot; a STACK and a reference to it; a
  * fallback whose walk stopped at frame 1, with the caller frame's
@@ -698,6 +728,14 @@ static void test_kernel_unwound_same_profile(void **state)
 	assert_int_equal(st.verify_samples, 1);
 	assert_int_equal(st.verify_identical, 1);
 	assert_int_equal(st.verify_differing, 0);
+
+	/*
+	 * VERIFY of a process whose memory is gone by the time its sample is
+	 * unwound (a consumer behind the ring): not compared. A child has
+	 * this process's stack and maps; its second sample comes after it
+	 * was killed, its maps still held.
+	 */
+	verify_gone(recs[0].rec, ks);
 	free(recs[0].rec);
 
 	free(want);
