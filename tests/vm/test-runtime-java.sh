@@ -28,7 +28,11 @@
 # pc, and at least as many Java frames walked in the module as identical
 # walks (Java frames as the module writes them: methods, and code with
 # its compile id). Not 100%: userspace reads the code cache later than
-# the module, and the JIT changes it meanwhile.
+# the module, and the JIT changes it meanwhile. At 199 Hz: at 499, the
+# consumer, unwinding each walk again from its 64 KiB copy, fell behind
+# under TCG (a stop's CI: records lost, and 6% of the walks differing,
+# the JVM gone before they were compared; such walks now count as not
+# compared, and at 499 Hz one run in nine compared fewer than 200).
 # JavaSplit runs until its chains have had the seconds asked of its CPU,
 # not of the clock: a stop's CI, two guests on two slow host cores, once
 # gave its main thread 218 samples in 4 s by the clock.
@@ -126,8 +130,14 @@ failed = []
 maps = [p for p in pids if p and os.path.exists(f"/tmp/perf-{p}.map")]
 if maps:
     failed.append(f"the JVM wrote a perf map (/tmp/perf-{maps[0]}.map): the names may be its")
-if both < 300 or both < 0.25 * total:
-    failed.append(f"{both} samples in hotAlpha or hotBeta, of {total}")
+# Against the leaves' CPU time the program measured, not the JVM's
+# total: its start and JIT threads take 60-80% of it under TCG, more
+# as the host is slower.
+st = json.load(open(sys.argv[4]))
+expected = (alpha_ns + beta_ns) / 1e9 * st["freq"]
+if both < 300 or both < 0.5 * expected:
+    failed.append(f"{both} samples in hotAlpha or hotBeta, of {total}; their CPU time "
+                  f"makes {expected:.0f}, want half")
 if jit < both or named < 0.95 * jit:
     failed.append(f"{named} of the {jit} samples in the code cache named, need 95%")
 if chained < 0.95 * both:
@@ -136,7 +146,6 @@ if chained < 0.95 * both:
 if java_named < 0.95 * java:
     failed.append(f"{java_named} of the {java} samples with Java frames have them all named, "
                   f"need 95%")
-st = json.load(open(sys.argv[4]))
 print(f"# the module: {st['kernel_uploads']['jvm_procs']} JVM described, "
       f"{st['java_frames_kernel']} Java frames walked; walks {st['kunwind']}")
 if st["kernel_uploads"]["jvm_procs"] < 1:
@@ -178,7 +187,7 @@ if [ -n "$root" ]; then
 fi
 
 say "taprootctl record --unwind verify -- java JavaSplit 3"
-expect_ok "taprootctl record --unwind verify" "$CTL" record --freq 499 --unwind verify \
+expect_ok "taprootctl record --unwind verify" "$CTL" record --freq 199 --unwind verify \
 	--ustack 65536 --ring-pages 1024 --output "$TEST_TMP/verify" \
 	--stats-json "$TEST_TMP/verify.json" -- java -cp "$PROGS/java" JavaSplit 3
 python3 -S - "$TEST_TMP/verify.json" <<'PY'
