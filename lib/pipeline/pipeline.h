@@ -249,8 +249,8 @@ struct taproot_pipeline_stats {
 	/*
 	 * Samples with TAPROOT_SAMPLE_F_VERIFY: compared when their snapshot
 	 * was unwound here (not for a process that could not be read, nor
-	 * one whose memory was gone by then, nor one the relabel rules
-	 * dropped). Identical: the unwinder's pcs are
+	 * one the relabel rules dropped, nor a walk that differs when the
+	 * process's memory was gone by then). Identical: the unwinder's pcs are
 	 * the module's, in the same order, as many (when the module's walk
 	 * ended MAX_FRAMES: the unwinder's first upc_nr pcs are the module's
 	 * upc_nr). The profile has the unwinder's stack either way.

@@ -641,10 +641,10 @@ static void pl_user_given(struct taproot_pipeline *p, const struct pl_capture *c
 
 /*
  * VERIFY: whether the unwinder's pcs (@res) are the module's walk, as
- * taproot_pipeline_stats.verify_identical defines it; counted, unless
- * @proc's memory was gone by then: a JVM's code cache is read live, and
- * a consumer behind the ring unwinds the last samples of a process that
- * has exited.
+ * taproot_pipeline_stats.verify_identical defines it; counted. A walk
+ * that differs while @proc's memory is gone is not compared: the
+ * unwinder reads a JVM's code cache live, and a consumer behind the ring
+ * unwinds the last samples of a process that has exited.
  */
 static void pl_verify(struct taproot_pipeline *p, const struct pl_capture *c,
 		      const struct taproot_proc *proc, const struct taproot_unwind_result *res)
@@ -652,12 +652,10 @@ static void pl_verify(struct taproot_pipeline *p, const struct pl_capture *c,
 	bool same = c->kend == TAPROOT_KUNWIND_MAX_FRAMES ? res->nr >= c->upc_nr :
 			res->nr == c->upc_nr;
 
-	if (taproot_proc_mem_gone(proc, pl_user_ip(c)))
-		return;
 	same = same && !memcmp(p->pcs, c->upcs, c->upc_nr * sizeof(p->pcs[0]));
 	if (same)
 		p->st.verify_identical++;
-	else
+	else if (!taproot_proc_mem_gone(proc, pl_user_ip(c)))
 		p->st.verify_differing++;
 }
 

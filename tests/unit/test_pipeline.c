@@ -617,10 +617,16 @@ static char *kpipe_traces(const struct kpipe_rec *recs, unsigned int n, const ui
 	return body;
 }
 
-/* verify_samples 2, one compared: @rec as a child's, alive then dead. */
-static void verify_gone(struct taproot_rec_header *rec, struct taproot_ksyms *ks)
+/*
+ * VERIFY samples of a child, @good (the module's walk right) and @bad
+ * (wrong): @good while it lives, then @bad and @good once it is killed.
+ * Both @good identical; @bad, not checkable then, not compared.
+ */
+static void verify_gone(struct taproot_rec_header *good, struct taproot_rec_header *bad,
+			struct taproot_ksyms *ks)
 {
-	struct taproot_rec_sample *s = (struct taproot_rec_sample *)rec;
+	struct taproot_rec_sample *sg = (struct taproot_rec_sample *)good;
+	struct taproot_rec_sample *sb = (struct taproot_rec_sample *)bad;
 	struct taproot_pipeline_stats st;
 	struct taproot_pipeline_opts o;
 	struct taproot_pipeline *p;
@@ -631,19 +637,20 @@ static void verify_gone(struct taproot_rec_header *rec, struct taproot_ksyms *ks
 		_exit(0);
 	}
 	assert_true(child > 0);
-	s->pid = s->tid = (uint32_t)child;
+	sg->pid = sg->tid = sb->pid = sb->tid = (uint32_t)child;
 	taproot_pipeline_opts_default(&o);
 	o.freq_hz = 100;
 	o.ksyms = ks;
 	assert_int_equal(taproot_pipeline_new(&o, &p), 0);
-	assert_int_equal(taproot_pipeline_add_record(p, rec, 1), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, good, 1), 0);
 	assert_int_equal(kill(child, SIGKILL), 0);
 	assert_int_equal(waitpid(child, NULL, 0), child);
-	assert_int_equal(taproot_pipeline_add_record(p, rec, 1), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, bad, 1), 0);
+	assert_int_equal(taproot_pipeline_add_record(p, good, 1), 0);
 	taproot_pipeline_stats(p, &st);
 	taproot_pipeline_free(p);
-	assert_int_equal(st.verify_samples, 2);
-	assert_int_equal(st.verify_identical, 1);
+	assert_int_equal(st.verify_samples, 3);
+	assert_int_equal(st.verify_identical, 2);
 	assert_int_equal(st.verify_differing, 0);
 }
 
@@ -730,13 +737,19 @@ static void test_kernel_unwound_same_profile(void **state)
 	assert_int_equal(st.verify_differing, 0);
 
 	/*
-	 * VERIFY of a process whose memory is gone by the time its sample is
-	 * unwound (a consumer behind the ring): not compared. A child has
-	 * this process's stack and maps; its second sample comes after it
-	 * was killed, its maps still held.
+	 * VERIFY of a process whose memory is gone by the time its samples
+	 * are unwound (a consumer behind the ring). A child has this
+	 * process's stack and maps, held once read.
 	 */
-	verify_gone(recs[0].rec, ks);
+	pcs[1] += 16;
+	recs[1] = (struct kpipe_rec){ 1, kpipe_sample(&c->regs, c->stack, (uint32_t)c->len, k, nk,
+						      pcs, nu, TAPROOT_SAMPLE_F_UPCS |
+						      TAPROOT_SAMPLE_F_VERIFY,
+						      TAPROOT_KUNWIND_COMPLETE) };
+	pcs[1] -= 16;
+	verify_gone(recs[0].rec, recs[1].rec, ks);
 	free(recs[0].rec);
+	free(recs[1].rec);
 
 	free(want);
 	taproot_ksyms_free(ks);
