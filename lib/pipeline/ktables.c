@@ -375,8 +375,14 @@ static int kt_map_one(struct tp_ktables *k, struct taproot_proc *proc,
 		return 0;
 	*out = (struct taproot_proc_map){ .start = m->start, .end = m->end,
 					  .flags = TAPROOT_MAP_F_FP };
-	/* JIT code, the vDSO, other special mappings, files that cannot be read. */
-	if (!m->elf || (m->flags & (TAPROOT_MAP_ANON | TAPROOT_MAP_VDSO | TAPROOT_MAP_SPECIAL)))
+	/*
+	 * JIT code, special mappings, files that cannot be read. Not the
+	 * vDSO: by the rbp chain, a sample on its way in or out of a vDSO
+	 * call (rbp not yet pushed, or popped) lost the frames between the
+	 * vDSO and the caller's rbp, libc's clock_gettime() among them.
+	 * Its image, this host kernel's, is the one this process maps.
+	 */
+	if (!m->elf || (m->flags & (TAPROOT_MAP_ANON | TAPROOT_MAP_SPECIAL)))
 		return 1;
 	id = kt_table_key(m->elf, short_key, &len);
 	if (!len)

@@ -6,7 +6,8 @@
 # The target, progs/unwindzoo, runs the stacks unwinders get wrong: a
 # recursion 40 frames deep without frame pointers, lazily bound PLT calls
 # into a shared library, qsort() calling back through libc, work in a
-# SIGPROF handler above a signal frame, alloca frames.
+# SIGPROF handler above a signal frame, alloca frames, calls into the
+# vDSO from code without frame pointers.
 #   - at least 99.5% of the compared samples give identical pcs;
 #   - each of those kinds of stack is in the profile, whole (from its
 #     leaf down to _start, no marker frame), so each was compared;
@@ -64,6 +65,7 @@ KINDS = {
     "libc calling back (qsort)": lambda fr: "cmp_u64" in fr and "libc_callbacks" in fr,
     "signal handler": lambda fr: "on_prof" in fr,
     "alloca frame": lambda fr: "with_alloca" in fr,
+    "vDSO through libc (clock_gettime)": lambda fr: "timed" in fr,
 }
 whole = lambda fr: fr[-1] == "_start" and "main" in fr
 for name, test in KINDS.items():

@@ -13,6 +13,9 @@
  *   signal	work inside a SIGPROF handler, so that samples land above a
  *		signal frame (the kernel's rt_sigframe and __restore_rt)
  *   alloca	frames whose size is known only at run time (CFA from rbp)
+ *   vdso	clock_gettime() through libc into the vDSO, called from
+ *		code without frame pointers: on the way into or out of the
+ *		vDSO, rbp is not its frame's
  *
  * usage: unwindzoo [SECONDS]   (default 3)
  * Prints "unwindzoo: rounds R signals S" at the end.
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 uint64_t libfunc(uint64_t units, uint64_t seed);	/* libtapwork */
@@ -82,6 +86,17 @@ static __attribute__((noinline)) uint64_t with_alloca(size_t n, uint64_t x)
 	return spin(5000, x + buf[n / 2]);
 }
 
+static __attribute__((noinline, noclone)) uint64_t timed(unsigned int n, uint64_t x)
+{
+	struct timespec ts;
+
+	for (unsigned int i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x += (uint64_t)ts.tv_nsec;
+	}
+	return x;
+}
+
 /*
  * Five times deep()'s work per call, at a tenth of its calls: about 3% of
  * the samples, enough for the test's ratios run after run.
@@ -108,6 +123,7 @@ int main(int argc, char **argv)
 		x += libfunc(2, x);
 		x += libc_callbacks(x);
 		x += with_alloca(64 + (x & 1023), x);
+		x += timed(500, x);
 		rounds++;
 	}
 	memset(&it, 0, sizeof(it));
