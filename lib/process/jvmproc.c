@@ -12,6 +12,7 @@
 #include "process/process-private.h"
 #include "runtime/runtime.h"
 #include "util/clock.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 /* The code heaps are read again at most this often while a pc is in none. */
@@ -27,10 +28,11 @@ static bool is_libjvm(const char *path)
 	return !strcmp(tp_path_base(path), "libjvm.so");
 }
 
-static int proc_jvm(struct taproot_proc *proc, struct tp_jvm *j)
+/* @proc's (first) mapping of libjvm.so, its ELF file open, or NULL. */
+static const struct taproot_map *jvm_lib(struct taproot_proc *proc)
 {
-	uint64_t addr[TP_JVM_NR_SYMS], start = 0;
 	const struct taproot_map *m;
+	uint64_t start = 0;
 
 	for (size_t i = 0; i < taproot_proc_map_count(proc) && !start; i++) {
 		const struct taproot_map *mi = taproot_proc_map(proc, i);
@@ -40,7 +42,27 @@ static int proc_jvm(struct taproot_proc *proc, struct tp_jvm *j)
 	}
 	/* Found by its address, which opens its ELF file. */
 	if (!start || taproot_proc_find_map(proc, start, &m) < 0 || !m->elf)
+		return NULL;
+	return m;
+}
+
+/* Which libjvm.so @m is, where: its file's key, its start and bias. */
+static uint64_t jvm_lib_id(const struct taproot_map *m)
+{
+	size_t len;
+	const uint8_t *key = taproot_elf_key(m->elf, &len);
+
+	return tp_hash_mix(tp_hash_mix(tp_hash_bytes(key, len), m->start), m->bias);
+}
+
+static int proc_jvm(struct taproot_proc *proc, struct tp_jvm *j)
+{
+	const struct taproot_map *m = jvm_lib(proc);
+	uint64_t addr[TP_JVM_NR_SYMS];
+
+	if (!m)
 		return -ENOENT;
+	proc->jvm_lib = jvm_lib_id(m);
 	if (tp_jvm_elf_syms(taproot_elf_handle(m->elf), addr) < 0)
 		return tp_err(-ENOTSUP, "%s: no vmStructs tables", m->path);
 	for (int k = 0; k < TP_JVM_NR_SYMS; k++)
@@ -62,8 +84,20 @@ static int proc_jvm_get(struct taproot_proc *proc, struct tp_jvm **jp)
 	    tp_clock_ms(CLOCK_MONOTONIC_COARSE) - proc->jvm_heaps_ms >= JVM_HEAPS_REFRESH_MS)
 		proc->jvm_known = false;
 	if (!proc->jvm_known) {
+		const struct taproot_map *m;
 		struct tp_jvm found;
 
+		/*
+		 * The maps changed, libjvm.so did not: the tables read of it
+		 * stand (reading them again is thousands of reads); the code
+		 * heaps are read again when a pc needs it.
+		 */
+		if (proc->jvm && !proc->jvm_err && (m = jvm_lib(proc)) &&
+		    jvm_lib_id(m) == proc->jvm_lib) {
+			proc->jvm_known = true;
+			*jp = proc->jvm;
+			return 0;
+		}
 		found.major = 0;
 		proc->jvm_err = proc_jvm(proc, &found);
 		proc->jvm_refused = proc->jvm_err == -ENOTSUP ? found.major : 0;

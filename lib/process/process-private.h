@@ -266,6 +266,7 @@ struct taproot_proc {
 	struct tp_jvm *jvm;			/* its HotSpot JVM, when jvm_err is 0 */
 	int jvm_err;				/* -ENOENT: none */
 	bool jvm_known;				/* jvm, jvm_err: of the maps held */
+	uint64_t jvm_lib;			/* the libjvm.so jvm was read from */
 	unsigned int jvm_refused;		/* -ENOTSUP: its release, 0 unknown */
 	uint64_t jvm_heaps_ms;			/* its code heaps last read */
 };

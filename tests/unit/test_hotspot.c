@@ -575,6 +575,13 @@ static void jdk_named(const struct jdk *jdk)
 	jvm_run_start(jdk, &r);
 	proc = r.proc;
 	sym = r.sym;
+	/*
+	 * Its tables read, then its maps read again (as when they change):
+	 * what follows names the code from the tables kept, as libjvm.so
+	 * stayed where it was.
+	 */
+	assert_false(taproot_proc_jvm_owns(proc, 0x1000, 0x2000));
+	assert_int_equal(taproot_proc_reread(proc), 0);
 	for (line = strtok_r(r.codelist, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const struct taproot_frame *fr;
 		unsigned long long code, end;
