@@ -28,11 +28,14 @@
 # pc, and at least as many Java frames walked in the module as identical
 # walks (Java frames as the module writes them: methods, and code with
 # its compile id). Not 100%: userspace reads the code cache later than
-# the module, and the JIT changes it meanwhile. At 199 Hz: at 499, the
-# consumer, unwinding each walk again from its 64 KiB copy, fell behind
-# under TCG (a stop's CI: records lost, and 6% of the walks differing,
-# the JVM gone before they were compared; such walks now count as not
-# compared, and at 499 Hz one run in nine compared fewer than 200).
+# the module, and the JIT changes it meanwhile. Every recording is at
+# 199 Hz: the consumer names Java frames, and unwinds the walks the
+# module could not make, from the JVM's live memory, and at 499 Hz under
+# TCG it fell seconds behind the JVM, whose last samples it then reached
+# after the JVM had exited (a stop's CI: 6% of the verify walks
+# differing, now not compared, and one run in nine comparing fewer than
+# 200; a clean clone's make check, two guests on two cores: 503 of 2,121
+# samples in the code cache named, 76% of the walks stale).
 # JavaSplit runs until its chains have had the seconds asked of its CPU,
 # not of the clock: a stop's CI, two guests on two slow host cores, once
 # gave its main thread 218 samples in 4 s by the clock.
@@ -64,7 +67,7 @@ check_jdk() {
 		cp=/mnt
 	fi
 	say "taprootctl record -- $name JavaSplit $secs"
-	expect_ok "taprootctl record" "$CTL" record --freq 499 --output "$TEST_TMP/rec-$name" \
+	expect_ok "taprootctl record" "$CTL" record --freq 199 --output "$TEST_TMP/rec-$name" \
 		--stats-json "$TEST_TMP/rec-$name.json" -- "$@" "$java" -cp "$cp" JavaSplit "$secs"
 	assert_contains "record summary" "$OUT" "command:  exited with status 0"
 	line=$(grep -o 'javasplit: alpha=[0-9]* beta=[0-9]*' <<<"$OUT") ||
