@@ -433,10 +433,11 @@ static void pl_proc_event(struct taproot_pipeline *p, const struct taproot_rec_h
 		/*
 		 * A new process: a pid still known belonged to one that is
 		 * gone. Its maps are the parent's copy until it execs; they
-		 * are read from /proc when its first stack needs them.
+		 * are read from /proc when its first stack needs them, and
+		 * the parent's serve if it has exited by then.
 		 */
 		if (!(rec->flags & TAPROOT_FORK_F_THREAD) && f->child_pid)
-			taproot_proc_new(p->procs, (int)f->child_pid);
+			taproot_proc_fork(p->procs, (int)f->parent_pid, (int)f->child_pid);
 		break;
 	}
 	case TAPROOT_REC_EXEC: {

@@ -94,6 +94,7 @@ struct taproot_procs_stats {
 	uint64_t procs_evicted;		/* dropped by the LRU */
 	uint64_t pid_reused;		/* pid seen again with another start time */
 	uint64_t refreshes;		/* re-reads for a pc outside the maps */
+	uint64_t maps_inherited;	/* forks that started with their parent's maps */
 	uint64_t maps_dropped;		/* executable mappings past the cap */
 	uint64_t elfs_opened, elfs_evicted, elf_errors;
 	uint64_t labels_failed;		/* processes left without labels (no memory) */
@@ -260,6 +261,18 @@ bool taproot_proc_comm_is(const struct taproot_proc *proc, const char *comm);
  * earlier process with that pid is dropped at once (counted as pid_reused).
  */
 void taproot_proc_new(struct taproot_procs *procs, int pid);
+
+/*
+ * taproot_proc_new() of @child, forked by @parent (a FORK that is not a
+ * thread's). A fork's address space is its parent's: the child starts with
+ * the parent's maps and labels as held (none if the parent is unknown or
+ * unread). It is still read from /proc at its first use, as any new
+ * process is; these are what it keeps if it has exited by then, so that a
+ * process that forks and ends before the consumer reaches its samples (a
+ * build's worker, a shell's subshell) still has its frames named. Counted
+ * in maps_inherited.
+ */
+void taproot_proc_fork(struct taproot_procs *procs, int parent, int child);
 
 /* Flags of struct taproot_map. */
 #define TAPROOT_MAP_ANON	(1U << 0)	/* no file: anonymous, [heap], JIT */

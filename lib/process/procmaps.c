@@ -353,21 +353,28 @@ static size_t tp_procs_bucket(const struct taproot_procs *procs, int pid)
 	return (size_t)(tp_hash_fin(tp_hash_mix(0, (uint32_t)pid)) & (procs->nr_buckets - 1));
 }
 
-static void tp_proc_clear(struct taproot_proc *p)
+/* Forget @p's maps and what was found in them. */
+static void tp_proc_drop_maps(struct taproot_proc *p)
 {
 	free(p->maps);
 	free(p->strings);
+	p->maps = NULL;
+	p->strings = NULL;
+	p->nr_maps = 0;
+	p->strings_len = 0;
+	p->py_known = false;
+	p->jvm_known = false;
+}
+
+static void tp_proc_clear(struct taproot_proc *p)
+{
+	tp_proc_drop_maps(p);
 	tp_perfmap_free(p->perfmap);
 	tp_proc_free_labels(p);
 	free(p->py);
 	p->py = NULL;
-	p->py_known = false;
 	free(p->jvm);
 	p->jvm = NULL;
-	p->jvm_known = false;
-	p->maps = NULL;
-	p->strings = NULL;
-	p->nr_maps = 0;
 	p->perfmap = NULL;
 }
 
@@ -853,6 +860,11 @@ void taproot_proc_exec(struct taproot_procs *procs, int pid, uint64_t time_ns)
 		if (time_ns > p->exec_ns)
 			p->exec_ns = time_ns;
 		p->state = TP_PROC_NEW;
+		/*
+		 * The maps held are the old program's: kept, they would be
+		 * taken for the new one's if it exits before it is read.
+		 */
+		tp_proc_drop_maps(p);
 		tp_perfmap_free(p->perfmap);
 		p->perfmap = NULL;
 		tp_proc_free_labels(p);
@@ -867,6 +879,50 @@ void taproot_proc_new(struct taproot_procs *procs, int pid)
 		procs->stats.pid_reused++;
 		tp_procs_remove(procs, p);
 	}
+}
+
+void taproot_proc_fork(struct taproot_procs *procs, int parent, int child)
+{
+	struct taproot_proc *pp, *p;
+	struct tp_labels *labels;
+	struct tp_map *maps;
+	char *strings;
+	size_t nr, len;
+
+	taproot_proc_new(procs, child);
+	pp = parent > 0 && parent != child ? tp_procs_find(procs, parent) : NULL;
+	if (!pp || !pp->nr_maps || (pp->state != TP_PROC_LIVE && pp->state != TP_PROC_EXITED))
+		return;
+	/* All taken before the add, whose eviction may free the parent. */
+	nr = pp->nr_maps;
+	len = pp->strings_len;
+	maps = malloc(nr * sizeof(*maps));
+	strings = malloc(len ? len : 1);
+	if (!maps || !strings)
+		goto fail;
+	memcpy(maps, pp->maps, nr * sizeof(*maps));
+	memcpy(strings, pp->strings, len);
+	for (size_t i = 0; i < nr; i++) {
+		maps[i].pub.path = strings + maps[i].path_off;
+		maps[i].pub.elf = NULL;
+	}
+	labels = tp_labels_get(pp->labels);
+	p = tp_procs_add(procs, child);
+	if (!p) {
+		tp_labels_put(labels);
+		goto fail;
+	}
+	/* State NEW: read from /proc at first use, these kept if it has exited. */
+	p->maps = maps;
+	p->nr_maps = nr;
+	p->strings = strings;
+	p->strings_len = len;
+	p->labels = labels;
+	procs->stats.maps_inherited++;
+	return;
+fail:
+	free(maps);
+	free(strings);
 }
 
 uint32_t taproot_proc_execs(const struct taproot_proc *proc)

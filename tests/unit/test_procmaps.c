@@ -751,6 +751,79 @@ static void fixture_labels_k8s(void **state)
 	taproot_procs_free(procs);
 }
 
+/*
+ * A fork starts with its parent's maps and labels (taproot_proc_fork()):
+ * read from /proc when it can be, kept when it has exited by then; never
+ * across an exec, never from a parent not read; taken before the child's
+ * entry evicts the parent.
+ */
+static void fixture_fork_inherits(void **state)
+{
+	struct fake *fk = *state;
+	struct taproot_procs *procs = fake_procs(fk, 60000, 16);
+	struct taproot_procs_stats st;
+	struct taproot_proc *p;
+	const struct taproot_map *m;
+
+	fake_stat(fk, 70, 3);
+	fake_write(fk, 70, "maps", "00100000-00101000 r-xp 00000000 08:01 5 /usr/sbin/parent\n");
+	fake_write(fk, 70, "cgroup", "0::/system.slice/parent.service\n");
+	assert_int_equal(taproot_proc_get(procs, 70, 0, &p), 0);
+
+	/* Exited before it was read: the parent's maps and labels. */
+	taproot_proc_fork(procs, 70, 71);
+	assert_int_equal(taproot_proc_get(procs, 71, 0, &p), 0);
+	assert_null(taproot_proc_gone(p));
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	assert_string_equal(m->path, "/usr/sbin/parent");
+	assert_string_equal(tp_labels_value(taproot_proc_labels(p), "systemd_unit"),
+			    "parent.service");
+	/* The parent's own are untouched by the child's. */
+	taproot_proc_forget(procs, 71);
+	assert_int_equal(taproot_proc_get(procs, 70, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	assert_string_equal(m->path, "/usr/sbin/parent");
+
+	/* Alive: its own maps, read from /proc. */
+	fake_stat(fk, 72, 4);
+	fake_write(fk, 72, "maps", "00200000-00201000 r-xp 00000000 08:01 6 /bin/own\n");
+	taproot_proc_fork(procs, 70, 72);
+	assert_int_equal(taproot_proc_get(procs, 72, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x200010, &m), 0);
+	assert_string_equal(m->path, "/bin/own");
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), -ENOENT);
+
+	/* Exec'd, then exited unread: not the old program's maps. */
+	taproot_proc_fork(procs, 70, 73);
+	taproot_proc_exec(procs, 73, 1000);
+	assert_int_equal(taproot_proc_get(procs, 73, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), -ESRCH);
+	/* Nor those of a read process that exec'd. */
+	taproot_proc_exec(procs, 72, 2000);
+	fake_write(fk, 72, "maps", "");
+	assert_int_equal(taproot_proc_get(procs, 72, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x200010, &m), -ESRCH);
+
+	/* A parent never read: nothing to inherit. */
+	taproot_proc_fork(procs, 80, 74);
+	assert_int_equal(taproot_proc_get(procs, 74, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), -ESRCH);
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.maps_inherited, 3);
+	taproot_procs_free(procs);
+
+	/* Room for one: the child's entry evicts the parent it copied. */
+	procs = fake_procs(fk, 60000, 1);
+	assert_int_equal(taproot_proc_get(procs, 70, 0, &p), 0);
+	taproot_proc_fork(procs, 70, 75);
+	assert_int_equal(taproot_proc_get(procs, 75, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	assert_string_equal(m->path, "/usr/sbin/parent");
+	taproot_procs_get_stats(procs, &st);
+	assert_int_equal(st.procs_evicted, 1);
+	taproot_procs_free(procs);
+}
+
 static void fixture_no_such_process(void **state)
 {
 	struct fake *fk = *state;
@@ -835,6 +908,7 @@ int main(void)
 						fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_labels, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_labels_k8s, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(fixture_fork_inherits, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(fixture_no_such_process, fake_setup, fake_teardown),
 		cmocka_unit_test(real_child_exits),
 	};
