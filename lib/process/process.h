@@ -270,7 +270,7 @@ void taproot_proc_new(struct taproot_procs *procs, int pid);
  * process is; these are what it keeps if it has exited by then, so that a
  * process that forks and ends before the consumer reaches its samples (a
  * build's worker, a shell's subshell) still has its frames named. Counted
- * in maps_inherited.
+ * in maps_inherited. Its entry is the first evicted until it is used.
  */
 void taproot_proc_fork(struct taproot_procs *procs, int parent, int child);
 

@@ -912,6 +912,12 @@ void taproot_proc_fork(struct taproot_procs *procs, int parent, int child)
 		tp_labels_put(labels);
 		goto fail;
 	}
+	/*
+	 * The first evicted until a sample uses it: a burst of forks never
+	 * sampled must not push out the processes that are.
+	 */
+	tp_lru_unlink(&procs->lru, &p->lru);
+	tp_lru_push_tail(&procs->lru, &p->lru);
 	/* State NEW: read from /proc at first use, these kept if it has exited. */
 	p->maps = maps;
 	p->nr_maps = nr;

@@ -36,6 +36,18 @@ static inline void tp_lru_push(struct tp_lru *l, struct tp_lru_node *n)
 		l->tail = n;
 }
 
+/* Put @n, in no list, at the tail of @l: the first to be evicted. */
+static inline void tp_lru_push_tail(struct tp_lru *l, struct tp_lru_node *n)
+{
+	n->next = NULL;
+	n->prev = l->tail;
+	if (l->tail)
+		l->tail->next = n;
+	l->tail = n;
+	if (!l->head)
+		l->head = n;
+}
+
 /* Take @n out of @l; it is in no list after. */
 static inline void tp_lru_unlink(struct tp_lru *l, struct tp_lru_node *n)
 {

@@ -822,6 +822,25 @@ static void fixture_fork_inherits(void **state)
 	taproot_procs_get_stats(procs, &st);
 	assert_int_equal(st.procs_evicted, 1);
 	taproot_procs_free(procs);
+
+	/* Room for three: a fork not used yet goes before processes that were. */
+	procs = fake_procs(fk, 60000, 3);
+	fake_stat(fk, 76, 5);
+	fake_write(fk, 76, "maps", "00300000-00301000 r-xp 00000000 08:01 7 /bin/busy\n");
+	assert_int_equal(taproot_proc_get(procs, 76, 0, &p), 0);
+	assert_int_equal(taproot_proc_get(procs, 70, 0, &p), 0);
+	taproot_proc_fork(procs, 70, 77);
+	taproot_proc_fork(procs, 70, 78);	/* evicts 77, not 76 */
+	assert_int_equal(taproot_proc_find(procs, 76, 0, &p), 0);
+	assert_int_equal(taproot_proc_find(procs, 77, 0, &p), -ESRCH);
+	assert_int_equal(taproot_proc_get(procs, 78, 0, &p), 0);	/* used: to the head */
+	taproot_proc_fork(procs, 78, 79);	/* evicts 76, the least recently used */
+	assert_int_equal(taproot_proc_find(procs, 78, 0, &p), 0);
+	assert_int_equal(taproot_proc_find(procs, 76, 0, &p), -ESRCH);
+	assert_int_equal(taproot_proc_get(procs, 79, 0, &p), 0);
+	assert_int_equal(taproot_proc_find_map(p, 0x100010, &m), 0);
+	assert_string_equal(m->path, "/usr/sbin/parent");
+	taproot_procs_free(procs);
 }
 
 static void fixture_no_such_process(void **state)
