@@ -361,6 +361,61 @@ static int jvm_blob(const struct tp_jvm *j, const struct tp_jvm_heap *h, uint64_
 	return 0;
 }
 
+/*
+ * A blob's header, read in one go: every field of it taproot reads lies
+ * in its first bytes, and a JVM's blobs are read per frame, so one read
+ * in place of one per field. Read field by field when the fields reach
+ * past JVM_BLOB_HDR_MAX, or when the one read fails (a blob at the end of
+ * what the heap has committed).
+ */
+#define JVM_BLOB_HDR_MAX	512
+
+struct jvm_hdr {
+	uint64_t blob;
+	size_t len;			/* bytes of b read: 0, field by field */
+	uint8_t b[JVM_BLOB_HDR_MAX];
+};
+
+static const struct {
+	enum tp_jvm_field f;
+	unsigned int size;
+} jvm_hdr_fields[] = {
+	{ TP_JVMF_BLOB_NAME, 8 },	{ TP_JVMF_CODE_BEGIN, 8 },
+	{ TP_JVMF_FRAME_SIZE, 4 },	{ TP_JVMF_FRAME_COMPLETE, 4 },
+	{ TP_JVMF_DEOPT_HANDLER, 8 },	{ TP_JVMF_ORIG_PC, 4 },
+	{ TP_JVMF_COMPILE_ID, 4 },	{ TP_JVMF_NM_METHOD, 8 },
+	{ TP_JVMF_SCOPES_DATA, 8 },	{ TP_JVMF_NM_METADATA, 4 },
+	{ TP_JVMF_NM_SCOPES_PCS, 4 },	{ TP_JVMF_NM_DEPENDENCIES, 4 },
+};
+
+static void jvm_hdr_read(const struct tp_jvm *j, uint64_t blob, tp_memread_fn rd, void *ctx,
+			 struct jvm_hdr *h)
+{
+	uint64_t end = 0;
+
+	/* Offsets are below JVM_MAX_OFFSET (jvm_read_structs()): no overflow. */
+	for (size_t i = 0; i < sizeof(jvm_hdr_fields) / sizeof(jvm_hdr_fields[0]); i++)
+		if (j->field[jvm_hdr_fields[i].f] + jvm_hdr_fields[i].size > end)
+			end = j->field[jvm_hdr_fields[i].f] + jvm_hdr_fields[i].size;
+	h->blob = blob;
+	h->len = 0;
+	if (end <= sizeof(h->b) && rd(ctx, blob, h->b, end) == 0)
+		h->len = end;
+}
+
+/* Field @f (@size bytes) of @h's blob into @dst: 0 or -EFAULT. */
+static int jvm_hdr_get(const struct tp_jvm *j, const struct jvm_hdr *h, enum tp_jvm_field f,
+		       void *dst, size_t size, tp_memread_fn rd, void *ctx)
+{
+	uint64_t off = j->field[f];
+
+	if (off + size <= h->len) {
+		memcpy(dst, h->b + off, size);
+		return 0;
+	}
+	return rd(ctx, h->blob + off, dst, size) < 0 ? -EFAULT : 0;
+}
+
 /* The text of Symbol @sym into @buf at @pos (@len bytes in all): the new end. */
 static int jvm_symbol(const struct tp_jvm *j, uint64_t sym, tp_memread_fn rd, void *ctx,
 		      char *buf, size_t pos, size_t len)
@@ -543,17 +598,16 @@ static int jvm_method(const struct tp_jvm *j, uint64_t m, int64_t bci, tp_memrea
  * The scope decode offset of nmethod @nm's first PcDesc at or after @pc
  * (its pcs count from the code's start): 0 when none or no scope.
  */
-static int jvm_pc_scope(const struct tp_jvm *j, uint64_t nm, uint64_t pc, tp_memread_fn rd,
-			void *ctx, uint32_t *scope)
+static int jvm_pc_scope(const struct tp_jvm *j, const struct jvm_hdr *nm, uint64_t pc,
+			tp_memread_fn rd, void *ctx, uint32_t *scope)
 {
-	const uint64_t *f = j->field;
 	int32_t pcs_off, deps_off, desc[64 * 4];
 	uint64_t code, n;
 
 	*scope = 0;
-	if (jvm_u64(rd, ctx, nm + f[TP_JVMF_CODE_BEGIN], &code) ||
-	    rd(ctx, nm + f[TP_JVMF_NM_SCOPES_PCS], &pcs_off, 4) < 0 ||
-	    rd(ctx, nm + f[TP_JVMF_NM_DEPENDENCIES], &deps_off, 4) < 0)
+	if (jvm_hdr_get(j, nm, TP_JVMF_CODE_BEGIN, &code, 8, rd, ctx) ||
+	    jvm_hdr_get(j, nm, TP_JVMF_NM_SCOPES_PCS, &pcs_off, 4, rd, ctx) ||
+	    jvm_hdr_get(j, nm, TP_JVMF_NM_DEPENDENCIES, &deps_off, 4, rd, ctx))
 		return -EFAULT;
 	if (pc < code || pcs_off <= 0 || deps_off < pcs_off)
 		return 0;
@@ -564,7 +618,7 @@ static int jvm_pc_scope(const struct tp_jvm *j, uint64_t nm, uint64_t pc, tp_mem
 	for (uint64_t i = 0; i < n; i += 64) {
 		uint64_t chunk = n - i < 64 ? n - i : 64;
 
-		if (rd(ctx, nm + (uint64_t)pcs_off + i * JVM_PCDESC_SIZE, desc,
+		if (rd(ctx, nm->blob + (uint64_t)pcs_off + i * JVM_PCDESC_SIZE, desc,
 		       chunk * JVM_PCDESC_SIZE) < 0)
 			return -EFAULT;
 		for (uint64_t k = 0; k < chunk; k++)
@@ -581,16 +635,15 @@ static int jvm_pc_scope(const struct tp_jvm *j, uint64_t nm, uint64_t pc, tp_mem
  * innermost first (each scope: the sender's offset, a 1-based index into
  * the nmethod's metadata, the bci + 1): their number, at most @max.
  */
-static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_memread_fn rd,
-		      void *ctx, struct tp_jvm_frame *fr, int max)
+static int jvm_scopes(const struct tp_jvm *j, const struct jvm_hdr *nm, uint32_t scope,
+		      tp_memread_fn rd, void *ctx, struct tp_jvm_frame *fr, int max)
 {
-	const uint64_t *f = j->field;
 	uint64_t data, method;
 	int32_t meta_off;
 	int nr = 0, err;
 
-	if (jvm_u64(rd, ctx, nm + f[TP_JVMF_SCOPES_DATA], &data) ||
-	    rd(ctx, nm + f[TP_JVMF_NM_METADATA], &meta_off, 4) < 0)
+	if (jvm_hdr_get(j, nm, TP_JVMF_SCOPES_DATA, &data, 8, rd, ctx) ||
+	    jvm_hdr_get(j, nm, TP_JVMF_NM_METADATA, &meta_off, 4, rd, ctx))
 		return -EFAULT;
 	while (scope && nr < max) {
 		uint8_t b[16];
@@ -606,7 +659,8 @@ static int jvm_scopes(const struct tp_jvm *j, uint64_t nm, uint32_t scope, tp_me
 		    !jvm_unsigned5(j->u5_excluded, b, sizeof(b), &i, &bci1) || !index ||
 		    index > JVM_MAX_METADATA)
 			return -EINVAL;
-		if (jvm_u64(rd, ctx, nm + (uint64_t)meta_off + 8 * (uint64_t)(index - 1), &method) ||
+		if (jvm_u64(rd, ctx, nm->blob + (uint64_t)meta_off + 8 * (uint64_t)(index - 1),
+			    &method) ||
 		    !method)
 			return -EFAULT;
 		if ((err = jvm_method(j, method, (int64_t)bci1 - 1, rd, ctx, &fr[nr])) < 0)
@@ -623,6 +677,7 @@ static int jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, voi
 {
 	const struct tp_jvm_heap *h = jvm_heap(j, pc);
 	uint64_t blob, bname, method;
+	struct jvm_hdr hdr;
 	uint32_t scope;
 	int err, nr;
 
@@ -630,20 +685,22 @@ static int jvm_frames(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, voi
 		return -ENOENT;
 	fr[0].file[0] = '\0';
 	fr[0].line = 0;
-	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)) ||
-	    jvm_u64(rd, ctx, blob + j->field[TP_JVMF_BLOB_NAME], &bname) ||
+	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)))
+		return err;
+	jvm_hdr_read(j, blob, rd, ctx, &hdr);
+	if (jvm_hdr_get(j, &hdr, TP_JVMF_BLOB_NAME, &bname, 8, rd, ctx) ||
 	    jvm_str(rd, ctx, bname, fr[0].name, sizeof(fr[0].name)) < 0)
-		return err ? err : -EFAULT;
+		return -EFAULT;
 	/* An nmethod ("native nmethod": a JNI method's wrapper) names its methods. */
 	if (strcmp(fr[0].name, "nmethod") && strcmp(fr[0].name, "native nmethod"))
 		return 1;
 	/* Its debug information first: the chain ends in the method compiled. */
-	if ((err = jvm_pc_scope(j, blob, pc, rd, ctx, &scope)) < 0)
+	if ((err = jvm_pc_scope(j, &hdr, pc, rd, ctx, &scope)) < 0)
 		return err;
-	nr = scope ? jvm_scopes(j, blob, scope, rd, ctx, fr, max) : 0;
+	nr = scope ? jvm_scopes(j, &hdr, scope, rd, ctx, fr, max) : 0;
 	if (nr != 0)
 		return nr;
-	if (jvm_u64(rd, ctx, blob + j->field[TP_JVMF_NM_METHOD], &method) || !method)
+	if (jvm_hdr_get(j, &hdr, TP_JVMF_NM_METHOD, &method, 8, rd, ctx) || !method)
 		return -EFAULT;
 	err = jvm_method(j, method, -1, rd, ctx, &fr[0]);
 	return err < 0 ? err : 1;
@@ -668,9 +725,9 @@ int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 		struct tp_jvm_blob *b)
 {
 	const struct tp_jvm_heap *h = jvm_heap(j, pc);
-	const uint64_t *f = j->field;
 	int32_t words, complete;
 	uint64_t blob, bname;
+	struct jvm_hdr hdr;
 	char name[32];
 	int err;
 
@@ -679,11 +736,12 @@ int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 	memset(b, 0, sizeof(*b));
 	if ((err = jvm_blob(j, h, pc, rd, ctx, &blob)))
 		return err;
-	if (jvm_u64(rd, ctx, blob + f[TP_JVMF_BLOB_NAME], &bname) ||
+	jvm_hdr_read(j, blob, rd, ctx, &hdr);
+	if (jvm_hdr_get(j, &hdr, TP_JVMF_BLOB_NAME, &bname, 8, rd, ctx) ||
 	    jvm_str(rd, ctx, bname, name, sizeof(name)) < 0 ||
-	    jvm_u64(rd, ctx, blob + f[TP_JVMF_CODE_BEGIN], &b->code_begin) ||
-	    rd(ctx, blob + f[TP_JVMF_FRAME_SIZE], &words, 4) < 0 ||
-	    rd(ctx, blob + f[TP_JVMF_FRAME_COMPLETE], &complete, 4) < 0)
+	    jvm_hdr_get(j, &hdr, TP_JVMF_CODE_BEGIN, &b->code_begin, 8, rd, ctx) ||
+	    jvm_hdr_get(j, &hdr, TP_JVMF_FRAME_SIZE, &words, 4, rd, ctx) ||
+	    jvm_hdr_get(j, &hdr, TP_JVMF_FRAME_COMPLETE, &complete, 4, rd, ctx))
 		return -EFAULT;
 	/* A frame size in words, or negative: none (-1 before it is known). */
 	if (words < 0)
@@ -697,9 +755,9 @@ int tp_jvm_blob(const struct tp_jvm *j, uint64_t pc, tp_memread_fn rd, void *ctx
 	b->compile_id = -1;
 	if (!strcmp(name, "nmethod") || !strcmp(name, "native nmethod")) {
 		b->kind = !strcmp(name, "nmethod") ? TP_JVM_BLOB_NMETHOD : TP_JVM_BLOB_NATIVE;
-		if (jvm_u64(rd, ctx, blob + f[TP_JVMF_DEOPT_HANDLER], &b->deopt_handler) ||
-		    rd(ctx, blob + f[TP_JVMF_ORIG_PC], &b->orig_pc_offset, 4) < 0 ||
-		    rd(ctx, blob + f[TP_JVMF_COMPILE_ID], &b->compile_id, 4) < 0)
+		if (jvm_hdr_get(j, &hdr, TP_JVMF_DEOPT_HANDLER, &b->deopt_handler, 8, rd, ctx) ||
+		    jvm_hdr_get(j, &hdr, TP_JVMF_ORIG_PC, &b->orig_pc_offset, 4, rd, ctx) ||
+		    jvm_hdr_get(j, &hdr, TP_JVMF_COMPILE_ID, &b->compile_id, 4, rd, ctx))
 			return -EFAULT;
 		if (b->orig_pc_offset < 0 || (uint64_t)b->orig_pc_offset + 8 > b->frame_size)
 			b->orig_pc_offset = -1;

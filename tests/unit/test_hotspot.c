@@ -328,6 +328,33 @@ static unsigned int module_walk(pid_t tid, const struct taproot_jvm_layout *l, _
 	return w.nr;
 }
 
+static int jvm_read_mem(void *proc, uint64_t addr, void *dst, size_t len)
+{
+	return taproot_proc_read_mem(proc, addr, dst, len);
+}
+
+/* A reader of @proc's memory that counts its reads outside @j's segment maps. */
+struct counted_reads {
+	struct taproot_proc *proc;
+	const struct tp_jvm *j;
+	unsigned int reads;
+};
+
+static int read_counted(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	struct counted_reads *c = ctx;
+	bool segmap = false;
+
+	for (unsigned int i = 0; i < c->j->nr_heaps; i++) {
+		const struct tp_jvm_heap *h = &c->j->heap[i];
+
+		segmap |= addr >= h->segmap &&
+			  addr < h->segmap + ((h->high - h->low) >> h->log2_segment);
+	}
+	c->reads += !segmap;
+	return taproot_proc_read_mem(c->proc, addr, dst, len);
+}
+
 /* A reader of @proc's memory that shows the JVM's release as not set yet. */
 struct unset_release {
 	const struct taproot_proc *proc;
@@ -350,12 +377,10 @@ static int read_release_unset(void *ctx, uint64_t addr, void *dst, size_t len)
  * VM initializes) still 0 is told apart from a release taproot does not
  * read, -EAGAIN, so that the process is looked at again.
  */
-static void release_unset_is_not_yet(struct taproot_proc *proc)
+/* The run-time addresses of the JVM's globals in @proc into @addr. */
+static void jvm_globals(struct taproot_proc *proc, uint64_t addr[TP_JVM_NR_SYMS])
 {
-	uint64_t addr[TP_JVM_NR_SYMS];
 	const struct taproot_map *m = NULL;
-	struct unset_release u = { proc, 0 };
-	struct tp_jvm j;
 
 	for (size_t i = 0; i < taproot_proc_map_count(proc) && !m; i++) {
 		const char *path = taproot_proc_map(proc, i)->path;
@@ -370,6 +395,15 @@ static void release_unset_is_not_yet(struct taproot_proc *proc)
 	assert_int_equal(tp_jvm_elf_syms(taproot_elf_handle(m->elf), addr), 0);
 	for (int k = 0; k < TP_JVM_NR_SYMS; k++)
 		addr[k] += m->bias;
+}
+
+static void release_unset_is_not_yet(struct taproot_proc *proc)
+{
+	uint64_t addr[TP_JVM_NR_SYMS];
+	struct unset_release u = { proc, 0 };
+	struct tp_jvm j;
+
+	jvm_globals(proc, addr);
 	assert_int_equal(tp_jvm_read(&j, addr, read_release_unset, &u), 0);
 	u.at = j.field[TP_JVMF_VM_MAJOR];
 	assert_int_equal(tp_jvm_read(&j, addr, read_release_unset, &u), -EAGAIN);
@@ -566,7 +600,11 @@ static void jvm_run_end(struct jvm_run *r)
 static void jdk_named(const struct jdk *jdk)
 {
 	unsigned int entries = 0, named = 0, described = 0, lines = 0, epilogues = 0, by_id = 0;
+	unsigned int blob_reads = 0;
+	uint64_t globals[TP_JVM_NR_SYMS];
+	struct counted_reads counted;
 	struct taproot_proc *proc;
+	struct tp_jvm j;
 	struct taproot_sym *sym;
 	struct code_entry e;
 	struct jvm_run r;
@@ -582,6 +620,9 @@ static void jdk_named(const struct jdk *jdk)
 	 */
 	assert_false(taproot_proc_jvm_owns(proc, 0x1000, 0x2000));
 	assert_int_equal(taproot_proc_reread(proc), 0);
+	jvm_globals(proc, globals);
+	assert_int_equal(tp_jvm_read(&j, globals, jvm_read_mem, proc), 0);
+	counted = (struct counted_reads){ proc, &j, 0 };
 	for (line = strtok_r(r.codelist, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const struct taproot_frame *fr;
 		unsigned long long code, end;
@@ -618,6 +659,11 @@ static void jdk_named(const struct jdk *jdk)
 		    blob.code_begin == code && blob.frame_size >= 16 && blob.frame_size % 8 == 0 &&
 		    blob.compile_id == (int32_t)id)
 			described++;
+		/* Its header in one read, its name in another: no read a field. */
+		counted.reads = 0;
+		if (tp_jvm_blob(&j, code + (end - code) / 2, read_counted, &counted, &blob) == 0 &&
+		    blob.kind == TP_JVM_BLOB_NMETHOD && counted.reads > blob_reads)
+			blob_reads = counted.reads;
 		/* As the module's walker gives it: named while its compile id is the blob's. */
 		n = taproot_sym_user(sym, proc, taproot_jvm_code_pc(code, (int32_t)id), 0, &fr);
 		assert_true(n >= 1);
@@ -642,6 +688,7 @@ static void jdk_named(const struct jdk *jdk)
 	assert_true(described * 100 >= entries * 98);
 	assert_true(by_id * 100 >= entries * 98);
 	assert_true(epilogues >= 2);
+	assert_int_equal(blob_reads, 2);
 	jvm_run_end(&r);
 }
 
