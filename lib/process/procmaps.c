@@ -883,34 +883,32 @@ void taproot_proc_new(struct taproot_procs *procs, int pid)
 
 void taproot_proc_fork(struct taproot_procs *procs, int parent, int child)
 {
+	struct tp_maps_build b = { 0 };
 	struct taproot_proc *pp, *p;
 	struct tp_labels *labels;
-	struct tp_map *maps;
-	char *strings;
-	size_t nr, len;
+	uint64_t lines;
 
 	taproot_proc_new(procs, child);
 	pp = parent > 0 && parent != child ? tp_procs_find(procs, parent) : NULL;
 	if (!pp || !pp->nr_maps || (pp->state != TP_PROC_LIVE && pp->state != TP_PROC_EXITED))
 		return;
 	/* All taken before the add, whose eviction may free the parent. */
-	nr = pp->nr_maps;
-	len = pp->strings_len;
-	maps = malloc(nr * sizeof(*maps));
-	strings = malloc(len ? len : 1);
-	if (!maps || !strings)
-		goto fail;
-	memcpy(maps, pp->maps, nr * sizeof(*maps));
-	memcpy(strings, pp->strings, len);
-	for (size_t i = 0; i < nr; i++) {
-		maps[i].pub.path = strings + maps[i].path_off;
-		maps[i].pub.elf = NULL;
-	}
+	b.nr = b.alloc = pp->nr_maps;
+	b.len = b.cap = pp->strings_len;
+	b.maps = malloc(b.nr * sizeof(*b.maps));
+	b.strings = malloc(b.len ? b.len : 1);
+	if (!b.maps || !b.strings)
+		goto out;
+	memcpy(b.maps, pp->maps, b.nr * sizeof(*b.maps));
+	memcpy(b.strings, pp->strings, b.len);
+	for (size_t i = 0; i < b.nr; i++)
+		b.maps[i].pub.elf = NULL;	/* resolved again, for the child */
+	lines = pp->maps_lines;
 	labels = tp_labels_get(pp->labels);
 	p = tp_procs_add(procs, child);
 	if (!p) {
 		tp_labels_put(labels);
-		goto fail;
+		goto out;
 	}
 	/*
 	 * The first evicted until a sample uses it: a burst of forks never
@@ -919,16 +917,13 @@ void taproot_proc_fork(struct taproot_procs *procs, int parent, int child)
 	tp_lru_unlink(&procs->lru, &p->lru);
 	tp_lru_push_tail(&procs->lru, &p->lru);
 	/* State NEW: read from /proc at first use, these kept if it has exited. */
-	p->maps = maps;
-	p->nr_maps = nr;
-	p->strings = strings;
-	p->strings_len = len;
+	tp_maps_install(p, &b, lines);
 	p->labels = labels;
 	procs->stats.maps_inherited++;
-	return;
-fail:
-	free(maps);
-	free(strings);
+out:
+	/* Nothing left after tp_maps_install(), which takes them. */
+	free(b.maps);
+	free(b.strings);
 }
 
 uint32_t taproot_proc_execs(const struct taproot_proc *proc)
